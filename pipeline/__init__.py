@@ -1,0 +1,7 @@
+"""session-compaction: offline, fleet-scale validation and compaction of agent session transcripts."""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

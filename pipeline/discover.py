@@ -1,0 +1,86 @@
+"""Discovery: the session files under the roots a user names, in a stable order.
+
+A root may be a directory (walked recursively, Claude Code's `projects/` layout or any tree of
+transcripts) or a single file. Each session gets a label relative to its root, which is also
+where its report goes under the report directory. Subagent transcripts
+(`<session>/subagents/*.jsonl`) are sessions of their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pipeline.errors import CompactionError
+
+__all__ = ["RootError", "SessionFile", "default_roots", "discover"]
+
+_SUFFIXES: Final = (".jsonl", ".json")
+
+
+class RootError(CompactionError):
+    """A root does not exist or cannot be listed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    """One transcript to process."""
+
+    path: Path
+    root: Path
+    root_label: str  # distinguishes roots that share a basename
+    label: str  # path relative to its root, with forward slashes
+
+    @property
+    def report_label(self) -> str:
+        """Where this session's report lives under the report directory."""
+        return f"{self.root_label}/{self.label}"
+
+
+def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
+    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
+    environ = dict(os.environ) if environ is None else environ
+    base = environ.get("CLAUDE_CONFIG_DIR")
+    return [Path(base) / "projects" if base else Path.home() / ".claude" / "projects"]
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    def fail(error: OSError) -> None:
+        raise RootError(f"cannot list {error.filename}: {error.strerror}")
+
+    for directory, subdirectories, files in os.walk(root, onerror=fail, followlinks=False):
+        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(_SUFFIXES) and not name.startswith("."):
+                yield Path(directory) / name
+
+
+def _root_labels(roots: Sequence[Path]) -> list[str]:
+    labels: list[str] = []
+    for root in roots:
+        base = root.name or "root"
+        label, suffix = base, 2
+        while label in labels:
+            label, suffix = f"{base}-{suffix}", suffix + 1
+        labels.append(label)
+    return labels
+
+
+def discover(roots: Sequence[Path]) -> list[SessionFile]:
+    """Every session file under the roots; raises `RootError` for a missing or unreadable root."""
+    sessions: list[SessionFile] = []
+    for root, root_label in zip(roots, _root_labels(roots), strict=True):
+        if root.is_file():
+            sessions.append(SessionFile(root, root.parent, root_label, root.name))
+            continue
+        if not root.is_dir():
+            raise RootError(f"no such file or directory: {root}")
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise RootError(f"cannot list {root}: permission denied")
+        sessions.extend(
+            SessionFile(path, root, root_label, path.relative_to(root).as_posix()) for path in _walk(root)
+        )
+    return sessions

@@ -1,0 +1,29 @@
+"""One root error type, with a subclass per stage carrying codes and ids, never transcript text."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+__all__ = [
+    "CompactionError",
+    "ConfigError",
+    "UnreadableSource",
+]
+
+
+class CompactionError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ConfigError(CompactionError):
+    """A configuration file, environment variable or flag has an invalid value."""
+
+
+class UnreadableSource(CompactionError):
+    """A session file could not be read (missing, permission, I/O error)."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        self.path = path
+        self.reason = errno.errorcode.get(cause.errno or 0, type(cause).__name__)
+        super().__init__(f"cannot read {path.name}: {self.reason}")

@@ -1,0 +1,98 @@
+"""Findings: one stable code, a severity, the 1-based line and uuid where relevant, never text.
+
+The human-readable reason comes from a fixed table keyed by code, so no transcript content can
+reach a report through a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from pipeline.vocabulary import FindingCode, Severity
+
+__all__ = ["REASONS", "Finding"]
+
+C = FindingCode
+REASONS: Final = MappingProxyType(
+    {
+        C.LINE_NOT_JSON: "the line is not valid JSON",
+        C.LINE_NOT_OBJECT: "the line is JSON but not an object",
+        C.LINE_INVALID_UTF8: "the line is not valid UTF-8",
+        C.LINE_TRUNCATED: "the line ends before its JSON value is complete",
+        C.BLANK_LINE: "the line is empty or whitespace only",
+        C.BYTE_ORDER_MARK: "the file starts with a UTF-8 byte order mark",
+        C.CRLF_LINE_ENDINGS: "lines end with CR LF",
+        C.MISSING_FINAL_NEWLINE: "the last line has no terminating newline",
+        C.DUPLICATE_UUID: "the same uuid is carried by more than one record",
+        C.MALFORMED_UUID: "uuid is present but not a non-empty string",
+        C.MALFORMED_PARENT: "parentUuid is neither null nor a non-empty string",
+        C.DANGLING_PARENT: "parentUuid names a uuid that is not in this file",
+        C.EXTERNAL_PARENT: "the active chain starts at a record whose parent lives in another file",
+        C.CROSS_SESSION_PARENT: "a record's parent belongs to a different sessionId",
+        C.LAST_PROMPT_MALFORMED: "a last-prompt leafUuid is present but not a non-empty string",
+        C.LAST_PROMPT_MISSING_LEAF: "a last-prompt leafUuid names a uuid that is not in this file",
+        C.LAST_PROMPT_CROSS_SESSION: "a last-prompt points at a record of another sessionId",
+        C.LAST_PROMPT_TEXT_MISMATCH: "the last-prompt text does not match the chosen chain's last prompt",
+        C.STRICT_REFUSAL: "the strict policy cannot select an active chain for this file",
+        C.LEAF_INFERRED: "no pointer names the leaf; it was inferred from the transcript's structure",
+        C.NO_BRANCH_ISOLATION: "physical-tail mode: rewound branches are not excluded",
+        C.CHAIN_LOOP: "the parent walk from the leaf returns to a record it already visited",
+        C.CHAIN_NON_MONOTONIC: "a parent on the active chain is physically after its child",
+        C.ATTACHMENT_INVERSION: "accepted a same-session attachment parent edge out of physical order",
+        C.SESSION_LINEAGE_UNSAFE: "the active chain's sessionId runs are not a safe one-way lineage",
+        C.SESSION_LINEAGE_TRANSITION: "the active chain crosses from an earlier session into the current one",
+        C.NO_ACTIVE_CHAIN: "the file has no record that can be resumed",
+        C.TOOL_ID_MALFORMED: "a tool_use or tool_result id is missing or not a string",
+        C.TOOL_USE_ID_DUPLICATE: "a tool_use id appears more than once on the active chain",
+        C.TOOL_RESULT_ID_DUPLICATE: "a tool_result id appears more than once on the active chain",
+        C.TOOL_USE_UNANSWERED: "an assistant tool_use is the last message of the active chain",
+        C.TOOL_USE_NOT_FOLLOWED_BY_USER: "an assistant tool_use is not followed by a user message",
+        C.TOOL_RESULT_MISMATCH: "tool_result ids are not an ordered subset of the preceding tool_use ids",
+        C.TOOL_RESULT_WITHOUT_USE: "a tool_result opens the active chain with no tool_use before it",
+        C.TOOL_RESULT_NOT_FIRST: "tool_result blocks are not first in their user message",
+        C.TOOL_RESULT_PARTIAL: "accepted a message answering only part of a multi-tool call",
+        C.TOOL_RESULT_ORDER: "accepted tool results written in completion order rather than call order",
+        C.COMPACT_BOUNDARY_WITHOUT_UUID: "a compact_boundary has no uuid",
+        C.COMPACT_BOUNDARY_SUMMARY_COUNT: "a compact_boundary does not have exactly one isCompactSummary child",
+        C.COMPACT_SUMMARY_ORPHAN: "an isCompactSummary record is not the child of a compact_boundary",
+        C.COMPACT_SUMMARY_LEGACY: "an isCompactSummary continuation written before compact boundaries existed",
+        C.COMPACT_SUMMARY_EMPTY: "an isCompactSummary record has no non-empty user text",
+        C.COMPACT_METADATA_MISSING: "a compact_boundary has no compactMetadata object",
+        C.COMPACT_PRESERVED_INVALID: "compactMetadata preserved references are malformed or point nowhere",
+        C.COMPACT_PRESERVED_HISTORICAL: "compactMetadata names preserved records that are no longer current",
+        C.COMPACT_NOT_ON_ACTIVE_CHAIN: "a compact pair exists but the active chain does not pass through it",
+        C.CURRENT_COMPACT_PAIR: "the output does not hold exactly one current compact pair on its chain",
+        C.INTERNAL_FIELD: "an internal planning field leaked into a record",
+        C.UNSUPPORTED_FORMAT: "a known transcript format this tool does not process yet",
+        C.UNREADABLE: "the file could not be read",
+        C.INTERNAL_ERROR: "an unexpected error stopped this session; see the log",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One content-free observation about a session."""
+
+    code: FindingCode
+    severity: Severity
+    line: int | None = None
+    uuid: str | None = None
+    count: int = 1
+    ids: tuple[str, ...] = ()  # tool ids, session ids or reason codes: identifiers only
+
+    def to_report(self) -> dict[str, object]:
+        """JSON-ready form; absent fields are left out."""
+        out: dict[str, object] = {"code": self.code.value, "severity": self.severity.value,
+                                  "reason": REASONS[self.code]}
+        if self.line is not None:
+            out["line"] = self.line
+        if self.uuid is not None:
+            out["uuid"] = self.uuid
+        if self.count != 1:
+            out["count"] = self.count
+        if self.ids:
+            out["ids"] = list(self.ids)
+        return out

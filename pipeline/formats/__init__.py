@@ -1,0 +1,1 @@
+"""Transcript formats: detection, and the Claude Code record decoder."""

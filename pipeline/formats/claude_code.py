@@ -1,0 +1,497 @@
+"""Claude Code JSONL records: decoding one line into the compact facts the pipeline keeps.
+
+Raw JSON stays inside this module. A line is decoded with msgspec into a struct naming only the
+fields later stages need, so large message bodies are validated but never materialized, and the
+seed token estimate is taken from the line's own bytes wherever that is provably exact. Lines
+with unusual field types take a slower, tolerant path; lines that are not JSON objects become a
+`LineProblem` naming why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+import orjson
+from msgspec import UNSET, UnsetType
+
+from pipeline.tokens import seed
+
+__all__ = [
+    "BLOCK_CODES",
+    "DecodedRecord",
+    "LineProblem",
+    "decode_record",
+    "human_prompt_key",
+]
+
+BLOCK_CODES: Final = {
+    "text": "T",
+    "thinking": "K",
+    "redacted_thinking": "K",
+    "tool_use": "U",
+    "tool_result": "R",
+    "image": "I",
+    "document": "D",
+}
+"""One letter per content block kind; `O` for any other. Validation reads block order from these."""
+
+_IDENTITY_KEYS: Final = ("uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version")
+_SYSTEM_RAW_KEYS: Final = ("content", "error", "compactMetadata")
+_COMMAND_PREFIXES: Final = ("<command-", "<local-command-")
+_PROMPT_KEY_CHARS: Final = 200
+# A JSON writer spaces all of its separators or none, so the first member of an object tells
+# whether a line must be compacted before its characters can be counted.
+_FIRST_MEMBER_PROBE: Final = 512
+_PYTHON_EXPONENT_BELOW: Final = 1e-4  # Python writes smaller floats as 5e-05, JavaScript as 0.00005
+
+Str = str | None | UnsetType
+
+
+class _Block(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    tool_use_id: Any = None
+    text: Any = None
+    toolUseID: Any = None  # noqa: N815 - an older spelling of tool_use_id
+
+
+class _BlockWithoutText(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    tool_use_id: Any = None
+    toolUseID: Any = None  # noqa: N815
+
+
+class _UserMessage(msgspec.Struct, gc=False):
+    id: Any = None
+    role: Any = None
+    content: str | list[_Block] | None = None
+
+
+class _AssistantMessage(msgspec.Struct, gc=False):
+    """Assistant bodies are the bulk of a file; their text is not needed while indexing."""
+
+    id: Any = None
+    role: Any = None
+    content: str | list[_BlockWithoutText] | None = None
+
+
+class _LooseMessage(msgspec.Struct, gc=False):
+    id: Any = None
+    role: Any = None
+    content: Any = None
+
+
+class _Attachment(msgspec.Struct, gc=False):
+    toolUseID: Any = None  # noqa: N815
+
+
+class _TypedHead(msgspec.Struct, gc=False):
+    """The fast path: every field has the type Claude Code writes, or the line goes loose."""
+
+    type: str | None = None
+    subtype: str | None = None
+    uuid: Str = UNSET
+    parentUuid: Str = UNSET  # noqa: N815 - field names are the format's own
+    logicalParentUuid: str | None = None  # noqa: N815
+    sessionId: Str = UNSET  # noqa: N815
+    isSidechain: bool | None = None  # noqa: N815
+    timestamp: Str = UNSET
+    cwd: Str = UNSET
+    version: Str = UNSET
+    isCompactSummary: bool | None = None  # noqa: N815
+    isMeta: bool | None = None  # noqa: N815
+    sourceToolAssistantUUID: str | None = None  # noqa: N815
+    leafUuid: Str = UNSET  # noqa: N815
+    lastPrompt: str | None = None  # noqa: N815
+    messageId: str | None = None  # noqa: N815
+    agentId: str | None = None  # noqa: N815
+    costUSD: float | None = None  # noqa: N815
+    message: msgspec.Raw = msgspec.Raw(b"")
+    attachment: msgspec.Raw = msgspec.Raw(b"")
+    content: msgspec.Raw = msgspec.Raw(b"")
+    error: msgspec.Raw = msgspec.Raw(b"")
+    compactMetadata: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
+
+
+class _LooseHead(msgspec.Struct, gc=False):
+    """The tolerant path, for records whose fields have unexpected types."""
+
+    type: Any = None
+    subtype: Any = None
+    uuid: Any = UNSET
+    parentUuid: Any = UNSET  # noqa: N815
+    logicalParentUuid: Any = None  # noqa: N815
+    sessionId: Any = UNSET  # noqa: N815
+    isSidechain: Any = None  # noqa: N815
+    timestamp: Any = UNSET
+    cwd: Any = UNSET
+    version: Any = UNSET
+    isCompactSummary: Any = None  # noqa: N815
+    isMeta: Any = None  # noqa: N815
+    sourceToolAssistantUUID: Any = None  # noqa: N815
+    leafUuid: Any = UNSET  # noqa: N815
+    lastPrompt: Any = None  # noqa: N815
+    messageId: Any = None  # noqa: N815
+    agentId: Any = None  # noqa: N815
+
+
+_TYPED_HEAD = msgspec.json.Decoder(_TypedHead)
+_LOOSE_HEAD = msgspec.json.Decoder(_LooseHead)
+_USER_MESSAGE = msgspec.json.Decoder(_UserMessage)
+_ASSISTANT_MESSAGE = msgspec.json.Decoder(_AssistantMessage)
+_LOOSE_MESSAGE = msgspec.json.Decoder(_LooseMessage)
+_ATTACHMENT = msgspec.json.Decoder(_Attachment)
+
+
+@dataclass(frozen=True, slots=True)
+class LineProblem:
+    """Why a physical line is not a usable record (no text from the line is kept)."""
+
+    kind: str  # a LineKind value; plain text keeps this module free of pipeline enums
+
+
+class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
+    """Everything the index keeps about one JSON-object line (a C struct: cheap per line)."""
+
+    type: str | None
+    subtype: str | None
+    uuid: str | None
+    uuid_malformed: bool
+    parent: str | None
+    parent_malformed: bool
+    logical_parent: str | None
+    session: str | None
+    sidechain: bool
+    timestamp: str | None
+    version: str | None
+    message_id: str | None
+    role: str | None
+    is_api: bool
+    blocks: str
+    tool_uses: tuple[str, ...]
+    tool_results: tuple[str, ...]
+    source_tool_assistant: str | None
+    attachment_tool_use: str | None
+    compact_summary: bool
+    compact_boundary: bool
+    meta: bool
+    pointer_state: int  # 0: no leafUuid key, 1: a non-empty string, 2: anything else
+    pointer: str | None
+    prompt_key: str | None
+    snapshot_message_id: str | None
+    agent_id: str | None
+    tokens: int
+
+
+def human_prompt_key(text: str) -> str:
+    """Content-free fingerprint of prompt text, for matching `lastPrompt` to a user record."""
+    normalized = " ".join(text.split())[:_PROMPT_KEY_CHARS]
+    return hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _block_facts(content: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], str | None]:
+    """Block code string, tool_use ids, tool_result ids and the first non-blank text."""
+    if type(content) is str:
+        return "T", (), (), content
+    if type(content) is not list:
+        return "", (), (), None
+    codes: list[str] = []
+    uses: list[str] = []
+    results: list[str] = []
+    first_text: str | None = None
+    for block in content:
+        if type(block) is dict:
+            block = _Block(block.get("type"), block.get("id"), block.get("tool_use_id"), block.get("text"),
+                           block.get("toolUseID"))
+        elif not isinstance(block, _Block | _BlockWithoutText):
+            codes.append("O")
+            continue
+        kind = block.type
+        codes.append(BLOCK_CODES.get(kind, "O") if type(kind) is str else "O")
+        if kind == "tool_use":
+            uses.append(block.id if type(block.id) is str else "")
+        elif kind == "tool_result":
+            result_id = block.tool_use_id or block.toolUseID
+            results.append(result_id if type(result_id) is str else "")
+        elif kind == "text" and first_text is None and type(block) is _Block:
+            text = block.text
+            if type(text) is str and text.strip():
+                first_text = text
+    return "".join(codes), tuple(uses), tuple(results), first_text
+
+
+def _decode_message(raw: bytes, record_type: str) -> Any:
+    try:
+        return (_ASSISTANT_MESSAGE if record_type == "assistant" else _USER_MESSAGE).decode(raw)
+    except msgspec.ValidationError:
+        return _LOOSE_MESSAGE.decode(raw)
+
+
+def _member(key: str, value: Any) -> bytes:
+    """Compact JSON of one object member `"key":value`."""
+    return b'"' + key.encode() + b'":' + orjson.dumps(value)
+
+
+def _plain(value: Any) -> bool:
+    """A string JSON writes as-is between quotes: ASCII, printable, nothing to escape."""
+    return type(value) is str and value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
+
+
+def _identity_members(head: _TypedHead) -> tuple[int, int, tuple[bytes, ...]]:
+    """Members the seed leaves out of an API payload: (count, plain ASCII size, other members)."""
+    count = 0
+    plain_size = 0
+    others: list[bytes] = []
+    for key in _IDENTITY_KEYS:
+        value = getattr(head, key)
+        if value is UNSET:
+            continue
+        count += 1
+        if _plain(value):
+            plain_size += len(key) + len(value) + 5  # "key":"value"
+        else:
+            others.append(_member(key, value))
+    return count, plain_size, tuple(others)
+
+
+def _raw_estimate(head: _TypedHead, canonical: bytes, is_api: bool) -> int | None:
+    """Seed estimate from the line's bytes, or None when only re-serializing is exact.
+
+    The caller has ruled out writers that escape printable characters; the one JavaScript
+    spelling Python writes differently that Claude Code records carry is a tiny `costUSD`.
+    """
+    kind = head.type
+    if kind not in ("user", "assistant", "attachment", "system"):
+        return 0
+    cost = head.costUSD
+    if cost is not None and 0 < abs(cost) < _PYTHON_EXPONENT_BELOW:
+        return None
+    if is_api:
+        count, plain_size, others = _identity_members(head)
+        # Each left-out member also takes one comma with it.
+        return seed.estimate_json_parts((canonical,), removed=others, structural_ascii=-(plain_size + count))
+    if kind == "attachment":
+        raw = bytes(head.attachment)
+        return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
+    if kind != "system":
+        return 0
+    parts = [_member("subtype", head.subtype)] if head.subtype is not None or b'"subtype":null' in canonical else []
+    for key in _SYSTEM_RAW_KEYS:
+        raw = bytes(getattr(head, key))
+        if raw:
+            parts.append(b'"' + key.encode() + b'":' + raw)
+    return seed.estimate_json_parts(tuple(parts), structural_ascii=2 + max(len(parts) - 1, 0))
+
+
+def _is_loose(stripped: bytes) -> bool:
+    """Whether the writer put whitespace between tokens (Python's default json.dumps does)."""
+    if stripped[1:2] != b'"':
+        return stripped != b"{}"
+    colon = stripped.find(b'":', 1, _FIRST_MEMBER_PROBE)
+    if colon < 0:
+        return True
+    return stripped[colon + 2 : colon + 3] in (b" ", b"\t")
+
+
+def _classify_failure(line: bytes) -> tuple[LineProblem | None, Any]:
+    """Slow path for lines msgspec refused: tell the reasons apart, or parse the oddity."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return LineProblem("invalid-utf8"), None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        at_end = isinstance(exc, json.JSONDecodeError) and (
+            exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        )
+        return LineProblem("truncated" if at_end else "not-json"), None
+    if not isinstance(value, dict):
+        return LineProblem("not-object"), None
+    return None, value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecord | LineProblem:
+    """Decode one non-blank physical line (terminator and BOM already removed by the caller).
+
+    `escapes_possible` is False when the file holds raw non-ASCII text, which proves its writer
+    does not escape printable characters; the byte-level estimate then needs no escape scan.
+    Lines written with spaces between tokens come from another writer and are counted the
+    exact, slower way.
+    """
+    stripped = line.strip()
+    loose = _is_loose(stripped)
+    try:
+        canonical = msgspec.json.format(stripped, indent=-1) if loose else stripped
+        head = _TYPED_HEAD.decode(canonical)
+    except msgspec.ValidationError:
+        return _decode_loose(canonical)
+    except msgspec.DecodeError:
+        problem, value = _classify_failure(stripped)
+        return problem if problem is not None else _from_python(value)
+    kind = head.type
+    message = None
+    if kind == "user" or kind == "assistant":
+        raw = bytes(head.message)
+        if raw.startswith(b"{"):
+            message = _decode_message(raw, kind)
+    tokens = None
+    if not loose and not (escapes_possible and not seed.raw_inventory_is_exact(canonical)):
+        try:
+            tokens = _raw_estimate(head, canonical, message is not None)
+        except TypeError:  # a value orjson cannot write (beyond 64 bits): count the exact way
+            tokens = None
+    if tokens is None:
+        tokens = seed.estimate_record(json.loads(canonical))
+    attachment_tool = None
+    if kind == "attachment":
+        raw = bytes(head.attachment)
+        if raw.startswith(b"{"):
+            attachment_tool = _text(_ATTACHMENT.decode(raw).toolUseID)
+    return _assemble_typed(head, message, tokens, attachment_tool)
+
+
+def _set(value: str | None | UnsetType) -> str | None:
+    return value if value.__class__ is str and value else None
+
+
+def _prompt_key(head: _TypedHead | _LooseHead, kind: str | None, role: str | None,
+                results: tuple[str, ...], first_text: str | None) -> str | None:
+    """Fingerprint of a human prompt or of a pointer's `lastPrompt`, else None."""
+    if kind == "user":
+        if (
+            role == "user"
+            and head.isCompactSummary is not True
+            and head.isMeta is not True
+            and not results
+            and first_text is not None
+            and not first_text.lstrip().startswith(_COMMAND_PREFIXES)
+        ):
+            return human_prompt_key(first_text)
+    elif kind == "last-prompt" and type(head.lastPrompt) is str:
+        return human_prompt_key(head.lastPrompt)
+    return None
+
+
+def _assemble_typed(head: _TypedHead, message: Any, tokens: int, attachment_tool: str | None) -> DecodedRecord:
+    """The hot-path twin of `_assemble`: field types are already known to be right."""
+    kind = head.type or None
+    role = None
+    blocks, uses, results, first_text = "", (), (), None
+    if message is not None:
+        role = _text(message.role)
+        blocks, uses, results, first_text = _block_facts(message.content)
+    uuid = head.uuid
+    parent = head.parentUuid
+    leaf = head.leafUuid
+    return DecodedRecord(
+        kind,
+        head.subtype or None,
+        _set(uuid),
+        uuid == "",
+        _set(parent),
+        parent == "",
+        head.logicalParentUuid or None,
+        _set(head.sessionId),
+        head.isSidechain is True,
+        _set(head.timestamp),
+        _set(head.version),
+        _text(message.id) if message is not None else None,
+        role,
+        message is not None,
+        blocks,
+        uses,
+        results,
+        head.sourceToolAssistantUUID or None,
+        attachment_tool,
+        head.isCompactSummary is True,
+        kind == "system" and head.subtype == "compact_boundary",
+        head.isMeta is True,
+        0 if leaf is UNSET else (1 if leaf else 2),
+        _set(leaf),
+        _prompt_key(head, kind, role, results, first_text),
+        (head.messageId or None) if kind == "file-history-snapshot" else None,
+        head.agentId or None,
+        tokens,
+    )
+
+
+def _decode_loose(canonical: bytes) -> DecodedRecord | LineProblem:
+    try:
+        value = orjson.loads(canonical)
+    except orjson.JSONDecodeError:
+        value = json.loads(canonical)
+    if not isinstance(value, dict):
+        return LineProblem("not-object")
+    return _from_python(value)
+
+
+def _from_python(value: dict[str, Any]) -> DecodedRecord:
+    """Build the record facts from an already parsed object (the tolerant path)."""
+    fields = {key: value[key] for key in _LooseHead.__struct_fields__ if key in value}
+    head = msgspec.convert(fields, _LooseHead)
+    raw_message = value.get("message")
+    message = None
+    if head.type in ("user", "assistant") and isinstance(raw_message, dict):
+        message = _LooseMessage(raw_message.get("id"), raw_message.get("role"), raw_message.get("content"))
+    attachment = value.get("attachment")
+    attachment_tool = _text(attachment.get("toolUseID")) if isinstance(attachment, dict) else None
+    return _assemble(head, message, seed.estimate_record(value), attachment_tool)
+
+
+def _assemble(
+    head: _TypedHead | _LooseHead, message: Any, tokens: int, attachment_tool: str | None
+) -> DecodedRecord:
+    kind = _text(head.type)
+    uuid = head.uuid
+    parent = head.parentUuid
+    role = None
+    blocks, uses, results, first_text = "", (), (), None
+    if message is not None:
+        role = _text(message.role)
+        blocks, uses, results, first_text = _block_facts(message.content)
+    prompt_key = _prompt_key(head, kind, role, results, first_text)
+    leaf = head.leafUuid
+    return DecodedRecord(
+        kind,
+        _text(head.subtype),
+        _text(uuid),
+        uuid is not UNSET and uuid is not None and _text(uuid) is None,
+        _text(parent),
+        parent is not UNSET and parent is not None and _text(parent) is None,
+        _text(head.logicalParentUuid),
+        _text(head.sessionId),
+        head.isSidechain is True,
+        _text(head.timestamp),
+        _text(head.version),
+        _text(message.id) if message is not None else None,
+        role,
+        message is not None,
+        blocks,
+        uses,
+        results,
+        _text(head.sourceToolAssistantUUID),
+        attachment_tool,
+        head.isCompactSummary is True,
+        kind == "system" and head.subtype == "compact_boundary",
+        head.isMeta is True,
+        0 if leaf is UNSET else (1 if _text(leaf) else 2),
+        _text(leaf),
+        prompt_key,
+        _text(head.messageId) if kind == "file-history-snapshot" else None,
+        _text(head.agentId),
+        tokens,
+    )

@@ -1,0 +1,1 @@
+"""Token estimators: the seed heuristic (exact), and the calibrated and real-tokenizer ones."""

@@ -1,0 +1,212 @@
+"""Closed vocabularies shared by every stage: statuses, sources, sets and finding codes.
+
+Report field values come from these enums, so a consumer can rely on the spelling.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "ChainEnd",
+    "CheckpointPolicy",
+    "FindingCode",
+    "LeafPolicy",
+    "LeafSource",
+    "LineKind",
+    "PartitionSet",
+    "SessionKind",
+    "SessionStatus",
+    "Severity",
+    "SourceFormat",
+    "StrictStatus",
+]
+
+
+class SessionStatus(StrEnum):
+    """Outcome of one session in a sweep or a compression run."""
+
+    VALID = "valid"
+    WARNINGS = "warnings"
+    INVALID = "invalid"
+    REFUSED = "refused"
+    UNSUPPORTED_FORMAT = "unsupported-format"
+    UNREADABLE = "unreadable"
+    INTERNAL_ERROR = "internal-error"
+    COMPRESSED = "compressed"
+    SKIPPED_SMALL = "skipped-small"
+    SKIPPED_FITS = "skipped-fits"
+    SKIPPED_SUBAGENT = "skipped-subagent"
+
+    @property
+    def is_failure(self) -> bool:
+        """Whether this status makes the command exit non-zero."""
+        return self in _FAILURES
+
+
+_FAILURES = frozenset(
+    {SessionStatus.INVALID, SessionStatus.REFUSED, SessionStatus.UNREADABLE, SessionStatus.INTERNAL_ERROR}
+)
+
+
+class StrictStatus(StrEnum):
+    """The seed's strict topology verdict (seed 004, "Authoritative last-prompt")."""
+
+    ABSENT = "absent"
+    MALFORMED = "malformed"
+    MALFORMED_PARENT = "malformed-parent"
+    DUPLICATE_UUID = "duplicate-uuid"
+    DANGLING = "dangling"
+    LOOP = "loop"
+    NON_MONOTONIC = "non-monotonic"
+    SESSION_MISMATCH = "session-mismatch"
+    EXTENSION_LIMIT = "extension-limit"
+    EXTENSION_BRANCH = "extension-branch"
+    EXTENSION_UNSAFE = "extension-unsafe"
+    VALID = "valid"
+
+
+class LeafPolicy(StrEnum):
+    """How the resume leaf is chosen."""
+
+    AUTO = "auto"
+    STRICT = "strict"
+    PHYSICAL = "physical"
+
+
+class LeafSource(StrEnum):
+    """What chose the leaf actually used."""
+
+    LAST_PROMPT = "last-prompt"
+    MANUAL_OVERRIDE = "manual-override"
+    POST_LAST_PROMPT_CLOSURE = "explicit-post-last-prompt-closure"
+    NEWEST_LEAF = "inferred-newest-leaf"
+    PHYSICAL_TAIL = "physical-tail"
+    NONE = "none"
+
+
+class ChainEnd(StrEnum):
+    """Why the walk from the leaf towards the root stopped."""
+
+    ROOT = "root"
+    COMPACT_BOUNDARY = "compact-boundary"
+    EXTERNAL_PARENT = "external-parent"
+    LOOP = "loop"
+    MALFORMED_PARENT = "malformed-parent"
+
+
+class SessionKind(StrEnum):
+    """Main conversation file or a subagent transcript."""
+
+    MAIN = "main"
+    SUBAGENT = "subagent"
+
+
+class SourceFormat(StrEnum):
+    """Transcript formats the reader recognizes."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex-rollout"
+    PI = "pi-session"
+    GEMINI_CLI = "gemini-cli"
+    EMPTY = "empty"
+    UNKNOWN = "unknown"
+
+
+class LineKind(StrEnum):
+    """What the reader made of one physical line."""
+
+    RECORD = "record"
+    BLANK = "blank"
+    NOT_JSON = "not-json"
+    NOT_OBJECT = "not-object"
+    INVALID_UTF8 = "invalid-utf8"
+    TRUNCATED = "truncated"
+
+
+class PartitionSet(StrEnum):
+    """The six disjoint sets every source line lands in (seed 004, "Six-Way Source Partition")."""
+
+    SUMMARY = "summary"
+    RAW_KEEP = "raw_keep"
+    SIDE_KEEP = "side_keep"
+    CONTROL_PROJECTION = "control_projection"
+    EXCLUDED_BRANCH = "excluded_branch"
+    EXCLUDED_UNATTRIBUTED = "excluded_unattributed"
+
+
+class CheckpointPolicy(StrEnum):
+    """Which file-history snapshots travel with the kept suffix."""
+
+    ACTIVE_CORRELATED = "active-correlated"
+    NONE = "none"
+
+
+class Severity(StrEnum):
+    """How much a finding matters: errors make a session invalid."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class FindingCode(StrEnum):
+    """Stable finding codes; the report never carries transcript text, only these and ids."""
+
+    # Reading
+    LINE_NOT_JSON = "line-not-json"
+    LINE_NOT_OBJECT = "line-not-object"
+    LINE_INVALID_UTF8 = "line-invalid-utf8"
+    LINE_TRUNCATED = "line-truncated"
+    BLANK_LINE = "blank-line"
+    BYTE_ORDER_MARK = "byte-order-mark"
+    CRLF_LINE_ENDINGS = "crlf-line-endings"
+    MISSING_FINAL_NEWLINE = "missing-final-newline"
+    # Identity and links
+    DUPLICATE_UUID = "duplicate-uuid"
+    MALFORMED_UUID = "malformed-uuid"
+    MALFORMED_PARENT = "malformed-parent"
+    DANGLING_PARENT = "dangling-parent"
+    EXTERNAL_PARENT = "external-parent"
+    CROSS_SESSION_PARENT = "cross-session-parent"
+    # Pointer and topology
+    LAST_PROMPT_MALFORMED = "last-prompt-malformed"
+    LAST_PROMPT_MISSING_LEAF = "last-prompt-missing-leaf"
+    LAST_PROMPT_CROSS_SESSION = "last-prompt-cross-session"
+    LAST_PROMPT_TEXT_MISMATCH = "last-prompt-text-mismatch"
+    STRICT_REFUSAL = "strict-refusal"
+    LEAF_INFERRED = "leaf-inferred"
+    NO_BRANCH_ISOLATION = "no-branch-isolation"
+    CHAIN_LOOP = "chain-loop"
+    CHAIN_NON_MONOTONIC = "chain-non-monotonic"
+    ATTACHMENT_INVERSION = "attachment-inversion-accepted"
+    SESSION_LINEAGE_UNSAFE = "session-lineage-unsafe"
+    SESSION_LINEAGE_TRANSITION = "session-lineage-transition"
+    NO_ACTIVE_CHAIN = "no-active-chain"
+    # Tool pairing
+    TOOL_ID_MALFORMED = "tool-id-malformed"
+    TOOL_USE_ID_DUPLICATE = "tool-use-id-duplicate"
+    TOOL_RESULT_ID_DUPLICATE = "tool-result-id-duplicate"
+    TOOL_USE_UNANSWERED = "tool-use-unanswered"
+    TOOL_USE_NOT_FOLLOWED_BY_USER = "tool-use-not-followed-by-user"
+    TOOL_RESULT_MISMATCH = "tool-result-mismatch"
+    TOOL_RESULT_WITHOUT_USE = "tool-result-without-use"
+    TOOL_RESULT_NOT_FIRST = "tool-result-not-first"
+    TOOL_RESULT_PARTIAL = "tool-result-partial"
+    TOOL_RESULT_ORDER = "tool-result-order"
+    # Compact pairs
+    COMPACT_BOUNDARY_WITHOUT_UUID = "compact-boundary-without-uuid"
+    COMPACT_BOUNDARY_SUMMARY_COUNT = "compact-boundary-summary-count"
+    COMPACT_SUMMARY_ORPHAN = "compact-summary-orphan"
+    COMPACT_SUMMARY_LEGACY = "compact-summary-legacy"
+    COMPACT_SUMMARY_EMPTY = "compact-summary-empty"
+    COMPACT_METADATA_MISSING = "compact-metadata-missing"
+    COMPACT_PRESERVED_INVALID = "compact-preserved-invalid"
+    COMPACT_PRESERVED_HISTORICAL = "compact-preserved-historical"
+    COMPACT_NOT_ON_ACTIVE_CHAIN = "compact-not-on-active-chain"
+    CURRENT_COMPACT_PAIR = "current-compact-pair"
+    INTERNAL_FIELD = "internal-field"
+    # Whole-session outcomes
+    UNSUPPORTED_FORMAT = "unsupported-format"
+    UNREADABLE = "unreadable"
+    INTERNAL_ERROR = "internal-error"
