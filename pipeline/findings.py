@@ -47,7 +47,7 @@ REASONS: Final = MappingProxyType(
         C.TOOL_ID_MALFORMED: "a tool_use or tool_result id is missing or not a string",
         C.TOOL_USE_ID_DUPLICATE: "a tool_use id appears more than once on the active chain",
         C.TOOL_RESULT_ID_DUPLICATE: "a tool_result id appears more than once on the active chain",
-        C.TOOL_USE_UNANSWERED: "an assistant tool_use is the last message of the active chain",
+        C.TOOL_USE_UNANSWERED: "the active chain ends on a tool call without its result (interrupted session)",
         C.TOOL_USE_NOT_FOLLOWED_BY_USER: "an assistant tool_use is not followed by a user message",
         C.TOOL_RESULT_MISMATCH: "tool_result ids are not an ordered subset of the preceding tool_use ids",
         C.TOOL_RESULT_WITHOUT_USE: "a tool_result opens the active chain with no tool_use before it",

@@ -85,42 +85,36 @@ def _join(first: ApiMessage, second: ApiMessage) -> ApiMessage:
 
 
 def api_messages(index: LineIndex, chain: tuple[int, ...]) -> tuple[ApiMessage, ...]:
-    """The chain's user/assistant lines merged into API messages, in chain order."""
+    """The chain's user/assistant lines merged into API messages the way Claude Code sends them.
+
+    Consecutive user lines form one message. An assistant line joins the earlier assistant
+    message with the same `message.id` when only tool-result user messages lie between them, so
+    parallel calls become one message of calls followed by one message of results.
+    """
     singles = [_single(index, line) for line in chain if (record := index.record(line)) is not None and record.is_api]
     merged: list[ApiMessage] = []
-    group_of: dict[str, str] = {}  # assistant uuid -> id of the merged message it belongs to
     for message in singles:
-        previous = merged[-1] if merged else None
-        if (
-            previous is not None
-            and message.role == previous.role == "assistant"
-            and message.message_id is not None
-            and message.message_id == previous.message_id
-        ):
-            merged[-1] = _join(previous, message)
-        elif (
-            previous is not None
-            and message.role == previous.role == "user"
-            and message.results
-            and previous.results
-            and _same_call(previous.source, message.source, group_of)
-        ):
-            merged[-1] = _join(previous, message)
-        else:
-            merged.append(message)
-        if merged[-1].role == "assistant" and merged[-1].message_id:
-            for uuid in merged[-1].uuids:
-                group_of[uuid] = merged[-1].message_id
+        if message.role == "user" and merged and merged[-1].role == "user":
+            merged[-1] = _join(merged[-1], message)
+            continue
+        if message.role == "assistant" and message.message_id is not None:
+            target = _same_call_target(merged, message.message_id)
+            if target is not None:
+                merged[target] = _join(merged[target], message)
+                continue
+        merged.append(message)
     return tuple(merged)
 
 
-def _same_call(first: str | None, second: str | None, group_of: dict[str, str]) -> bool:
-    """Two result lines answer the same API call when their sources are fragments of one message."""
-    if first is None and second is None:
-        return True
-    if first is None or second is None:
-        return False
-    return first == second or (first in group_of and group_of.get(first) == group_of.get(second))
+def _same_call_target(merged: list[ApiMessage], message_id: str) -> int | None:
+    """The earlier assistant message this fragment continues, across tool-result-only users."""
+    for position in range(len(merged) - 1, -1, -1):
+        candidate = merged[position]
+        if candidate.role == "assistant":
+            return position if candidate.message_id == message_id else None
+        if candidate.blocks.strip("R"):
+            return None
+    return None
 
 
 def _ordered_subset(items: tuple[str, ...], expected: tuple[str, ...]) -> bool:
@@ -176,8 +170,9 @@ def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) ->
         if message.uses:
             line = message.first_line_of("U")
             following = messages[position + 1] if position + 1 < len(messages) else None
-            if following is None:
-                findings.append(Finding(FindingCode.TOOL_USE_UNANSWERED, E, line=line, ids=message.uses))
+            if following is None:  # the session stopped mid-call; Claude Code answers it as interrupted
+                findings.append(Finding(FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING, line=line,
+                                        ids=message.uses))
             elif following.role != "user":
                 findings.append(Finding(FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E, line=line, ids=message.uses))
             elif not _answers(following.results, message.uses):

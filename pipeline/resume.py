@@ -1,9 +1,13 @@
 """Claude Code's own resume rule, for files whose pointer names no leaf.
 
-Claude Code resumes from the newest leaf of the main conversation, walks `parentUuid` back to a
-root (a compact boundary is a root), and pulls back the fragments and results of parallel tool
-calls that hang off the walk as side branches. This module reproduces that choice so the active
-chain ends exactly where Claude Code's context ends.
+Claude Code (2.1.x) takes the physically last conversation row (user, assistant, attachment or
+system, not a sidechain), walks up to its nearest user/assistant ancestor (the leaf), walks
+`parentUuid` back to a root (a compact boundary is a root), pulls back the fragments, results
+and dangling side rows of parallel tool calls that hang off the walk, and appends the system and
+attachment rows below the leaf. `progress` rows are transparent bridges between a row and its
+parent. A subagent transcript (sidechain rows only) is its own main line, as when Claude Code
+resumes a transcript by path. This reproduces the choice so the active chain ends exactly where
+Claude Code's context ends.
 """
 
 from __future__ import annotations
@@ -11,18 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from pipeline.formats.claude_code import DecodedRecord
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
 from pipeline.vocabulary import ChainEnd
 
 __all__ = ["ResumeChain", "claude_code_chain"]
 
-_CONVERSATION_TYPES: Final = frozenset({"user", "assistant", "system", "attachment", "progress"})
+_ROW_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
+_MESSAGE_TYPES: Final = frozenset({"user", "assistant"})
 
 
 @dataclass(frozen=True, slots=True)
 class ResumeChain:
-    """The inferred leaf, the pure parent walk and the chain with recovered siblings."""
+    """The inferred leaf, the pure parent walk and the chain with recovered rows."""
 
     leaf_line: int | None
     walk: tuple[int, ...]
@@ -32,42 +38,148 @@ class ResumeChain:
     refusal: str | None
 
 
-def _candidate_leaves(index: LineIndex, graph: UuidGraph) -> list[int]:
-    lines = [n for n in graph.uuid_lines if n not in graph.children]
-    main = [n for n in lines if not index.record(n).sidechain]  # type: ignore[union-attr]
-    return main or lines  # a subagent transcript is all sidechain: it is its own main line
+class _View:
+    """Graph helpers that see through progress rows, bound to one transcript."""
+
+    def __init__(self, index: LineIndex, graph: UuidGraph, sidechain: bool) -> None:
+        self.index = index
+        self.graph = graph
+        self.sidechain = sidechain
+
+    def record(self, line: int) -> DecodedRecord:
+        record = self.index.record(line)
+        assert record is not None
+        return record
+
+    def is_row(self, line: int) -> bool:
+        record = self.record(line)
+        return record.type in _ROW_TYPES and record.sidechain == self.sidechain
+
+    def counts_as_last(self, line: int) -> bool:
+        record = self.record(line)
+        return (self.is_row(line) and not (record.type == "system" and record.subtype == "file_snapshot")
+                and not (record.type == "attachment" and record.subtype == "fork_briefing"))
+
+    def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:
+        """Children of a row with progress rows passed through: (child, progress lines crossed)."""
+        found: list[tuple[int, tuple[int, ...]]] = []
+        pending: list[tuple[int, tuple[int, ...]]] = [(line, ())]
+        while pending:
+            node, via = pending.pop()
+            for child in self.graph.children.get(node, ()):
+                if self.record(child).type == "progress":
+                    pending.append((child, (*via, child)))
+                else:
+                    found.append((child, via))
+        return sorted(found)
+
+    def descendants(self, line: int) -> set[int]:
+        seen: set[int] = set()
+        pending = [line]
+        while pending:
+            for child in self.graph.children.get(pending.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    pending.append(child)
+        return seen
 
 
-def _newest(index: LineIndex, lines: list[int]) -> int | None:
-    """The leaf with the latest timestamp; physical order breaks ties and missing timestamps."""
-    conversational = [n for n in lines if index.record(n).type in _CONVERSATION_TYPES]  # type: ignore[union-attr]
-    pool = conversational or lines
-    if not pool:
+def _start_row(view: _View, pointer_named: bool) -> int | None:
+    """The last conversation row, or the newest row descending from it (Claude Code's `Ei`)."""
+    rows = [line for line in view.graph.uuid_lines if view.counts_as_last(line)]
+    if not rows:
         return None
-    return max(pool, key=lambda n: (index.record(n).timestamp or "", n))  # type: ignore[union-attr]
+    last = rows[-1]
+    newest = max(rows, key=lambda line: (view.record(line).timestamp or "", -line))
+    if pointer_named or newest == last:
+        return last
+    below = [line for line in view.descendants(last) if line in set(rows)]
+    return max(below, key=lambda line: (view.record(line).timestamp or "", line)) if below else last
 
 
-def _recover_siblings(index: LineIndex, graph: UuidGraph, walk: tuple[int, ...]) -> set[int]:
-    """Parallel tool-call fragments and their results hanging off the walk."""
-    on_walk = set(walk)
-    message_ids = {r.message_id for n in walk if (r := index.record(n)) is not None and r.message_id}
+def _walk_up_to_message(view: _View, line: int) -> int | None:
+    seen: set[int] = set()
+    while line and line not in seen:
+        seen.add(line)
+        if view.record(line).type in _MESSAGE_TYPES:
+            return line
+        line = view.graph.parent_of(line)
+    return None
+
+
+def _is_side_row(record: DecodedRecord) -> bool:
+    return (record.type == "attachment" or (record.type == "system" and not record.compact_boundary)
+            or (record.type == "user" and record.meta and not record.tool_results))
+
+
+def _side_tail(view: _View, start: int, taken: set[int]) -> list[int]:
+    """A linear run of side rows that ends without continuing into a real message, or nothing."""
+    run, line = [], start
+    while True:
+        record = view.record(line)
+        if record.type != "progress" and not _is_side_row(record):
+            return []
+        run.append(line)
+        children = [c for c in view.graph.children.get(line, ()) if c not in taken]
+        if not children:
+            return run
+        if len(children) > 1:
+            return []
+        line = children[0]
+
+
+def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
+    """Parallel-call fragments, their results and dangling side tails hanging off the walk."""
+    chain = set(walk)
     recovered: set[int] = set()
+    message_ids = {view.record(n).message_id for n in walk if view.record(n).type == "assistant"} - {None}
+    uses: dict[str, str] = {}  # tool id -> message id
+    for line in view.graph.uuid_lines:
+        record = view.record(line)
+        if record.type == "assistant" and record.message_id in message_ids:
+            uses.update((tool, record.message_id) for tool in record.tool_uses)
+    answered = {tool for n in walk for tool in view.record(n).tool_results}
+
+    def admit(line: int, via: tuple[int, ...]) -> None:
+        recovered.add(line)
+        recovered.update(via)
+
     pending = list(walk)
-    calls: set[str] = {tool for n in walk if (r := index.record(n)) is not None for tool in r.tool_uses}
     while pending:
-        for child in graph.children.get(pending.pop(), ()):
-            if child in on_walk or child in recovered:
+        node = pending.pop()
+        for child, via in view.bridged_children(node):
+            if child in chain or child in recovered or view.record(child).sidechain != view.sidechain:
                 continue
-            record = index.record(child)
-            if record is None or record.sidechain != index.record(walk[-1]).sidechain:  # type: ignore[union-attr]
-                continue
-            sibling_fragment = record.type == "assistant" and record.message_id in message_ids
-            answers_call = bool(record.tool_results) and set(record.tool_results) <= calls
-            if sibling_fragment or answers_call:
-                recovered.add(child)
-                calls.update(record.tool_uses)
+            record = view.record(child)
+            if record.type == "assistant" and record.message_id in message_ids:
+                admit(child, via)
                 pending.append(child)
+            elif record.tool_results and all(uses.get(t) in message_ids for t in record.tool_results) \
+                    and not set(record.tool_results) & answered:
+                admit(child, via)
+                answered.update(record.tool_results)
+                pending.append(child)
+            elif view.record(node).type in ("assistant", "user") and (tail := _side_tail(view, child, chain | recovered)):
+                if view.record(node).tool_uses or view.record(node).tool_results:
+                    recovered.update(tail)
+                    recovered.update(via)
     return recovered
+
+
+def _below_leaf(view: _View, leaf: int, taken: set[int]) -> list[int]:
+    """System, attachment and progress rows below the leaf, pre-order (Claude Code's `bRr`)."""
+    found: list[int] = []
+    pending = [leaf]
+    while pending:
+        node = pending.pop()
+        children = [c for c in view.graph.children.get(node, ()) if c not in taken
+                    and view.record(c).type not in _MESSAGE_TYPES and view.record(c).sidechain == view.sidechain]
+        children.sort(key=lambda c: (view.record(c).timestamp or "", c), reverse=True)
+        for child in children:
+            taken.add(child)
+            found.append(child)
+            pending.append(child)
+    return found
 
 
 def _merge(walk: tuple[int, ...], extra: set[int]) -> tuple[int, ...]:
@@ -78,14 +190,17 @@ def _merge(walk: tuple[int, ...], extra: set[int]) -> tuple[int, ...]:
         return tuple(sorted(set(walk) | extra))
     merged = list(walk)
     for line in sorted(extra):
-        positions = [i for i, existing in enumerate(merged) if existing > line]
-        merged.insert(positions[0] if positions else len(merged), line)
+        after = next((i for i, existing in enumerate(merged) if existing > line), len(merged))
+        merged.insert(after, line)
     return tuple(merged)
 
 
-def claude_code_chain(index: LineIndex, graph: UuidGraph) -> ResumeChain:
+def claude_code_chain(index: LineIndex, graph: UuidGraph, *, pointer_named: bool = False) -> ResumeChain:
     """Infer the leaf and build the chain Claude Code would resume."""
-    leaf = _newest(index, _candidate_leaves(index, graph))
+    main_rows = [n for n in graph.uuid_lines if not index.record(n).sidechain]  # type: ignore[union-attr]
+    view = _View(index, graph, sidechain=not main_rows)
+    start = _start_row(view, pointer_named)
+    leaf = _walk_up_to_message(view, start) if start else None
     if leaf is None:
         return ResumeChain(None, (), (), None, None, "no-candidate-leaf")
     trace = graph.trace(index, leaf)
@@ -93,6 +208,7 @@ def claude_code_chain(index: LineIndex, graph: UuidGraph) -> ResumeChain:
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-loop")
     if trace.end is ChainEnd.MALFORMED_PARENT:
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-malformed-parent")
-    chain = _merge(trace.lines, _recover_siblings(index, graph, trace.lines))
-    return ResumeChain(leaf, trace.lines, chain, trace.end, trace.missing_uuid, None)
-
+    recovered = _recover(view, trace.lines)
+    chain = list(_merge(trace.lines, recovered))
+    chain.extend(_below_leaf(view, leaf, set(chain)))
+    return ResumeChain(leaf, trace.lines, tuple(chain), trace.end, trace.missing_uuid, None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,13 +66,13 @@ def _crashed(session: SessionFile, error: BaseException) -> SessionOutcome:
 async def run_sessions(
     sessions: Sequence[SessionFile],
     job: Callable[..., SessionOutcome],
-    job_args: tuple[Any, ...],
+    job_args: Mapping[str, tuple[Any, ...]],
     *,
     jobs: int,
     report_dir: Path,
     on_outcome: Callable[[SessionOutcome], None] = lambda outcome: None,
 ) -> RunResult:
-    """Run `job(path, label, *job_args)` for every session in worker processes."""
+    """Run `job(path, label, *job_args[report_label])` for every session in worker processes."""
     started = time.perf_counter()
     outcomes: dict[str, SessionOutcome] = {}
     paths: dict[str, str] = {}
@@ -83,7 +83,8 @@ async def run_sessions(
         for session in pending:
             try:
                 outcome = await anyio.to_process.run_sync(
-                    run_guarded, job, str(session.path), session.label, *job_args, limiter=limiter
+                    run_guarded, job, str(session.path), session.label, *job_args[session.report_label],
+                    limiter=limiter,
                 )
             except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
                 outcome = _crashed(session, exc)

@@ -127,8 +127,8 @@ def _from_resume(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, res
         if authority is None and resumed.leaf_line is not None:
             authority = index.record(resumed.leaf_line).session  # type: ignore[union-attr]
         lineage = analyze_lineage(index, walk, authority)
-        duplicates_on_chain = [u for u in graph.duplicates if graph.line_of[u] in set(chain)]
-        if duplicates_on_chain:
+        duplicated = set(graph.duplicates)
+        if any(index.record(line).uuid in duplicated for line in chain):  # type: ignore[union-attr]
             refusal = "duplicate-uuid"
         elif incompatible:
             refusal = "chain-non-monotonic"
@@ -167,6 +167,16 @@ def resolve_topology(index: LineIndex, graph: UuidGraph, options: TopologyOption
         return _physical(index, graph, verdict)
     pointer_line = latest_pointer_line(index)
     pointer = index.record(pointer_line) if pointer_line else None
-    if options.resume_leaf or (pointer is not None and pointer.pointer_state == 1):
+    if options.resume_leaf or (pointer is not None and pointer.pointer_state == 1
+                               and not _forgotten(index, pointer_line)):
         return _from_strict(index, graph, verdict, LeafPolicy.AUTO)
-    return _from_resume(index, graph, verdict, claude_code_chain(index, graph))
+    named = pointer is not None and pointer.pointer_state != 0
+    return _from_resume(index, graph, verdict, claude_code_chain(index, graph, pointer_named=named))
+
+
+def _forgotten(index: LineIndex, pointer_line: int | None) -> bool:
+    """Claude Code forgets a pointer written before a later compact boundary (it starts anew there)."""
+    return pointer_line is not None and any(
+        (record := index.record(line)) is not None and record.compact_boundary
+        for line in range(pointer_line + 1, len(index) + 1)
+    )

@@ -18,7 +18,7 @@ from pipeline.index import LineIndex
 from pipeline.pairing import check_pairing
 from pipeline.vocabulary import FindingCode, LineKind, Severity
 
-__all__ = ["Validation", "read_findings", "validate"]
+__all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
 C = FindingCode
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -29,6 +29,8 @@ _LINE_CODES: Final = {
     LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
     LineKind.BLANK: (C.BLANK_LINE, I),
 }
+
+READING_CODES: Final = frozenset(code for code, _ in _LINE_CODES.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,8 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
             findings.append(Finding(C.MALFORMED_PARENT, E if on_chain else W, line=number))
         parent_line = graph.parent_of(number)
         if record.parent is not None and parent_line == 0 and not on_chain:
-            findings.append(Finding(C.DANGLING_PARENT, W, line=number))
+            # Subagent transcripts point into their parent session's file by design.
+            findings.append(Finding(C.DANGLING_PARENT, I if record.sidechain else W, line=number))
         if parent_line:
             parent = index.record(parent_line)
             if parent is not None and record.session and parent.session and record.session != parent.session:

@@ -26,6 +26,7 @@ __all__ = [
     "LineProblem",
     "decode_record",
     "human_prompt_key",
+    "message_text",
 ]
 
 BLOCK_CODES: Final = {
@@ -42,7 +43,10 @@ BLOCK_CODES: Final = {
 _IDENTITY_KEYS: Final = ("uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version")
 _SYSTEM_RAW_KEYS: Final = ("content", "error", "compactMetadata")
 _COMMAND_PREFIXES: Final = ("<command-", "<local-command-")
-_PROMPT_KEY_CHARS: Final = 200
+# Claude Code's `lastPrompt` is the prompt cut to a display length and ended with an ellipsis;
+# fingerprints cover a prefix short enough to survive that cut.
+_PROMPT_KEY_CHARS: Final = 64
+_ELLIPSIS: Final = "\u2026"
 # A JSON writer spaces all of its separators or none, so the first member of an object tells
 # whether a line must be compacted before its characters can be counted.
 _FIRST_MEMBER_PROBE: Final = 512
@@ -189,8 +193,8 @@ class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
 
 
 def human_prompt_key(text: str) -> str:
-    """Content-free fingerprint of prompt text, for matching `lastPrompt` to a user record."""
-    normalized = " ".join(text.split())[:_PROMPT_KEY_CHARS]
+    """Content-free fingerprint of a prompt's opening, for matching `lastPrompt` to a user record."""
+    normalized = " ".join(text.removesuffix(_ELLIPSIS).split())[:_PROMPT_KEY_CHARS]
     return hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -495,3 +499,24 @@ def _assemble(
         _text(head.agentId),
         tokens,
     )
+
+
+def message_text(line: bytes) -> tuple[str | None, str, bool]:
+    """(role, joined text blocks, is compact summary) of one record line, for contract checks."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None, "", False
+    message = record.get("message") if isinstance(record, dict) else None
+    if not isinstance(message, dict):
+        return None, "", False
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(b["text"] for b in content
+                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    else:
+        text = ""
+    role = message.get("role") if isinstance(message.get("role"), str) else None
+    return role, text, record.get("isCompactSummary") is True

@@ -1,0 +1,19 @@
+"""Test doubles that users of ``pipeline`` need too: a realistic Claude Code transcript builder.
+
+``TranscriptBuilder`` writes session and subagent transcripts record by record in the exact shapes
+and key order of real Claude Code files; :mod:`pipeline.synth` uses it to generate whole fleets.
+"""
+
+from __future__ import annotations
+
+from pipeline.testing._records import Feature
+from pipeline.testing.builder import AssistantMessage, CompactResult, ToolCall, ToolSpec, TranscriptBuilder
+
+__all__ = [
+    "AssistantMessage",
+    "CompactResult",
+    "Feature",
+    "ToolCall",
+    "ToolSpec",
+    "TranscriptBuilder",
+]
