@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import anyio
 
 from pipeline import __version__
+from pipeline.compress import CompressOptions, compress_session
 from pipeline.console import configure_logging, progress_bar, render_summary
 from pipeline.discover import RootError, SessionFile, default_roots, discover
 from pipeline.errors import ConfigError
@@ -30,6 +31,7 @@ from pipeline.vocabulary import CheckpointPolicy, LeafPolicy
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MIN_SUMMARY_CHARS = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
 
 
 class UsageError(Exception):
@@ -77,11 +79,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(validate)
     _topology(validate)
+    compress = commands.add_parser(
+        "compress",
+        help="write a compacted candidate for every session that needs one (sources are never touched)",
+        description="Plan a cut per session, summarize the older turns, keep the recent tail byte-for-byte, "
+                    "check the result and write it under --out, mirroring the input layout, with one JSON "
+                    "report per session and summary.json.",
+    )
+    _common(compress)
+    _topology(compress)
+    compress.add_argument("--out", type=Path, required=True, help="directory for candidates and reports")
+    compress.add_argument("--summarizer", choices=("deterministic",), help="who writes the summary "
+                          "(deterministic: embedded, no network or key)")
+    compress.add_argument("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
+    compress.add_argument("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
+    compress.add_argument("--target-estimated-tokens", type=int, metavar="N",
+                          help="hard gate on the candidate's seed-estimated tokens")
+    compress.add_argument("--min-recent-records", type=int, metavar="N", help="recent records kept raw at least")
+    compress.add_argument("--summary-char-budget", type=int, metavar="N",
+                          help="maximum summary characters (at least 4000); exceeding it refuses the session")
+    compress.add_argument("--preserve-prior-summaries-verbatim", action="store_true", default=None,
+                          help="copy prior compact summaries verbatim into the new one (budget x1.5)")
+    compress.add_argument("--anchor", action="append", metavar="TEXT", default=[],
+                          help="text that must survive compaction (repeatable)")
     return parser
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    flags = {
+    flags: dict[str, dict[str, Any]] = {
         "sweep": {
             "jobs": args.jobs,
             "leaf_policy": getattr(args, "leaf_policy", None),
@@ -92,6 +117,16 @@ def _settings(args: argparse.Namespace) -> Settings:
             "report_dir": str(args.report_dir) if args.report_dir else None,
         }
     }
+    if args.command == "compress":
+        flags["compress"] = {
+            "min_tokens": args.min_tokens,
+            "target_ratio": args.target_ratio,
+            "target_estimated_tokens": args.target_estimated_tokens,
+            "min_recent_records": args.min_recent_records,
+            "summary_char_budget": args.summary_char_budget,
+            "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
+            "summarizer": args.summarizer,
+        }
     return load_settings(args.config, flags=flags)
 
 
@@ -119,24 +154,88 @@ def _check_values(settings: Settings, sessions: Sequence[SessionFile], args: arg
         raise UsageError(f"unknown leaf policy {settings.get('sweep', 'leaf_policy')!r}")
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
+    if args.command == "compress":
+        _check_compress(settings, sessions, args)
 
 
-def _validate(args: argparse.Namespace, settings: Settings, sessions: list[SessionFile]) -> int:
+def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: argparse.Namespace) -> None:
+    compress = settings.section("compress")
+    if compress["summary_char_budget"] < MIN_SUMMARY_CHARS:
+        raise UsageError(f"--summary-char-budget must be at least {MIN_SUMMARY_CHARS}")
+    if not 0 < compress["target_ratio"] <= 1:
+        raise UsageError("--target-ratio must be in (0, 1]")
+    if not 0 <= compress["min_gain"] < 1:
+        raise UsageError("compress.min_gain must be in [0, 1)")
+    if compress["min_recent_records"] < 0 or compress["min_tokens"] < 0 or compress["target_estimated_tokens"] < 0:
+        raise UsageError("counts must be 0 or more")
+    out = args.out.resolve()
+    if any(part.lower() == ".claude" for part in out.parts):
+        raise UsageError("--out must be outside any .claude directory: candidates never go into the live tree")
+    for root in {session.root.resolve() for session in sessions}:
+        if out == root or root in out.parents or out in root.parents:
+            raise UsageError(f"--out must be apart from the session root {root} (neither inside nor around it)")
+
+
+def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions:
     sweep = settings.section("sweep")
-    options = SweepOptions(
+    return SweepOptions(
         leaf_policy=sweep["leaf_policy"],
         resume_leaf=args.resume_leaf,
         max_extension=sweep["max_post_last_prompt_extension"],
         checkpoint_policy=sweep["checkpoint_policy"],
         max_snapshots=sweep["max_file_history_snapshots"],
     )
-    report_dir = _report_dir(settings, "validate")
-    jobs = resolve_jobs(sweep["jobs"])
-    with progress_bar(len(sessions), enabled=not args.quiet, description="validate") as advance:
-        result: RunResult = anyio.run(_run, sessions, options, jobs, report_dir, advance)
-    record: dict[str, Any] = {field: getattr(options, field) for field in options.__dataclass_fields__}
+
+
+def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[[str], CompressOptions]:
+    sweep, compress, summary = settings.section("sweep"), settings.section("compress"), settings.section("summary")
+
+    def for_root(root_label: str) -> CompressOptions:
+        return CompressOptions(
+            out_dir=str(args.out.resolve()),
+            root_label=root_label,
+            leaf_policy=sweep["leaf_policy"],
+            resume_leaf=args.resume_leaf,
+            max_extension=sweep["max_post_last_prompt_extension"],
+            checkpoint_policy=sweep["checkpoint_policy"],
+            max_snapshots=sweep["max_file_history_snapshots"],
+            min_tokens=compress["min_tokens"],
+            target_ratio=compress["target_ratio"],
+            target_tokens=compress["target_estimated_tokens"] or None,
+            min_recent_records=compress["min_recent_records"],
+            summary_char_budget=compress["summary_char_budget"],
+            min_gain=compress["min_gain"],
+            preserve_prior_verbatim=compress["preserve_prior_summaries_verbatim"],
+            anchors=tuple(args.anchor),
+            summary_limits=tuple(sorted(summary.items())),
+        )
+
+    return for_root
+
+
+def _execute(args: argparse.Namespace, settings: Settings, sessions: list[SessionFile]) -> int:
+    """Run one job over every session, write the fleet summary, print the table."""
+    command = args.command
+    jobs = resolve_jobs(settings.get("sweep", "jobs"))
+    if command == "compress":
+        report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
+        make = _compress_options(args, settings)
+        job: Callable[..., Any] = compress_session
+        per_session = {s.report_label: (make(s.root_label),) for s in sessions}
+        recorded: Any = make("")
+    else:
+        report_dir = _report_dir(settings, command)
+        job = sweep_session
+        options = _sweep_options(args, settings)
+        per_session = {s.report_label: (options,) for s in sessions}
+        recorded = options
+    with progress_bar(len(sessions), enabled=not args.quiet, description=command) as advance:
+        result: RunResult = anyio.run(_run, sessions, job, per_session, jobs, report_dir, advance)
+    record: dict[str, Any] = {field: getattr(recorded, field) for field in recorded.__dataclass_fields__}
+    record.pop("root_label", None)
     record["jobs"] = jobs
-    summary = summary_report(result.outcomes, command="validate", options=record,
+    record["settings_sources"] = list(settings.sources)
+    summary = summary_report(result.outcomes, command=command, options=record,
                              report_paths=result.report_paths, elapsed_ms=result.elapsed_ms,
                              roots=[str(s) for s in dict.fromkeys(session.root for session in sessions)])
     write_json_atomic(report_dir / "summary.json", summary)
@@ -145,10 +244,9 @@ def _validate(args: argparse.Namespace, settings: Settings, sessions: list[Sessi
     return EXIT_FAILED if result.failed else EXIT_OK
 
 
-async def _run(sessions: list[SessionFile], options: SweepOptions, jobs: int, report_dir: Path,
-               advance: Any) -> RunResult:
-    return await run_sessions(sessions, sweep_session, (options,), jobs=jobs, report_dir=report_dir,
-                              on_outcome=advance)
+async def _run(sessions: list[SessionFile], job: Callable[..., Any], per_session: dict[str, tuple[Any, ...]],
+               jobs: int, report_dir: Path, advance: Any) -> RunResult:
+    return await run_sessions(sessions, job, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -163,9 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, RootError, UsageError) as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "validate":
-        return _validate(args, settings, sessions)
-    raise AssertionError(f"unhandled command {args.command}")
+    return _execute(args, settings, sessions)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ class CompressOptions:
     target_tokens: int | None = None
     min_recent_records: int = 120
     summary_char_budget: int = 60_000
+    min_gain: float = 0.10
     preserve_prior_verbatim: bool = False
     anchors: tuple[str, ...] = field(default=())
     summary_limits: tuple[tuple[str, int], ...] = field(default=())
@@ -202,8 +203,15 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
     except CompactionError as exc:
         raise _Stop(SessionStatus.REFUSED, f"summary-{getattr(exc, 'code', type(exc).__name__)}") from exc
     summary_text = f"{SUMMARY_PREAMBLE}\n\n{summary.text}"
+    before = chain_tokens(index, topology.chain)
+    after = chain_tokens(index, plan.raw_lines) + estimate_text(summary_text) + 2 * RECORD_ALLOWANCE
+    report["plan"]["estimated_gain"] = round(1 - after / max(1, before), 4)
+    if after > before * (1 - options.min_gain):
+        raise _Stop(SessionStatus.SKIPPED_FITS, "gain-below-minimum")
     report["summary"] = {"chars": len(summary_text), "budget": options.summary_char_budget,
-                         "cited_lines": len(summary.cited_lines), "prior_summaries_folded": summary.prior_summaries}
+                         "cited_lines": len(summary.cited_lines), "prior_summaries_folded": len(summary.prior_summaries),
+                         "prior_mode": summary.prior_mode.value,
+                         "sections": {heading.value: count for heading, count in summary.section_bullets}}
     try:
         composed, checked = _compose_and_check(analysis, options, plan, partition, summary_text, side)
     except ComposeError as exc:

@@ -33,6 +33,7 @@ SUMMARY_BYTES_PER_CHAR: Final = 3  # seed 004 reserves three bytes of output per
 SUMMARY_FIXED_BYTES: Final = 20_000  # and this much for the compact pair's own fields
 MIN_RECENT_BUDGET: Final = 4096  # the seed's floor on the raw tail's byte budget
 PROTECTED_EXCHANGES: Final = 2  # seed 000: the two most recent complete tool exchanges
+LONG_TURN_FACTOR: Final = 2  # a turn keeping more than twice the byte budget raw may be split
 
 
 class PlanOutcome(StrEnum):
@@ -228,38 +229,39 @@ def plan_cut(
         return _plan(
             PlanOutcome.FITS, 0, chain, groups, protected, target, ("whole-chain-fits",), chain_bytes
         )
-    cut = _choose(recs, groups, blocked, target, floor, protected.start, reasons)
+    line_bytes = [index.lengths[line - 1] + 1 for line in chain]
+    suffix_bytes = [0] * (len(chain) + 1)
+    for position in range(len(chain) - 1, -1, -1):
+        suffix_bytes[position] = suffix_bytes[position + 1] + line_bytes[position]
+    cut = _choose(recs, groups, blocked, target, floor, protected.start, suffix_bytes, budget, reasons)
     if cut is None:
         reasons.append("nothing-summarizable-before-protected-round")
         return _plan(PlanOutcome.FITS, 0, chain, groups, protected, target, tuple(reasons), chain_bytes)
     return _plan(PlanOutcome.CUT, cut, chain, groups, protected, target, tuple(reasons), chain_bytes)
 
 
-def _choose(
-    records: list[DecodedRecord],
-    groups: tuple[SemanticGroup, ...],
-    blocked: list[bool],
-    target: int,
-    floor: int,
-    ceiling: int,
-    reasons: list[str],
-) -> int | None:
-    """The latest safe turn start at or before the target; inside one long task, an exchange start."""
-    turn_starts = [
-        g.start for g in groups if floor <= g.start <= min(target, ceiling) and not blocked[g.start]
-    ]
+def _choose(records: list[DecodedRecord], groups: tuple[SemanticGroup, ...], blocked: list[bool],
+            target: int, floor: int, ceiling: int, suffix_bytes: list[int], budget: int,
+            reasons: list[str]) -> int | None:
+    """The latest safe turn start at or before the target; inside one long task, an exchange start.
+
+    A turn start keeps the semantic group whole (seed 001). When the turn holding the target is
+    so long that keeping it whole would keep more than twice the byte budget raw, the cut falls
+    between two completed tool exchanges of that turn instead (seed 000: older completed steps of
+    a long uninterrupted task may be summarized).
+    """
+    limit = min(target, ceiling)
+    turn_starts = [g.start for g in groups if floor <= g.start <= limit and not blocked[g.start]]
+    exchanges = [p for p in range(floor, limit + 1) if not blocked[p] and records[p].is_api
+                 and records[p].type == "assistant"]
+    long_turn = not turn_starts or suffix_bytes[turn_starts[-1]] > LONG_TURN_FACTOR * budget
+    if exchanges and long_turn and (not turn_starts or exchanges[-1] > turn_starts[-1]):
+        reasons.append("cut-inside-long-turn")
+        return exchanges[-1]
     if turn_starts:
         if turn_starts[-1] != target:
             reasons.append("moved-to-turn-start")
         return turn_starts[-1]
-    exchanges = [
-        p
-        for p in range(floor, min(target, ceiling) + 1)
-        if not blocked[p] and records[p].is_api and records[p].type == "assistant"
-    ]
-    if exchanges:
-        reasons.append("cut-inside-long-turn")
-        return exchanges[-1]
     above = [p for p in range(max(floor, target + 1), ceiling + 1) if not blocked[p] and records[p].is_api]
     if floor > target and above:
         reasons.append("moved-after-prior-compact-pair")

@@ -20,7 +20,7 @@ from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
 from pipeline.vocabulary import ChainEnd
 
-__all__ = ["ResumeChain", "claude_code_chain"]
+__all__ = ["ResumeChain", "claude_code_chain", "with_recovered_rows"]
 
 _ROW_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
 _MESSAGE_TYPES: Final = frozenset({"user", "assistant"})
@@ -208,7 +208,21 @@ def claude_code_chain(index: LineIndex, graph: UuidGraph, *, pointer_named: bool
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-loop")
     if trace.end is ChainEnd.MALFORMED_PARENT:
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-malformed-parent")
-    recovered = _recover(view, trace.lines)
-    chain = list(_merge(trace.lines, recovered))
-    chain.extend(_below_leaf(view, leaf, set(chain)))
-    return ResumeChain(leaf, trace.lines, tuple(chain), trace.end, trace.missing_uuid, None)
+    chain = with_recovered_rows(index, graph, trace.lines)
+    return ResumeChain(leaf, trace.lines, chain, trace.end, trace.missing_uuid, None)
+
+
+def with_recovered_rows(index: LineIndex, graph: UuidGraph, walk: tuple[int, ...],
+                        *, below_until: int | None = None) -> tuple[int, ...]:
+    """A parent walk plus what Claude Code pulls back: parallel-call rows, and rows below the leaf.
+
+    `below_until` keeps only rows below the leaf that lie physically before that line (a pointer
+    names the leaf; what was written after it is not part of the selected state).
+    """
+    if not walk:
+        return walk
+    view = _View(index, graph, sidechain=bool(index.record(walk[-1]).sidechain))  # type: ignore[union-attr]
+    chain = list(_merge(walk, _recover(view, walk)))
+    below = _below_leaf(view, walk[-1], set(chain))
+    chain.extend(line for line in below if below_until is None or line < below_until)
+    return tuple(chain)

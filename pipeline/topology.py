@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pipeline.findings import Finding
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
-from pipeline.resume import ResumeChain, claude_code_chain
+from pipeline.resume import ResumeChain, claude_code_chain, with_recovered_rows
 from pipeline.strict import Lineage, StrictVerdict, analyze_lineage, count_inversions, latest_pointer_line, strict_verdict
 from pipeline.vocabulary import ChainEnd, FindingCode, LeafPolicy, LeafSource, Severity, StrictStatus
 
@@ -91,6 +91,9 @@ def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, pol
         return Topology(policy, verdict, verdict.leaf_uuid, None, verdict.leaf_source, (), None, None,
                         frozenset(), verdict.reason, "not-applicable", verdict.lineage, True, tuple(findings))
     chain = verdict.chain
+    if policy is LeafPolicy.AUTO and not verdict.extension_lines:
+        # The pointer names the leaf; the chain around it is built the way Claude Code builds it.
+        chain = with_recovered_rows(index, graph, chain, below_until=verdict.pointer_line)
     if verdict.attachment_inversions:
         findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=verdict.attachment_inversions))
     if verdict.lineage and verdict.lineage.transitions:

@@ -1,0 +1,203 @@
+"""Topology: every strict status of the seed, the auto policy's inference, physical mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from pipeline.graph import build_graph
+from pipeline.index import build_index
+from pipeline.testing import TranscriptBuilder
+from pipeline.topology import Topology, TopologyOptions, resolve_topology
+from pipeline.vocabulary import ChainEnd, LeafPolicy, LeafSource, SourceFormat, StrictStatus
+
+S = "11111111-1111-4111-8111-111111111111"
+
+
+def rec(kind: str, uuid: str | None, parent: Any = None, *, session: str = S, **extra: Any) -> dict[str, Any]:
+    """A minimal record with explicit links (the builder makes realistic ones; these make exact shapes)."""
+    record: dict[str, Any] = {"type": kind}
+    if uuid is not None:
+        record["uuid"] = uuid
+    record["parentUuid"] = parent
+    record["sessionId"] = session
+    if kind == "user":
+        record["message"] = {"role": "user", "content": extra.pop("text", f"prompt {uuid}")}
+    elif kind == "assistant":
+        record["message"] = {"role": "assistant", "id": extra.pop("mid", f"msg-{uuid}"),
+                             "content": extra.pop("content", [{"type": "text", "text": f"answer {uuid}"}])}
+    record.update(extra)
+    return record
+
+
+def pointer(leaf: Any = "MISSING", *, session: str = S, **extra: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {"type": "last-prompt", "lastPrompt": "prompt", "sessionId": session, **extra}
+    if leaf != "MISSING":
+        record["leafUuid"] = leaf
+    return record
+
+
+def resolve(records: list[dict[str, Any]], **options: Any) -> Topology:
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    return resolve_topology(index, build_graph(index), TopologyOptions(**options))
+
+
+LINEAR = [rec("user", "u1"), rec("assistant", "a1", "u1"), rec("user", "u2", "a1"), rec("assistant", "a2", "u2")]
+
+
+@pytest.mark.parametrize(
+    ("records", "status"),
+    [
+        (LINEAR, StrictStatus.ABSENT),
+        ([*LINEAR, pointer(None)], StrictStatus.MALFORMED),
+        ([*LINEAR, pointer(42)], StrictStatus.MALFORMED),
+        ([*LINEAR, pointer()], StrictStatus.MALFORMED),  # text-only pointer, as older versions write
+        ([rec("user", "u1"), rec("assistant", "a1", 7), pointer("a1")], StrictStatus.MALFORMED_PARENT),
+        ([*LINEAR, rec("user", "u1", "a2"), pointer("a2")], StrictStatus.DUPLICATE_UUID),
+        ([rec("user", "u1", "elsewhere"), rec("assistant", "a1", "u1"), pointer("a1")], StrictStatus.DANGLING),
+        ([*LINEAR, pointer("nowhere")], StrictStatus.DANGLING),
+        ([rec("user", "u1", "a1"), rec("assistant", "a1", "u1"), pointer("a1")], StrictStatus.LOOP),
+        ([rec("assistant", "a1", "u1"), rec("user", "u1"), pointer("a1")], StrictStatus.NON_MONOTONIC),
+        ([*LINEAR, pointer("a2", session="22222222-2222-4222-8222-222222222222")], StrictStatus.SESSION_MISMATCH),
+        ([*LINEAR, pointer("a2")], StrictStatus.VALID),
+    ],
+    ids=lambda v: v.value if isinstance(v, StrictStatus) else None,
+)
+def test_strict_statuses(records: list[dict[str, Any]], status: StrictStatus) -> None:
+    topology = resolve(records, policy=LeafPolicy.STRICT)
+    assert topology.strict.status is status
+    assert topology.refused is (status is not StrictStatus.VALID)
+    assert bool(topology.chain) is (status is StrictStatus.VALID)
+
+
+def test_same_session_attachment_inversion_is_the_one_accepted_exception() -> None:
+    records = [rec("user", "u1"), rec("attachment", "t2", "t1"), rec("attachment", "t1", "u1"),
+               rec("assistant", "a1", "t2"), pointer("a1")]
+    topology = resolve(records, policy=LeafPolicy.STRICT)
+    assert topology.strict.status is StrictStatus.VALID
+    assert topology.strict.attachment_inversions == 1
+    assert topology.chain == (1, 3, 2, 4)  # logical parent order, not physical
+
+
+def test_inversion_between_other_types_or_sessions_is_refused() -> None:
+    other = "33333333-3333-4333-8333-333333333333"
+    records = [rec("user", "u1"), rec("attachment", "t2", "t1", session=other), rec("attachment", "t1", "u1"),
+               rec("assistant", "a1", "t2", session=other), pointer("a1", session=other)]
+    assert resolve(records, policy=LeafPolicy.STRICT).strict.status is StrictStatus.NON_MONOTONIC
+
+
+B = "22222222-2222-4222-8222-222222222222"
+
+
+def test_one_way_session_lineage_is_accepted_and_a_return_is_refused() -> None:
+    one_way = [rec("user", "u1"), rec("assistant", "a1", "u1"), rec("user", "u2", "a1", session=B),
+               rec("assistant", "a2", "u2", session=B), pointer("a2", session=B)]
+    accepted = resolve(one_way, policy=LeafPolicy.STRICT)
+    assert accepted.strict.status is StrictStatus.VALID
+    assert accepted.lineage is not None and accepted.lineage.transitions == 1 and accepted.lineage.current_start == 2
+    a_b_a = [*one_way[:4], rec("user", "u3", "a2"), rec("assistant", "a3", "u3"), pointer("a3")]
+    assert resolve(a_b_a, policy=LeafPolicy.STRICT).strict.status is StrictStatus.SESSION_MISMATCH
+
+
+TOOL_LEAF = [rec("user", "u1"), rec("assistant", "a1", "u1", content=[{"type": "tool_use", "id": "t-1", "name": "Read",
+                                                                        "input": {}}])]
+
+
+def result(uuid: str, parent: str, tool: str = "t-1", **extra: Any) -> dict[str, Any]:
+    return rec("user", uuid, parent, text=[{"type": "tool_result", "tool_use_id": tool, "content": "ok"}], **extra)
+
+
+@pytest.mark.parametrize(
+    ("after", "limit", "status"),
+    [
+        ([result("r1", "a1")], 0, StrictStatus.VALID),  # default: records after the pointer are excluded
+        ([result("r1", "a1")], 1, StrictStatus.VALID),
+        ([result("r1", "a1"), rec("assistant", "a9", "r1")], 1, StrictStatus.EXTENSION_LIMIT),
+        ([result("r1", "u1")], 2, StrictStatus.EXTENSION_BRANCH),
+        ([rec("user", "r1", "a1")], 2, StrictStatus.EXTENSION_UNSAFE),  # ordinary conversation
+        ([{"type": "file-history-snapshot", "messageId": "x"}], 2, StrictStatus.EXTENSION_UNSAFE),
+        ([result("r1", "a1", session=B)], 2, StrictStatus.SESSION_MISMATCH),
+        ([result("r1", "a1", tool="t-other")], 2, StrictStatus.EXTENSION_UNSAFE),
+    ],
+)
+def test_post_last_prompt_closure(after: list[dict[str, Any]], limit: int, status: StrictStatus) -> None:
+    topology = resolve([*TOOL_LEAF, pointer("a1"), *after], policy=LeafPolicy.STRICT, max_extension=limit)
+    assert topology.strict.status is status
+    if status is StrictStatus.VALID and limit:
+        assert topology.leaf_uuid == "r1" and topology.leaf_source is LeafSource.POST_LAST_PROMPT_CLOSURE
+        assert topology.chain[-1] == 4
+    elif status is StrictStatus.VALID:
+        assert topology.leaf_uuid == "a1" and 4 not in topology.chain
+
+
+def test_resume_leaf_is_a_manual_override_even_against_the_pointer() -> None:
+    topology = resolve([*LINEAR, pointer("a2")], policy=LeafPolicy.STRICT, resume_leaf="a1")
+    assert topology.strict.status is StrictStatus.VALID
+    assert topology.leaf_source is LeafSource.MANUAL_OVERRIDE and topology.chain == (1, 2)
+
+
+def test_auto_uses_the_pointer_leaf_when_there_is_one() -> None:
+    branch = [*LINEAR, rec("user", "u3", "a1"), rec("assistant", "a3", "u3"), pointer("a2")]
+    topology = resolve(branch)
+    assert topology.leaf_source is LeafSource.LAST_PROMPT and topology.leaf_uuid == "a2"
+    assert topology.chain == (1, 2, 3, 4)
+
+
+def test_auto_infers_the_last_conversation_row_without_a_pointer() -> None:
+    # A rewind: the newest branch is written last and wins, whatever the other branch's timestamps.
+    branch = [*LINEAR, rec("user", "u3", "a1", timestamp="2020-01-01T00:00:00Z"), rec("assistant", "a3", "u3")]
+    topology = resolve(branch)
+    assert topology.leaf_source is LeafSource.NEWEST_LEAF and topology.leaf_uuid == "a3"
+    assert topology.chain == (1, 2, 5, 6)
+    assert topology.strict.status is StrictStatus.ABSENT  # the strict verdict is still computed
+
+
+def test_auto_walks_up_from_trailing_system_rows_and_keeps_them() -> None:
+    records = [*LINEAR, rec("system", "s1", "a2", subtype="turn_duration"), pointer()]
+    topology = resolve(records)
+    assert topology.leaf_uuid == "a2"
+    assert topology.chain == (1, 2, 3, 4, 5)
+
+
+def test_auto_reports_an_external_parent_without_refusing() -> None:
+    topology = resolve([rec("user", "u1", "in-the-parent-session"), rec("assistant", "a1", "u1")])
+    assert not topology.refused
+    assert topology.chain_end is ChainEnd.EXTERNAL_PARENT and topology.external_parent == "in-the-parent-session"
+
+
+def test_auto_stops_at_a_compact_boundary_and_reports_history_before_it() -> None:
+    builder = TranscriptBuilder(seed=3)
+    builder.user("first task")
+    builder.assistant(builder.text("done"))
+    builder.compact("summary of the first task")
+    builder.user("second task")
+    builder.assistant(builder.text("also done"))
+    data = builder.to_bytes()
+    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    topology = resolve_topology(index, build_graph(index), TopologyOptions())
+    root = index.record(topology.chain[0])
+    assert root is not None and root.compact_boundary
+    assert topology.chain_end is ChainEnd.COMPACT_BOUNDARY
+    assert topology.pre_compaction and min(topology.pre_compaction) < topology.chain[0]
+
+
+def test_auto_recovers_parallel_tool_calls_hanging_off_the_walk() -> None:
+    builder = TranscriptBuilder(seed=5)
+    builder.user("look at two files")
+    builder.parallel_tool_calls([("Read", {"file_path": "/a"}, "A"), ("Read", {"file_path": "/b"}, "B")])
+    builder.assistant(builder.text("both read"))
+    data = builder.to_bytes()
+    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    topology = resolve_topology(index, build_graph(index), TopologyOptions())
+    on_chain_results = [r.tool_results for line in topology.chain if (r := index.record(line)) and r.tool_results]
+    assert len(on_chain_results) == 2  # the walk passes one result; the other is recovered
+
+
+def test_physical_policy_keeps_every_record_and_says_it_has_no_isolation() -> None:
+    branch = [*LINEAR, rec("user", "u3", "a1"), rec("assistant", "a3", "u3"), pointer("a2")]
+    topology = resolve(branch, policy=LeafPolicy.PHYSICAL)
+    assert not topology.branch_isolation and topology.leaf_source is LeafSource.PHYSICAL_TAIL
+    assert topology.chain == tuple(range(1, 8))
