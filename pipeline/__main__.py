@@ -4,4 +4,6 @@ import sys
 
 from pipeline.cli import main
 
-sys.exit(main())
+# Worker processes re-import the main module; only a real run may start the command.
+if __name__ == "__main__":
+    sys.exit(main())

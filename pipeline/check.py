@@ -49,14 +49,20 @@ def contract_messages(data: bytes, index: LineIndex, chain: Sequence[int], *, fr
     messages: list[ContractMessage] = []
     start = chain.index(from_line) if from_line in chain else 0
     for message in api_messages(index, tuple(chain[start:])):
-        texts = []
-        checkpoint = False
-        for line in message.lines:
-            _, text, summary = message_text(index.raw_line(data, line))
-            checkpoint = checkpoint or summary
-            if text:
-                texts.append(text)
-        messages.append(ContractMessage(message.role, "\n".join(texts), message.uses, message.results, checkpoint))
+        # User records stay apart (a prompt is judged on its own text); assistant fragments merge.
+        groups = [(line,) for line in message.lines] if message.role == "user" else [message.lines]
+        for lines in groups:
+            texts, checkpoint, uses, results = [], False, [], []
+            for line in lines:
+                _, text, summary = message_text(index.raw_line(data, line))
+                record = index.record(line)
+                assert record is not None
+                checkpoint = checkpoint or summary
+                uses.extend(record.tool_uses)
+                results.extend(record.tool_results)
+                if text:
+                    texts.append(text)
+            messages.append(ContractMessage(message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint))
     return messages
 
 

@@ -22,8 +22,9 @@ from pipeline.findings import Finding
 from pipeline.partition import Partition, partition_lines, select_snapshots
 from pipeline.plan import CutOptions, Plan, PlanOutcome, plan_cut
 from pipeline.publish import write_bytes_atomic
-from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report, line_set_report
-from pipeline.summarize import SummaryOptions, extract_evidence, write_summary
+from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report, line_set_report, peak_rss_mb
+from pipeline.formats.claude_code import message_text
+from pipeline.summarize import SummaryOptions, SummaryResult, extract_evidence, write_summary
 from pipeline.sweep import chain_tokens, strict_report
 from pipeline.tokens.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.topology import TopologyOptions
@@ -100,6 +101,28 @@ def _summary_options(options: CompressOptions) -> SummaryOptions:
                           **dict(options.summary_limits))
 
 
+def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult:
+    try:
+        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
+        return write_summary(evidence, _summary_options(options))
+    except CompactionError as exc:
+        raise _Stop(SessionStatus.REFUSED, f"summary-{type(exc).__name__}") from exc
+
+
+def _instructions_carried(analysis: Analysis, plan: Plan, summary_text: str) -> bool:
+    """Whether every protected instruction that falls in the summarized part appears in it verbatim."""
+    summarized = set(plan.summary_lines)
+    wanted = [line for line in plan.protected.user_lines if line in summarized]
+    if not wanted:
+        return True
+    flat = " ".join(summary_text.split())
+    for line in wanted:
+        _, text, _ = message_text(analysis.index.raw_line(analysis.source.data, line))
+        if " ".join(text.split()) not in flat:
+            return False
+    return True
+
+
 def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens: int) -> dict[str, Any]:
     topology = analysis.topology
     return {
@@ -173,7 +196,8 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Sessio
         report["reasons"] = list(stop.reasons)
     report["status"] = status.value
     report.update(findings_report(findings))
-    report["timing_ms"] = {"total": round((time.perf_counter() - started) * 1000, 2)}
+    report["timing_ms"] = {"total": round((time.perf_counter() - started) * 1000, 2),
+                           "worker_peak_rss_mb": peak_rss_mb()}
     return SessionOutcome(label, status, report)
 
 
@@ -182,9 +206,15 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
     report["tokens"] = {"estimator": "seed", "active_chain": chain_tokens(index, topology.chain)}
     _gate(analysis, options)
     lineage_start = topology.lineage.current_start if topology.lineage and topology.lineage.transitions else 0
-    plan = plan_cut(index, topology.chain, CutOptions(options.target_ratio, options.target_tokens,
-                                                      options.min_recent_records, options.summary_char_budget),
-                    lineage_start=lineage_start)
+    cut_options = CutOptions(options.target_ratio, options.target_tokens, options.min_recent_records,
+                             options.summary_char_budget)
+    plan = plan_cut(index, topology.chain, cut_options, lineage_start=lineage_start)
+    summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
+    if summary is not None and not _instructions_carried(analysis, plan, summary.text):
+        # The protected round's instruction would be summarized but is not carried verbatim
+        # (a slash command, an over-long prompt): keep that whole turn raw instead.
+        plan = plan_cut(index, topology.chain, cut_options, lineage_start=lineage_start, keep_protected_turn=True)
+        summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
     report["plan"] = {"outcome": plan.outcome.value, "cut_position": plan.cut, "target_position": plan.target,
                       "protected_start": plan.protected.start, "groups": len(plan.groups),
                       "reasons": list(plan.reasons), "summarized_records": len(plan.summary_lines),
@@ -197,11 +227,7 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
     report["partition"] = partition.to_report()
     report["chain"] = {"records": len(topology.chain), "lines": line_set_report(topology.chain),
                        "excluded": excluded_breakdown(index, analysis.graph, topology)}
-    try:
-        evidence = extract_evidence(data, index, plan.summary_lines)
-        summary = write_summary(evidence, _summary_options(options))
-    except CompactionError as exc:
-        raise _Stop(SessionStatus.REFUSED, f"summary-{getattr(exc, 'code', type(exc).__name__)}") from exc
+    assert summary is not None
     summary_text = f"{SUMMARY_PREAMBLE}\n\n{summary.text}"
     before = chain_tokens(index, topology.chain)
     after = chain_tokens(index, plan.raw_lines) + estimate_text(summary_text) + 2 * RECORD_ALLOWANCE

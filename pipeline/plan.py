@@ -203,8 +203,13 @@ def plan_cut(
     options: CutOptions,
     *,
     lineage_start: int = 0,
+    keep_protected_turn: bool = False,
 ) -> Plan:
-    """Choose the cut for an active chain (root-to-leaf lines)."""
+    """Choose the cut for an active chain (root-to-leaf lines).
+
+    `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
+    instruction cannot be carried verbatim by the summary.
+    """
     records = [index.record(line) for line in chain]
     assert all(record is not None for record in records)
     recs: list[DecodedRecord] = records  # type: ignore[assignment]
@@ -233,7 +238,10 @@ def plan_cut(
     suffix_bytes = [0] * (len(chain) + 1)
     for position in range(len(chain) - 1, -1, -1):
         suffix_bytes[position] = suffix_bytes[position + 1] + line_bytes[position]
-    cut = _choose(recs, groups, blocked, target, floor, protected.start, suffix_bytes, budget, reasons)
+    ceiling = protected.group_start if keep_protected_turn else protected.start
+    if keep_protected_turn:
+        reasons.append("protected-turn-kept-whole")
+    cut = _choose(recs, groups, blocked, min(target, ceiling), floor, ceiling, suffix_bytes, budget, reasons)
     if cut is None:
         reasons.append("nothing-summarizable-before-protected-round")
         return _plan(PlanOutcome.FITS, 0, chain, groups, protected, target, tuple(reasons), chain_bytes)

@@ -6,6 +6,8 @@ renderers are pure; writing the files is `publish.write_json_atomic`'s job.
 
 from __future__ import annotations
 
+import resource
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from pipeline.vocabulary import FindingCode, SessionStatus, Severity
 
 __all__ = [
     "FINDINGS_PER_CODE",
+    "peak_rss_mb",
     "SESSION_SCHEMA",
     "SUMMARY_SCHEMA",
     "SessionOutcome",
@@ -43,6 +46,12 @@ class SessionOutcome:
     def failed(self) -> bool:
         """Whether this session makes the run exit non-zero."""
         return self.status.is_failure
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (benchmarks read it from reports)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024, 1)
 
 
 def session_status(findings: Iterable[Finding], *, refused: bool) -> SessionStatus:

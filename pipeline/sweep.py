@@ -18,7 +18,14 @@ from pipeline.analysis import Analysis, analyze, excluded_breakdown, leaf_report
 from pipeline.findings import Finding
 from pipeline.index import LineIndex
 from pipeline.partition import partition_lines, select_snapshots
-from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report, line_set_report, session_status
+from pipeline.report import (
+    SESSION_SCHEMA,
+    SessionOutcome,
+    findings_report,
+    line_set_report,
+    peak_rss_mb,
+    session_status,
+)
 from pipeline.topology import TopologyOptions
 from pipeline.validate import validate
 from pipeline.vocabulary import CheckpointPolicy, FindingCode, LeafPolicy, SessionStatus, Severity
@@ -96,6 +103,7 @@ def sweep_session(path: Path, label: str, options: SweepOptions) -> SessionOutco
         "timing_ms": {
             "analyze": round((analyzed - started) * 1000, 2),
             "total": round((time.perf_counter() - started) * 1000, 2),
+            "worker_peak_rss_mb": peak_rss_mb(),
         },
     }
     return SessionOutcome(label, status, report)
