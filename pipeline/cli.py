@@ -171,8 +171,8 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
     out = args.out.resolve()
     if any(part.lower() == ".claude" for part in out.parts):
         raise UsageError("--out must be outside any .claude directory: candidates never go into the live tree")
-    for root in {session.root.resolve() for session in sessions}:
-        if out == root or root in out.parents or out in root.parents:
+    for root in {path.resolve() for path in (args.paths or default_roots())}:
+        if root.is_dir() and (out == root or root in out.parents or out in root.parents):
             raise UsageError(f"--out must be apart from the session root {root} (neither inside nor around it)")
 
 
