@@ -1,0 +1,280 @@
+"""A loopback fake of the Anthropic Messages API, for running real clients (Claude Code) offline.
+
+`FakeAnthropic` serves HTTP on 127.0.0.1 at an ephemeral port from a background thread, records
+every request, and answers `POST /v1/messages` with a minimal valid reply (streamed as server-sent
+events when the request asks for `stream`, one JSON document otherwise), so a client completes
+its turn. `POST /v1/messages/count_tokens` gets a token count, any other path an empty JSON
+object. Queued `Fault`s replace the next message replies: HTTP 429 with `retry-after`, 500, 529,
+or a plain reply held back for a while. Standard library only, so it ships with the package::
+
+    with FakeAnthropic(faults=[Fault.rate_limited(retry_after=0)]) as api:
+        run_client(base_url=api.base_url)
+        body = api.message_requests[-1].body
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Final
+
+__all__ = ["FakeAnthropic", "Fault", "RecordedRequest"]
+
+MESSAGES_PATH: Final = "/v1/messages"
+COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
+FAKE_MESSAGE_ID: Final = "msg_fake_0001"
+# Error types of the API's error envelope, by status (what clients key their retry logic on).
+_ERROR_TYPES: Final = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+# How long `stop()` waits for the serving thread to wind down.
+_SHUTDOWN_SECONDS: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One injected deviation for the next message request: an error status, a delay, or both.
+
+    `status` 200 with a `delay` is a slow but valid reply; any other status answers with the API's
+    error envelope (and `retry-after` when given) after the delay.
+    """
+
+    status: int = 200
+    delay: float = 0.0
+    retry_after: float | None = None
+
+    @classmethod
+    def rate_limited(cls, retry_after: float = 0.0) -> Fault:
+        """HTTP 429 with a `retry-after` header (seconds)."""
+        return cls(status=429, retry_after=retry_after)
+
+    @classmethod
+    def server_error(cls) -> Fault:
+        """HTTP 500, an `api_error`."""
+        return cls(status=500)
+
+    @classmethod
+    def overloaded(cls) -> Fault:
+        """HTTP 529, an `overloaded_error`."""
+        return cls(status=529)
+
+    @classmethod
+    def slow(cls, seconds: float) -> Fault:
+        """A valid reply held back for `seconds`."""
+        return cls(delay=seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as received: method, path (with query), headers, raw body and parsed JSON body."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    raw: bytes
+    body: Any = field(default=None)
+    fault: Fault | None = None
+
+    @property
+    def is_message(self) -> bool:
+        """A Messages API call (`POST /v1/messages`, not `count_tokens`)."""
+        route = self.path.split("?", 1)[0].rstrip("/")
+        return self.method == "POST" and route == MESSAGES_PATH
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header, case-insensitively."""
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key.lower() == wanted), None)
+
+
+class FakeAnthropic:
+    """A context manager running the fake server; `.base_url` and `.requests` while it runs."""
+
+    def __init__(self, *, reply_text: str = "ok", faults: Iterable[Fault] = ()) -> None:
+        self.reply_text = reply_text
+        self._faults: deque[Fault] = deque(faults)
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> FakeAnthropic:
+        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
+        if self._server is not None:
+            return self
+        server = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; recorded requests stay readable."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(_SHUTDOWN_SECONDS)
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.stop()
+
+    # inspection and control ----------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL`."""
+        if self._server is None:
+            raise RuntimeError("FakeAnthropic is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return tuple(self._requests)
+
+    @property
+    def message_requests(self) -> tuple[RecordedRequest, ...]:
+        """The Messages API calls among `requests`."""
+        return tuple(request for request in self.requests if request.is_message)
+
+    def inject(self, *faults: Fault) -> None:
+        """Queue faults for the next message requests, one each, after those already queued."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    # used by the handler -------------------------------------------------------------------
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self._faults.popleft() if self._faults else None
+
+
+class _Server(ThreadingHTTPServer):
+    """Request threads never block shutdown; a client hanging up mid-reply is not an error."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def _message(model: str, content: list[dict[str, Any]], stop_reason: str | None) -> dict[str, Any]:
+    return {
+        "id": FAKE_MESSAGE_ID, "type": "message", "role": "assistant", "model": model, "content": content,
+        "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+def _stream_events(model: str, text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The event sequence of a one-text-block streamed reply."""
+    return [
+        ("message_start", {"type": "message_start", "message": _message(model, [], None)}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": text}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"output_tokens": 1}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
+def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    """A handler class bound to one fake (the server instantiates it per request)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "FakeAnthropic/1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Silent: tests read `.requests`, not stderr."""
+
+        def do_GET(self) -> None:
+            self._record(b"", None)
+            self._json(200, {"data": [], "has_more": False} if self.path.startswith("/v1/models") else {})
+
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            route = self.path.split("?", 1)[0].rstrip("/")
+            fault = fake._next_fault() if route == MESSAGES_PATH else None
+            self._record(raw, body, fault)
+            if route == COUNT_TOKENS_PATH:
+                self._json(200, {"input_tokens": 10})
+            elif route != MESSAGES_PATH:
+                self._json(200, {})
+            else:
+                self._reply(body if isinstance(body, dict) else {}, fault)
+
+        def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
+            headers = tuple(self.headers.items())
+            fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
+
+        def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:
+            if fault is not None and fault.delay > 0:
+                time.sleep(fault.delay)
+            if fault is not None and fault.status != 200:
+                kind = _ERROR_TYPES.get(fault.status, "api_error")
+                extra = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+                error = {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
+                self._json(fault.status, error, extra)
+                return
+            model = str(body.get("model") or "claude-fake")
+            if body.get("stream"):
+                self._stream(model)
+            else:
+                self._json(200, _message(model, [{"type": "text", "text": fake.reply_text}], "end_turn"))
+
+        def _stream(self, model: str) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.end_headers()
+            for event, data in _stream_events(model, fake.reply_text):
+                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+
+        def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", "req_fake")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

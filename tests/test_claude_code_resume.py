@@ -1,0 +1,226 @@
+"""Real Claude Code 2.1.332, resuming offline against a fake API, sends exactly the golden context.
+
+(a) Resuming an original corpus file reproduces its golden context block for block. (b) Resuming
+the candidate `compaction compress` wrote for a corpus file gives the compact summary as a user
+text followed by a suffix of the source's golden context: compaction changed how much history
+the model sees, never what the recent part means.
+
+The model is pinned per file to the one the golden run used (`recorded_model`), because Claude
+Code otherwise restores the session's model only while it is not retired, judged on the day of the
+run; the model decides which thinking blocks are sent. Nothing here is skipped: without Claude
+Code the tests fail and say how to install it. Deselect with `-m "not claude_code"` on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from pipeline.testing.claude_code import (
+    CLAUDE_CODE_VERSION,
+    TEXT_PREFIX_CHARS,
+    ContextBlock,
+    ResumeResult,
+    find_claude_code,
+    installed_version,
+    recorded_model,
+    resume_transcript,
+)
+
+pytestmark = pytest.mark.claude_code
+
+# Resumes run concurrently; each is one Claude Code process (~1 core for 10-20 s) plus a fake API.
+WORKERS = 3
+COMPRESS_TIMEOUT_SECONDS = 240
+
+# Behaviour covered -> original corpus file.
+ORIGINALS = {
+    "parallel-tool-calls": "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_"
+                           "-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+    "compact-boundary": "codemie-ai__codemie-code__tests_integration_session_fixtures_session-624a4a58.jsonl",
+    "local-command-ending": "iansherr__claude-code-log__test_test_data_real_projects_-experiments-ideas_"
+                            "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+    "subagent-refused": "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_"
+                        "subagents_agent-acompact-e1f845.jsonl",
+    "sonnet-thinking-dropped": "codemie-ai__codemie-code__tests_integration_session_fixtures_"
+                               "session-9eda1058.jsonl",
+    "unanswered-trailing-call": "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___"
+                                "task_sdk.jsonl",
+    "opus-4-5-thinking-kept": "jimmc414__cctrace__.claude-sessions_phase0-investigation_raw_messages.jsonl",
+}
+# Behaviour covered -> corpus file compressed, then resumed.
+COMPRESSED = {
+    "interrupted-turn": "marot__spotter__test_fixtures_transcripts_tool_heavy.jsonl",
+    "parallel-tool-calls": ORIGINALS["parallel-tool-calls"],
+    "unanswered-trailing-call": ORIGINALS["unanswered-trailing-call"],
+}
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Golden:
+    """One golden entry: did Claude Code resume the file, and the context it sent."""
+
+    resumed: bool
+    context: tuple[ContextBlock, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRun:
+    """A compressed candidate, its compact summary text, and what resuming it sent."""
+
+    candidate: Path
+    summary: str
+    result: ResumeResult
+
+
+def in_parallel(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """Map over a small thread pool (each item waits on a subprocess, so threads suffice)."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return list(pool.map(work, items))
+
+
+def describe(actual: Sequence[ContextBlock], expected: Sequence[ContextBlock]) -> str:
+    """Lengths and a window around the first difference, for assertion messages."""
+    first = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
+                 min(len(actual), len(expected)))
+    lines = [f"{len(actual)} blocks sent, {len(expected)} expected; first difference at {first}"]
+    for i in range(max(0, first - 2), first + 3):
+        got = actual[i] if i < len(actual) else None
+        want = expected[i] if i < len(expected) else None
+        lines.append(f"  {i}: sent     {got}\n  {i}: expected {want}")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="session")
+def claude_code() -> Path:
+    """The pinned Claude Code executable; a clear failure, never a skip, when it is missing."""
+    executable = find_claude_code()
+    if executable is None:
+        pytest.fail(f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code "
+                    "(or set COMPACTION_CLAUDE_CODE to an executable or npm prefix)", pytrace=False)
+    version = installed_version(executable)
+    if version != CLAUDE_CODE_VERSION:
+        pytest.fail(f"{executable} is Claude Code {version}, the golden file needs {CLAUDE_CODE_VERSION}: "
+                    "run scripts/install-claude-code", pytrace=False)
+    return executable
+
+
+@pytest.fixture(scope="session")
+def golden(golden_dir: Path) -> dict[str, Golden]:
+    """The golden resume file, by corpus file name."""
+    lines = (golden_dir / "claude_code_resume.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    return {e["file"]: Golden(e["resumed"], tuple(ContextBlock.from_golden(b) for b in e["context"]))
+            for e in entries}
+
+
+def pinned_model(source: Path, golden: dict[str, Golden]) -> str:
+    """The model the golden run of `source` used (fixed, whatever the date of this run)."""
+    return recorded_model(source, golden[source.name].context)
+
+
+@pytest.fixture(scope="module")
+def original_resumes(claude_code: Path, corpus_files: Path,
+                     golden: dict[str, Golden]) -> dict[str, ResumeResult]:
+    """Every file of ORIGINALS resumed once, concurrently."""
+
+    def resume(name: str) -> ResumeResult:
+        source = corpus_files / name
+        return resume_transcript(source, executable=claude_code, model=pinned_model(source, golden))
+
+    names = sorted(set(ORIGINALS.values()))
+    return dict(zip(names, in_parallel(resume, names), strict=True))
+
+
+@pytest.mark.parametrize("case", sorted(ORIGINALS))
+def test_resuming_the_original_gives_the_golden_context(case: str, original_resumes: dict[str, ResumeResult],
+                                                       golden: dict[str, Golden], corpus_files: Path) -> None:
+    """Claude Code sends exactly the recorded context (or refuses exactly the refused files)."""
+    name = ORIGINALS[case]
+    result, expected = original_resumes[name], golden[name]
+    assert result.resumed == expected.resumed, (result.returncode, result.stderr[-500:])
+    if not expected.resumed:
+        assert result.refused, result.stdout[-300:] + result.stderr[-300:]
+        return
+    assert result.returncode == 0, result.stderr[-500:]
+    assert result.model == pinned_model(corpus_files / name, golden), "ANTHROPIC_MODEL was not honoured"
+    assert result.context == expected.context, describe(result.context, expected.context)
+
+
+def compaction_command() -> list[str]:
+    """The `compaction` console script beside this interpreter, else `python -m pipeline`."""
+    script = Path(sys.executable).with_name("compaction")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "pipeline"]
+
+
+def compact_summary(candidate: Path) -> str:
+    """The text of the candidate's (last) compact summary row."""
+    summary = None
+    for line in candidate.read_text(encoding="utf-8").splitlines():
+        row: Any = json.loads(line)
+        if isinstance(row, dict) and row.get("isCompactSummary"):
+            content = row["message"]["content"]
+            summary = content if isinstance(content, str) else next(
+                b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
+    assert summary is not None, f"{candidate.name}: no compact summary row"
+    return summary
+
+
+def compress(source: Path, out: Path) -> Path:
+    """Run `compaction compress` on one corpus file; the candidate it wrote."""
+    done = subprocess.run(
+        [*compaction_command(), "compress", str(source), "--out", str(out),
+         "--min-tokens", "0", "--jobs", "1", "--quiet"],
+        capture_output=True, text=True, timeout=COMPRESS_TIMEOUT_SECONDS, check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert done.returncode == 0, f"compress {source.name}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    candidates = [path for path in out.rglob("*.jsonl") if path.is_file()]
+    summary = out / "summary.json"
+    statuses = summary.read_text()[:800] if summary.is_file() else "no summary.json"
+    assert len(candidates) == 1, f"{source.name}: expected one candidate, found {candidates}; {statuses}"
+    return candidates[0]
+
+
+@pytest.fixture(scope="module")
+def candidate_resumes(claude_code: Path, corpus_files: Path, golden: dict[str, Golden],
+                      tmp_path_factory: pytest.TempPathFactory) -> dict[str, CandidateRun]:
+    """Every file of COMPRESSED compressed and its candidate resumed, concurrently."""
+    root = tmp_path_factory.mktemp("compressed")
+
+    def run(case: str) -> CandidateRun:
+        source = corpus_files / COMPRESSED[case]
+        candidate = compress(source, Path(tempfile.mkdtemp(prefix=f"{case}-", dir=root)))
+        result = resume_transcript(candidate, executable=claude_code, model=pinned_model(source, golden))
+        return CandidateRun(candidate, compact_summary(candidate), result)
+
+    cases = sorted(COMPRESSED)
+    return dict(zip(cases, in_parallel(run, cases), strict=True))
+
+
+@pytest.mark.after_compression
+@pytest.mark.parametrize("case", sorted(COMPRESSED))
+def test_resuming_a_candidate_gives_the_summary_then_a_golden_suffix(
+        case: str, candidate_resumes: dict[str, CandidateRun], golden: dict[str, Golden]) -> None:
+    """The compact summary comes first, as a user text; what follows is the end of the source's context."""
+    run, expected = candidate_resumes[case], golden[COMPRESSED[case]].context
+    result = run.result
+    assert result.resumed, f"candidate not resumed (exit {result.returncode}): {result.stderr[-500:]}"
+    assert result.context, "empty context"
+    head, tail = result.context[0], result.context[1:]
+    assert head == ContextBlock("user", "text", run.summary[:TEXT_PREFIX_CHARS], None), head
+    suffix = expected[len(expected) - len(tail):] if len(tail) <= len(expected) else ()
+    assert tail == suffix, describe(tail, suffix)
