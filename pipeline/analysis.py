@@ -47,8 +47,9 @@ class Analysis:
         return SessionKind.MAIN
 
 
-def session_block(label: str, source: SourceBytes, index: LineIndex | None, fmt: SourceFormat,
-                  kind: SessionKind | None) -> dict[str, Any]:
+def session_block(
+    label: str, source: SourceBytes, index: LineIndex | None, fmt: SourceFormat, kind: SessionKind | None
+) -> dict[str, Any]:
     """The report's `session` section."""
     versions = sorted({r.version for r in index.records if r is not None and r.version}) if index else []
     return {
@@ -56,16 +57,24 @@ def session_block(label: str, source: SourceBytes, index: LineIndex | None, fmt:
         "kind": kind.value if kind else None,
         "sha256": source.sha256,
         "bytes": source.size,
-        "lines": len(index) if index is not None else source.data.count(b"\n") + (not source.data.endswith(b"\n")),
+        "lines": len(index)
+        if index is not None
+        else source.data.count(b"\n") + (not source.data.endswith(b"\n")),
         "format": fmt.value,
         "client_versions": versions,
     }
 
 
-def _early(label: str, command: str, status: SessionStatus, finding: Finding,
-           session: dict[str, Any]) -> SessionOutcome:
-    report = {"schema": SESSION_SCHEMA, "command": command, "session": session, "status": status.value,
-              **findings_report([finding])}
+def _early(
+    label: str, command: str, status: SessionStatus, finding: Finding, session: dict[str, Any]
+) -> SessionOutcome:
+    report = {
+        "schema": SESSION_SCHEMA,
+        "command": command,
+        "session": session,
+        "status": status.value,
+        **findings_report([finding]),
+    }
     return SessionOutcome(label, status, report)
 
 
@@ -79,8 +88,13 @@ def analyze(path: Path, label: str, options: TopologyOptions, *, command: str) -
     fmt = detect_format(source.data)
     if fmt not in (SourceFormat.CLAUDE_CODE, SourceFormat.EMPTY):
         finding = Finding(FindingCode.UNSUPPORTED_FORMAT, Severity.INFO, ids=(fmt.value,))
-        return _early(label, command, SessionStatus.UNSUPPORTED_FORMAT, finding,
-                      session_block(label, source, None, fmt, None))
+        return _early(
+            label,
+            command,
+            SessionStatus.UNSUPPORTED_FORMAT,
+            finding,
+            session_block(label, source, None, fmt, None),
+        )
     index = build_index(source.data, fmt)
     graph = build_graph(index)
     topology = resolve_topology(index, graph, options)

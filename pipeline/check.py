@@ -43,8 +43,9 @@ class CandidateCheck:
         return not self.failures
 
 
-def contract_messages(data: bytes, index: LineIndex, chain: Sequence[int], *, from_line: int | None = None
-                      ) -> list[ContractMessage]:
+def contract_messages(
+    data: bytes, index: LineIndex, chain: Sequence[int], *, from_line: int | None = None
+) -> list[ContractMessage]:
     """API messages of a chain as contract values (texts read by offset, from `from_line` on)."""
     messages: list[ContractMessage] = []
     start = chain.index(from_line) if from_line in chain else 0
@@ -52,7 +53,10 @@ def contract_messages(data: bytes, index: LineIndex, chain: Sequence[int], *, fr
         # User records stay apart (a prompt is judged on its own text); assistant fragments merge.
         groups = [(line,) for line in message.lines] if message.role == "user" else [message.lines]
         for lines in groups:
-            texts, checkpoint, uses, results = [], False, [], []
+            texts: list[str] = []
+            uses: list[str] = []
+            results: list[str] = []
+            checkpoint = False
             for line in lines:
                 _, text, summary = message_text(index.raw_line(data, line))
                 record = index.record(line)
@@ -62,7 +66,9 @@ def contract_messages(data: bytes, index: LineIndex, chain: Sequence[int], *, fr
                 results.extend(record.tool_results)
                 if text:
                     texts.append(text)
-            messages.append(ContractMessage(message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint))
+            messages.append(
+                ContractMessage(message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint)
+            )
     return messages
 
 

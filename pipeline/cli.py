@@ -45,37 +45,62 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                        help="session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)")
-    parser.add_argument("--report-dir", type=Path, help="where reports go (default: a fresh directory here, printed)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
+    parser.add_argument(
+        "--report-dir", type=Path, help="where reports go (default: a fresh directory here, printed)"
+    )
     parser.add_argument("--jobs", type=int, help="worker processes (default: the core count)")
     parser.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
-    parser.add_argument("--log-format", choices=("console", "json"), help="log lines on stderr (default: console)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or table; warnings and errors only")
+    parser.add_argument(
+        "--log-format", choices=("console", "json"), help="log lines on stderr (default: console)"
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar or table; warnings and errors only"
+    )
 
 
 def _topology(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--leaf-policy", choices=[p.value for p in LeafPolicy],
-                        help="auto (default): strict where the last pointer names a leaf, else Claude Code's "
-                             "inference; strict: the seed's rules only; physical: physical tail, no branch isolation")
+    parser.add_argument(
+        "--leaf-policy",
+        choices=[p.value for p in LeafPolicy],
+        help="auto (default): strict where the last pointer names a leaf, else Claude Code's "
+        "inference; strict: the seed's rules only; physical: physical tail, no branch isolation",
+    )
     parser.add_argument("--resume-leaf", metavar="UUID", help="resume from this leaf (one session only)")
-    parser.add_argument("--max-post-last-prompt-extension", type=int, metavar="N",
-                        help="accept up to N tool-result records after the last pointer (default 0)")
-    parser.add_argument("--checkpoint-policy", choices=[p.value for p in CheckpointPolicy],
-                        help="which file-history snapshots travel with kept records")
-    parser.add_argument("--max-file-history-snapshots", type=int, metavar="N", help="keep at most N snapshots")
+    parser.add_argument(
+        "--max-post-last-prompt-extension",
+        type=int,
+        metavar="N",
+        help="accept up to N tool-result records after the last pointer (default 0)",
+    )
+    parser.add_argument(
+        "--checkpoint-policy",
+        choices=[p.value for p in CheckpointPolicy],
+        help="which file-history snapshots travel with kept records",
+    )
+    parser.add_argument(
+        "--max-file-history-snapshots", type=int, metavar="N", help="keep at most N snapshots"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser with one subcommand per job."""
-    parser = _Parser(prog="compaction", description="Validate and compact coding-agent session transcripts offline.")
+    parser = _Parser(
+        prog="compaction", description="Validate and compact coding-agent session transcripts offline."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     validate = commands.add_parser(
         "validate",
         help="sweep sessions: read, select the active branch, partition every line, validate",
         description="Validate every session under the given roots and write one JSON report per session "
-                    "plus summary.json. Nothing is modified.",
+        "plus summary.json. Nothing is modified.",
     )
     _common(validate)
     _topology(validate)
@@ -83,25 +108,51 @@ def build_parser() -> argparse.ArgumentParser:
         "compress",
         help="write a compacted candidate for every session that needs one (sources are never touched)",
         description="Plan a cut per session, summarize the older turns, keep the recent tail byte-for-byte, "
-                    "check the result and write it under --out, mirroring the input layout, with one JSON "
-                    "report per session and summary.json.",
+        "check the result and write it under --out, mirroring the input layout, with one JSON "
+        "report per session and summary.json.",
     )
     _common(compress)
     _topology(compress)
     compress.add_argument("--out", type=Path, required=True, help="directory for candidates and reports")
-    compress.add_argument("--summarizer", choices=("deterministic",), help="who writes the summary "
-                          "(deterministic: embedded, no network or key)")
-    compress.add_argument("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
-    compress.add_argument("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
-    compress.add_argument("--target-estimated-tokens", type=int, metavar="N",
-                          help="hard gate on the candidate's seed-estimated tokens")
-    compress.add_argument("--min-recent-records", type=int, metavar="N", help="recent records kept raw at least")
-    compress.add_argument("--summary-char-budget", type=int, metavar="N",
-                          help="maximum summary characters (at least 4000); exceeding it refuses the session")
-    compress.add_argument("--preserve-prior-summaries-verbatim", action="store_true", default=None,
-                          help="copy prior compact summaries verbatim into the new one (budget x1.5)")
-    compress.add_argument("--anchor", action="append", metavar="TEXT", default=[],
-                          help="text that must survive compaction (repeatable)")
+    compress.add_argument(
+        "--summarizer",
+        choices=("deterministic",),
+        help="who writes the summary (deterministic: embedded, no network or key)",
+    )
+    compress.add_argument(
+        "--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller"
+    )
+    compress.add_argument(
+        "--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for"
+    )
+    compress.add_argument(
+        "--target-estimated-tokens",
+        type=int,
+        metavar="N",
+        help="hard gate on the candidate's seed-estimated tokens",
+    )
+    compress.add_argument(
+        "--min-recent-records", type=int, metavar="N", help="recent records kept raw at least"
+    )
+    compress.add_argument(
+        "--summary-char-budget",
+        type=int,
+        metavar="N",
+        help="maximum summary characters (at least 4000); exceeding it refuses the session",
+    )
+    compress.add_argument(
+        "--preserve-prior-summaries-verbatim",
+        action="store_true",
+        default=None,
+        help="copy prior compact summaries verbatim into the new one (budget x1.5)",
+    )
+    compress.add_argument(
+        "--anchor",
+        action="append",
+        metavar="TEXT",
+        default=[],
+        help="text that must survive compaction (repeatable)",
+    )
     return parser
 
 
@@ -166,14 +217,22 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
         raise UsageError("--target-ratio must be in (0, 1]")
     if not 0 <= compress["min_gain"] < 1:
         raise UsageError("compress.min_gain must be in [0, 1)")
-    if compress["min_recent_records"] < 0 or compress["min_tokens"] < 0 or compress["target_estimated_tokens"] < 0:
+    if (
+        compress["min_recent_records"] < 0
+        or compress["min_tokens"] < 0
+        or compress["target_estimated_tokens"] < 0
+    ):
         raise UsageError("counts must be 0 or more")
     out = args.out.resolve()
     if any(part.lower() == ".claude" for part in out.parts):
-        raise UsageError("--out must be outside any .claude directory: candidates never go into the live tree")
+        raise UsageError(
+            "--out must be outside any .claude directory: candidates never go into the live tree"
+        )
     for root in {path.resolve() for path in (args.paths or default_roots())}:
         if root.is_dir() and (out == root or root in out.parents or out in root.parents):
-            raise UsageError(f"--out must be apart from the session root {root} (neither inside nor around it)")
+            raise UsageError(
+                f"--out must be apart from the session root {root} (neither inside nor around it)"
+            )
 
 
 def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions:
@@ -188,7 +247,11 @@ def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions
 
 
 def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[[str], CompressOptions]:
-    sweep, compress, summary = settings.section("sweep"), settings.section("compress"), settings.section("summary")
+    sweep, compress, summary = (
+        settings.section("sweep"),
+        settings.section("compress"),
+        settings.section("summary"),
+    )
 
     def for_root(root_label: str) -> CompressOptions:
         return CompressOptions(
@@ -221,7 +284,7 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
         report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
         make = _compress_options(args, settings)
         job: Callable[..., Any] = compress_session
-        per_session = {s.report_label: (make(s.root_label),) for s in sessions}
+        per_session: dict[str, tuple[Any, ...]] = {s.report_label: (make(s.root_label),) for s in sessions}
         recorded: Any = make("")
     else:
         report_dir = _report_dir(settings, command)
@@ -235,18 +298,31 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
     record.pop("root_label", None)
     record["jobs"] = jobs
     record["settings_sources"] = list(settings.sources)
-    summary = summary_report(result.outcomes, command=command, options=record,
-                             report_paths=result.report_paths, elapsed_ms=result.elapsed_ms,
-                             roots=[str(s) for s in dict.fromkeys(session.root for session in sessions)])
+    summary = summary_report(
+        result.outcomes,
+        command=command,
+        options=record,
+        report_paths=result.report_paths,
+        elapsed_ms=result.elapsed_ms,
+        roots=[str(s) for s in dict.fromkeys(session.root for session in sessions)],
+    )
     write_json_atomic(report_dir / "summary.json", summary)
     if not args.quiet:
         render_summary(result.outcomes, report_dir, result.elapsed_ms)
     return EXIT_FAILED if result.failed else EXIT_OK
 
 
-async def _run(sessions: list[SessionFile], job: Callable[..., Any], per_session: dict[str, tuple[Any, ...]],
-               jobs: int, report_dir: Path, advance: Any) -> RunResult:
-    return await run_sessions(sessions, job, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance)
+async def _run(
+    sessions: list[SessionFile],
+    job: Callable[..., Any],
+    per_session: dict[str, tuple[Any, ...]],
+    jobs: int,
+    report_dir: Path,
+    advance: Any,
+) -> RunResult:
+    return await run_sessions(
+        sessions, job, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -95,7 +95,7 @@ def _find_top_level_value(line: bytes, key: bytes) -> tuple[int, int] | None:
                 if backslashes % 2 == 0:
                     break
                 end += 1
-            if depth == 1 and expect_key and line[position + 1:end] == key:
+            if depth == 1 and expect_key and line[position + 1 : end] == key:
                 start = end + 1
                 while line[start] in b" \t":
                     start += 1
@@ -143,14 +143,16 @@ def replace_parent(line: bytes, new_parent: str) -> bytes:
     prefix = b'{"parentUuid":'
     if line.startswith(prefix):  # Claude Code writes parentUuid first: no scan needed
         start = len(prefix)
-        return line[:start] + value + line[_value_end(line, start):]
+        return line[:start] + value + line[_value_end(line, start) :]
     span = _find_top_level_value(line, b"parentUuid")
     if span is None:
         return b'{"parentUuid":' + value + b"," + line[1:]
-    return line[: span[0]] + value + line[span[1]:]
+    return line[: span[0]] + value + line[span[1] :]
 
 
-def _common_fields(data: bytes, index: LineIndex, lines: Sequence[int], session_id: str | None) -> dict[str, Any]:
+def _common_fields(
+    data: bytes, index: LineIndex, lines: Sequence[int], session_id: str | None
+) -> dict[str, Any]:
     """Most frequent shared fields among kept records (seed: common_fields)."""
     counts: dict[str, Counter[Any]] = {key: Counter() for key in _COMMON_KEYS}
     for line in lines[:_COMMON_SAMPLE]:
@@ -172,23 +174,42 @@ def _timestamp(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _boundary(common: Mapping[str, Any], uid: str, logical_parent: str | None, stamp: str,
-              metadata: Mapping[str, Any]) -> dict[str, Any]:
+def _boundary(
+    common: Mapping[str, Any], uid: str, logical_parent: str | None, stamp: str, metadata: Mapping[str, Any]
+) -> dict[str, Any]:
     record: dict[str, Any] = {"parentUuid": None}
     if logical_parent:
         record["logicalParentUuid"] = logical_parent
     record["isSidechain"] = False
     record.update({key: common[key] for key in _COMMON_KEYS if key in common})
-    record.update({"type": "system", "subtype": "compact_boundary", "content": BOUNDARY_CONTENT, "isMeta": False,
-                   "timestamp": stamp, "uuid": uid, "level": "info", "compactMetadata": dict(metadata)})
+    record.update(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": BOUNDARY_CONTENT,
+            "isMeta": False,
+            "timestamp": stamp,
+            "uuid": uid,
+            "level": "info",
+            "compactMetadata": dict(metadata),
+        }
+    )
     return record
 
 
 def _summary(common: Mapping[str, Any], uid: str, parent: str, stamp: str, text: str) -> dict[str, Any]:
     record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
     record.update({key: common[key] for key in _COMMON_KEYS if key in common})
-    record.update({"type": "user", "message": {"role": "user", "content": text}, "isVisibleInTranscriptOnly": True,
-                   "isCompactSummary": True, "uuid": uid, "timestamp": stamp})
+    record.update(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": text},
+            "isVisibleInTranscriptOnly": True,
+            "isCompactSummary": True,
+            "uuid": uid,
+            "timestamp": stamp,
+        }
+    )
     return record
 
 
@@ -236,4 +257,6 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     if pointer is not None:
         lines.append(pointer)
         origins.append(None)
-    return ComposedTranscript(b"\n".join(lines) + b"\n", boundary_uuid, summary_uuid, last.uuid, tuple(origins))
+    return ComposedTranscript(
+        b"\n".join(lines) + b"\n", boundary_uuid, summary_uuid, last.uuid, tuple(origins)
+    )

@@ -19,17 +19,24 @@ from pipeline.check import CandidateCheck, check_candidate, contract_messages
 from pipeline.compose import SUMMARY_PREAMBLE, ComposedTranscript, ComposeError, ComposeInput, compose
 from pipeline.errors import CompactionError
 from pipeline.findings import Finding
+from pipeline.formats.claude_code import message_text
 from pipeline.partition import Partition, partition_lines, select_snapshots
 from pipeline.plan import CutOptions, Plan, PlanOutcome, plan_cut
 from pipeline.publish import write_bytes_atomic
 from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report, line_set_report, peak_rss_mb
-from pipeline.formats.claude_code import message_text
 from pipeline.summarize import SummaryOptions, SummaryResult, extract_evidence, write_summary
 from pipeline.sweep import chain_tokens, strict_report
 from pipeline.tokens.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.topology import TopologyOptions
 from pipeline.validate import READING_CODES, validate
-from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, PartitionSet, SessionKind, SessionStatus, Severity
+from pipeline.vocabulary import (
+    CheckpointPolicy,
+    LeafPolicy,
+    PartitionSet,
+    SessionKind,
+    SessionStatus,
+    Severity,
+)
 
 __all__ = ["ENGINE_VERSION", "CompressOptions", "candidate_path", "compress_session"]
 
@@ -86,19 +93,26 @@ def _gate(analysis: Analysis, options: CompressOptions) -> Any:
     source_validation = validate(analysis.index, analysis.graph, topology.chain, analysis.source.data)
     # Unreadable lines are excluded as unattributed and cannot reach the output; any other error
     # concerns the active chain itself, which a summary would only hide.
-    chain_errors = [f for f in source_validation.findings
-                    if f.severity is Severity.ERROR and f.code not in READING_CODES]
+    chain_errors = [
+        f for f in source_validation.findings if f.severity is Severity.ERROR and f.code not in READING_CODES
+    ]
     if chain_errors:
-        raise _Stop(SessionStatus.REFUSED, "source-active-chain-invalid", *sorted({f.code.value for f in chain_errors}))
+        raise _Stop(
+            SessionStatus.REFUSED,
+            "source-active-chain-invalid",
+            *sorted({f.code.value for f in chain_errors}),
+        )
     if chain_tokens(analysis.index, topology.chain) < options.min_tokens:
         raise _Stop(SessionStatus.SKIPPED_SMALL, "below-min-tokens")
     return source_validation
 
 
 def _summary_options(options: CompressOptions) -> SummaryOptions:
-    return SummaryOptions(char_budget=options.summary_char_budget,
-                          preserve_prior_verbatim=options.preserve_prior_verbatim,
-                          **dict(options.summary_limits))
+    return SummaryOptions(
+        char_budget=options.summary_char_budget,
+        preserve_prior_verbatim=options.preserve_prior_verbatim,
+        **dict(options.summary_limits),
+    )
 
 
 def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult:
@@ -132,8 +146,11 @@ def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens:
             "toolVersion": __version__,
             "engine": ENGINE_VERSION,
             "preserveMode": "active-chain" if topology.branch_isolation else "physical-tail",
-            "leaf": {"uuid": topology.leaf_uuid, "source": topology.leaf_source.value,
-                     "policy": topology.policy.value},
+            "leaf": {
+                "uuid": topology.leaf_uuid,
+                "source": topology.leaf_source.value,
+                "policy": topology.policy.value,
+            },
             "strictStatus": topology.strict.status.value,
             "sourceSha256": analysis.source.sha256,
             "counts": {name.value: partition[name].count for name in PartitionSet},
@@ -145,32 +162,57 @@ def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens:
     }
 
 
-def _compose_and_check(analysis: Analysis, options: CompressOptions, plan: Plan, partition: Partition,
-                       summary_text: str, side: frozenset[int]) -> tuple[ComposedTranscript, CandidateCheck]:
+def _compose_and_check(
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    summary_text: str,
+    side: frozenset[int],
+) -> tuple[ComposedTranscript, CandidateCheck]:
     index, data, topology = analysis.index, analysis.source.data, analysis.topology
     pointer = topology.strict.pointer_line
-    control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - ({pointer} if pointer else set())))
+    control = tuple(
+        sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - ({pointer} if pointer else set()))
+    )
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
     lineage = topology.lineage
     post_tokens = chain_tokens(index, plan.raw_lines) + estimate_text(summary_text) + RECORD_ALLOWANCE
 
     def build(post: int) -> ComposedTranscript:
-        return compose(ComposeInput(
-            data=data, index=index, raw_lines=plan.raw_lines, side_lines=tuple(sorted(side)), control_lines=control,
-            summary_text=summary_text, pointer_line=pointer,
-            session_id=lineage.current_session if lineage and lineage.transitions else None,
-            logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=_metadata(analysis, plan, partition, post), pre_tokens=chain_tokens(index, topology.chain)))
+        return compose(
+            ComposeInput(
+                data=data,
+                index=index,
+                raw_lines=plan.raw_lines,
+                side_lines=tuple(sorted(side)),
+                control_lines=control,
+                summary_text=summary_text,
+                pointer_line=pointer,
+                session_id=lineage.current_session if lineage and lineage.transitions else None,
+                logical_parent=last_summarized.uuid if last_summarized else None,
+                metadata=_metadata(analysis, plan, partition, post),
+                pre_tokens=chain_tokens(index, topology.chain),
+            )
+        )
 
     composed = build(post_tokens)
-    expected = [composed.boundary_uuid, composed.summary_uuid,
-                *(index.record(line).uuid for line in plan.raw_lines)]  # type: ignore[union-attr]
+    expected = [
+        composed.boundary_uuid,
+        composed.summary_uuid,
+        *(index.entry(line).uuid or "" for line in plan.raw_lines),
+    ]
     new_lines = [i for i, origin in enumerate(composed.source_lines, 1) if origin is None]
     protected_from = plan.protected.group_start
     source_messages = contract_messages(data, index, topology.chain, from_line=topology.chain[protected_from])
-    checked = check_candidate(composed.data, expected_chain_uuids=expected, new_lines=new_lines,
-                              source_messages=source_messages, anchors=options.anchors,
-                              target_tokens=options.target_tokens)
+    checked = check_candidate(
+        composed.data,
+        expected_chain_uuids=expected,
+        new_lines=new_lines,
+        source_messages=source_messages,
+        anchors=options.anchors,
+        target_tokens=options.target_tokens,
+    )
     return composed, checked
 
 
@@ -196,37 +238,56 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Sessio
         report["reasons"] = list(stop.reasons)
     report["status"] = status.value
     report.update(findings_report(findings))
-    report["timing_ms"] = {"total": round((time.perf_counter() - started) * 1000, 2),
-                           "worker_peak_rss_mb": peak_rss_mb()}
+    report["timing_ms"] = {
+        "total": round((time.perf_counter() - started) * 1000, 2),
+        "worker_peak_rss_mb": peak_rss_mb(),
+    }
     return SessionOutcome(label, status, report)
 
 
 def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, Any]) -> SessionStatus:
-    index, data, topology = analysis.index, analysis.source.data, analysis.topology
+    index, topology = analysis.index, analysis.topology
     report["tokens"] = {"estimator": "seed", "active_chain": chain_tokens(index, topology.chain)}
     _gate(analysis, options)
     lineage_start = topology.lineage.current_start if topology.lineage and topology.lineage.transitions else 0
-    cut_options = CutOptions(options.target_ratio, options.target_tokens, options.min_recent_records,
-                             options.summary_char_budget)
+    cut_options = CutOptions(
+        options.target_ratio, options.target_tokens, options.min_recent_records, options.summary_char_budget
+    )
     plan = plan_cut(index, topology.chain, cut_options, lineage_start=lineage_start)
     summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
     if summary is not None and not _instructions_carried(analysis, plan, summary.text):
         # The protected round's instruction would be summarized but is not carried verbatim
         # (a slash command, an over-long prompt): keep that whole turn raw instead.
-        plan = plan_cut(index, topology.chain, cut_options, lineage_start=lineage_start, keep_protected_turn=True)
+        plan = plan_cut(
+            index, topology.chain, cut_options, lineage_start=lineage_start, keep_protected_turn=True
+        )
         summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
-    report["plan"] = {"outcome": plan.outcome.value, "cut_position": plan.cut, "target_position": plan.target,
-                      "protected_start": plan.protected.start, "groups": len(plan.groups),
-                      "reasons": list(plan.reasons), "summarized_records": len(plan.summary_lines),
-                      "raw_records": len(plan.raw_lines)}
+    report["plan"] = {
+        "outcome": plan.outcome.value,
+        "cut_position": plan.cut,
+        "target_position": plan.target,
+        "protected_start": plan.protected.start,
+        "groups": len(plan.groups),
+        "reasons": list(plan.reasons),
+        "summarized_records": len(plan.summary_lines),
+        "raw_records": len(plan.raw_lines),
+    }
     if plan.outcome is PlanOutcome.FITS:
         raise _Stop(SessionStatus.SKIPPED_FITS, *plan.reasons)
-    side = select_snapshots(index, plan.raw_lines, policy=CheckpointPolicy(options.checkpoint_policy),
-                            limit=options.max_snapshots, stop_line=topology.strict.pointer_line)
+    side = select_snapshots(
+        index,
+        plan.raw_lines,
+        policy=CheckpointPolicy(options.checkpoint_policy),
+        limit=options.max_snapshots,
+        stop_line=topology.strict.pointer_line,
+    )
     partition = partition_lines(index, summary=plan.summary_lines, raw_keep=plan.raw_lines, side_keep=side)
     report["partition"] = partition.to_report()
-    report["chain"] = {"records": len(topology.chain), "lines": line_set_report(topology.chain),
-                       "excluded": excluded_breakdown(index, analysis.graph, topology)}
+    report["chain"] = {
+        "records": len(topology.chain),
+        "lines": line_set_report(topology.chain),
+        "excluded": excluded_breakdown(index, analysis.graph, topology),
+    }
     assert summary is not None
     summary_text = f"{SUMMARY_PREAMBLE}\n\n{summary.text}"
     before = chain_tokens(index, topology.chain)
@@ -234,16 +295,23 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
     report["plan"]["estimated_gain"] = round(1 - after / max(1, before), 4)
     if after > before * (1 - options.min_gain):
         raise _Stop(SessionStatus.SKIPPED_FITS, "gain-below-minimum")
-    report["summary"] = {"chars": len(summary_text), "budget": options.summary_char_budget,
-                         "cited_lines": len(summary.cited_lines), "prior_summaries_folded": len(summary.prior_summaries),
-                         "prior_mode": summary.prior_mode.value,
-                         "sections": {heading.value: count for heading, count in summary.section_bullets}}
+    report["summary"] = {
+        "chars": len(summary_text),
+        "budget": options.summary_char_budget,
+        "cited_lines": len(summary.cited_lines),
+        "prior_summaries_folded": len(summary.prior_summaries),
+        "prior_mode": summary.prior_mode.value,
+        "sections": {heading.value: count for heading, count in summary.section_bullets},
+    }
     try:
         composed, checked = _compose_and_check(analysis, options, plan, partition, summary_text, side)
     except ComposeError as exc:
         raise _Stop(SessionStatus.REFUSED, f"compose-{exc.code}") from exc
-    report["checks"] = {"failures": list(checked.failures), "violations": [v.value for v in checked.violations],
-                        "findings": [f.to_report() for f in checked.findings[:20]]}
+    report["checks"] = {
+        "failures": list(checked.failures),
+        "violations": [v.value for v in checked.violations],
+        "findings": [f.to_report() for f in checked.findings[:20]],
+    }
     if not checked.ok:
         raise _Stop(SessionStatus.REFUSED, *checked.failures)
     if hashlib.sha256(analysis.path.read_bytes()).hexdigest() != analysis.source.sha256:
@@ -253,8 +321,13 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
         raise _Stop(SessionStatus.REFUSED, "output-would-overwrite-source")
     write_bytes_atomic(destination, composed.data)
     report["tokens"]["output"] = checked.output_tokens
-    report["output"] = {"path": destination.relative_to(Path(options.out_dir)).as_posix(),
-                        "sha256": hashlib.sha256(composed.data).hexdigest(), "bytes": len(composed.data),
-                        "lines": checked.output_lines, "ratio": round(len(composed.data) / max(1, analysis.source.size), 4),
-                        "boundary_uuid": composed.boundary_uuid, "summary_uuid": composed.summary_uuid}
+    report["output"] = {
+        "path": destination.relative_to(Path(options.out_dir)).as_posix(),
+        "sha256": hashlib.sha256(composed.data).hexdigest(),
+        "bytes": len(composed.data),
+        "lines": checked.output_lines,
+        "ratio": round(len(composed.data) / max(1, analysis.source.size), 4),
+        "boundary_uuid": composed.boundary_uuid,
+        "summary_uuid": composed.summary_uuid,
+    }
     return SessionStatus.COMPRESSED

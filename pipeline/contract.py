@@ -20,8 +20,15 @@ from typing import Final
 __all__ = ["ContractMessage", "Violation", "check_survival", "protected_round"]
 
 PROTECTED_EXCHANGES: Final = 2
-PLACEHOLDERS: Final = frozenset({"(no summary available)", "no summary available", "i can't help with that.",
-                                 "i cannot help with that.", "i'm sorry, but i can't help with that."})
+PLACEHOLDERS: Final = frozenset(
+    {
+        "(no summary available)",
+        "no summary available",
+        "i can't help with that.",
+        "i cannot help with that.",
+        "i'm sorry, but i can't help with that.",
+    }
+)
 
 
 class Violation(StrEnum):
@@ -60,7 +67,12 @@ class ProtectedRoundView:
 
 
 def _is_human(message: ContractMessage) -> bool:
-    return message.role == "user" and not message.checkpoint and not message.tool_result_ids and bool(message.text.strip())
+    return (
+        message.role == "user"
+        and not message.checkpoint
+        and not message.tool_result_ids
+        and bool(message.text.strip())
+    )
 
 
 def protected_round(messages: Sequence[ContractMessage]) -> ProtectedRoundView:

@@ -47,17 +47,17 @@ REASONS: Final = MappingProxyType(
         C.TOOL_ID_MALFORMED: "a tool_use or tool_result id is missing or not a string",
         C.TOOL_USE_ID_DUPLICATE: "a tool_use id appears more than once on the active chain",
         C.TOOL_RESULT_ID_DUPLICATE: "a tool_result id appears more than once on the active chain",
-        C.TOOL_USE_UNANSWERED: "the active chain ends on a tool call without its result (interrupted session)",
+        C.TOOL_USE_UNANSWERED: "the chain ends on a tool call whose result was never written",
         C.TOOL_USE_NOT_FOLLOWED_BY_USER: "an assistant tool_use is not followed by a user message",
         C.TOOL_RESULT_MISMATCH: "tool_result ids are not an ordered subset of the preceding tool_use ids",
         C.TOOL_RESULT_WITHOUT_USE: "a tool_result opens the active chain with no tool_use before it",
         C.TOOL_RESULT_NOT_FIRST: "tool_result blocks are not first in their user message",
         C.TOOL_RESULT_PARTIAL: "accepted a message answering only part of a multi-tool call",
-        C.TOOL_RESULT_ORDER: "accepted tool results written in completion order rather than call order",
+        C.TOOL_RESULT_ORDER: "accepted results written in completion order, not call order",
         C.COMPACT_BOUNDARY_WITHOUT_UUID: "a compact_boundary has no uuid",
-        C.COMPACT_BOUNDARY_SUMMARY_COUNT: "a compact_boundary does not have exactly one isCompactSummary child",
+        C.COMPACT_BOUNDARY_SUMMARY_COUNT: "a compact_boundary lacks exactly one isCompactSummary child",
         C.COMPACT_SUMMARY_ORPHAN: "an isCompactSummary record is not the child of a compact_boundary",
-        C.COMPACT_SUMMARY_LEGACY: "an isCompactSummary continuation written before compact boundaries existed",
+        C.COMPACT_SUMMARY_LEGACY: "an isCompactSummary written before compact boundaries existed",
         C.COMPACT_SUMMARY_EMPTY: "an isCompactSummary record has no non-empty user text",
         C.COMPACT_METADATA_MISSING: "a compact_boundary has no compactMetadata object",
         C.COMPACT_PRESERVED_INVALID: "compactMetadata preserved references are malformed or point nowhere",
@@ -85,8 +85,11 @@ class Finding:
 
     def to_report(self) -> dict[str, object]:
         """JSON-ready form; absent fields are left out."""
-        out: dict[str, object] = {"code": self.code.value, "severity": self.severity.value,
-                                  "reason": REASONS[self.code]}
+        out: dict[str, object] = {
+            "code": self.code.value,
+            "severity": self.severity.value,
+            "reason": REASONS[self.code],
+        }
         if self.line is not None:
             out["line"] = self.line
         if self.uuid is not None:

@@ -51,7 +51,9 @@ class UuidGraph:
         while True:
             if line in seen:
                 record = index.record(line)
-                return ChainTrace(tuple(reversed(walked)), ChainEnd.LOOP, loop_uuid=record.uuid if record else None)
+                return ChainTrace(
+                    tuple(reversed(walked)), ChainEnd.LOOP, loop_uuid=record.uuid if record else None
+                )
             seen.add(line)
             walked.append(line)
             record = index.record(line)
@@ -63,7 +65,9 @@ class UuidGraph:
                 return ChainTrace(tuple(reversed(walked)), end)
             parent = self.line_of.get(record.parent, _NO_LINE)
             if parent == _NO_LINE:
-                return ChainTrace(tuple(reversed(walked)), ChainEnd.EXTERNAL_PARENT, missing_uuid=record.parent)
+                return ChainTrace(
+                    tuple(reversed(walked)), ChainEnd.EXTERNAL_PARENT, missing_uuid=record.parent
+                )
             line = parent
 
 

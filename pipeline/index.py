@@ -39,6 +39,13 @@ class LineIndex:
         """The decoded record on a 1-based line, or None for a line that is not one."""
         return self.records[line - 1]
 
+    def entry(self, line: int) -> DecodedRecord:
+        """The record on a line known to hold one (a graph node); a programming error otherwise."""
+        record = self.records[line - 1]
+        if record is None:
+            raise LookupError(f"line {line} holds no record")
+        return record
+
     def raw_line(self, data: bytes, line: int) -> bytes:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
         start = self.offsets[line - 1]

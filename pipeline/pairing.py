@@ -91,7 +91,9 @@ def api_messages(index: LineIndex, chain: tuple[int, ...]) -> tuple[ApiMessage, 
     message with the same `message.id` when only tool-result user messages lie between them, so
     parallel calls become one message of calls followed by one message of results.
     """
-    singles = [_single(index, line) for line in chain if (record := index.record(line)) is not None and record.is_api]
+    singles = [
+        _single(index, line) for line in chain if (record := index.record(line)) is not None and record.is_api
+    ]
     merged: list[ApiMessage] = []
     for message in singles:
         if message.role == "user" and merged and merged[-1].role == "user":
@@ -144,13 +146,16 @@ def _id_findings(messages: tuple[ApiMessage, ...]) -> list[Finding]:
             if code not in "UR":
                 continue
             line = message.block_lines[position]
-            ordinal = message.blocks[:position + 1].count(code) - 1
+            ordinal = message.blocks[: position + 1].count(code) - 1
             tool_id = (message.uses if code == "U" else message.results)[ordinal]
             if not tool_id:
                 findings.append(Finding(FindingCode.TOOL_ID_MALFORMED, E, line=line))
             else:
                 (uses if code == "U" else results)[tool_id].append(line)
-    for table, code in ((uses, FindingCode.TOOL_USE_ID_DUPLICATE), (results, FindingCode.TOOL_RESULT_ID_DUPLICATE)):
+    for table, code in (
+        (uses, FindingCode.TOOL_USE_ID_DUPLICATE),
+        (results, FindingCode.TOOL_RESULT_ID_DUPLICATE),
+    ):
         findings.extend(
             Finding(code, E, line=lines[1], count=len(lines), ids=(tool_id,))
             for tool_id, lines in table.items()
@@ -163,21 +168,34 @@ def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) ->
     """Check tool_use/tool_result pairing over the API messages of a chain."""
     messages = api_messages(index, chain)
     findings = _id_findings(messages)
-    uses_by_uuid = {uuid: message.uses for message in messages if message.role == "assistant" and message.uses
-                    for uuid in message.uuids}
+    uses_by_uuid = {
+        uuid: message.uses
+        for message in messages
+        if message.role == "assistant" and message.uses
+        for uuid in message.uuids
+    }
     partial = reordered = 0
     for position, message in enumerate(messages):
         if message.uses:
             line = message.first_line_of("U")
             following = messages[position + 1] if position + 1 < len(messages) else None
             if following is None:  # the session stopped mid-call; Claude Code answers it as interrupted
-                findings.append(Finding(FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING, line=line,
-                                        ids=message.uses))
+                findings.append(
+                    Finding(FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING, line=line, ids=message.uses)
+                )
             elif following.role != "user":
-                findings.append(Finding(FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E, line=line, ids=message.uses))
+                findings.append(
+                    Finding(FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E, line=line, ids=message.uses)
+                )
             elif not _answers(following.results, message.uses):
-                findings.append(Finding(FindingCode.TOOL_RESULT_MISMATCH, E, line=following.first_line_of("R"),
-                                        ids=following.results))
+                findings.append(
+                    Finding(
+                        FindingCode.TOOL_RESULT_MISMATCH,
+                        E,
+                        line=following.first_line_of("R"),
+                        ids=following.results,
+                    )
+                )
             else:
                 reordered += not _ordered_subset(following.results, message.uses)
                 partial += len(set(following.results)) < len(set(message.uses))

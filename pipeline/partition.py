@@ -78,9 +78,12 @@ def control_projection_lines(index: LineIndex) -> frozenset[int]:
             continue
         if record.uuid is not None:
             seen_uuid = True
-        if record.type == "last-prompt":
-            selected.add(number)
-        elif not seen_uuid and record.type in _CONTROL_TYPES and record.uuid is None and not record.uuid_malformed:
+        if record.type == "last-prompt" or (
+            not seen_uuid
+            and record.type in _CONTROL_TYPES
+            and record.uuid is None
+            and not record.uuid_malformed
+        ):
             selected.add(number)
     return frozenset(selected)
 

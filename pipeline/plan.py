@@ -105,7 +105,7 @@ def _is_turn_start(record: DecodedRecord) -> bool:
 def semantic_groups(records: list[DecodedRecord]) -> tuple[SemanticGroup, ...]:
     """Split chain positions at each human turn; records before the first form a preamble."""
     starts = [0] + [i for i, record in enumerate(records) if i > 0 and _is_turn_start(record)]
-    bounds = list(zip(starts, starts[1:] + [len(records)], strict=True))
+    bounds = list(zip(starts, [*starts[1:], len(records)], strict=True))
     return tuple(
         SemanticGroup(start, end, any(records[i].tool_uses for i in range(start, end)))
         for start, end in bounds
@@ -138,7 +138,7 @@ def _blocked_positions(records: list[DecodedRecord]) -> list[bool]:
             if tool_id in use_at:
                 block(use_at[tool_id], position)
         if record.attachment_tool_use in use_at:
-            block(use_at[record.attachment_tool_use], position)  # type: ignore[index]
+            block(use_at[record.attachment_tool_use], position)
     blocked, running = [], 0
     for position in range(size):
         running += delta[position]
@@ -248,9 +248,17 @@ def plan_cut(
     return _plan(PlanOutcome.CUT, cut, chain, groups, protected, target, tuple(reasons), chain_bytes)
 
 
-def _choose(records: list[DecodedRecord], groups: tuple[SemanticGroup, ...], blocked: list[bool],
-            target: int, floor: int, ceiling: int, suffix_bytes: list[int], budget: int,
-            reasons: list[str]) -> int | None:
+def _choose(
+    records: list[DecodedRecord],
+    groups: tuple[SemanticGroup, ...],
+    blocked: list[bool],
+    target: int,
+    floor: int,
+    ceiling: int,
+    suffix_bytes: list[int],
+    budget: int,
+    reasons: list[str],
+) -> int | None:
     """The latest safe turn start at or before the target; inside one long task, an exchange start.
 
     A turn start keeps the semantic group whole (seed 001). When the turn holding the target is
@@ -260,8 +268,11 @@ def _choose(records: list[DecodedRecord], groups: tuple[SemanticGroup, ...], blo
     """
     limit = min(target, ceiling)
     turn_starts = [g.start for g in groups if floor <= g.start <= limit and not blocked[g.start]]
-    exchanges = [p for p in range(floor, limit + 1) if not blocked[p] and records[p].is_api
-                 and records[p].type == "assistant"]
+    exchanges = [
+        p
+        for p in range(floor, limit + 1)
+        if not blocked[p] and records[p].is_api and records[p].type == "assistant"
+    ]
     long_turn = not turn_starts or suffix_bytes[turn_starts[-1]] > LONG_TURN_FACTOR * budget
     if exchanges and long_turn and (not turn_starts or exchanges[-1] > turn_starts[-1]):
         reasons.append("cut-inside-long-turn")

@@ -19,11 +19,11 @@ from pipeline.vocabulary import FindingCode, SessionStatus, Severity
 
 __all__ = [
     "FINDINGS_PER_CODE",
-    "peak_rss_mb",
     "SESSION_SCHEMA",
     "SUMMARY_SCHEMA",
     "SessionOutcome",
     "findings_report",
+    "peak_rss_mb",
     "session_status",
     "summary_report",
 ]
@@ -108,21 +108,27 @@ def summary_report(
 ) -> dict[str, Any]:
     """The fleet summary: totals by status, by strict verdict and by leaf source."""
     labelled = dict(outcomes)
-    outcomes = list(labelled.values())
-    by_status = Counter(outcome.status.value for outcome in outcomes)
-    strict = Counter(str(outcome.report.get("strict_status")) for outcome in outcomes
-                     if outcome.report.get("strict_status"))
-    sources = Counter(str((outcome.report.get("leaf") or {}).get("source")) for outcome in outcomes
-                      if outcome.report.get("leaf"))
-    total_bytes = sum(int((outcome.report.get("session") or {}).get("bytes") or 0) for outcome in outcomes)
-    tokens = sum(int((outcome.report.get("tokens") or {}).get("session") or 0) for outcome in outcomes)
+    sessions = list(labelled.values())
+    by_status = Counter(outcome.status.value for outcome in sessions)
+    strict = Counter(
+        str(outcome.report.get("strict_status"))
+        for outcome in sessions
+        if outcome.report.get("strict_status")
+    )
+    sources = Counter(
+        str((outcome.report.get("leaf") or {}).get("source"))
+        for outcome in sessions
+        if outcome.report.get("leaf")
+    )
+    total_bytes = sum(int((outcome.report.get("session") or {}).get("bytes") or 0) for outcome in sessions)
+    tokens = sum(int((outcome.report.get("tokens") or {}).get("session") or 0) for outcome in sessions)
     return {
         "schema": SUMMARY_SCHEMA,
         "command": command,
         "roots": list(roots),
         "options": dict(options),
-        "sessions": len(outcomes),
-        "failed": sum(outcome.failed for outcome in outcomes),
+        "sessions": len(sessions),
+        "failed": sum(outcome.failed for outcome in sessions),
         "by_status": dict(sorted(by_status.items())),
         "by_strict_status": dict(sorted(strict.items())),
         "by_leaf_source": dict(sorted(sources.items())),

@@ -57,8 +57,11 @@ class _View:
 
     def counts_as_last(self, line: int) -> bool:
         record = self.record(line)
-        return (self.is_row(line) and not (record.type == "system" and record.subtype == "file_snapshot")
-                and not (record.type == "attachment" and record.subtype == "fork_briefing"))
+        return (
+            self.is_row(line)
+            and not (record.type == "system" and record.subtype == "file_snapshot")
+            and not (record.type == "attachment" and record.subtype == "fork_briefing")
+        )
 
     def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:
         """Children of a row with progress rows passed through: (child, progress lines crossed)."""
@@ -108,8 +111,11 @@ def _walk_up_to_message(view: _View, line: int) -> int | None:
 
 
 def _is_side_row(record: DecodedRecord) -> bool:
-    return (record.type == "attachment" or (record.type == "system" and not record.compact_boundary)
-            or (record.type == "user" and record.meta and not record.tool_results))
+    return (
+        record.type == "attachment"
+        or (record.type == "system" and not record.compact_boundary)
+        or (record.type == "user" and record.meta and not record.tool_results)
+    )
 
 
 def _side_tail(view: _View, start: int, taken: set[int]) -> list[int]:
@@ -132,12 +138,12 @@ def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
     """Parallel-call fragments, their results and dangling side tails hanging off the walk."""
     chain = set(walk)
     recovered: set[int] = set()
-    message_ids = {view.record(n).message_id for n in walk if view.record(n).type == "assistant"} - {None}
+    message_ids = {mid for n in walk if view.record(n).type == "assistant" and (mid := view.record(n).message_id)}
     uses: dict[str, str] = {}  # tool id -> message id
     for line in view.graph.uuid_lines:
         record = view.record(line)
         if record.type == "assistant" and record.message_id in message_ids:
-            uses.update((tool, record.message_id) for tool in record.tool_uses)
+            uses.update((tool, record.message_id) for tool in record.tool_uses if record.message_id)
     answered = {tool for n in walk for tool in view.record(n).tool_results}
 
     def admit(line: int, via: tuple[int, ...]) -> None:
@@ -154,15 +160,21 @@ def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
             if record.type == "assistant" and record.message_id in message_ids:
                 admit(child, via)
                 pending.append(child)
-            elif record.tool_results and all(uses.get(t) in message_ids for t in record.tool_results) \
-                    and not set(record.tool_results) & answered:
+            elif (
+                record.tool_results
+                and all(uses.get(t) in message_ids for t in record.tool_results)
+                and not set(record.tool_results) & answered
+            ):
                 admit(child, via)
                 answered.update(record.tool_results)
                 pending.append(child)
-            elif view.record(node).type in ("assistant", "user") and (tail := _side_tail(view, child, chain | recovered)):
-                if view.record(node).tool_uses or view.record(node).tool_results:
-                    recovered.update(tail)
-                    recovered.update(via)
+            elif (
+                view.record(node).type in ("assistant", "user")
+                and (view.record(node).tool_uses or view.record(node).tool_results)
+                and (tail := _side_tail(view, child, chain | recovered))
+            ):
+                recovered.update(tail)
+                recovered.update(via)
     return recovered
 
 
@@ -172,8 +184,13 @@ def _below_leaf(view: _View, leaf: int, taken: set[int]) -> list[int]:
     pending = [leaf]
     while pending:
         node = pending.pop()
-        children = [c for c in view.graph.children.get(node, ()) if c not in taken
-                    and view.record(c).type not in _MESSAGE_TYPES and view.record(c).sidechain == view.sidechain]
+        children = [
+            c
+            for c in view.graph.children.get(node, ())
+            if c not in taken
+            and view.record(c).type not in _MESSAGE_TYPES
+            and view.record(c).sidechain == view.sidechain
+        ]
         children.sort(key=lambda c: (view.record(c).timestamp or "", c), reverse=True)
         for child in children:
             taken.add(child)
@@ -212,8 +229,9 @@ def claude_code_chain(index: LineIndex, graph: UuidGraph, *, pointer_named: bool
     return ResumeChain(leaf, trace.lines, chain, trace.end, trace.missing_uuid, None)
 
 
-def with_recovered_rows(index: LineIndex, graph: UuidGraph, walk: tuple[int, ...],
-                        *, below_until: int | None = None) -> tuple[int, ...]:
+def with_recovered_rows(
+    index: LineIndex, graph: UuidGraph, walk: tuple[int, ...], *, below_until: int | None = None
+) -> tuple[int, ...]:
     """A parent walk plus what Claude Code pulls back: parallel-call rows, and rows below the leaf.
 
     `below_until` keeps only rows below the leaf that lie physically before that line (a pointer

@@ -58,8 +58,12 @@ def report_path(report_dir: Path, session: SessionFile) -> Path:
 
 def _crashed(session: SessionFile, error: BaseException) -> SessionOutcome:
     finding = Finding(FindingCode.INTERNAL_ERROR, Severity.ERROR)
-    report = {"schema": SESSION_SCHEMA, "session": {"label": session.label},
-              "status": SessionStatus.INTERNAL_ERROR.value, **findings_report([finding])}
+    report = {
+        "schema": SESSION_SCHEMA,
+        "session": {"label": session.label},
+        "status": SessionStatus.INTERNAL_ERROR.value,
+        **findings_report([finding]),
+    }
     return SessionOutcome(session.label, SessionStatus.INTERNAL_ERROR, report, error=repr(error))
 
 
@@ -83,7 +87,11 @@ async def run_sessions(
         for session in pending:
             try:
                 outcome = await anyio.to_process.run_sync(
-                    run_guarded, job, str(session.path), session.label, *job_args[session.report_label],
+                    run_guarded,
+                    job,
+                    str(session.path),
+                    session.label,
+                    *job_args[session.report_label],
                     limiter=limiter,
                 )
             except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only

@@ -63,11 +63,15 @@ def _coerce(section: str, key: str, default: Any, value: Any, origin: str) -> An
             elif isinstance(default, float):
                 value = float(text)
         except ValueError as exc:
-            raise ConfigError(f"{origin}: {section}.{key} expects {type(default).__name__}, got {value!r}") from exc
+            raise ConfigError(
+                f"{origin}: {section}.{key} expects {type(default).__name__}, got {value!r}"
+            ) from exc
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if type(value) is not type(default):
-        raise ConfigError(f"{origin}: {section}.{key} expects {type(default).__name__}, got {type(value).__name__}")
+        raise ConfigError(
+            f"{origin}: {section}.{key} expects {type(default).__name__}, got {type(value).__name__}"
+        )
     return value
 
 
@@ -86,11 +90,11 @@ def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) ->
     for name, value in environ.items():
         if not name.startswith(_ENV_PREFIX) or name == f"{_ENV_PREFIX}CONFIG":
             continue
-        rest = name[len(_ENV_PREFIX):].lower()
+        rest = name[len(_ENV_PREFIX) :].lower()
         section = next((s for s in base if rest.startswith(f"{s}_")), None)
         if section is None:
             raise ConfigError(f"environment: {name} does not name a known section")
-        found.setdefault(section, {})[rest[len(section) + 1:]] = value
+        found.setdefault(section, {})[rest[len(section) + 1 :]] = value
     return found
 
 
@@ -104,7 +108,9 @@ def load_settings(
     environ = os.environ if environ is None else environ
     base = _read_toml(DEFAULTS_PATH)
     sources = [str(DEFAULTS_PATH)]
-    config_file = config_file or (Path(environ[f"{_ENV_PREFIX}CONFIG"]) if environ.get(f"{_ENV_PREFIX}CONFIG") else None)
+    config_file = config_file or (
+        Path(environ[f"{_ENV_PREFIX}CONFIG"]) if environ.get(f"{_ENV_PREFIX}CONFIG") else None
+    )
     if config_file is not None:
         _merge(base, _read_toml(config_file), str(config_file))
         sources.append(str(config_file))
@@ -113,7 +119,9 @@ def load_settings(
         _merge(base, env_values, "environment")
         sources.append("environment")
     if flags:
-        given = {section: {k: v for k, v in values.items() if v is not None} for section, values in flags.items()}
+        given = {
+            section: {k: v for k, v in values.items() if v is not None} for section, values in flags.items()
+        }
         _merge(base, given, "flags")
         sources.append("flags")
     frozen = MappingProxyType({section: MappingProxyType(dict(values)) for section, values in base.items()})

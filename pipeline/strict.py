@@ -10,6 +10,7 @@ accepted only as an explicit, bounded, safe tool-result closure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 from pipeline.graph import UuidGraph
@@ -75,11 +76,12 @@ class StrictVerdict:
 def count_inversions(index: LineIndex, chain: tuple[int, ...]) -> tuple[int, int]:
     """(incompatible, compatible) parent edges whose child is physically before its parent."""
     incompatible = compatible = 0
-    for parent_line, child_line in zip(chain, chain[1:], strict=False):
+    for parent_line, child_line in pairwise(chain):
         if child_line > parent_line:
             continue
         parent, child = index.record(parent_line), index.record(child_line)
-        assert parent is not None and child is not None
+        assert parent is not None
+        assert child is not None
         if parent.type == child.type == "attachment" and parent.session and parent.session == child.session:
             compatible += 1
         else:
@@ -89,8 +91,11 @@ def count_inversions(index: LineIndex, chain: tuple[int, ...]) -> tuple[int, int
 
 def analyze_lineage(index: LineIndex, chain: tuple[int, ...], authority: str | None) -> Lineage:
     """One-way session lineage check of a root-to-leaf chain against the pointer's session."""
-    sessions = [(position, record.session) for position, line in enumerate(chain)
-                if (record := index.record(line)) is not None and record.session]
+    sessions = [
+        (position, record.session)
+        for position, line in enumerate(chain)
+        if (record := index.record(line)) is not None and record.session
+    ]
     if not sessions:
         return Lineage(True, None, 0, None, 0)
     runs: list[tuple[str, int]] = []
@@ -138,7 +143,7 @@ def latest_pointer_line(index: LineIndex) -> int | None:
     return None
 
 
-def _extension(
+def _extension(  # noqa: PLR0911 - one early return per seed extension rule, in the seed's order
     index: LineIndex, graph: UuidGraph, pointer_line: int, leaf_line: int, limit: int
 ) -> tuple[str, tuple[int, ...], str | None]:
     """Accept records after the pointer only as a direct, same-session tool-result closure."""
@@ -149,7 +154,8 @@ def _extension(
         return "extension-limit-exceeded", (), None
     pointer = index.record(pointer_line)
     leaf = index.record(leaf_line)
-    assert pointer is not None and leaf is not None
+    assert pointer is not None
+    assert leaf is not None
     if not pointer.session:
         return "extension-authority-session-missing", (), None
     expected_parent = leaf.uuid
@@ -164,8 +170,11 @@ def _extension(
         if record.session != pointer.session:
             return "extension-record-session-mismatch", (), None
         closes = (
-            record.is_api and record.role == "user" and record.tool_results
-            and set(record.tool_results) <= pending and set(record.blocks) == {"R"}
+            record.is_api
+            and record.role == "user"
+            and record.tool_results
+            and set(record.tool_results) <= pending
+            and set(record.blocks) == {"R"}
         )
         if not closes:
             return "extension-record-not-safe-closure", (), None
@@ -176,7 +185,7 @@ def _extension(
     return "ok", tuple(after), expected_parent
 
 
-def strict_verdict(
+def strict_verdict(  # noqa: PLR0911, PLR0912 - the seed's checks, one early return each, in order
     index: LineIndex,
     graph: UuidGraph,
     *,

@@ -56,8 +56,12 @@ def chain_tokens(index: LineIndex, lines: tuple[int, ...]) -> int:
 def strict_report(analysis: Analysis) -> dict[str, Any]:
     """The report's `strict` section: the seed's verdict, always computed."""
     strict = analysis.topology.strict
-    return {"status": strict.status.value, "reason": strict.reason, "pointer_line": strict.pointer_line,
-            "leaf_uuid": strict.leaf_uuid}
+    return {
+        "status": strict.status.value,
+        "reason": strict.reason,
+        "pointer_line": strict.pointer_line,
+        "leaf_uuid": strict.leaf_uuid,
+    }
 
 
 def sweep_session(path: Path, label: str, options: SweepOptions) -> SessionOutcome:
@@ -68,11 +72,16 @@ def sweep_session(path: Path, label: str, options: SweepOptions) -> SessionOutco
         return analysis
     analyzed = time.perf_counter()
     index, graph, topology = analysis.index, analysis.graph, analysis.topology
-    side = select_snapshots(index, topology.chain, policy=CheckpointPolicy(options.checkpoint_policy),
-                            limit=options.max_snapshots,
-                            stop_line=topology.strict.pointer_line if topology.branch_isolation else None)
-    partition = partition_lines(index, summary=(), raw_keep=topology.chain, side_keep=side,
-                                branch_isolation=topology.branch_isolation)
+    side = select_snapshots(
+        index,
+        topology.chain,
+        policy=CheckpointPolicy(options.checkpoint_policy),
+        limit=options.max_snapshots,
+        stop_line=topology.strict.pointer_line if topology.branch_isolation else None,
+    )
+    partition = partition_lines(
+        index, summary=(), raw_keep=topology.chain, side_keep=side, branch_isolation=topology.branch_isolation
+    )
     validation = validate(index, graph, topology.chain, analysis.source.data)
     findings: list[Finding] = list(topology.findings) + list(validation.findings)
     if not graph.uuid_lines:
@@ -113,8 +122,12 @@ def run_guarded(job: Callable[..., SessionOutcome], path: str, label: str, *args
     """Run one session job; an unexpected exception becomes this session's internal error."""
     try:
         return job(Path(path), label, *args)
-    except Exception:  # noqa: BLE001 - one bad session must never stop the others
+    except Exception:
         finding = Finding(FindingCode.INTERNAL_ERROR, Severity.ERROR)
-        report = {"schema": SESSION_SCHEMA, "session": {"label": label},
-                  "status": SessionStatus.INTERNAL_ERROR.value, **findings_report([finding])}
+        report = {
+            "schema": SESSION_SCHEMA,
+            "session": {"label": label},
+            "status": SessionStatus.INTERNAL_ERROR.value,
+            **findings_report([finding]),
+        }
         return SessionOutcome(label, SessionStatus.INTERNAL_ERROR, report, error=traceback.format_exc())

@@ -14,7 +14,14 @@ from pipeline.findings import Finding
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
 from pipeline.resume import ResumeChain, claude_code_chain, with_recovered_rows
-from pipeline.strict import Lineage, StrictVerdict, analyze_lineage, count_inversions, latest_pointer_line, strict_verdict
+from pipeline.strict import (
+    Lineage,
+    StrictVerdict,
+    analyze_lineage,
+    count_inversions,
+    latest_pointer_line,
+    strict_verdict,
+)
 from pipeline.vocabulary import ChainEnd, FindingCode, LeafPolicy, LeafSource, Severity, StrictStatus
 
 __all__ = ["Topology", "TopologyOptions", "resolve_topology"]
@@ -59,7 +66,9 @@ class Topology:
 def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> frozenset[int]:
     """History summarized by Claude Code's own compactions: reached only via logicalParentUuid."""
     seen: set[int] = set()
-    pending = [line for line in chain if (record := index.record(line)) is not None and record.compact_boundary]
+    pending = [
+        line for line in chain if (record := index.record(line)) is not None and record.compact_boundary
+    ]
     while pending:
         boundary = index.record(pending.pop())
         target = graph.line_of.get(boundary.logical_parent or "") if boundary is not None else None
@@ -77,8 +86,11 @@ def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | 
     pointer = index.record(pointer_line) if pointer_line else None
     if pointer is None or pointer.prompt_key is None:
         return "absent"
-    keys = [record.prompt_key for line in chain if (record := index.record(line)) is not None
-            and record.type == "user" and record.prompt_key]
+    keys = [
+        record.prompt_key
+        for line in chain
+        if (record := index.record(line)) is not None and record.type == "user" and record.prompt_key
+    ]
     if not keys:
         return "not-applicable"
     return "matched" if pointer.prompt_key in keys[-1:] else "mismatched"
@@ -87,9 +99,25 @@ def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | 
 def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, policy: LeafPolicy) -> Topology:
     findings: list[Finding] = []
     if verdict.status is not StrictStatus.VALID:
-        findings.append(Finding(C.STRICT_REFUSAL, Severity.ERROR, line=verdict.pointer_line, ids=(verdict.status.value,)))
-        return Topology(policy, verdict, verdict.leaf_uuid, None, verdict.leaf_source, (), None, None,
-                        frozenset(), verdict.reason, "not-applicable", verdict.lineage, True, tuple(findings))
+        findings.append(
+            Finding(C.STRICT_REFUSAL, Severity.ERROR, line=verdict.pointer_line, ids=(verdict.status.value,))
+        )
+        return Topology(
+            policy,
+            verdict,
+            verdict.leaf_uuid,
+            None,
+            verdict.leaf_source,
+            (),
+            None,
+            None,
+            frozenset(),
+            verdict.reason,
+            "not-applicable",
+            verdict.lineage,
+            True,
+            tuple(findings),
+        )
     chain = verdict.chain
     if policy is LeafPolicy.AUTO and not verdict.extension_lines:
         # The pointer names the leaf; the chain around it is built the way Claude Code builds it.
@@ -97,12 +125,27 @@ def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, pol
     if verdict.attachment_inversions:
         findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=verdict.attachment_inversions))
     if verdict.lineage and verdict.lineage.transitions:
-        findings.append(Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=verdict.lineage.transitions))
+        findings.append(
+            Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=verdict.lineage.transitions)
+        )
     root = index.record(chain[0])
     end = ChainEnd.COMPACT_BOUNDARY if root is not None and root.compact_boundary else ChainEnd.ROOT
-    return Topology(policy, verdict, verdict.leaf_uuid, chain[-1], verdict.leaf_source, chain, end, None,
-                    _pre_compaction(index, graph, chain), None,
-                    _prompt_check(index, chain, verdict.pointer_line), verdict.lineage, True, tuple(findings))
+    return Topology(
+        policy,
+        verdict,
+        verdict.leaf_uuid,
+        chain[-1],
+        verdict.leaf_source,
+        chain,
+        end,
+        None,
+        _pre_compaction(index, graph, chain),
+        None,
+        _prompt_check(index, chain, verdict.pointer_line),
+        verdict.lineage,
+        True,
+        tuple(findings),
+    )
 
 
 def _physical(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict) -> Topology:
@@ -110,11 +153,27 @@ def _physical(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict) -> Top
     leaf_line = graph.uuid_lines[-1] if graph.uuid_lines else None
     leaf = index.record(leaf_line).uuid if leaf_line else None  # type: ignore[union-attr]
     findings = (Finding(C.NO_BRANCH_ISOLATION, Severity.WARNING),)
-    return Topology(LeafPolicy.PHYSICAL, verdict, leaf, leaf_line, LeafSource.PHYSICAL_TAIL, chain, None, None,
-                    frozenset(), None, "not-applicable", None, False, findings)
+    return Topology(
+        LeafPolicy.PHYSICAL,
+        verdict,
+        leaf,
+        leaf_line,
+        LeafSource.PHYSICAL_TAIL,
+        chain,
+        None,
+        None,
+        frozenset(),
+        None,
+        "not-applicable",
+        None,
+        False,
+        findings,
+    )
 
 
-def _from_resume(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, resumed: ResumeChain) -> Topology:
+def _from_resume(
+    index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, resumed: ResumeChain
+) -> Topology:
     """An inferred chain, held to the same safety rules as a strict one."""
     findings: list[Finding] = [Finding(C.LEAF_INFERRED, Severity.INFO, line=resumed.leaf_line)]
     refusal = resumed.refusal
@@ -131,7 +190,7 @@ def _from_resume(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, res
             authority = index.record(resumed.leaf_line).session  # type: ignore[union-attr]
         lineage = analyze_lineage(index, walk, authority)
         duplicated = set(graph.duplicates)
-        if any(index.record(line).uuid in duplicated for line in chain):  # type: ignore[union-attr]
+        if any(index.entry(line).uuid in duplicated for line in chain):
             refusal = "duplicate-uuid"
         elif incompatible:
             refusal = "chain-non-monotonic"
@@ -143,7 +202,9 @@ def _from_resume(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, res
             if compatible:
                 findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=compatible))
             if lineage.transitions:
-                findings.append(Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=lineage.transitions))
+                findings.append(
+                    Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=lineage.transitions)
+                )
     if resumed.chain_end is ChainEnd.EXTERNAL_PARENT and refusal is None:
         findings.append(Finding(C.EXTERNAL_PARENT, Severity.INFO, line=chain[0] if chain else None))
     if resumed.chain_end is ChainEnd.LOOP:
@@ -153,25 +214,42 @@ def _from_resume(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, res
         chain = ()
     check = _prompt_check(index, chain, latest_pointer_line(index))
     if check == "mismatched":
-        findings.append(Finding(C.LAST_PROMPT_TEXT_MISMATCH, Severity.WARNING, line=latest_pointer_line(index)))
+        findings.append(
+            Finding(C.LAST_PROMPT_TEXT_MISMATCH, Severity.WARNING, line=latest_pointer_line(index))
+        )
     leaf_uuid = index.record(resumed.leaf_line).uuid if resumed.leaf_line else None  # type: ignore[union-attr]
-    return Topology(LeafPolicy.AUTO, verdict, leaf_uuid, resumed.leaf_line, LeafSource.NEWEST_LEAF, chain,
-                    resumed.chain_end, resumed.external_parent,
-                    _pre_compaction(index, graph, chain) if chain else frozenset(), refusal, check, lineage, True,
-                    tuple(findings))
+    return Topology(
+        LeafPolicy.AUTO,
+        verdict,
+        leaf_uuid,
+        resumed.leaf_line,
+        LeafSource.NEWEST_LEAF,
+        chain,
+        resumed.chain_end,
+        resumed.external_parent,
+        _pre_compaction(index, graph, chain) if chain else frozenset(),
+        refusal,
+        check,
+        lineage,
+        True,
+        tuple(findings),
+    )
 
 
 def resolve_topology(index: LineIndex, graph: UuidGraph, options: TopologyOptions) -> Topology:
     """Select the leaf and active chain for one transcript under the requested policy."""
-    verdict = strict_verdict(index, graph, resume_leaf=options.resume_leaf, max_extension=options.max_extension)
+    verdict = strict_verdict(
+        index, graph, resume_leaf=options.resume_leaf, max_extension=options.max_extension
+    )
     if options.policy is LeafPolicy.STRICT:
         return _from_strict(index, graph, verdict, LeafPolicy.STRICT)
     if options.policy is LeafPolicy.PHYSICAL:
         return _physical(index, graph, verdict)
     pointer_line = latest_pointer_line(index)
     pointer = index.record(pointer_line) if pointer_line else None
-    if options.resume_leaf or (pointer is not None and pointer.pointer_state == 1
-                               and not _forgotten(index, pointer_line)):
+    if options.resume_leaf or (
+        pointer is not None and pointer.pointer_state == 1 and not _forgotten(index, pointer_line)
+    ):
         return _from_strict(index, graph, verdict, LeafPolicy.AUTO)
     named = pointer is not None and pointer.pointer_state != 0
     return _from_resume(index, graph, verdict, claude_code_chain(index, graph, pointer_named=named))

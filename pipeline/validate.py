@@ -21,13 +21,13 @@ from pipeline.vocabulary import FindingCode, LineKind, Severity
 __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
 C = FindingCode
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 _LINE_CODES: Final = {
     LineKind.NOT_JSON: (C.LINE_NOT_JSON, E),
     LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, E),
     LineKind.INVALID_UTF8: (C.LINE_INVALID_UTF8, E),
     LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
-    LineKind.BLANK: (C.BLANK_LINE, I),
+    LineKind.BLANK: (C.BLANK_LINE, INFO),
 }
 
 READING_CODES: Final = frozenset(code for code, _ in _LINE_CODES.values())
@@ -51,11 +51,11 @@ def read_findings(index: LineIndex) -> list[Finding]:
         for code, severity in (_LINE_CODES[kind],)
     ]
     if index.has_bom:
-        findings.append(Finding(C.BYTE_ORDER_MARK, I, line=1))
+        findings.append(Finding(C.BYTE_ORDER_MARK, INFO, line=1))
     if index.crlf_lines:
-        findings.append(Finding(C.CRLF_LINE_ENDINGS, I, count=index.crlf_lines))
+        findings.append(Finding(C.CRLF_LINE_ENDINGS, INFO, count=index.crlf_lines))
     if len(index) and not index.final_newline:
-        findings.append(Finding(C.MISSING_FINAL_NEWLINE, I, line=len(index)))
+        findings.append(Finding(C.MISSING_FINAL_NEWLINE, INFO, line=len(index)))
     return findings
 
 
@@ -64,8 +64,15 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
     for uuid in graph.duplicates:
         lines = [n for n in graph.uuid_lines if (r := index.record(n)) is not None and r.uuid == uuid]
         on_chain = any(line in active for line in lines)
-        findings.append(Finding(C.DUPLICATE_UUID, E if on_chain else W, line=lines[1],
-                                uuid=uuid if on_chain else None, count=len(lines)))
+        findings.append(
+            Finding(
+                C.DUPLICATE_UUID,
+                E if on_chain else W,
+                line=lines[1],
+                uuid=uuid if on_chain else None,
+                count=len(lines),
+            )
+        )
     cross_session = 0
     for number, record in enumerate(index.records, 1):
         if record is None:
@@ -78,7 +85,7 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
         parent_line = graph.parent_of(number)
         if record.parent is not None and parent_line == 0 and not on_chain:
             # Subagent transcripts point into their parent session's file by design.
-            findings.append(Finding(C.DANGLING_PARENT, I if record.sidechain else W, line=number))
+            findings.append(Finding(C.DANGLING_PARENT, INFO if record.sidechain else W, line=number))
         if parent_line:
             parent = index.record(parent_line)
             if parent is not None and record.session and parent.session and record.session != parent.session:
@@ -124,11 +131,15 @@ def _summary_has_text(index: LineIndex, data: bytes, line: int) -> bool:
     message = record.get("message") if isinstance(record, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list):  # older versions wrap the summary in one text block
-        content = "".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+        content = "".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
     return isinstance(content, str) and bool(content.strip())
 
 
-def _preserved_findings(metadata: dict[str, Any], graph: UuidGraph, line: int, on_chain: bool) -> list[Finding]:
+def _preserved_findings(
+    metadata: dict[str, Any], graph: UuidGraph, line: int, on_chain: bool
+) -> list[Finding]:
     findings: list[Finding] = []
     severity = E if on_chain else W
     preserved = metadata.get("preservedMessages", metadata.get("preserved"))
@@ -146,16 +157,17 @@ def _preserved_findings(metadata: dict[str, Any], graph: UuidGraph, line: int, o
     segment = metadata.get("preservedSegment")
     if segment is not None:
         keys = ("headUuid", "anchorUuid", "tailUuid")
-        if not isinstance(segment, dict) or any(not isinstance(segment.get(k), str) for k in keys):
-            findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
-        elif segment["anchorUuid"] not in graph.line_of:
+        malformed = not isinstance(segment, dict) or any(not isinstance(segment.get(k), str) for k in keys)
+        if malformed or segment["anchorUuid"] not in graph.line_of:
             findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
         elif any(segment[k] not in graph.line_of for k in ("headUuid", "tailUuid")):
             findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
     return findings
 
 
-def _compact_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int], data: bytes) -> list[Finding]:
+def _compact_findings(
+    index: LineIndex, graph: UuidGraph, active: frozenset[int], data: bytes
+) -> list[Finding]:
     boundaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_boundary]
     summaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_summary]
     boundary_uuids = {index.record(n).uuid: n for n in boundaries if index.record(n).uuid}  # type: ignore[union-attr]
@@ -168,7 +180,7 @@ def _compact_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int]
         if record.parent in boundary_uuids:
             children[boundary_uuids[record.parent]] += 1
         elif not boundaries:
-            findings.append(Finding(C.COMPACT_SUMMARY_LEGACY, I, line=line))
+            findings.append(Finding(C.COMPACT_SUMMARY_LEGACY, INFO, line=line))
         else:
             findings.append(Finding(C.COMPACT_SUMMARY_ORPHAN, E if on_chain else W, line=line))
         if not _summary_has_text(index, data, line):
@@ -181,21 +193,22 @@ def _compact_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int]
             findings.append(Finding(C.COMPACT_BOUNDARY_WITHOUT_UUID, E if on_chain else W, line=line))
             continue
         if children[line] != 1:
-            findings.append(Finding(C.COMPACT_BOUNDARY_SUMMARY_COUNT, E if on_chain else W, line=line,
-                                    count=children[line]))
+            findings.append(
+                Finding(
+                    C.COMPACT_BOUNDARY_SUMMARY_COUNT, E if on_chain else W, line=line, count=children[line]
+                )
+            )
         metadata = _metadata(index, data, line)
         if metadata is None:
             findings.append(Finding(C.COMPACT_METADATA_MISSING, W, line=line))
         else:
             findings.extend(_preserved_findings(metadata, graph, line, on_chain))
     if boundaries and active and not any(line in active for line in boundaries):
-        findings.append(Finding(C.COMPACT_NOT_ON_ACTIVE_CHAIN, I, count=len(boundaries)))
+        findings.append(Finding(C.COMPACT_NOT_ON_ACTIVE_CHAIN, INFO, count=len(boundaries)))
     return findings
 
 
-def validate(
-    index: LineIndex, graph: UuidGraph, chain: tuple[int, ...], data: bytes
-) -> Validation:
+def validate(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...], data: bytes) -> Validation:
     """Run every check; `chain` is the active chain in logical order (empty when refused)."""
     active = frozenset(chain)
     findings = read_findings(index)

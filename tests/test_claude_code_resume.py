@@ -46,16 +46,16 @@ COMPRESS_TIMEOUT_SECONDS = 240
 # Behaviour covered -> original corpus file.
 ORIGINALS = {
     "parallel-tool-calls": "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_"
-                           "-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+    "-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
     "compact-boundary": "codemie-ai__codemie-code__tests_integration_session_fixtures_session-624a4a58.jsonl",
     "local-command-ending": "iansherr__claude-code-log__test_test_data_real_projects_-experiments-ideas_"
-                            "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+    "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
     "subagent-refused": "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_"
-                        "subagents_agent-acompact-e1f845.jsonl",
+    "subagents_agent-acompact-e1f845.jsonl",
     "sonnet-thinking-dropped": "codemie-ai__codemie-code__tests_integration_session_fixtures_"
-                               "session-9eda1058.jsonl",
+    "session-9eda1058.jsonl",
     "unanswered-trailing-call": "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___"
-                                "task_sdk.jsonl",
+    "task_sdk.jsonl",
     "opus-4-5-thinking-kept": "jimmc414__cctrace__.claude-sessions_phase0-investigation_raw_messages.jsonl",
 }
 # Behaviour covered -> corpus file compressed, then resumed.
@@ -94,8 +94,10 @@ def in_parallel(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
 
 def describe(actual: Sequence[ContextBlock], expected: Sequence[ContextBlock]) -> str:
     """Lengths and a window around the first difference, for assertion messages."""
-    first = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
-                 min(len(actual), len(expected)))
+    first = next(
+        (i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
+        min(len(actual), len(expected)),
+    )
     lines = [f"{len(actual)} blocks sent, {len(expected)} expected; first difference at {first}"]
     for i in range(max(0, first - 2), first + 3):
         got = actual[i] if i < len(actual) else None
@@ -109,12 +111,18 @@ def claude_code() -> Path:
     """The pinned Claude Code executable; a clear failure, never a skip, when it is missing."""
     executable = find_claude_code()
     if executable is None:
-        pytest.fail(f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code "
-                    "(or set COMPACTION_CLAUDE_CODE to an executable or npm prefix)", pytrace=False)
+        pytest.fail(
+            f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code "
+            "(or set COMPACTION_CLAUDE_CODE to an executable or npm prefix)",
+            pytrace=False,
+        )
     version = installed_version(executable)
     if version != CLAUDE_CODE_VERSION:
-        pytest.fail(f"{executable} is Claude Code {version}, the golden file needs {CLAUDE_CODE_VERSION}: "
-                    "run scripts/install-claude-code", pytrace=False)
+        pytest.fail(
+            f"{executable} is Claude Code {version}, the golden file needs {CLAUDE_CODE_VERSION}: "
+            "run scripts/install-claude-code",
+            pytrace=False,
+        )
     return executable
 
 
@@ -123,8 +131,10 @@ def golden(golden_dir: Path) -> dict[str, Golden]:
     """The golden resume file, by corpus file name."""
     lines = (golden_dir / "claude_code_resume.jsonl").read_text().splitlines()
     entries = [json.loads(line) for line in lines]
-    return {e["file"]: Golden(e["resumed"], tuple(ContextBlock.from_golden(b) for b in e["context"]))
-            for e in entries}
+    return {
+        e["file"]: Golden(e["resumed"], tuple(ContextBlock.from_golden(b) for b in e["context"]))
+        for e in entries
+    }
 
 
 def pinned_model(source: Path, golden: dict[str, Golden]) -> str:
@@ -133,8 +143,9 @@ def pinned_model(source: Path, golden: dict[str, Golden]) -> str:
 
 
 @pytest.fixture(scope="module")
-def original_resumes(claude_code: Path, corpus_files: Path,
-                     golden: dict[str, Golden]) -> dict[str, ResumeResult]:
+def original_resumes(
+    claude_code: Path, corpus_files: Path, golden: dict[str, Golden]
+) -> dict[str, ResumeResult]:
     """Every file of ORIGINALS resumed once, concurrently."""
 
     def resume(name: str) -> ResumeResult:
@@ -146,8 +157,9 @@ def original_resumes(claude_code: Path, corpus_files: Path,
 
 
 @pytest.mark.parametrize("case", sorted(ORIGINALS))
-def test_resuming_the_original_gives_the_golden_context(case: str, original_resumes: dict[str, ResumeResult],
-                                                       golden: dict[str, Golden], corpus_files: Path) -> None:
+def test_resuming_the_original_gives_the_golden_context(
+    case: str, original_resumes: dict[str, ResumeResult], golden: dict[str, Golden], corpus_files: Path
+) -> None:
     """Claude Code sends exactly the recorded context (or refuses exactly the refused files)."""
     name = ORIGINALS[case]
     result, expected = original_resumes[name], golden[name]
@@ -173,8 +185,11 @@ def compact_summary(candidate: Path) -> str:
         row: Any = json.loads(line)
         if isinstance(row, dict) and row.get("isCompactSummary"):
             content = row["message"]["content"]
-            summary = content if isinstance(content, str) else next(
-                b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
+            summary = (
+                content
+                if isinstance(content, str)
+                else next(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
+            )
     assert summary is not None, f"{candidate.name}: no compact summary row"
     return summary
 
@@ -182,9 +197,22 @@ def compact_summary(candidate: Path) -> str:
 def compress(source: Path, out: Path) -> Path:
     """Run `compaction compress` on one corpus file; the candidate it wrote."""
     done = subprocess.run(
-        [*compaction_command(), "compress", str(source), "--out", str(out),
-         "--min-tokens", "0", "--jobs", "1", "--quiet"],
-        capture_output=True, text=True, timeout=COMPRESS_TIMEOUT_SECONDS, check=False,
+        [
+            *compaction_command(),
+            "compress",
+            str(source),
+            "--out",
+            str(out),
+            "--min-tokens",
+            "0",
+            "--jobs",
+            "1",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=COMPRESS_TIMEOUT_SECONDS,
+        check=False,
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert done.returncode == 0, f"compress {source.name}: exit {done.returncode}\n{done.stderr[-2000:]}"
@@ -196,8 +224,9 @@ def compress(source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def candidate_resumes(claude_code: Path, corpus_files: Path, golden: dict[str, Golden],
-                      tmp_path_factory: pytest.TempPathFactory) -> dict[str, CandidateRun]:
+def candidate_resumes(
+    claude_code: Path, corpus_files: Path, golden: dict[str, Golden], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, CandidateRun]:
     """Every file of COMPRESSED compressed and its candidate resumed, concurrently."""
     root = tmp_path_factory.mktemp("compressed")
 
@@ -214,7 +243,8 @@ def candidate_resumes(claude_code: Path, corpus_files: Path, golden: dict[str, G
 @pytest.mark.after_compression
 @pytest.mark.parametrize("case", sorted(COMPRESSED))
 def test_resuming_a_candidate_gives_the_summary_then_a_golden_suffix(
-        case: str, candidate_resumes: dict[str, CandidateRun], golden: dict[str, Golden]) -> None:
+    case: str, candidate_resumes: dict[str, CandidateRun], golden: dict[str, Golden]
+) -> None:
     """The compact summary comes first, as a user text; what follows is the end of the source's context."""
     run, expected = candidate_resumes[case], golden[COMPRESSED[case]].context
     result = run.result
@@ -222,5 +252,5 @@ def test_resuming_a_candidate_gives_the_summary_then_a_golden_suffix(
     assert result.context, "empty context"
     head, tail = result.context[0], result.context[1:]
     assert head == ContextBlock("user", "text", run.summary[:TEXT_PREFIX_CHARS], None), head
-    suffix = expected[len(expected) - len(tail):] if len(tail) <= len(expected) else ()
+    suffix = expected[len(expected) - len(tail) :] if len(tail) <= len(expected) else ()
     assert tail == suffix, describe(tail, suffix)

@@ -20,8 +20,13 @@ CANARY = "CANARY-CLI-REWOUND-93b1"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def write_session(path: Path, *, seed: int, rewound: bool = False) -> None:
@@ -65,7 +70,17 @@ def test_validate_writes_one_report_per_session_mirroring_the_layout(fleet: Path
     sub = json.loads((reports / found[2]).read_text())
     assert sub["session"]["kind"] == "subagent"
     main = json.loads((reports / found[0]).read_text())
-    for key in ("schema", "session", "status", "strict_status", "leaf", "partition", "findings", "tokens", "timing_ms"):
+    for key in (
+        "schema",
+        "session",
+        "status",
+        "strict_status",
+        "leaf",
+        "partition",
+        "findings",
+        "tokens",
+        "timing_ms",
+    ):
         assert key in main
     assert main["chain"]["excluded"]["rewound"]["count"] >= 1
     assert "3 sessions" in completed.stdout  # the end-of-run table
@@ -75,8 +90,18 @@ def test_validate_writes_one_report_per_session_mirroring_the_layout(fleet: Path
 
 def test_exit_code_is_1_when_a_session_is_invalid(fleet: Path, tmp_path: Path) -> None:
     broken = fleet / "-home-dev-app" / "33333333-cccc-4ccc-8ccc-333333333333.jsonl"
-    broken.write_bytes(orjson.dumps({"type": "user", "uuid": "u", "parentUuid": None, "sessionId": "s",
-                                     "message": {"role": "user", "content": "x"}}) + b"\nnot json\n")
+    broken.write_bytes(
+        orjson.dumps(
+            {
+                "type": "user",
+                "uuid": "u",
+                "parentUuid": None,
+                "sessionId": "s",
+                "message": {"role": "user", "content": "x"},
+            }
+        )
+        + b"\nnot json\n"
+    )
     completed = run("validate", str(fleet), "--report-dir", str(tmp_path / "r"), "--quiet")
     assert completed.returncode == 1
     assert completed.stdout == ""  # quiet: no table
@@ -109,13 +134,17 @@ def test_a_missing_root_exits_2(tmp_path: Path) -> None:
 def test_default_root_comes_from_claude_config_dir(fleet: Path, tmp_path: Path) -> None:
     config = fleet.parent
     assert default_roots({"CLAUDE_CONFIG_DIR": str(config)}) == [config / "projects"]
-    completed = run("validate", "--report-dir", str(tmp_path / "r"), "--quiet", env={"CLAUDE_CONFIG_DIR": str(config)})
+    completed = run(
+        "validate", "--report-dir", str(tmp_path / "r"), "--quiet", env={"CLAUDE_CONFIG_DIR": str(config)}
+    )
     assert completed.returncode == 0 and (tmp_path / "r" / "summary.json").exists()
 
 
 def test_json_logs_are_machine_readable_and_carry_no_text(fleet: Path, tmp_path: Path) -> None:
     (fleet / "-home-dev-app" / "bad.jsonl").write_bytes(b"\xff\xfe not a transcript\n")
-    completed = run("validate", str(fleet), "--report-dir", str(tmp_path / "r"), "--log-format", "json", "--quiet")
+    completed = run(
+        "validate", str(fleet), "--report-dir", str(tmp_path / "r"), "--log-format", "json", "--quiet"
+    )
     for line in completed.stderr.splitlines():
         json.loads(line)
     assert CANARY not in completed.stderr
@@ -124,7 +153,9 @@ def test_json_logs_are_machine_readable_and_carry_no_text(fleet: Path, tmp_path:
 def test_help_explains_every_command() -> None:
     for command in ("validate", "compress"):
         completed = run(command, "--help")
-        assert completed.returncode == 0 and "--report-dir" in completed.stdout and "--jobs" in completed.stdout
+        assert (
+            completed.returncode == 0 and "--report-dir" in completed.stdout and "--jobs" in completed.stdout
+        )
 
 
 def test_discovery_finds_sessions_and_subagents_in_a_stable_order(fleet: Path) -> None:
@@ -137,7 +168,9 @@ def test_discovery_finds_sessions_and_subagents_in_a_stable_order(fleet: Path) -
 def test_settings_layer_defaults_file_environment_and_flags(tmp_path: Path) -> None:
     override = tmp_path / "c.toml"
     override.write_text("[compress]\nmin_tokens = 5\n")
-    settings = load_settings(override, environ={"COMPACTION_SWEEP_JOBS": "3"}, flags={"compress": {"target_ratio": 0.5}})
+    settings = load_settings(
+        override, environ={"COMPACTION_SWEEP_JOBS": "3"}, flags={"compress": {"target_ratio": 0.5}}
+    )
     assert settings.get("compress", "min_tokens") == 5
     assert settings.get("sweep", "jobs") == 3
     assert settings.get("compress", "target_ratio") == 0.5

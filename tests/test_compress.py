@@ -23,7 +23,7 @@ CANARY_BRANCH = "CANARY-REWOUND-7f3a9"
 CANARY_MALFORMED = "CANARY-MALFORMED-41c2"
 PROMPTS = [
     "Set up the parser module and keep the public API stable",
-    "不要修改数据库的结构，只添加新的索引",  # constraints in any language must survive verbatim
+    "不要修改数据库的结构\uff0c只添加新的索引",  # constraints in any language must survive verbatim
     "Добавь тесты для граничных случаев",
     "Now profile the hot loop and report the numbers",
     "Finally, write the changelog entry",
@@ -34,15 +34,23 @@ def build_session(path: Path, *, turns: int = 5, seed: int = 1, pointer: bool = 
     """A realistic multi-turn session with tool work, a rewound branch and a malformed line."""
     builder = TranscriptBuilder(seed=seed)
     for turn in range(turns):
-        prompt = builder.user(PROMPTS[turn % len(PROMPTS)] + ("" if turn < len(PROMPTS) else f" (round {turn})"))
+        prompt = builder.user(
+            PROMPTS[turn % len(PROMPTS)] + ("" if turn < len(PROMPTS) else f" (round {turn})")
+        )
         if turn == 1:
             builder.assistant(builder.text(f"abandoned idea {CANARY_BRANCH}"))
             builder.rewind(prompt)  # the user edited the prompt: the branch above is rewound
         for step in range(4):
-            builder.tool_call("Bash", {"command": f"pytest tests/test_step_{turn}_{step}.py -q"},
-                              "collected 12 items\n" + "." * 600 + f"\n12 passed in 0.{step}s")
-        builder.tool_call("Edit", {"file_path": f"/repo/src/module_{turn}.py", "old_string": "a", "new_string": "b"},
-                          "The file has been updated." * 40)
+            builder.tool_call(
+                "Bash",
+                {"command": f"pytest tests/test_step_{turn}_{step}.py -q"},
+                "collected 12 items\n" + "." * 600 + f"\n12 passed in 0.{step}s",
+            )
+        builder.tool_call(
+            "Edit",
+            {"file_path": f"/repo/src/module_{turn}.py", "old_string": "a", "new_string": "b"},
+            "The file has been updated." * 40,
+        )
         builder.assistant(builder.text(f"Turn {turn} is complete; the tests pass."))
     builder.raw(b'{"type":"user","message":{"content":"' + CANARY_MALFORMED.encode() + b'"')
     if pointer:
@@ -95,9 +103,28 @@ def test_excluded_and_malformed_content_never_reaches_output_or_report(tmp_path:
     build_session(source, turns=6)
     assert CANARY_BRANCH.encode() in source.read_bytes() and CANARY_MALFORMED.encode() in source.read_bytes()
     out = tmp_path / "out"
-    completed = subprocess.run([sys.executable, "-m", "pipeline", "compress", str(source), "--out", str(out),
-                                "--min-tokens", "0", "--min-recent-records", "8", "--jobs", "1",
-                                "--log-format", "json"], capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "compress",
+            str(source),
+            "--out",
+            str(out),
+            "--min-tokens",
+            "0",
+            "--min-recent-records",
+            "8",
+            "--jobs",
+            "1",
+            "--log-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr
     produced = [p for p in out.rglob("*") if p.is_file()]
     assert any(p.name == "session.jsonl" for p in produced)
@@ -143,8 +170,9 @@ def test_compressing_three_times_keeps_one_pair_one_appendix_and_every_constrain
 def test_a_session_below_min_tokens_is_skipped_small(tmp_path: Path) -> None:
     source = tmp_path / "session.jsonl"
     build_session(source, turns=2)
-    outcome = compress_session(source, "session.jsonl", CompressOptions(out_dir=str(tmp_path / "out"),
-                                                                         min_tokens=10**9))
+    outcome = compress_session(
+        source, "session.jsonl", CompressOptions(out_dir=str(tmp_path / "out"), min_tokens=10**9)
+    )
     assert outcome.status.value == "skipped-small" and not (tmp_path / "out").exists()
 
 
@@ -155,7 +183,9 @@ def test_a_session_that_fits_is_skipped_and_nothing_is_written(tmp_path: Path) -
         builder.user(question)
         builder.assistant(builder.text("It toggles verbose output."))
     builder.write(source)
-    outcome = compress_session(source, "session.jsonl", CompressOptions(out_dir=str(tmp_path / "out"), min_tokens=0))
+    outcome = compress_session(
+        source, "session.jsonl", CompressOptions(out_dir=str(tmp_path / "out"), min_tokens=0)
+    )
     assert outcome.status.value == "skipped-fits" and not (tmp_path / "out").exists()
 
 
@@ -181,7 +211,9 @@ def test_an_invalid_active_chain_is_refused(tmp_path: Path) -> None:
     assert builder is not None and not list((tmp_path / "out").rglob("*.jsonl"))
 
 
-def test_a_source_changed_during_compression_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_source_changed_during_compression_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pipeline.compress as compress_module
 
     source = tmp_path / "session.jsonl"
@@ -196,16 +228,30 @@ def test_a_source_changed_during_compression_is_refused(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(compress_module, "_compose_and_check", racing)
     outcome = compress_session(source, "session.jsonl", options(tmp_path / "out"))
-    assert outcome.status.value == "refused" and outcome.report["reasons"] == ["source-changed-during-compression"]
+    assert outcome.status.value == "refused" and outcome.report["reasons"] == [
+        "source-changed-during-compression"
+    ]
     assert not list((tmp_path / "out").rglob("*.jsonl"))
 
 
 def test_cli_refuses_an_output_inside_a_claude_directory(tmp_path: Path) -> None:
     source = tmp_path / "session.jsonl"
     build_session(source, turns=2)
-    completed = subprocess.run([sys.executable, "-m", "pipeline", "compress", str(source),
-                                "--out", str(tmp_path / ".claude" / "out"), "--quiet"],
-                               capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "compress",
+            str(source),
+            "--out",
+            str(tmp_path / ".claude" / "out"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 2 and ".claude" in completed.stderr
 
 
@@ -218,12 +264,30 @@ def test_compress_reports_are_written_next_to_candidates(tmp_path: Path) -> None
     small.assistant(small.text("a quick answer"))
     small.write(root / "p1" / "b.jsonl")
     out = tmp_path / "out"
-    completed = subprocess.run([sys.executable, "-m", "pipeline", "compress", str(root), "--out", str(out),
-                                "--min-tokens", "0", "--min-recent-records", "8", "--quiet"],
-                               capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "compress",
+            str(root),
+            "--out",
+            str(out),
+            "--min-tokens",
+            "0",
+            "--min-recent-records",
+            "8",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["by_status"] == {"compressed": 1, "skipped-fits": 1}
-    assert (out / "projects" / "p1" / "a.jsonl").exists() and not (out / "projects" / "p1" / "b.jsonl").exists()
+    assert (out / "projects" / "p1" / "a.jsonl").exists() and not (
+        out / "projects" / "p1" / "b.jsonl"
+    ).exists()
     assert (out / "projects" / "p1" / "a.jsonl.report.json").exists()
     assert not [p for p in out.rglob(".*.tmp")]  # atomic writes leave no temporary files

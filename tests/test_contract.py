@@ -14,8 +14,16 @@ MATRIX = json.loads((Path(__file__).parent / "fixtures" / "survival_matrix.json"
 
 
 def messages(rows: list[dict[str, Any]]) -> list[ContractMessage]:
-    return [ContractMessage(row["role"], row.get("text", ""), tuple(row.get("tool_use_ids", ())),
-                            tuple(row.get("tool_result_ids", ())), row.get("checkpoint", False)) for row in rows]
+    return [
+        ContractMessage(
+            row["role"],
+            row.get("text", ""),
+            tuple(row.get("tool_use_ids", ())),
+            tuple(row.get("tool_result_ids", ())),
+            row.get("checkpoint", False),
+        )
+        for row in rows
+    ]
 
 
 def test_the_matrix_covers_the_seed_behaviours() -> None:

@@ -28,82 +28,346 @@ from pathlib import Path
 import pytest
 
 EXPECTED: dict[str, tuple[str, str | None, str]] = {
-    "MoonLadderStudios__MoonMind__.codex_sessions_2025_11_13_rollout-2025-11-13T18-21-11-019a802a-aab1-7c31-9831-d2510c7a74a2.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "badlogic__pi-mono__packages_coding-agent_test_fixtures_before-compaction.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "badlogic__pi-mono__packages_coding-agent_test_fixtures_large-session.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "codemie-ai__codemie-code__src_agents_plugins_codex___tests___fixtures_rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "codemie-ai__codemie-code__src_agents_plugins_codex___tests___fixtures_rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "codemie-ai__codemie-code__tests_integration_metrics_fixtures_gemini_session-2025-12-01T21-45-5b959dae.json": ("unsupported-format", None, "unsupported-format"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-simple_turn-2.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-subagents_turn-2.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-subagents_turn-2_subagents_agent-a485154.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_codex_turn-2.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-196820da.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-624a4a58.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-9eda1058.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "daaain__claude-code-log__test_test_data_edge_cases.jsonl": ("refused", 'inferred-newest-leaf', "refused"),
-    "iansherr__claude-code-log__test_test_data_debug_image_message.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-JSSoundRecorder_7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_07f2e15c-a38b-454b-9148-60edc06de401.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_937c6e6b-27e7-4edd-86f1-ad28f9731841.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-coderabbit-review-helper_agent-668b5ac2.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-coderabbit-review-helper_cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-danieldemmel-me-next_4379d1bf-ccb1-414e-a856-9791b73f3af2.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-danieldemmel-me-next_9e953218-585f-4692-89df-9e0747a31c68.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-ideas_03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1_subagents_agent-a4ca7529859c158c2.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1_subagents_agent-ab1e6e141221a29ab.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-src-deep-manifest_a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-src-deep-manifest_agent-c8d9b115.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_29ccd257-68b1-427f-ae5f-6524b7cb6f20_subagents_agent-a2271d1.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "jazzyalex__agent-sessions__Resources_Fixtures_stage0_agents_claude_small.jsonl": ("refused", 'none', "refused"),
-    "jazzyalex__agent-sessions__Resources_Fixtures_stage0_agents_codex_small.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "jimmc414__cctrace__.claude-sessions_phase0-investigation_raw_messages.jsonl": ("warnings", 'inferred-newest-leaf', "compressed"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-askuserquestion.jsonl": ("warnings", 'inferred-newest-leaf', "skipped-fits"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-five.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-four.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-two.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session.jsonl": ("warnings", 'inferred-newest-leaf', "compressed"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_codex_full_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_codex_full_rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": ("unsupported-format", None, "unsupported-format"),
-    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_subagents_agent-a2898e3.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_subagents_agent-acompact-e1f845.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_6c2214d7-b87e-4432-8e41-22ba294ea584_subagents_agent-afc096d.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04_subagents_agent-aac57f5.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04_subagents_agent-acompact-946d2b.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-a93ccab.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-aa84377.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-acompact-70d8e7.jsonl": ("valid", 'inferred-newest-leaf', "skipped-subagent"),
-    "marot__spotter__test_fixtures_transcripts_short.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "marot__spotter__test_fixtures_transcripts_subagent.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "marot__spotter__test_fixtures_transcripts_tool_heavy.jsonl": ("valid", 'inferred-newest-leaf', "compressed"),
-    "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___task_non_sdk.jsonl": ("valid", 'inferred-newest-leaf', "skipped-fits"),
-    "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___task_sdk.jsonl": ("warnings", 'inferred-newest-leaf', "compressed"),
+    "MoonLadderStudios__MoonMind__.codex_sessions_2025_11_13_rollout-2025-11-13T18-21-11-019a802a-aab1-7c31-9831-d2510c7a74a2.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "badlogic__pi-mono__packages_coding-agent_test_fixtures_before-compaction.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "badlogic__pi-mono__packages_coding-agent_test_fixtures_large-session.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "codemie-ai__codemie-code__src_agents_plugins_codex___tests___fixtures_rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "codemie-ai__codemie-code__src_agents_plugins_codex___tests___fixtures_rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "codemie-ai__codemie-code__tests_integration_metrics_fixtures_gemini_session-2025-12-01T21-45-5b959dae.json": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-simple_turn-2.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-subagents_turn-2.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_incremental-subagents_turn-2_subagents_agent-a485154.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_codex_turn-2.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-196820da.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-624a4a58.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "codemie-ai__codemie-code__tests_integration_session_fixtures_session-9eda1058.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "daaain__claude-code-log__test_test_data_edge_cases.jsonl": (
+        "refused",
+        "inferred-newest-leaf",
+        "refused",
+    ),
+    "iansherr__claude-code-log__test_test_data_debug_image_message.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-JSSoundRecorder_7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_07f2e15c-a38b-454b-9148-60edc06de401.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_937c6e6b-27e7-4edd-86f1-ad28f9731841.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-claude-code-log-sample_fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-coderabbit-review-helper_agent-668b5ac2.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-coderabbit-review-helper_cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-danieldemmel-me-next_4379d1bf-ccb1-414e-a856-9791b73f3af2.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-Users-dain-workspace-danieldemmel-me-next_9e953218-585f-4692-89df-9e0747a31c68.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-ideas_03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1_subagents_agent-a4ca7529859c158c2.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-experiments-worktrees_ef958aa1-0e93-49f0-bb71-150f63befcd1_subagents_agent-ab1e6e141221a29ab.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-src-deep-manifest_a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-src-deep-manifest_agent-c8d9b115.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_29ccd257-68b1-427f-ae5f-6524b7cb6f20_subagents_agent-a2271d1.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "iansherr__claude-code-log__test_test_data_real_projects_-src-experiments-claude_p_2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "jazzyalex__agent-sessions__Resources_Fixtures_stage0_agents_claude_small.jsonl": (
+        "refused",
+        "none",
+        "refused",
+    ),
+    "jazzyalex__agent-sessions__Resources_Fixtures_stage0_agents_codex_small.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "jimmc414__cctrace__.claude-sessions_phase0-investigation_raw_messages.jsonl": (
+        "warnings",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-askuserquestion.jsonl": (
+        "warnings",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-five.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-four.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-two.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session.jsonl": (
+        "warnings",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_codex_full_rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_codex_full_rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": (
+        "unsupported-format",
+        None,
+        "unsupported-format",
+    ),
+    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_subagents_agent-a2898e3.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_4d5611e5-241a-462a-8d15-5122611a9569_subagents_agent-acompact-e1f845.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_6c2214d7-b87e-4432-8e41-22ba294ea584_subagents_agent-afc096d.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04_subagents_agent-aac57f5.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_ae4a77f8-aedd-4bc1-888f-c94edc91af04_subagents_agent-acompact-946d2b.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-a93ccab.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-aa84377.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46_subagents_agent-acompact-70d8e7.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-subagent",
+    ),
+    "marot__spotter__test_fixtures_transcripts_short.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "marot__spotter__test_fixtures_transcripts_subagent.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "marot__spotter__test_fixtures_transcripts_tool_heavy.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
+    "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___task_non_sdk.jsonl": (
+        "valid",
+        "inferred-newest-leaf",
+        "skipped-fits",
+    ),
+    "slopus__happy__packages_happy-cli_src_claude_utils___fixtures___task_sdk.jsonl": (
+        "warnings",
+        "inferred-newest-leaf",
+        "compressed",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
-def runs(corpus_files: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, object]]]:
+def runs(
+    corpus_files: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, dict[str, object]]]:
     """Run both commands once over the whole corpus, as a user would, and load every report."""
     base = tmp_path_factory.mktemp("acceptance")
     results: dict[str, dict[str, dict[str, object]]] = {}
-    for command, extra in (("validate", ["--report-dir", str(base / "validate")]),
-                           ("compress", ["--out", str(base / "compress"), "--min-tokens", "0"])):
-        completed = subprocess.run([sys.executable, "-m", "pipeline", command, str(corpus_files), "--jobs", "2",
-                                    "--quiet", *extra], capture_output=True, text=True, timeout=600)
+    for command, extra in (
+        ("validate", ["--report-dir", str(base / "validate")]),
+        ("compress", ["--out", str(base / "compress"), "--min-tokens", "0"]),
+    ):
+        completed = subprocess.run(
+            [sys.executable, "-m", "pipeline", command, str(corpus_files), "--jobs", "2", "--quiet", *extra],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert completed.returncode in (0, 1), completed.stderr
         folder = base / ("validate" if command == "validate" else "compress")
         reports = [json.loads(p.read_text()) for p in folder.rglob("*.report.json")]
@@ -111,8 +375,9 @@ def runs(corpus_files: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return results
 
 
-def test_every_corpus_file_has_the_expected_outcome(corpus_files: Path, runs: dict[str, dict[str, dict[str, object]]]
-                                                    ) -> None:
+def test_every_corpus_file_has_the_expected_outcome(
+    corpus_files: Path, runs: dict[str, dict[str, dict[str, object]]]
+) -> None:
     names = sorted(p.name for p in corpus_files.iterdir() if p.is_file())
     assert sorted(EXPECTED) == names
     for name, (status, source, compressed) in EXPECTED.items():
@@ -123,7 +388,8 @@ def test_every_corpus_file_has_the_expected_outcome(corpus_files: Path, runs: di
 
 
 def test_no_file_is_an_internal_error_and_every_compressed_file_passed_its_checks(
-        runs: dict[str, dict[str, dict[str, object]]]) -> None:
+    runs: dict[str, dict[str, dict[str, object]]],
+) -> None:
     for command in ("validate", "compress"):
         assert all(r["status"] != "internal-error" for r in runs[command].values())
     for report in runs["compress"].values():

@@ -9,13 +9,27 @@ from pipeline.index import build_index
 from pipeline.validate import read_findings
 from pipeline.vocabulary import FindingCode, LineKind, Severity, SourceFormat
 
-GOOD = orjson.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
-                     "message": {"role": "user", "content": "hello"}})
-GOOD2 = orjson.dumps({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
-                      "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}})
+GOOD = orjson.dumps(
+    {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "s",
+        "message": {"role": "user", "content": "hello"},
+    }
+)
+GOOD2 = orjson.dumps(
+    {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": "s",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+    }
+)
 
 
-def index_of(data: bytes):  # noqa: ANN201 - the index type is obvious from the call
+def index_of(data: bytes):
     return build_index(data, SourceFormat.CLAUDE_CODE)
 
 
@@ -26,14 +40,19 @@ def index_of(data: bytes):  # noqa: ANN201 - the index type is obvious from the 
         (b"[1, 2, 3]", LineKind.NOT_OBJECT, FindingCode.LINE_NOT_OBJECT),
         (b'"a string"', LineKind.NOT_OBJECT, FindingCode.LINE_NOT_OBJECT),
         (b'{"type": "user", "uuid": "x\xff"}', LineKind.INVALID_UTF8, FindingCode.LINE_INVALID_UTF8),
-        (b'{"type":"user","uuid":"u9","message":{"role":"user","content":"cut', LineKind.TRUNCATED,
-         FindingCode.LINE_TRUNCATED),
+        (
+            b'{"type":"user","uuid":"u9","message":{"role":"user","content":"cut',
+            LineKind.TRUNCATED,
+            FindingCode.LINE_TRUNCATED,
+        ),
         (b'{"type":"user"} trailing', LineKind.NOT_JSON, FindingCode.LINE_NOT_JSON),
         (b'{"type":"user","n":NaN}', LineKind.NOT_JSON, FindingCode.LINE_NOT_JSON),
         (b"   \t ", LineKind.BLANK, FindingCode.BLANK_LINE),
     ],
 )
-def test_a_bad_line_is_a_finding_and_the_rest_is_still_read(bad: bytes, kind: LineKind, code: FindingCode) -> None:
+def test_a_bad_line_is_a_finding_and_the_rest_is_still_read(
+    bad: bytes, kind: LineKind, code: FindingCode
+) -> None:
     data = GOOD + b"\n" + bad + b"\n" + GOOD2 + b"\n"
     index = index_of(data)
     assert index.kinds == (LineKind.RECORD, kind, LineKind.RECORD)
@@ -56,16 +75,18 @@ def test_truncated_final_line_without_newline() -> None:
 @pytest.mark.parametrize("final_newline", [False, True])
 def test_bom_crlf_and_final_newline_keep_exact_bytes(crlf: bool, bom: bool, final_newline: bool) -> None:
     newline = b"\r\n" if crlf else b"\n"
-    body = (GOOD + newline + GOOD2 + (newline if final_newline else b""))
+    body = GOOD + newline + GOOD2 + (newline if final_newline else b"")
     data = (b"\xef\xbb\xbf" if bom else b"") + body
     index = index_of(data)
     assert len(index) == 2
     assert index.kinds == (LineKind.RECORD, LineKind.RECORD)
     assert index.raw_line(data, 1) == GOOD and index.raw_line(data, 2) == GOOD2
     # Offsets and lengths cover the file exactly: nothing lost, nothing doubled.
-    spans = [data[index.offsets[i]: index.offsets[i] + index.lengths[i]] for i in range(2)]
+    spans = [data[index.offsets[i] : index.offsets[i] + index.lengths[i]] for i in range(2)]
     assert b"\n".join(spans) + (b"\n" if index.final_newline else b"") == data
-    assert index.has_bom is bom and (index.crlf_lines == (2 if final_newline else 1) if crlf else index.crlf_lines == 0)
+    assert index.has_bom is bom and (
+        index.crlf_lines == (2 if final_newline else 1) if crlf else index.crlf_lines == 0
+    )
     codes = {f.code for f in read_findings(index)}
     assert (FindingCode.BYTE_ORDER_MARK in codes) is bom
     assert (FindingCode.CRLF_LINE_ENDINGS in codes) is crlf
@@ -89,13 +110,25 @@ def test_a_very_long_line_is_indexed_without_keeping_its_text() -> None:
 
 
 def test_record_facts_come_from_the_fields_stages_need() -> None:
-    line = orjson.dumps({
-        "type": "assistant", "uuid": "a", "parentUuid": "p", "sessionId": "s", "isSidechain": True,
-        "message": {"id": "msg", "role": "assistant", "content": [
-            {"type": "thinking", "thinking": "..."}, {"type": "text", "text": "t"},
-            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}},
-            {"type": "tool_use", "id": 7, "name": "Bad", "input": {}}]},
-    })
+    line = orjson.dumps(
+        {
+            "type": "assistant",
+            "uuid": "a",
+            "parentUuid": "p",
+            "sessionId": "s",
+            "isSidechain": True,
+            "message": {
+                "id": "msg",
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "..."},
+                    {"type": "text", "text": "t"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}},
+                    {"type": "tool_use", "id": 7, "name": "Bad", "input": {}},
+                ],
+            },
+        }
+    )
     record = index_of(line).record(1)
     assert record is not None
     assert (record.message_id, record.role, record.blocks) == ("msg", "assistant", "KTUU")
@@ -104,7 +137,9 @@ def test_record_facts_come_from_the_fields_stages_need() -> None:
 
 
 def test_malformed_parent_and_uuid_types_take_the_tolerant_path() -> None:
-    line = orjson.dumps({"type": "user", "uuid": 42, "parentUuid": ["x"], "message": {"role": "user", "content": "q"}})
+    line = orjson.dumps(
+        {"type": "user", "uuid": 42, "parentUuid": ["x"], "message": {"role": "user", "content": "q"}}
+    )
     record = index_of(line).record(1)
     assert record is not None
     assert record.uuid is None and record.uuid_malformed

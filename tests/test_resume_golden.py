@@ -46,8 +46,15 @@ def chain_blocks(data: bytes, path: Path) -> tuple[list[tuple[str, str, str | No
             last_text = record.get("content") or last_text  # local commands reach the model as user text
         elif record.get("type") in ("user", "assistant") and isinstance(record.get("message"), dict):
             content = record["message"].get("content")
-            texts = [content] if isinstance(content, str) else [
-                b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+            texts = (
+                [content]
+                if isinstance(content, str)
+                else [
+                    b.get("text", "")
+                    for b in content or []
+                    if isinstance(b, dict) and b.get("type") == "text"
+                ]
+            )
             last_text = next((t for t in reversed(texts) if t.strip()), last_text)
     return blocks, last_text
 
@@ -59,14 +66,21 @@ def test_auto_chain_matches_claude_codes_resumed_context(corpus_files: Path, gol
             continue  # the two synthetic fixtures with reused uuids are refused (see test_corpus_acceptance)
         path = corpus_files / entry["file"]
         blocks, last_text = chain_blocks(path.read_bytes(), path)
-        context = [m for m in entry["context"]
-                   if not (m["kind"] == "text" and m["text_prefix"] in SYNTHETIC_TEXTS)
-                   and not (m["kind"] == "tool_result" and SYNTHETIC_RESULT in (m["text_prefix"] or ""))]
-        expected = [(m["role"], m["kind"], m["id"]) for m in context if m["kind"] in ("tool_use", "tool_result")]
+        context = [
+            m
+            for m in entry["context"]
+            if not (m["kind"] == "text" and m["text_prefix"] in SYNTHETIC_TEXTS)
+            and not (m["kind"] == "tool_result" and SYNTHETIC_RESULT in (m["text_prefix"] or ""))
+        ]
+        expected = [
+            (m["role"], m["kind"], m["id"]) for m in context if m["kind"] in ("tool_use", "tool_result")
+        ]
         # Claude Code drops a call whose results are nowhere (seed: an unanswered trailing call).
         answered = {tool for _, kind, tool in blocks if kind == "tool_result"}
         dropped = {tool for _, kind, tool in blocks if kind == "tool_use" and tool not in answered}
-        assert [b for b in blocks if b[2] not in dropped] == [b for b in expected if b[2] not in dropped], entry["file"]
+        assert [b for b in blocks if b[2] not in dropped] == [b for b in expected if b[2] not in dropped], (
+            entry["file"]
+        )
         last = next(m for m in reversed(context) if m["kind"] == "text")
         assert last_text.strip().startswith(last["text_prefix"].strip()[:60]), entry["file"]
         compared += 1

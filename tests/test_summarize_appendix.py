@@ -21,8 +21,12 @@ from pipeline.summarize.appendix import parse_appendix
 from pipeline.testing import TranscriptBuilder
 from pipeline.vocabulary import SourceFormat
 
-LIMITS = {"max_file_operations": 64, "max_validation_records": 32, "max_active_work_records": 32,
-          "max_command_chars": 600}
+LIMITS = {
+    "max_file_operations": 64,
+    "max_validation_records": 32,
+    "max_active_work_records": 32,
+    "max_command_chars": 600,
+}
 
 
 def items_of(b: TranscriptBuilder) -> tuple[EvidenceItem, ...]:
@@ -83,25 +87,46 @@ def test_each_section_keeps_its_newest_records_with_an_omission_marker() -> None
     text = render_appendix(collect_state(items_of(b)), **{**LIMITS, "max_validation_records": 2})
     section = text.split("## Validation\n", 1)[1].split("\n\n", 1)[0].split("\n")
     assert section == [
-        "- ... 1 older records omitted", "- passed: make b (L3, L4)", "- passed: make c (L5, L6)"
+        "- ... 1 older records omitted",
+        "- passed: make b (L3, L4)",
+        "- passed: make c (L5, L6)",
     ]
 
 
 def test_active_work_tracks_background_shells_subagents_todos_and_tasks() -> None:
     b = TranscriptBuilder(seed=4)
-    b.tool_call("Bash", {"command": "npm run dev", "run_in_background": True},
-                "Command running in background with ID: aaa111")
-    b.tool_call("Bash", {"command": "mix test", "run_in_background": True},
-                "Command running in background with ID: bbb222. Output is being written to: /tmp/x")
-    b.user("<task-notification>\n<task-id>bbb222</task-id>\n<status>completed</status>\n"
-           "<summary>Background command \"mix test\" completed (exit code 1)</summary>\n</task-notification>")
-    b.tool_call("Bash", {"command": "sleep 100", "run_in_background": True},
-                "Command running in background with ID: ccc333")
+    b.tool_call(
+        "Bash",
+        {"command": "npm run dev", "run_in_background": True},
+        "Command running in background with ID: aaa111",
+    )
+    b.tool_call(
+        "Bash",
+        {"command": "mix test", "run_in_background": True},
+        "Command running in background with ID: bbb222. Output is being written to: /tmp/x",
+    )
+    b.user(
+        "<task-notification>\n<task-id>bbb222</task-id>\n<status>completed</status>\n"
+        '<summary>Background command "mix test" completed (exit code 1)</summary>\n</task-notification>'
+    )
+    b.tool_call(
+        "Bash",
+        {"command": "sleep 100", "run_in_background": True},
+        "Command running in background with ID: ccc333",
+    )
     b.tool_call("KillShell", {"shell_id": "ccc333"}, '{"message":"Successfully killed shell: ccc333"}')
     b.tool_call("Task", {"description": "Explore repo", "subagent_type": "Explore", "prompt": "p"}, "report")
     b.assistant(b.tool_use("Task", {"description": "Audit deps", "subagent_type": "general", "prompt": "p"}))
-    b.tool_call("TodoWrite", {"todos": [{"content": "Wire CLI", "status": "in_progress"},
-                                        {"content": "Docs", "status": "pending"}]}, "ok")
+    b.tool_call(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Wire CLI", "status": "in_progress"},
+                {"content": "Docs", "status": "pending"},
+            ]
+        },
+        "ok",
+    )
     b.tool_call("TaskCreate", {"subject": "Research plan mode"}, "Task #1 created successfully: Research")
     b.tool_call("TaskCreate", {"subject": "Finished thing"}, "Task #2 created successfully: Finished")
     b.tool_call("TaskUpdate", {"taskId": "2", "status": "completed"}, "Updated task #2 status")
@@ -134,8 +159,11 @@ def test_a_rendered_appendix_reads_back_into_the_same_records(limit: int) -> Non
     b = TranscriptBuilder(seed=5)
     b.tool_call("Edit", {"file_path": "/p/a b.py"}, "ok")
     b.tool_call("Bash", {"command": "pytest -q\n  -x"}, "Exit code 1\nE", is_error=True)
-    b.tool_call("Bash", {"command": "npm run dev", "run_in_background": True},
-                "Command running in background with ID: zz9")
+    b.tool_call(
+        "Bash",
+        {"command": "npm run dev", "run_in_background": True},
+        "Command running in background with ID: zz9",
+    )
     state = collect_state(items_of(b))
     text = render_appendix(state, **{**LIMITS, "max_file_operations": limit})
     back = parse_appendix(text, 7)
@@ -143,7 +171,9 @@ def test_a_rendered_appendix_reads_back_into_the_same_records(limit: int) -> Non
     assert files == [("/p/a b.py", FileAction.MODIFIED, (7,))]
     assert [(r.command, r.outcome) for r in back.commands] == [("pytest -q\n  -x", CommandOutcome.FAILED)]
     assert [(w.kind, w.id, w.label) for w in back.active_work] == [
-        (ActiveWorkKind.BACKGROUND_SHELL, "zz9", "npm run dev")]
+        (ActiveWorkKind.BACKGROUND_SHELL, "zz9", "npm run dev")
+    ]
     again = collect_state((), [back])
-    assert render_appendix(again, **LIMITS) == render_appendix(collect_state((), [parse_appendix(
-        render_appendix(again, **LIMITS), 7)]), **LIMITS)
+    assert render_appendix(again, **LIMITS) == render_appendix(
+        collect_state((), [parse_appendix(render_appendix(again, **LIMITS), 7)]), **LIMITS
+    )

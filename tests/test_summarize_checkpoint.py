@@ -47,8 +47,12 @@ def test_missing_duplicate_and_out_of_order_headings() -> None:
     assert codes(text) == [(DefectCode.MISSING_HEADING, Heading.DECISIONS)]
     dup = document() + "\n\n## Goal\n- again (L2)"
     assert codes(dup) == [(DefectCode.DUPLICATE_HEADING, Heading.GOAL)]
-    swapped = document().replace("## Goal", "## TEMP").replace("## Completed work", "## Goal").replace(
-        "## TEMP", "## Completed work")
+    swapped = (
+        document()
+        .replace("## Goal", "## TEMP")
+        .replace("## Completed work", "## Goal")
+        .replace("## TEMP", "## Completed work")
+    )
     assert DefectCode.OUT_OF_ORDER in [code for code, _ in codes(swapped)]
 
 
@@ -56,13 +60,17 @@ def test_missing_duplicate_and_out_of_order_headings() -> None:
     ("sections", "expected"),
     [
         ({"Decisions": []}, [(DefectCode.EMPTY_SECTION, Heading.DECISIONS)]),
-        ({"Decisions": ["just prose"]}, [(DefectCode.STRAY_LINE, Heading.DECISIONS),
-                                         (DefectCode.EMPTY_SECTION, Heading.DECISIONS)]),
+        (
+            {"Decisions": ["just prose"]},
+            [(DefectCode.STRAY_LINE, Heading.DECISIONS), (DefectCode.EMPTY_SECTION, Heading.DECISIONS)],
+        ),
         ({"Decisions": ["- None", "- a (L1)"]}, [(DefectCode.NONE_WITH_BULLETS, Heading.DECISIONS)]),
         ({"Decisions": ["- None"]}, []),
         ({"Decisions": ["- a (L1)", "  continued", "", "- b (L2)"]}, []),
-        ({"Decisions": ["- a (L1)", "## Active work", "- x (L1)"]},
-         [(DefectCode.APPENDIX_HEADING_IN_CHECKPOINT, AppendixHeading.ACTIVE_WORK)]),
+        (
+            {"Decisions": ["- a (L1)", "## Active work", "- x (L1)"]},
+            [(DefectCode.APPENDIX_HEADING_IN_CHECKPOINT, AppendixHeading.ACTIVE_WORK)],
+        ),
     ],
 )
 def test_section_body_defects(
@@ -73,7 +81,8 @@ def test_section_body_defects(
 
 def test_text_before_the_first_heading_and_unknown_headings() -> None:
     assert codes("Sure! Here is the summary.\n" + document(head="")) == [
-        (DefectCode.TEXT_BEFORE_FIRST_HEADING, None)]
+        (DefectCode.TEXT_BEFORE_FIRST_HEADING, None)
+    ]
     text = document({"Goal": ["- g (L1)", "## Notes", "- n (L1)"]})
     assert (DefectCode.UNKNOWN_HEADING, None) in codes(text)
 
@@ -129,4 +138,7 @@ def test_a_prior_that_only_quotes_the_marker_is_read_as_native() -> None:
     prior = read_prior(native, 5, 600)
     assert not prior.own_format
     assert [bullet.text for bullet in dict(prior.bullets)[Heading.COMPLETED]] == [
-        "Summary:", CHECKPOINT_MARKER, "- user pasted this"]
+        "Summary:",
+        CHECKPOINT_MARKER,
+        "- user pasted this",
+    ]

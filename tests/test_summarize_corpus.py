@@ -19,7 +19,11 @@ from pipeline.testing import TranscriptBuilder
 from pipeline.vocabulary import SourceFormat
 
 CLAUDE_CODE = (
-    "marot__spotter__*", "iansherr__*", "codemie-ai__*claude*", "jnarowski__*claude*", "jimmc414__*"
+    "marot__spotter__*",
+    "iansherr__*",
+    "codemie-ai__*claude*",
+    "jnarowski__*claude*",
+    "jimmc414__*",
 )
 ROOMY = SummaryOptions(char_budget=1_000_000)
 

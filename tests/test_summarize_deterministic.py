@@ -38,8 +38,9 @@ MULTILINGUAL = (
 )
 
 
-def summarize(builder: TranscriptBuilder, lines: Sequence[int] | None = None,
-              options: SummaryOptions | None = None) -> SummaryResult:
+def summarize(
+    builder: TranscriptBuilder, lines: Sequence[int] | None = None, options: SummaryOptions | None = None
+) -> SummaryResult:
     data = builder.to_bytes()
     index = build_index(data, SourceFormat.CLAUDE_CODE)
     chosen = range(1, len(index) + 1) if lines is None else lines
@@ -77,10 +78,16 @@ def session_with_work() -> tuple[TranscriptBuilder, dict[str, int]]:
     lines["conclusion"] = b.line_count
     b.user("Now add a test for empty input, and keep using pytest fixtures")
     lines["second"] = b.line_count
-    b.tool_call("TodoWrite", {"todos": [
-        {"content": "Write empty-input test", "status": "in_progress", "activeForm": "Writing"},
-        {"content": "Run the full suite", "status": "pending", "activeForm": "Running"},
-    ]}, "Todos have been modified successfully.")
+    b.tool_call(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Write empty-input test", "status": "in_progress", "activeForm": "Writing"},
+                {"content": "Run the full suite", "status": "pending", "activeForm": "Running"},
+            ]
+        },
+        "Todos have been modified successfully.",
+    )
     lines["todos"] = b.line_count - 1
     b.assistant(b.text("Working on the empty-input test."))
     lines["latest"] = b.line_count
@@ -110,8 +117,11 @@ def test_sections_hold_what_the_session_did() -> None:
     assert bullet_texts(text, Heading.COMPLETED) == ["All parser tests pass now."]
     assert f"All parser tests pass now. (L{lines['conclusion']})" in text
     wip = bullet_texts(text, Heading.IN_PROGRESS)
-    assert wip == ["Latest update: Working on the empty-input test.", "In progress: Write empty-input test",
-                   "Pending: Run the full suite"]
+    assert wip == [
+        "Latest update: Working on the empty-input test.",
+        "In progress: Write empty-input test",
+        "Pending: Run the full suite",
+    ]
     assert bullet_texts(text, Heading.NEXT_STEPS) == ["Run the full suite"]
     assert any("recursive descent" in bullet for bullet in bullet_texts(text, Heading.DECISIONS))
     errors = bullet_texts(text, Heading.ERRORS)
@@ -273,8 +283,10 @@ def test_summarizing_a_summary_again_reaches_a_fixed_point() -> None:
 
 
 def test_a_claude_native_prior_summary_is_carried_under_completed_work() -> None:
-    native = ("Analysis:\nThe user wants a CLI.\n\nSummary:\n1. Primary Request: build `tool sync`\n"
-              "   - keep Python 3.11 compatibility")
+    native = (
+        "Analysis:\nThe user wants a CLI.\n\nSummary:\n1. Primary Request: build `tool sync`\n"
+        "   - keep Python 3.11 compatibility"
+    )
     b, line = prior_then_more(native, wrap=True)
     result = summarize(b)
     completed = section(result.text, Heading.COMPLETED)
@@ -296,8 +308,9 @@ def test_verbatim_preservation_embeds_the_prior_and_falls_back_when_too_big() ->
     assert result.budget == 90_000
     big = "Summary:\n" + "\n".join("w" * 590 for _ in range(12))
     b2, _ = prior_then_more(big, wrap=False)
-    fallback = summarize(b2, options=SummaryOptions(char_budget=4000, preserve_prior_verbatim=True,
-                                                    max_quote_chars=100))
+    fallback = summarize(
+        b2, options=SummaryOptions(char_budget=4000, preserve_prior_verbatim=True, max_quote_chars=100)
+    )
     assert fallback.prior_mode is PriorMode.FOLDED
     assert fallback.fallback_reason is FallbackReason.VERBATIM_OVER_BUDGET
     assert len(fallback.text) <= 4000
@@ -307,8 +320,11 @@ def test_system_errors_and_commands_are_listed() -> None:
     b = TranscriptBuilder(seed=6)
     b.user("go")
     b.system("api_error")
-    b.user("<command-name>/model</command-name>\n<command-message>model</command-message>\n"
-           "<command-args>opus</command-args>", human=False)
+    b.user(
+        "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+        "<command-args>opus</command-args>",
+        human=False,
+    )
     text = summarize(b).text
     assert any(t.startswith("system error: API error 529") for t in bullet_texts(text, Heading.ERRORS))
     assert "slash command: /model opus" in bullet_texts(text, Heading.COMMANDS)
@@ -320,8 +336,15 @@ def test_a_hundred_thousand_items_are_summarized_in_linear_time() -> None:
     for n in range(25_000):
         items.append(EvidenceItem(4 * n + 1, EvidenceKind.HUMAN_PROMPT, f"p{n}"))
         items.append(EvidenceItem(4 * n + 2, EvidenceKind.ASSISTANT_TEXT, f"answer {n}"))
-        items.append(EvidenceItem(4 * n + 3, EvidenceKind.TOOL_CALL, tool_name="Bash", tool_id=f"t{n}",
-                                  tool_input={"command": f"echo {n % 50} > out{n % 70}.txt"}))
+        items.append(
+            EvidenceItem(
+                4 * n + 3,
+                EvidenceKind.TOOL_CALL,
+                tool_name="Bash",
+                tool_id=f"t{n}",
+                tool_input={"command": f"echo {n % 50} > out{n % 70}.txt"},
+            )
+        )
         items.append(EvidenceItem(4 * n + 4, EvidenceKind.TOOL_RESULT, "", tool_name="Bash", tool_id=f"t{n}"))
     result = write_summary(items, SummaryOptions(char_budget=1_000_000))
     assert result.bullets(Heading.CONSTRAINTS) == 25_000

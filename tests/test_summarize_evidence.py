@@ -33,9 +33,16 @@ def test_each_block_becomes_one_typed_item_in_line_order() -> None:
     b.compact("Earlier work summarized.")
     items = evidence(b)
     assert kinds(items) == [
-        EvidenceKind.HUMAN_PROMPT, EvidenceKind.THINKING, EvidenceKind.ASSISTANT_TEXT, EvidenceKind.TOOL_CALL,
-        EvidenceKind.TOOL_RESULT, EvidenceKind.OTHER, EvidenceKind.COMMAND, EvidenceKind.COMMAND,
-        EvidenceKind.SYSTEM_ERROR, EvidenceKind.PRIOR_SUMMARY,
+        EvidenceKind.HUMAN_PROMPT,
+        EvidenceKind.THINKING,
+        EvidenceKind.ASSISTANT_TEXT,
+        EvidenceKind.TOOL_CALL,
+        EvidenceKind.TOOL_RESULT,
+        EvidenceKind.OTHER,
+        EvidenceKind.COMMAND,
+        EvidenceKind.COMMAND,
+        EvidenceKind.SYSTEM_ERROR,
+        EvidenceKind.PRIOR_SUMMARY,
     ]
     prompt, _, _, tool_call, result, *_, error, prior = items
     assert prompt.text == "Please refactor 🚀"
@@ -45,7 +52,11 @@ def test_each_block_becomes_one_typed_item_in_line_order() -> None:
     assert tool_call.tool_id == call.tool_use_id
     assert dict(tool_call.tool_input) == {"file_path": "/a.py", "limit": 10}
     assert (result.tool_name, result.tool_id, result.text, result.is_error) == (
-        "Read", call.tool_use_id, "line one", False)
+        "Read",
+        call.tool_use_id,
+        "line one",
+        False,
+    )
     assert error.is_error
     assert error.text.startswith("API error 529")
     assert "Earlier work summarized." in prior.text

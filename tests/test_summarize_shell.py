@@ -66,7 +66,11 @@ def test_pipes_and_lists_split_into_simple_commands() -> None:
     parsed = parse_shell("cd a && npm test | tee out.log; echo done || true")
     assert parsed.lexed
     assert [c.argv for c in parsed.commands] == [
-        ("cd", "a"), ("npm", "test"), ("tee", "out.log"), ("echo", "done"), ("true",)
+        ("cd", "a"),
+        ("npm", "test"),
+        ("tee", "out.log"),
+        ("echo", "done"),
+        ("true",),
     ]
 
 

@@ -27,9 +27,16 @@ def reference_estimate_text(text: str) -> int:
         cp = ord(ch)
         if cp < 0x80:
             ascii_chars += 1
-        elif (0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF
-              or 0x20000 <= cp <= 0x323AF or 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF
-              or 0xAC00 <= cp <= 0xD7AF or 0x1100 <= cp <= 0x11FF):
+        elif (
+            0x3400 <= cp <= 0x4DBF
+            or 0x4E00 <= cp <= 0x9FFF
+            or 0xF900 <= cp <= 0xFAFF
+            or 0x20000 <= cp <= 0x323AF
+            or 0x3040 <= cp <= 0x30FF
+            or 0x31F0 <= cp <= 0x31FF
+            or 0xAC00 <= cp <= 0xD7AF
+            or 0x1100 <= cp <= 0x11FF
+        ):
             weighted += 1.3
         elif cp > 0xFFFF or unicodedata.category(ch).startswith(("S", "M")):
             weighted += 1.5
@@ -47,10 +54,17 @@ def reference_estimate_record(record: dict[str, Any]) -> int:
     elif kind == "attachment" and isinstance(record.get("attachment"), dict):
         payload = record["attachment"]
     elif kind == "system":
-        payload = {k: record.get(k) for k in ("subtype", "content", "error", "compactMetadata") if k in record}
+        payload = {
+            k: record.get(k) for k in ("subtype", "content", "error", "compactMetadata") if k in record
+        }
     else:
         return 0
-    return reference_estimate_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)) + 12
+    return (
+        reference_estimate_text(
+            json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        )
+        + 12
+    )
 
 
 def golden_estimates(golden_dir: Path) -> dict[str, list[int | None]]:
@@ -73,8 +87,24 @@ def test_index_matches_golden_estimates_on_every_corpus_line(corpus_files: Path,
 
 @pytest.mark.parametrize(
     "text",
-    ["", "a", "abcd", "abcde", "héllo", "世界", "😀", "e\u0301", "→ 1", "Привет, мир", "مرحبا", "∑∫≈",
-     "\u2028", "한국어 텍스트", "ｶﾀｶﾅ", "x" * 10_001],
+    [
+        "",
+        "a",
+        "abcd",
+        "abcde",
+        "héllo",
+        "世界",
+        "😀",
+        "e\u0301",
+        "→ 1",
+        "Привет, мир",
+        "مرحبا",
+        "∑∫≈",
+        "\u2028",
+        "한국어 텍스트",
+        "ｶﾀｶﾅ",
+        "x" * 10_001,
+    ],
 )
 def test_estimate_text_equals_the_reference_loop(text: str) -> None:
     assert estimate_text(text) == reference_estimate_text(text)
@@ -82,15 +112,34 @@ def test_estimate_text_equals_the_reference_loop(text: str) -> None:
 
 SPELLINGS = [
     # Claude Code's own compact JavaScript spelling, with non-ASCII text and an ANSI escape.
-    {"type": "user", "uuid": "u1", "parentUuid": None, "cwd": "/tmp/é", "message": {"role": "user",
-     "content": "naïve 世界 \u001b[1mbold\u001b[0m"}},
+    {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "cwd": "/tmp/é",
+        "message": {"role": "user", "content": "naïve 世界 \u001b[1mbold\u001b[0m"},
+    },
     # A tiny float that JavaScript writes as 0.00005 and Python as 5e-05.
     {"type": "assistant", "uuid": "a1", "costUSD": 0.00005, "message": {"role": "assistant", "content": []}},
-    {"type": "assistant", "uuid": "a2", "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
-     "meta": {"ratio": 1.5e-7}},
+    {
+        "type": "assistant",
+        "uuid": "a2",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+        "meta": {"ratio": 1.5e-7},
+    },
     # Integers beyond 64 bits, which only the stdlib parser keeps.
-    {"type": "user", "uuid": "u2", "message": {"role": "user", "content": "n"}, "big": 123456789012345678901234567890},
-    {"type": "system", "subtype": "local_command", "content": "<command-name>/model</command-name>", "uuid": "s1"},
+    {
+        "type": "user",
+        "uuid": "u2",
+        "message": {"role": "user", "content": "n"},
+        "big": 123456789012345678901234567890,
+    },
+    {
+        "type": "system",
+        "subtype": "local_command",
+        "content": "<command-name>/model</command-name>",
+        "uuid": "s1",
+    },
     {"type": "system", "uuid": "s2"},
     {"type": "attachment", "uuid": "t1", "attachment": {"type": "hook", "stdout": "ok ✓"}},
     {"type": "progress", "uuid": "p1", "data": {"type": "hook_progress"}},

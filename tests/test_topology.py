@@ -26,8 +26,11 @@ def rec(kind: str, uuid: str | None, parent: Any = None, *, session: str = S, **
     if kind == "user":
         record["message"] = {"role": "user", "content": extra.pop("text", f"prompt {uuid}")}
     elif kind == "assistant":
-        record["message"] = {"role": "assistant", "id": extra.pop("mid", f"msg-{uuid}"),
-                             "content": extra.pop("content", [{"type": "text", "text": f"answer {uuid}"}])}
+        record["message"] = {
+            "role": "assistant",
+            "id": extra.pop("mid", f"msg-{uuid}"),
+            "content": extra.pop("content", [{"type": "text", "text": f"answer {uuid}"}]),
+        }
     record.update(extra)
     return record
 
@@ -45,7 +48,12 @@ def resolve(records: list[dict[str, Any]], **options: Any) -> Topology:
     return resolve_topology(index, build_graph(index), TopologyOptions(**options))
 
 
-LINEAR = [rec("user", "u1"), rec("assistant", "a1", "u1"), rec("user", "u2", "a1"), rec("assistant", "a2", "u2")]
+LINEAR = [
+    rec("user", "u1"),
+    rec("assistant", "a1", "u1"),
+    rec("user", "u2", "a1"),
+    rec("assistant", "a2", "u2"),
+]
 
 
 @pytest.mark.parametrize(
@@ -57,11 +65,17 @@ LINEAR = [rec("user", "u1"), rec("assistant", "a1", "u1"), rec("user", "u2", "a1
         ([*LINEAR, pointer()], StrictStatus.MALFORMED),  # text-only pointer, as older versions write
         ([rec("user", "u1"), rec("assistant", "a1", 7), pointer("a1")], StrictStatus.MALFORMED_PARENT),
         ([*LINEAR, rec("user", "u1", "a2"), pointer("a2")], StrictStatus.DUPLICATE_UUID),
-        ([rec("user", "u1", "elsewhere"), rec("assistant", "a1", "u1"), pointer("a1")], StrictStatus.DANGLING),
+        (
+            [rec("user", "u1", "elsewhere"), rec("assistant", "a1", "u1"), pointer("a1")],
+            StrictStatus.DANGLING,
+        ),
         ([*LINEAR, pointer("nowhere")], StrictStatus.DANGLING),
         ([rec("user", "u1", "a1"), rec("assistant", "a1", "u1"), pointer("a1")], StrictStatus.LOOP),
         ([rec("assistant", "a1", "u1"), rec("user", "u1"), pointer("a1")], StrictStatus.NON_MONOTONIC),
-        ([*LINEAR, pointer("a2", session="22222222-2222-4222-8222-222222222222")], StrictStatus.SESSION_MISMATCH),
+        (
+            [*LINEAR, pointer("a2", session="22222222-2222-4222-8222-222222222222")],
+            StrictStatus.SESSION_MISMATCH,
+        ),
         ([*LINEAR, pointer("a2")], StrictStatus.VALID),
     ],
     ids=lambda v: v.value if isinstance(v, StrictStatus) else None,
@@ -74,8 +88,13 @@ def test_strict_statuses(records: list[dict[str, Any]], status: StrictStatus) ->
 
 
 def test_same_session_attachment_inversion_is_the_one_accepted_exception() -> None:
-    records = [rec("user", "u1"), rec("attachment", "t2", "t1"), rec("attachment", "t1", "u1"),
-               rec("assistant", "a1", "t2"), pointer("a1")]
+    records = [
+        rec("user", "u1"),
+        rec("attachment", "t2", "t1"),
+        rec("attachment", "t1", "u1"),
+        rec("assistant", "a1", "t2"),
+        pointer("a1"),
+    ]
     topology = resolve(records, policy=LeafPolicy.STRICT)
     assert topology.strict.status is StrictStatus.VALID
     assert topology.strict.attachment_inversions == 1
@@ -84,8 +103,13 @@ def test_same_session_attachment_inversion_is_the_one_accepted_exception() -> No
 
 def test_inversion_between_other_types_or_sessions_is_refused() -> None:
     other = "33333333-3333-4333-8333-333333333333"
-    records = [rec("user", "u1"), rec("attachment", "t2", "t1", session=other), rec("attachment", "t1", "u1"),
-               rec("assistant", "a1", "t2", session=other), pointer("a1", session=other)]
+    records = [
+        rec("user", "u1"),
+        rec("attachment", "t2", "t1", session=other),
+        rec("attachment", "t1", "u1"),
+        rec("assistant", "a1", "t2", session=other),
+        pointer("a1", session=other),
+    ]
     assert resolve(records, policy=LeafPolicy.STRICT).strict.status is StrictStatus.NON_MONOTONIC
 
 
@@ -93,21 +117,34 @@ B = "22222222-2222-4222-8222-222222222222"
 
 
 def test_one_way_session_lineage_is_accepted_and_a_return_is_refused() -> None:
-    one_way = [rec("user", "u1"), rec("assistant", "a1", "u1"), rec("user", "u2", "a1", session=B),
-               rec("assistant", "a2", "u2", session=B), pointer("a2", session=B)]
+    one_way = [
+        rec("user", "u1"),
+        rec("assistant", "a1", "u1"),
+        rec("user", "u2", "a1", session=B),
+        rec("assistant", "a2", "u2", session=B),
+        pointer("a2", session=B),
+    ]
     accepted = resolve(one_way, policy=LeafPolicy.STRICT)
     assert accepted.strict.status is StrictStatus.VALID
-    assert accepted.lineage is not None and accepted.lineage.transitions == 1 and accepted.lineage.current_start == 2
+    assert (
+        accepted.lineage is not None
+        and accepted.lineage.transitions == 1
+        and accepted.lineage.current_start == 2
+    )
     a_b_a = [*one_way[:4], rec("user", "u3", "a2"), rec("assistant", "a3", "u3"), pointer("a3")]
     assert resolve(a_b_a, policy=LeafPolicy.STRICT).strict.status is StrictStatus.SESSION_MISMATCH
 
 
-TOOL_LEAF = [rec("user", "u1"), rec("assistant", "a1", "u1", content=[{"type": "tool_use", "id": "t-1", "name": "Read",
-                                                                        "input": {}}])]
+TOOL_LEAF = [
+    rec("user", "u1"),
+    rec("assistant", "a1", "u1", content=[{"type": "tool_use", "id": "t-1", "name": "Read", "input": {}}]),
+]
 
 
 def result(uuid: str, parent: str, tool: str = "t-1", **extra: Any) -> dict[str, Any]:
-    return rec("user", uuid, parent, text=[{"type": "tool_result", "tool_use_id": tool, "content": "ok"}], **extra)
+    return rec(
+        "user", uuid, parent, text=[{"type": "tool_result", "tool_use_id": tool, "content": "ok"}], **extra
+    )
 
 
 @pytest.mark.parametrize(
@@ -148,7 +185,11 @@ def test_auto_uses_the_pointer_leaf_when_there_is_one() -> None:
 
 def test_auto_infers_the_last_conversation_row_without_a_pointer() -> None:
     # A rewind: the newest branch is written last and wins, whatever the other branch's timestamps.
-    branch = [*LINEAR, rec("user", "u3", "a1", timestamp="2020-01-01T00:00:00Z"), rec("assistant", "a3", "u3")]
+    branch = [
+        *LINEAR,
+        rec("user", "u3", "a1", timestamp="2020-01-01T00:00:00Z"),
+        rec("assistant", "a3", "u3"),
+    ]
     topology = resolve(branch)
     assert topology.leaf_source is LeafSource.NEWEST_LEAF and topology.leaf_uuid == "a3"
     assert topology.chain == (1, 2, 5, 6)
@@ -165,7 +206,9 @@ def test_auto_walks_up_from_trailing_system_rows_and_keeps_them() -> None:
 def test_auto_reports_an_external_parent_without_refusing() -> None:
     topology = resolve([rec("user", "u1", "in-the-parent-session"), rec("assistant", "a1", "u1")])
     assert not topology.refused
-    assert topology.chain_end is ChainEnd.EXTERNAL_PARENT and topology.external_parent == "in-the-parent-session"
+    assert (
+        topology.chain_end is ChainEnd.EXTERNAL_PARENT and topology.external_parent == "in-the-parent-session"
+    )
 
 
 def test_auto_stops_at_a_compact_boundary_and_reports_history_before_it() -> None:
@@ -192,7 +235,9 @@ def test_auto_recovers_parallel_tool_calls_hanging_off_the_walk() -> None:
     data = builder.to_bytes()
     index = build_index(data, SourceFormat.CLAUDE_CODE)
     topology = resolve_topology(index, build_graph(index), TopologyOptions())
-    on_chain_results = [r.tool_results for line in topology.chain if (r := index.record(line)) and r.tool_results]
+    on_chain_results = [
+        r.tool_results for line in topology.chain if (r := index.record(line)) and r.tool_results
+    ]
     assert len(on_chain_results) == 2  # the walk passes one result; the other is recovered
 
 

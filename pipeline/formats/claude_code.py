@@ -60,14 +60,14 @@ class _Block(msgspec.Struct, gc=False):
     id: Any = None
     tool_use_id: Any = None
     text: Any = None
-    toolUseID: Any = None  # noqa: N815 - an older spelling of tool_use_id
+    toolUseID: Any = None
 
 
 class _BlockWithoutText(msgspec.Struct, gc=False):
     type: Any = None
     id: Any = None
     tool_use_id: Any = None
-    toolUseID: Any = None  # noqa: N815
+    toolUseID: Any = None
 
 
 class _UserMessage(msgspec.Struct, gc=False):
@@ -91,7 +91,7 @@ class _LooseMessage(msgspec.Struct, gc=False):
 
 
 class _Attachment(msgspec.Struct, gc=False):
-    toolUseID: Any = None  # noqa: N815
+    toolUseID: Any = None
 
 
 class _TypedHead(msgspec.Struct, gc=False):
@@ -100,26 +100,26 @@ class _TypedHead(msgspec.Struct, gc=False):
     type: str | None = None
     subtype: str | None = None
     uuid: Str = UNSET
-    parentUuid: Str = UNSET  # noqa: N815 - field names are the format's own
-    logicalParentUuid: str | None = None  # noqa: N815
-    sessionId: Str = UNSET  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
+    parentUuid: Str = UNSET
+    logicalParentUuid: str | None = None
+    sessionId: Str = UNSET
+    isSidechain: bool | None = None
     timestamp: Str = UNSET
     cwd: Str = UNSET
     version: Str = UNSET
-    isCompactSummary: bool | None = None  # noqa: N815
-    isMeta: bool | None = None  # noqa: N815
-    sourceToolAssistantUUID: str | None = None  # noqa: N815
-    leafUuid: Str = UNSET  # noqa: N815
-    lastPrompt: str | None = None  # noqa: N815
-    messageId: str | None = None  # noqa: N815
-    agentId: str | None = None  # noqa: N815
-    costUSD: float | None = None  # noqa: N815
+    isCompactSummary: bool | None = None
+    isMeta: bool | None = None
+    sourceToolAssistantUUID: str | None = None
+    leafUuid: Str = UNSET
+    lastPrompt: str | None = None
+    messageId: str | None = None
+    agentId: str | None = None
+    costUSD: float | None = None
     message: msgspec.Raw = msgspec.Raw(b"")
     attachment: msgspec.Raw = msgspec.Raw(b"")
     content: msgspec.Raw = msgspec.Raw(b"")
     error: msgspec.Raw = msgspec.Raw(b"")
-    compactMetadata: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
+    compactMetadata: msgspec.Raw = msgspec.Raw(b"")
 
 
 class _LooseHead(msgspec.Struct, gc=False):
@@ -128,20 +128,20 @@ class _LooseHead(msgspec.Struct, gc=False):
     type: Any = None
     subtype: Any = None
     uuid: Any = UNSET
-    parentUuid: Any = UNSET  # noqa: N815
-    logicalParentUuid: Any = None  # noqa: N815
-    sessionId: Any = UNSET  # noqa: N815
-    isSidechain: Any = None  # noqa: N815
+    parentUuid: Any = UNSET
+    logicalParentUuid: Any = None
+    sessionId: Any = UNSET
+    isSidechain: Any = None
     timestamp: Any = UNSET
     cwd: Any = UNSET
     version: Any = UNSET
-    isCompactSummary: Any = None  # noqa: N815
-    isMeta: Any = None  # noqa: N815
-    sourceToolAssistantUUID: Any = None  # noqa: N815
-    leafUuid: Any = UNSET  # noqa: N815
-    lastPrompt: Any = None  # noqa: N815
-    messageId: Any = None  # noqa: N815
-    agentId: Any = None  # noqa: N815
+    isCompactSummary: Any = None
+    isMeta: Any = None
+    sourceToolAssistantUUID: Any = None
+    leafUuid: Any = UNSET
+    lastPrompt: Any = None
+    messageId: Any = None
+    agentId: Any = None
 
 
 _TYPED_HEAD = msgspec.json.Decoder(_TypedHead)
@@ -212,10 +212,16 @@ def _block_facts(content: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], s
     uses: list[str] = []
     results: list[str] = []
     first_text: str | None = None
-    for block in content:
-        if type(block) is dict:
-            block = _Block(block.get("type"), block.get("id"), block.get("tool_use_id"), block.get("text"),
-                           block.get("toolUseID"))
+    for item in content:
+        block = item
+        if type(item) is dict:
+            block = _Block(
+                block.get("type"),
+                block.get("id"),
+                block.get("tool_use_id"),
+                block.get("text"),
+                block.get("toolUseID"),
+            )
         elif not isinstance(block, _Block | _BlockWithoutText):
             codes.append("O")
             continue
@@ -247,7 +253,13 @@ def _member(key: str, value: Any) -> bytes:
 
 def _plain(value: Any) -> bool:
     """A string JSON writes as-is between quotes: ASCII, printable, nothing to escape."""
-    return type(value) is str and value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
+    return (
+        type(value) is str
+        and value.isascii()
+        and value.isprintable()
+        and '"' not in value
+        and "\\" not in value
+    )
 
 
 def _identity_members(head: _TypedHead) -> tuple[int, int, tuple[bytes, ...]]:
@@ -288,7 +300,11 @@ def _raw_estimate(head: _TypedHead, canonical: bytes, is_api: bool) -> int | Non
         return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
     if kind != "system":
         return 0
-    parts = [_member("subtype", head.subtype)] if head.subtype is not None or b'"subtype":null' in canonical else []
+    parts = (
+        [_member("subtype", head.subtype)]
+        if head.subtype is not None or b'"subtype":null' in canonical
+        else []
+    )
     for key in _SYSTEM_RAW_KEYS:
         raw = bytes(getattr(head, key))
         if raw:
@@ -348,7 +364,7 @@ def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecor
         return problem if problem is not None else _from_python(value)
     kind = head.type
     message = None
-    if kind == "user" or kind == "assistant":
+    if kind in {"user", "assistant"}:
         raw = bytes(head.message)
         if raw.startswith(b"{"):
             message = _decode_message(raw, kind)
@@ -368,12 +384,17 @@ def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecor
     return _assemble_typed(head, message, tokens, attachment_tool)
 
 
-def _set(value: str | None | UnsetType) -> str | None:
+def _set(value: str | UnsetType | None) -> str | None:
     return value if value.__class__ is str and value else None
 
 
-def _prompt_key(head: _TypedHead | _LooseHead, kind: str | None, role: str | None,
-                results: tuple[str, ...], first_text: str | None) -> str | None:
+def _prompt_key(
+    head: _TypedHead | _LooseHead,
+    kind: str | None,
+    role: str | None,
+    results: tuple[str, ...],
+    first_text: str | None,
+) -> str | None:
     """Fingerprint of a human prompt or of a pointer's `lastPrompt`, else None."""
     if kind == "user":
         if (
@@ -390,11 +411,15 @@ def _prompt_key(head: _TypedHead | _LooseHead, kind: str | None, role: str | Non
     return None
 
 
-def _assemble_typed(head: _TypedHead, message: Any, tokens: int, attachment_tool: str | None) -> DecodedRecord:
+def _assemble_typed(
+    head: _TypedHead, message: Any, tokens: int, attachment_tool: str | None
+) -> DecodedRecord:
     """The hot-path twin of `_assemble`: field types are already known to be right."""
     kind = head.type or None
     role = None
-    blocks, uses, results, first_text = "", (), (), None
+    blocks, first_text = "", None
+    uses: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
     if message is not None:
         role = _text(message.role)
         blocks, uses, results, first_text = _block_facts(message.content)
@@ -463,7 +488,9 @@ def _assemble(
     uuid = head.uuid
     parent = head.parentUuid
     role = None
-    blocks, uses, results, first_text = "", (), (), None
+    blocks, first_text = "", None
+    uses: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
     if message is not None:
         role = _text(message.role)
         blocks, uses, results, first_text = _block_facts(message.content)
@@ -514,8 +541,11 @@ def message_text(line: bytes) -> tuple[str | None, str, bool]:
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        text = "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        text = "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
     else:
         text = ""
     role = message.get("role") if isinstance(message.get("role"), str) else None

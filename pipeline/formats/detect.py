@@ -59,8 +59,10 @@ def _is_gemini(data: bytes) -> bool:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
         return False
-    return isinstance(document, dict) and isinstance(document.get("messages"), list) and (
-        "sessionId" in document or "projectHash" in document
+    return (
+        isinstance(document, dict)
+        and isinstance(document.get("messages"), list)
+        and ("sessionId" in document or "projectHash" in document)
     )
 
 

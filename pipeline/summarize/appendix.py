@@ -50,8 +50,12 @@ __all__ = [
 ]
 
 READ_TOOLS: Final = {"Read": "file_path", "NotebookRead": "notebook_path", "LS": "path", "Grep": "path"}
-MODIFY_TOOLS: Final = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
-                       "NotebookEdit": "notebook_path"}
+MODIFY_TOOLS: Final = {
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 SHELL_TOOLS: Final = frozenset({"Bash"})
 SHELL_STATUS_TOOLS: Final = {"BashOutput": "bash_id", "TaskOutput": "task_id", "KillShell": "shell_id"}
 SUBAGENT_TOOLS: Final = frozenset({"Task", "Agent"})
@@ -220,8 +224,11 @@ def _call(collector: _Collector, call: EvidenceItem, result: EvidenceItem | None
     elif name in SUBAGENT_TOOLS:
         if result is None or _ASYNC_AGENT.search(result.text):
             label = _text(args, "description") or _text(args, "subagent_type")
-            collector.put_work(ActiveWorkRecord(ActiveWorkKind.SUBAGENT, call.tool_id or "-", RUNNING,
-                                                _label(label), (call.line,)))
+            collector.put_work(
+                ActiveWorkRecord(
+                    ActiveWorkKind.SUBAGENT, call.tool_id or "-", RUNNING, _label(label), (call.line,)
+                )
+            )
     elif name == "TodoWrite":
         _todos(collector, call)
     elif name in ("TaskCreate", "TaskUpdate"):
@@ -283,8 +290,9 @@ def _todos(collector: _Collector, call: EvidenceItem) -> None:
         del collector.work[key]
     for number, todo in enumerate(todos, 1):
         if todo.status == "in_progress":
-            record = ActiveWorkRecord(ActiveWorkKind.TODO, f"#{number}", todo.status, _label(todo.content),
-                                      (call.line,))
+            record = ActiveWorkRecord(
+                ActiveWorkKind.TODO, f"#{number}", todo.status, _label(todo.content), (call.line,)
+            )
             collector.put_work(record)
 
 
@@ -294,8 +302,9 @@ def _task(collector: _Collector, call: EvidenceItem, result: EvidenceItem | None
         created = _TASK_CREATED.search(result.text) if result is not None else None
         if created is not None:
             label = _label(_text(args, "subject") or _text(args, "description"))
-            collector.put_work(ActiveWorkRecord(ActiveWorkKind.TASK, created.group(1), "pending", label,
-                                                (call.line,)))
+            collector.put_work(
+                ActiveWorkRecord(ActiveWorkKind.TASK, created.group(1), "pending", label, (call.line,))
+            )
         return
     task_id = _text(args, "taskId")
     status = _text(args, "status")
@@ -334,8 +343,10 @@ def render_appendix(
     files = [
         Bullet(f"{op.action} {op.path} via {', '.join(op.tools)}", op.lines) for op in state.file_operations
     ]
-    checks = [Bullet(f"{run.outcome}: {cut(run.command, max_command_chars, run.lines[0])}", run.lines)
-              for run in state.validations]
+    checks = [
+        Bullet(f"{run.outcome}: {cut(run.command, max_command_chars, run.lines[0])}", run.lines)
+        for run in state.validations
+    ]
     work = [Bullet(f"{rec.kind} {rec.id} {rec.state}: {rec.label}", rec.lines) for rec in state.active_work]
     sections = (
         (AppendixHeading.FILE_OPERATIONS, files, max_file_operations),
@@ -366,6 +377,7 @@ def parse_appendix(text: str, line: int) -> DeterministicState:
             current = sections.setdefault(raw[len(HEADING) :], [])
         else:
             current.append(raw)
+
     def bullets(heading: AppendixHeading) -> tuple[str, ...]:
         return tuple(bullet.text for bullet in parse_bullets(sections.get(heading, [])))
 

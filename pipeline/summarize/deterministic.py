@@ -67,12 +67,39 @@ MAX_LISTED_PATHS: Final = 12  # paths named in the Files bullets; the appendix l
 PRIOR_BLOCK_START: Final = "<<<<<<< prior summary (verbatim)"
 PRIOR_BLOCK_END: Final = ">>>>>>> end of prior summary"
 DECISION_KEYWORDS: Final = (
-    "decided", "decision", "we'll go with", "i'll go with", "going with", "settled on", "opted",
-    "i chose", "we chose", "chose to",
-    "решил", "решение", "выбрал",
-    "决定", "选择", "采用", "決定", "決め", "採用", "결정",
-    "decidí", "decidimos", "decisión", "décidé", "décision", "entschieden", "entscheidung",
-    "decidi", "decisão", "deciso", "decisione", "قرر", "قرار",
+    "decided",
+    "decision",
+    "we'll go with",
+    "i'll go with",
+    "going with",
+    "settled on",
+    "opted",
+    "i chose",
+    "we chose",
+    "chose to",
+    "решил",
+    "решение",
+    "выбрал",
+    "决定",
+    "选择",
+    "采用",
+    "決定",
+    "決め",
+    "採用",
+    "결정",
+    "decidí",
+    "decidimos",
+    "decisión",
+    "décidé",
+    "décision",
+    "entschieden",
+    "entscheidung",
+    "decidi",
+    "decisão",
+    "deciso",
+    "decisione",
+    "قرر",
+    "قرار",
 )
 """Phrases that mark an assistant sentence recording a decision (lower case, several languages)."""
 _DECISION: Final = re.compile("|".join(re.escape(keyword) for keyword in DECISION_KEYWORDS))
@@ -130,8 +157,14 @@ class SummaryOptions:
     def __post_init__(self) -> None:
         if self.char_budget < MIN_CHAR_BUDGET:
             raise InvalidSummaryOptions("char_budget", self.char_budget, MIN_CHAR_BUDGET)
-        for name in ("max_bullets_per_section", "max_quote_chars", "max_prompt_chars", "max_file_operations",
-                     "max_validation_records", "max_active_work_records"):
+        for name in (
+            "max_bullets_per_section",
+            "max_quote_chars",
+            "max_prompt_chars",
+            "max_file_operations",
+            "max_validation_records",
+            "max_active_work_records",
+        ):
             if getattr(self, name) < 1:
                 raise InvalidSummaryOptions(name, getattr(self, name), 1)
 
@@ -197,12 +230,22 @@ def write_summary(items: Sequence[EvidenceItem], options: SummaryOptions | None 
     result = _compose(items, priors, options, mode, options.char_budget)
     if len(result.text) > options.char_budget:
         raise SummaryBudgetExceeded(len(result.text), options.char_budget)
-    return SummaryResult(result.text, result.cited_lines, result.section_bullets, result.prior_summaries,
-                         result.prior_mode, fallback, result.budget)
+    return SummaryResult(
+        result.text,
+        result.cited_lines,
+        result.section_bullets,
+        result.prior_summaries,
+        result.prior_mode,
+        fallback,
+        result.budget,
+    )
 
 
 def _compose(
-    items: Sequence[EvidenceItem], priors: Sequence[EvidenceItem], options: SummaryOptions, mode: PriorMode,
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    options: SummaryOptions,
+    mode: PriorMode,
     budget: int,
 ) -> SummaryResult:
     sections = _Sections()
@@ -237,8 +280,10 @@ def _own_part(text: str) -> str:
 def _verbatim(prior: EvidenceItem) -> Bullet:
     start = checkpoint_start(prior.text)
     body = prior.text if start is None else prior.text[:start] + strip_appendix(prior.text[start:])
-    return Bullet(f"Prior summary, verbatim ({len(body)} characters):\n{PRIOR_BLOCK_START}\n{body}\n"
-                  f"{PRIOR_BLOCK_END}", (prior.line,))
+    return Bullet(
+        f"Prior summary, verbatim ({len(body)} characters):\n{PRIOR_BLOCK_START}\n{body}\n{PRIOR_BLOCK_END}",
+        (prior.line,),
+    )
 
 
 def _merge(bullets: Iterable[Bullet]) -> list[Bullet]:
@@ -250,8 +295,9 @@ def _merge(bullets: Iterable[Bullet]) -> list[Bullet]:
 
 
 # ---------------------------------------------------------------------------------------------- sections
-def _derive(sections: _Sections, items: Sequence[EvidenceItem], state: DeterministicState,
-            options: SummaryOptions) -> None:
+def _derive(
+    sections: _Sections, items: Sequence[EvidenceItem], state: DeterministicState, options: SummaryOptions
+) -> None:
     cap = options.max_bullets_per_section
     quote = options.max_quote_chars
     prompts = [item for item in items if item.kind is EvidenceKind.HUMAN_PROMPT]
@@ -261,8 +307,11 @@ def _derive(sections: _Sections, items: Sequence[EvidenceItem], state: Determini
     sections.add(Heading.CONSTRAINTS, asked, None)  # every prompt: exempt from the bullet cap
     sections.add(Heading.COMPLETED, [_quote(item, quote) for item in conclusions], cap)
     in_progress = [_quote(latest, quote, "Latest update: ")] if latest is not None else []
-    in_progress += [Bullet(f"{_TODO_LABEL[t.status]}: {cut(t.content, quote, t.line)}", (t.line,))
-                    for t in state.todos if t.status in _TODO_LABEL]
+    in_progress += [
+        Bullet(f"{_TODO_LABEL[t.status]}: {cut(t.content, quote, t.line)}", (t.line,))
+        for t in state.todos
+        if t.status in _TODO_LABEL
+    ]
     sections.add(Heading.IN_PROGRESS, in_progress, cap)
     sections.add(Heading.FILES, _files(state), cap)
     sections.add(Heading.COMMANDS, _commands(items, state, quote), cap)
@@ -270,8 +319,11 @@ def _derive(sections: _Sections, items: Sequence[EvidenceItem], state: Determini
     sections.add(Heading.ERRORS, _errors(items, quote), cap)
     steps = [Bullet(cut(t.content, quote, t.line), (t.line,)) for t in state.todos if t.status == "pending"]
     if prompts and latest is None:  # the last prompt got no assistant text yet
-        steps.append(Bullet("Unanswered request: " + cut(prompts[-1].text, quote, prompts[-1].line),
-                            (prompts[-1].line,)))
+        steps.append(
+            Bullet(
+                "Unanswered request: " + cut(prompts[-1].text, quote, prompts[-1].line), (prompts[-1].line,)
+            )
+        )
     sections.add(Heading.NEXT_STEPS, steps, cap)
 
 
@@ -306,15 +358,18 @@ def _files(state: DeterministicState) -> list[Bullet]:
         hidden = len(ops) - len(shown)
         more = f" and {hidden} more (see File operations below)" if hidden else ""
         paths = ", ".join(op.path for op in shown)
-        bullets.append(Bullet(f"{noun} {len(ops)} paths: {paths}{more}",
-                              bounded_lines(op.lines[-1] for op in shown)))
+        bullets.append(
+            Bullet(f"{noun} {len(ops)} paths: {paths}{more}", bounded_lines(op.lines[-1] for op in shown))
+        )
     return bullets
 
 
 def _commands(items: Sequence[EvidenceItem], state: DeterministicState, quote: int) -> list[Bullet]:
     """Shell commands (latest run of each, with its outcome) and slash commands, in line order."""
-    dated = [(run.lines[-1], Bullet(f"{run.outcome}: {cut(run.command, quote, run.lines[0])}", run.lines))
-             for run in state.commands]
+    dated = [
+        (run.lines[-1], Bullet(f"{run.outcome}: {cut(run.command, quote, run.lines[0])}", run.lines))
+        for run in state.commands
+    ]
     for item in items:
         if item.kind is EvidenceKind.COMMAND:
             name = _COMMAND_NAME.search(item.text)

@@ -33,8 +33,29 @@ __all__ = [
 OPERATOR_CHARS: Final = ";&|<>()\n"
 _HIDDEN: Final = {char: chr(0xE000 + offset) for offset, char in enumerate(OPERATOR_CHARS)}
 _SHOWN: Final = str.maketrans({hidden: char for char, hidden in _HIDDEN.items()})
-_OPERATORS: Final = ("&>>", "<<<", "&&", "||", "|&", ";;", ">>", ">|", ">&", "<&", "&>", "<<", "<>",
-                     ";", "&", "|", "<", ">", "(", ")", "\n")  # longest first: greedy split
+_OPERATORS: Final = (
+    "&>>",
+    "<<<",
+    "&&",
+    "||",
+    "|&",
+    ";;",
+    ">>",
+    ">|",
+    ">&",
+    "<&",
+    "&>",
+    "<<",
+    "<>",
+    ";",
+    "&",
+    "|",
+    "<",
+    ">",
+    "(",
+    ")",
+    "\n",
+)  # longest first: greedy split
 _SEPARATORS: Final = frozenset({";", "&", "&&", "||", "|", "|&", ";;", "(", ")", "\n"})
 _WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 _READS: Final = frozenset({"<", "<>"})
@@ -47,8 +68,17 @@ _PLAIN_TOKEN: Final = re.compile(r"[;&|<>()\n]+|[^ \t\r;&|<>()\n]+")
 _HIDDEN_CHARS: Final = re.compile("[" + "".join(_HIDDEN.values()) + "]")
 
 _RESERVED: Final = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time"})
-_WRAPPERS: Final = {"sudo": 0, "env": 0, "nohup": 0, "nice": 0, "command": 0, "exec": 0, "builtin": 0,
-                    "stdbuf": 0, "timeout": 1}  # value: operands the wrapper takes before the command
+_WRAPPERS: Final = {
+    "sudo": 0,
+    "env": 0,
+    "nohup": 0,
+    "nice": 0,
+    "command": 0,
+    "exec": 0,
+    "builtin": 0,
+    "stdbuf": 0,
+    "timeout": 1,
+}  # value: operands the wrapper takes before the command
 _MODIFY_ALL: Final = frozenset({"rm", "rmdir", "unlink", "touch", "mkdir", "truncate", "shred", "mv", "tee"})
 _COPY_LIKE: Final = frozenset({"cp", "install", "ln"})  # the last operand is written, the others read
 _READ_ALL: Final = frozenset({"cat", "head", "tail", "less", "more", "wc"})
@@ -68,11 +98,38 @@ _VALUE_OPTIONS: Final = {
 _PATTERN_OPTIONS: Final = frozenset({"-e", "-f", "--regexp", "--file", "--expression"})
 _NOT_PATHS: Final = frozenset({"-", "{}", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
-_VALIDATION_TOOLS: Final = frozenset({
-    "pytest", "py.test", "tox", "nox", "ruff", "mypy", "pyright", "basedpyright", "flake8", "pylint",
-    "tsc", "eslint", "biome", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "golangci-lint",
-    "shellcheck", "make", "gmake", "pre-commit", "stylelint", "hadolint", "bats", "prettier",
-})
+_VALIDATION_TOOLS: Final = frozenset(
+    {
+        "pytest",
+        "py.test",
+        "tox",
+        "nox",
+        "ruff",
+        "mypy",
+        "pyright",
+        "basedpyright",
+        "flake8",
+        "pylint",
+        "tsc",
+        "eslint",
+        "biome",
+        "jest",
+        "vitest",
+        "mocha",
+        "rspec",
+        "phpunit",
+        "ctest",
+        "golangci-lint",
+        "shellcheck",
+        "make",
+        "gmake",
+        "pre-commit",
+        "stylelint",
+        "hadolint",
+        "bats",
+        "prettier",
+    }
+)
 _VALIDATION_SUBCOMMANDS: Final = {
     "go": frozenset({"test", "vet", "build"}),
     "cargo": frozenset({"test", "clippy", "build", "check", "nextest"}),
@@ -91,15 +148,22 @@ _VALIDATION_SUBCOMMANDS: Final = {
 }
 _RUNNERS: Final = frozenset({"npx", "bunx", "uvx", "pnpx"})
 _RUNNER_SUBCOMMANDS: Final = {
-    "uv": frozenset({"run"}), "poetry": frozenset({"run"}), "pipenv": frozenset({"run"}),
-    "hatch": frozenset({"run"}), "pdm": frozenset({"run"}), "rye": frozenset({"run"}),
-    "pnpm": frozenset({"exec", "dlx"}), "yarn": frozenset({"exec", "dlx"}), "bundle": frozenset({"exec"}),
+    "uv": frozenset({"run"}),
+    "poetry": frozenset({"run"}),
+    "pipenv": frozenset({"run"}),
+    "hatch": frozenset({"run"}),
+    "pdm": frozenset({"run"}),
+    "rye": frozenset({"run"}),
+    "pnpm": frozenset({"exec", "dlx"}),
+    "yarn": frozenset({"exec", "dlx"}),
+    "bundle": frozenset({"exec"}),
     "npm": frozenset({"exec"}),
 }
 _SCRIPT_RUNNERS: Final = frozenset({"npm", "pnpm", "yarn", "bun"})
 _SCRIPT_PREFIXES: Final = ("test", "lint", "build", "typecheck", "type-check", "check", "tsc", "verify")
-_PYTHON_MODULES: Final = frozenset({"pytest", "unittest", "mypy", "ruff", "pyright", "tox", "nox", "pylint",
-                                    "flake8", "compileall"})
+_PYTHON_MODULES: Final = frozenset(
+    {"pytest", "unittest", "mypy", "ruff", "pyright", "tox", "nox", "pylint", "flake8", "compileall"}
+)
 _PYTHON: Final = re.compile(r"python(\d+(\.\d+)?)?")
 _MAX_RUNNER_DEPTH: Final = 4  # `uv run poetry run npx jest` nests runners; deeper is not a real command
 
@@ -164,8 +228,11 @@ def parse_shell(command: str) -> ShellParse:
         # No quote, escape, comment or here-document: shlex would only split at blanks and
         # operator runs, which this expression does identically and many times faster.
         plain = [(token[0] in OPERATOR_CHARS, token) for token in _PLAIN_TOKEN.findall(command)]
-        tokens = [(True, op) if is_op else (False, op) for is_op, run in plain
-                  for op in (_split_operators(run) if is_op else (run,))]
+        tokens = [
+            (True, op) if is_op else (False, op)
+            for is_op, run in plain
+            for op in (_split_operators(run) if is_op else (run,))
+        ]
         return ShellParse(_assemble(tokens), lexed=True)
     try:
         tokens = _lex(_protect(_strip_heredocs(command)))

@@ -119,8 +119,10 @@ class ClaudeCodeNotInstalled(ClaudeCodeError):
     def __init__(self, looked_in: tuple[Path, ...]) -> None:
         self.looked_in = looked_in
         places = ", ".join(str(path) for path in looked_in) or f"${CLAUDE_CODE_ENV}"
-        super().__init__(f"Claude Code {CLAUDE_CODE_VERSION} is not installed (looked in {places}); "
-                         f"{INSTALL_HINT} or set {CLAUDE_CODE_ENV}")
+        super().__init__(
+            f"Claude Code {CLAUDE_CODE_VERSION} is not installed (looked in {places}); "
+            f"{INSTALL_HINT} or set {CLAUDE_CODE_ENV}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +208,14 @@ def installed_version(executable: Path) -> str | None:
     """The version an executable reports (`2.1.332 (Claude Code)` gives `2.1.332`), or None."""
     env = {"PATH": os.environ.get("PATH", ""), **_OFFLINE_ENV}
     try:
-        done = subprocess.run([str(executable), "--version"], capture_output=True, text=True, env=env,
-                              timeout=_VERSION_TIMEOUT_SECONDS, check=False)
+        done = subprocess.run(
+            [str(executable), "--version"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=_VERSION_TIMEOUT_SECONDS,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     words = done.stdout.split()
@@ -263,9 +271,15 @@ def stage_session(transcript: Path, scratch: Path, *, session_id: str | None = N
 
 def _environment(staged: StagedSession, base_url: str, model: str | None) -> dict[str, str]:
     """A clean environment: nothing inherited but PATH, so no user setting leaks in."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(staged.home),
-           "CLAUDE_CONFIG_DIR": str(staged.config_dir), "TMPDIR": str(staged.home),
-           "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": _FAKE_API_KEY, **_OFFLINE_ENV}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(staged.home),
+        "CLAUDE_CONFIG_DIR": str(staged.config_dir),
+        "TMPDIR": str(staged.home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": _FAKE_API_KEY,
+        **_OFFLINE_ENV,
+    }
     if model:
         env["ANTHROPIC_MODEL"] = model
     return env
@@ -330,8 +344,9 @@ def _restored_from(transcript: Path, context: Sequence[ContextBlock]) -> str | N
     return candidates[-1][1] if candidates else None
 
 
-def recorded_model(transcript: Path, context: Sequence[ContextBlock] = (),
-                   on: str = GOLDEN_RECORDED_ON) -> str:
+def recorded_model(
+    transcript: Path, context: Sequence[ContextBlock] = (), on: str = GOLDEN_RECORDED_ON
+) -> str:
     """The model Claude Code 2.1.332 ran with when it resumed `transcript` on day `on` (ISO date).
 
     It restores the model of the chain's last assistant row (not meta, not synthetic; `context`,
@@ -397,12 +412,21 @@ def _probe_request(requests: Iterable[RecordedRequest], probe: str) -> RecordedR
 
 
 # running ----------------------------------------------------------------------------------
-def _run(command: list[str], staged: StagedSession, env: dict[str, str],
-         timeout: float) -> tuple[int, str, str]:
+def _run(
+    command: list[str], staged: StagedSession, env: dict[str, str], timeout: float
+) -> tuple[int, str, str]:
     """Run in a new process group so a timeout ends the binary and anything it started."""
-    with subprocess.Popen(command, cwd=staged.project_dir, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                          start_new_session=True) as process:
+    with subprocess.Popen(
+        command,
+        cwd=staged.project_dir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    ) as process:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -413,8 +437,15 @@ def _run(command: list[str], staged: StagedSession, env: dict[str, str],
     return process.returncode, stdout, stderr
 
 
-def resume_transcript(transcript: Path, *, executable: Path, model: str | None = None, probe: str = PROBE,
-                      session_id: str | None = None, timeout: float = RESUME_TIMEOUT_SECONDS) -> ResumeResult:
+def resume_transcript(
+    transcript: Path,
+    *,
+    executable: Path,
+    model: str | None = None,
+    probe: str = PROBE,
+    session_id: str | None = None,
+    timeout: float = RESUME_TIMEOUT_SECONDS,
+) -> ResumeResult:
     """Resume a copy of `transcript` with Claude Code against a fresh fake API; return what it sent.
 
     `model` pins `ANTHROPIC_MODEL` (use :func:`recorded_model` for golden parity); None lets
@@ -429,7 +460,12 @@ def resume_transcript(transcript: Path, *, executable: Path, model: str | None =
         request = _probe_request(api.requests, probe)
     body: Mapping[str, Any] = request.body if request is not None else {}
     return ResumeResult(
-        session_id=staged.session_id, returncode=returncode, stdout=stdout, stderr=stderr,
-        resumed=request is not None, model=body.get("model"), context=context_from_request(body, probe),
+        session_id=staged.session_id,
+        returncode=returncode,
+        stdout=stdout,
+        stderr=stderr,
+        resumed=request is not None,
+        model=body.get("model"),
+        context=context_from_request(body, probe),
         message_requests=sum(1 for r in api.requests if r.is_message),
     )
