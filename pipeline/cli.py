@@ -12,12 +12,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 
 from pipeline import __version__
-from pipeline.compress import CompressOptions, compress_session
 from pipeline.console import configure_logging, progress_bar, render_summary
 from pipeline.discover import RootError, SessionFile, default_roots, discover
 from pipeline.errors import ConfigError
@@ -27,6 +26,9 @@ from pipeline.runner import RunResult, resolve_jobs, run_sessions
 from pipeline.settings import Settings, load_settings
 from pipeline.sweep import SweepOptions, sweep_session
 from pipeline.vocabulary import CheckpointPolicy, LeafPolicy
+
+if TYPE_CHECKING:
+    from pipeline.compress import CompressOptions
 
 __all__ = ["main"]
 
@@ -253,6 +255,8 @@ def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[
         settings.section("summary"),
     )
 
+    from pipeline.compress import CompressOptions  # noqa: PLC0415 - validate runs never load the summarizer
+
     def for_root(root_label: str) -> CompressOptions:
         return CompressOptions(
             out_dir=str(args.out.resolve()),
@@ -282,6 +286,8 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
     jobs = resolve_jobs(settings.get("sweep", "jobs"))
     if command == "compress":
         report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
+        from pipeline.compress import compress_session  # noqa: PLC0415 - loaded only for compress runs
+
         make = _compress_options(args, settings)
         job: Callable[..., Any] = compress_session
         per_session: dict[str, tuple[Any, ...]] = {s.report_label: (make(s.root_label),) for s in sessions}

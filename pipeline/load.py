@@ -7,12 +7,29 @@ as one immutable bytes object; every later stage addresses lines by offset into 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import UnreadableSource
 
 __all__ = ["SourceBytes", "read_source"]
+
+
+class _Digest:
+    """SHA-256 computed on another core while the file is indexed (hashlib releases the GIL)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._value = ""
+        self._thread = threading.Thread(target=self._run, args=(data,), name="sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self, data: bytes) -> None:
+        self._value = hashlib.sha256(data).hexdigest()
+
+    def value(self) -> str:
+        self._thread.join()
+        return self._value
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +38,12 @@ class SourceBytes:
 
     path: Path
     data: bytes
-    sha256: str
+    _digest: _Digest = field(repr=False, compare=False)
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of the bytes (waits for the background digest if still running)."""
+        return self._digest.value()
 
     @property
     def size(self) -> int:
@@ -35,4 +57,4 @@ def read_source(path: Path) -> SourceBytes:
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableSource(path, exc) from exc
-    return SourceBytes(path=path, data=data, sha256=hashlib.sha256(data).hexdigest())
+    return SourceBytes(path=path, data=data, _digest=_Digest(data))

@@ -138,7 +138,9 @@ def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
     """Parallel-call fragments, their results and dangling side tails hanging off the walk."""
     chain = set(walk)
     recovered: set[int] = set()
-    message_ids = {mid for n in walk if view.record(n).type == "assistant" and (mid := view.record(n).message_id)}
+    message_ids = {
+        mid for n in walk if view.record(n).type == "assistant" and (mid := view.record(n).message_id)
+    }
     uses: dict[str, str] = {}  # tool id -> message id
     for line in view.graph.uuid_lines:
         record = view.record(line)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.to_process
 import structlog
 
@@ -82,8 +83,16 @@ async def run_sessions(
     paths: dict[str, str] = {}
     pending: Iterator[SessionFile] = iter(sessions)
     limiter = anyio.CapacityLimiter(resolve_jobs(jobs))
+    made: set[Path] = set()
 
-    async def feed() -> None:
+    async def record(session: SessionFile, outcome: SessionOutcome) -> None:
+        destination = report_path(report_dir, session)
+        await write_json_report(destination, dict(outcome.report), made=made)
+        paths[session.report_label] = destination.relative_to(report_dir).as_posix()
+        outcomes[session.report_label] = outcome
+        on_outcome(outcome)
+
+    async def feed(group: anyio.abc.TaskGroup) -> None:
         for session in pending:
             try:
                 outcome = await anyio.to_process.run_sync(
@@ -98,14 +107,10 @@ async def run_sessions(
                 outcome = _crashed(session, exc)
             if outcome.error:
                 log.error("session_internal_error", session=session.label, traceback=outcome.error)
-            destination = report_path(report_dir, session)
-            await write_json_report(destination, dict(outcome.report))
-            paths[session.report_label] = destination.relative_to(report_dir).as_posix()
-            outcomes[session.report_label] = outcome
-            on_outcome(outcome)
+            group.start_soon(record, session, outcome)  # the worker moves on while the report is written
 
     async with anyio.create_task_group() as group:
         for _ in range(min(resolve_jobs(jobs), max(1, len(sessions)))):
-            group.start_soon(feed)
+            group.start_soon(feed, group)
     ordered = {label: outcomes[label] for label in sorted(outcomes)}
     return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)

@@ -70,6 +70,24 @@ class _BlockWithoutText(msgspec.Struct, gc=False):
     toolUseID: Any = None
 
 
+class _RawTextBlock(msgspec.Struct, gc=False):
+    """A content block whose text stays undecoded bytes until a prompt needs it."""
+
+    type: Any = None
+    id: Any = None
+    tool_use_id: Any = None
+    text: msgspec.Raw = msgspec.Raw(b"")
+    toolUseID: Any = None
+
+
+class _HeadMessage(msgspec.Struct, gc=False):
+    """The message as the line's own decode sees it: ids, role and block kinds, text left raw."""
+
+    id: Any = None
+    role: Any = None
+    content: str | list[_RawTextBlock] | None = None
+
+
 class _UserMessage(msgspec.Struct, gc=False):
     id: Any = None
     role: Any = None
@@ -115,7 +133,7 @@ class _TypedHead(msgspec.Struct, gc=False):
     messageId: str | None = None
     agentId: str | None = None
     costUSD: float | None = None
-    message: msgspec.Raw = msgspec.Raw(b"")
+    message: _HeadMessage | None = None
     attachment: msgspec.Raw = msgspec.Raw(b"")
     content: msgspec.Raw = msgspec.Raw(b"")
     error: msgspec.Raw = msgspec.Raw(b"")
@@ -202,7 +220,9 @@ def _text(value: Any) -> str | None:
     return value if type(value) is str and value else None
 
 
-def _block_facts(content: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], str | None]:
+def _block_facts(
+    content: Any, *, want_text: bool = True
+) -> tuple[str, tuple[str, ...], tuple[str, ...], str | None]:
     """Block code string, tool_use ids, tool_result ids and the first non-blank text."""
     if type(content) is str:
         return "T", (), (), content
@@ -222,7 +242,7 @@ def _block_facts(content: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], s
                 block.get("text"),
                 block.get("toolUseID"),
             )
-        elif not isinstance(block, _Block | _BlockWithoutText):
+        elif not isinstance(block, _Block | _BlockWithoutText | _RawTextBlock):
             codes.append("O")
             continue
         kind = block.type
@@ -232,11 +252,16 @@ def _block_facts(content: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], s
         elif kind == "tool_result":
             result_id = block.tool_use_id or block.toolUseID
             results.append(result_id if type(result_id) is str else "")
-        elif kind == "text" and first_text is None and type(block) is _Block:
-            text = block.text
+        elif kind == "text" and want_text and first_text is None and type(block) is not _BlockWithoutText:
+            text = _raw_text(block.text) if type(block) is _RawTextBlock else block.text
             if type(text) is str and text.strip():
                 first_text = text
     return "".join(codes), tuple(uses), tuple(results), first_text
+
+
+def _raw_text(raw: msgspec.Raw) -> Any:
+    """Decode a text block's value only when a prompt's text is needed."""
+    return msgspec.json.decode(raw) if raw else None
 
 
 def _decode_message(raw: bytes, record_type: str) -> Any:
@@ -251,32 +276,26 @@ def _member(key: str, value: Any) -> bytes:
     return b'"' + key.encode() + b'":' + orjson.dumps(value)
 
 
-def _plain(value: Any) -> bool:
-    """A string JSON writes as-is between quotes: ASCII, printable, nothing to escape."""
-    return (
-        type(value) is str
-        and value.isascii()
-        and value.isprintable()
-        and '"' not in value
-        and "\\" not in value
-    )
+# `"key":` plus the comma each identity member takes with it, by key.
+_IDENTITY_OVERHEAD: Final = {key: len(key) + 4 for key in _IDENTITY_KEYS}
 
 
-def _identity_members(head: _TypedHead) -> tuple[int, int, tuple[bytes, ...]]:
-    """Members the seed leaves out of an API payload: (count, plain ASCII size, other members)."""
-    count = 0
-    plain_size = 0
-    others: list[bytes] = []
-    for key in _IDENTITY_KEYS:
-        value = getattr(head, key)
-        if value is UNSET:
-            continue
-        count += 1
-        if _plain(value):
-            plain_size += len(key) + len(value) + 5  # "key":"value"
-        else:
-            others.append(_member(key, value))
-    return count, plain_size, tuple(others)
+def _identity_members(head: _TypedHead) -> tuple[int, tuple[bytes, ...]]:
+    """The identity members the seed leaves out of an API payload.
+
+    Returns the ASCII characters they take (with their commas) and, for the rare value holding
+    non-ASCII text, the member itself so its characters can be subtracted one by one.
+    """
+    present = [(key, value) for key in _IDENTITY_KEYS if (value := getattr(head, key)) is not UNSET]
+    values = orjson.dumps([value for _, value in present])  # one call: "[v1,v2,...]"
+    if values.isascii():
+        # Each value's JSON plus its key and comma; the array's brackets and separators are not.
+        ascii_size = (
+            len(values) - 2 - max(len(present) - 1, 0) + sum(_IDENTITY_OVERHEAD[k] for k, _ in present)
+        )
+        return ascii_size, ()
+    others = tuple(_member(key, value) for key, value in present)
+    return len(present), others
 
 
 def _raw_estimate(head: _TypedHead, canonical: bytes, is_api: bool) -> int | None:
@@ -292,9 +311,10 @@ def _raw_estimate(head: _TypedHead, canonical: bytes, is_api: bool) -> int | Non
     if cost is not None and 0 < abs(cost) < _PYTHON_EXPONENT_BELOW:
         return None
     if is_api:
-        count, plain_size, others = _identity_members(head)
-        # Each left-out member also takes one comma with it.
-        return seed.estimate_json_parts((canonical,), removed=others, structural_ascii=-(plain_size + count))
+        ascii_size, members = _identity_members(head)
+        # Without non-ASCII values the first figure is every removed character, commas included;
+        # otherwise it is the member count (their commas) and the members are removed as bytes.
+        return seed.estimate_json_parts((canonical,), removed=members, structural_ascii=-ascii_size)
     if kind == "attachment":
         raw = bytes(head.attachment)
         return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
@@ -363,11 +383,7 @@ def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecor
         problem, value = _classify_failure(stripped)
         return problem if problem is not None else _from_python(value)
     kind = head.type
-    message = None
-    if kind in {"user", "assistant"}:
-        raw = bytes(head.message)
-        if raw.startswith(b"{"):
-            message = _decode_message(raw, kind)
+    message = head.message if kind in {"user", "assistant"} else None
     tokens = None
     if not loose and not (escapes_possible and not seed.raw_inventory_is_exact(canonical)):
         try:
@@ -422,7 +438,7 @@ def _assemble_typed(
     results: tuple[str, ...] = ()
     if message is not None:
         role = _text(message.role)
-        blocks, uses, results, first_text = _block_facts(message.content)
+        blocks, uses, results, first_text = _block_facts(message.content, want_text=kind == "user")
     uuid = head.uuid
     parent = head.parentUuid
     leaf = head.leafUuid
