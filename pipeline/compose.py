@@ -86,15 +86,7 @@ def _find_top_level_value(line: bytes, key: bytes) -> tuple[int, int] | None:
     while position < size:
         byte = line[position]
         if byte == 0x22:  # a string
-            end = position + 1
-            while True:
-                end = line.index(b'"', end)
-                backslashes = 0
-                while line[end - 1 - backslashes] == 0x5C:
-                    backslashes += 1
-                if backslashes % 2 == 0:
-                    break
-                end += 1
+            end = _string_end(line, position)
             if depth == 1 and expect_key and line[position + 1 : end] == key:
                 start = end + 1
                 while line[start] in b" \t":
@@ -120,17 +112,22 @@ def _find_top_level_value(line: bytes, key: bytes) -> tuple[int, int] | None:
     return None
 
 
+def _string_end(line: bytes, opening: int) -> int:
+    """Index of the quote closing the JSON string that opens at `opening` (escapes skipped)."""
+    end = opening + 1
+    while True:
+        end = line.index(b'"', end)
+        backslashes = 0
+        while line[end - 1 - backslashes] == 0x5C:
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return end
+        end += 1
+
+
 def _value_end(line: bytes, start: int) -> int:
     if line[start] == 0x22:
-        end = start + 1
-        while True:
-            end = line.index(b'"', end)
-            backslashes = 0
-            while line[end - 1 - backslashes] == 0x5C:
-                backslashes += 1
-            if backslashes % 2 == 0:
-                return end + 1
-            end += 1
+        return _string_end(line, start) + 1
     end = start
     while end < len(line) and line[end] not in b",}":
         end += 1

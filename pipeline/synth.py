@@ -325,8 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
+    live = not args.quiet and sys.stderr.isatty()  # a log file gets the final line only
+
     def report(done: int) -> None:
-        if not args.quiet:
+        if live:
             rate = done / max(1e-9, time.perf_counter() - started) / 1e6
             print(f"\r{done / 1e6:10.1f} MB  {rate:6.1f} MB/s", end="", file=sys.stderr)
 
