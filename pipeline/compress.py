@@ -24,7 +24,13 @@ from pipeline.partition import Partition, partition_lines, select_snapshots
 from pipeline.plan import CutOptions, Plan, PlanOutcome, plan_cut
 from pipeline.publish import write_bytes_atomic
 from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report, line_set_report, peak_rss_mb
-from pipeline.summarize import SummaryOptions, SummaryResult, extract_evidence, write_summary
+from pipeline.summarize import (
+    SummaryOptions,
+    SummaryResult,
+    extract_evidence,
+    validate_checkpoint,
+    write_summary,
+)
 from pipeline.sweep import chain_tokens, strict_report
 from pipeline.tokens.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.topology import TopologyOptions
@@ -113,6 +119,14 @@ def _summary_options(options: CompressOptions) -> SummaryOptions:
         preserve_prior_verbatim=options.preserve_prior_verbatim,
         **dict(options.summary_limits),
     )
+
+
+def _summary_head(anchors: tuple[str, ...]) -> str:
+    """The preamble, and the pinned anchors restated verbatim (rebuilt from settings every pass)."""
+    pinned = [anchor for anchor in anchors if anchor.strip()]
+    if not pinned:
+        return SUMMARY_PREAMBLE
+    return SUMMARY_PREAMBLE + "\n\nPinned anchors, restated verbatim:\n" + "\n".join(f"- {a}" for a in pinned)
 
 
 def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult:
@@ -289,7 +303,10 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
         "excluded": excluded_breakdown(index, analysis.graph, topology),
     }
     assert summary is not None
-    summary_text = f"{SUMMARY_PREAMBLE}\n\n{summary.text}"
+    defects = validate_checkpoint(summary.text)
+    if defects:
+        raise _Stop(SessionStatus.REFUSED, *sorted({f"checkpoint-{d.code.value}" for d in defects}))
+    summary_text = f"{_summary_head(options.anchors)}\n\n{summary.text}"
     before = chain_tokens(index, topology.chain)
     after = chain_tokens(index, plan.raw_lines) + estimate_text(summary_text) + 2 * RECORD_ALLOWANCE
     report["plan"]["estimated_gain"] = round(1 - after / max(1, before), 4)

@@ -291,3 +291,23 @@ def test_compress_reports_are_written_next_to_candidates(tmp_path: Path) -> None
     ).exists()
     assert (out / "projects" / "p1" / "a.jsonl.report.json").exists()
     assert not [p for p in out.rglob(".*.tmp")]  # atomic writes leave no temporary files
+
+
+def test_pinned_anchors_are_restated_and_checked(tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    build_session(source, turns=6)
+    anchor = "Never push to the main branch directly"
+    outcome = compress_session(source, "session.jsonl", options(tmp_path / "out", anchors=(anchor,)))
+    assert outcome.status.value == "compressed"
+    data = (tmp_path / "out" / "root" / "session.jsonl").read_bytes()
+    index, topology = chain_of(data)
+    summary = orjson.loads(index.raw_line(data, topology.chain[1]))["message"]["content"]
+    assert f"- {anchor}" in summary
+    again = compress_session(
+        tmp_path / "out" / "root" / "session.jsonl",
+        "session.jsonl",
+        options(tmp_path / "out2", anchors=(anchor,), min_gain=0.0),
+    )
+    if again.status.value == "compressed":  # the block is rebuilt, never stacked
+        data2 = (tmp_path / "out2" / "root" / "session.jsonl").read_bytes()
+        assert data2.count(anchor.encode()) == 1
