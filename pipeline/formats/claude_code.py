@@ -18,6 +18,14 @@ import msgspec
 import orjson
 from msgspec import UNSET, UnsetType
 
+from pipeline.formats.claude_schema import (
+    Attachment,
+    Block,
+    LooseHead,
+    LooseMessage,
+    RawTextBlock,
+    TypedHead,
+)
 from pipeline.tokens import seed
 
 __all__ = [
@@ -52,122 +60,8 @@ _ELLIPSIS: Final = "\u2026"
 _FIRST_MEMBER_PROBE: Final = 512
 _PYTHON_EXPONENT_BELOW: Final = 1e-4  # Python writes smaller floats as 5e-05, JavaScript as 0.00005
 
-Str = str | None | UnsetType
-
-
-class _Block(msgspec.Struct, gc=False):
-    type: Any = None
-    id: Any = None
-    tool_use_id: Any = None
-    text: Any = None
-    toolUseID: Any = None
-
-
-class _BlockWithoutText(msgspec.Struct, gc=False):
-    type: Any = None
-    id: Any = None
-    tool_use_id: Any = None
-    toolUseID: Any = None
-
-
-class _RawTextBlock(msgspec.Struct, gc=False):
-    """A content block whose text stays undecoded bytes until a prompt needs it."""
-
-    type: Any = None
-    id: Any = None
-    tool_use_id: Any = None
-    text: msgspec.Raw = msgspec.Raw(b"")
-    toolUseID: Any = None
-
-
-class _HeadMessage(msgspec.Struct, gc=False):
-    """The message as the line's own decode sees it: ids, role and block kinds, text left raw."""
-
-    id: Any = None
-    role: Any = None
-    content: str | list[_RawTextBlock] | None = None
-
-
-class _UserMessage(msgspec.Struct, gc=False):
-    id: Any = None
-    role: Any = None
-    content: str | list[_Block] | None = None
-
-
-class _AssistantMessage(msgspec.Struct, gc=False):
-    """Assistant bodies are the bulk of a file; their text is not needed while indexing."""
-
-    id: Any = None
-    role: Any = None
-    content: str | list[_BlockWithoutText] | None = None
-
-
-class _LooseMessage(msgspec.Struct, gc=False):
-    id: Any = None
-    role: Any = None
-    content: Any = None
-
-
-class _Attachment(msgspec.Struct, gc=False):
-    toolUseID: Any = None
-
-
-class _TypedHead(msgspec.Struct, gc=False):
-    """The fast path: every field has the type Claude Code writes, or the line goes loose."""
-
-    type: str | None = None
-    subtype: str | None = None
-    uuid: Str = UNSET
-    parentUuid: Str = UNSET
-    logicalParentUuid: str | None = None
-    sessionId: Str = UNSET
-    isSidechain: bool | None = None
-    timestamp: Str = UNSET
-    cwd: Str = UNSET
-    version: Str = UNSET
-    isCompactSummary: bool | None = None
-    isMeta: bool | None = None
-    sourceToolAssistantUUID: str | None = None
-    leafUuid: Str = UNSET
-    lastPrompt: str | None = None
-    messageId: str | None = None
-    agentId: str | None = None
-    costUSD: float | None = None
-    message: _HeadMessage | None = None
-    attachment: msgspec.Raw = msgspec.Raw(b"")
-    content: msgspec.Raw = msgspec.Raw(b"")
-    error: msgspec.Raw = msgspec.Raw(b"")
-    compactMetadata: msgspec.Raw = msgspec.Raw(b"")
-
-
-class _LooseHead(msgspec.Struct, gc=False):
-    """The tolerant path, for records whose fields have unexpected types."""
-
-    type: Any = None
-    subtype: Any = None
-    uuid: Any = UNSET
-    parentUuid: Any = UNSET
-    logicalParentUuid: Any = None
-    sessionId: Any = UNSET
-    isSidechain: Any = None
-    timestamp: Any = UNSET
-    cwd: Any = UNSET
-    version: Any = UNSET
-    isCompactSummary: Any = None
-    isMeta: Any = None
-    sourceToolAssistantUUID: Any = None
-    leafUuid: Any = UNSET
-    lastPrompt: Any = None
-    messageId: Any = None
-    agentId: Any = None
-
-
-_TYPED_HEAD = msgspec.json.Decoder(_TypedHead)
-_LOOSE_HEAD = msgspec.json.Decoder(_LooseHead)
-_USER_MESSAGE = msgspec.json.Decoder(_UserMessage)
-_ASSISTANT_MESSAGE = msgspec.json.Decoder(_AssistantMessage)
-_LOOSE_MESSAGE = msgspec.json.Decoder(_LooseMessage)
-_ATTACHMENT = msgspec.json.Decoder(_Attachment)
+_TYPED_HEAD = msgspec.json.Decoder(TypedHead)
+_ATTACHMENT = msgspec.json.Decoder(Attachment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,14 +129,14 @@ def _block_facts(
     for item in content:
         block = item
         if type(item) is dict:
-            block = _Block(
+            block = Block(
                 block.get("type"),
                 block.get("id"),
                 block.get("tool_use_id"),
                 block.get("text"),
                 block.get("toolUseID"),
             )
-        elif not isinstance(block, _Block | _BlockWithoutText | _RawTextBlock):
+        elif not isinstance(block, Block | RawTextBlock):
             codes.append("O")
             continue
         kind = block.type
@@ -252,8 +146,8 @@ def _block_facts(
         elif kind == "tool_result":
             result_id = block.tool_use_id or block.toolUseID
             results.append(result_id if type(result_id) is str else "")
-        elif kind == "text" and want_text and first_text is None and type(block) is not _BlockWithoutText:
-            text = _raw_text(block.text) if type(block) is _RawTextBlock else block.text
+        elif kind == "text" and want_text and first_text is None:
+            text = _raw_text(block.text) if type(block) is RawTextBlock else block.text
             if type(text) is str and text.strip():
                 first_text = text
     return "".join(codes), tuple(uses), tuple(results), first_text
@@ -262,13 +156,6 @@ def _block_facts(
 def _raw_text(raw: msgspec.Raw) -> Any:
     """Decode a text block's value only when a prompt's text is needed."""
     return msgspec.json.decode(raw) if raw else None
-
-
-def _decode_message(raw: bytes, record_type: str) -> Any:
-    try:
-        return (_ASSISTANT_MESSAGE if record_type == "assistant" else _USER_MESSAGE).decode(raw)
-    except msgspec.ValidationError:
-        return _LOOSE_MESSAGE.decode(raw)
 
 
 def _member(key: str, value: Any) -> bytes:
@@ -280,7 +167,7 @@ def _member(key: str, value: Any) -> bytes:
 _IDENTITY_OVERHEAD: Final = {key: len(key) + 4 for key in _IDENTITY_KEYS}
 
 
-def _identity_members(head: _TypedHead) -> tuple[int, tuple[bytes, ...]]:
+def _identity_members(head: TypedHead) -> tuple[int, tuple[bytes, ...]]:
     """The identity members the seed leaves out of an API payload.
 
     Returns the ASCII characters they take (with their commas) and, for the rare value holding
@@ -298,7 +185,7 @@ def _identity_members(head: _TypedHead) -> tuple[int, tuple[bytes, ...]]:
     return len(present), others
 
 
-def _raw_estimate(head: _TypedHead, canonical: bytes, is_api: bool) -> int | None:
+def _raw_estimate(head: TypedHead, canonical: bytes, is_api: bool) -> int | None:
     """Seed estimate from the line's bytes, or None when only re-serializing is exact.
 
     The caller has ruled out writers that escape printable characters; the one JavaScript
@@ -405,7 +292,7 @@ def _set(value: str | UnsetType | None) -> str | None:
 
 
 def _prompt_key(
-    head: _TypedHead | _LooseHead,
+    head: TypedHead | LooseHead,
     kind: str | None,
     role: str | None,
     results: tuple[str, ...],
@@ -427,9 +314,7 @@ def _prompt_key(
     return None
 
 
-def _assemble_typed(
-    head: _TypedHead, message: Any, tokens: int, attachment_tool: str | None
-) -> DecodedRecord:
+def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool: str | None) -> DecodedRecord:
     """The hot-path twin of `_assemble`: field types are already known to be right."""
     kind = head.type or None
     role = None
@@ -486,19 +371,19 @@ def _decode_loose(canonical: bytes) -> DecodedRecord | LineProblem:
 
 def _from_python(value: dict[str, Any]) -> DecodedRecord:
     """Build the record facts from an already parsed object (the tolerant path)."""
-    fields = {key: value[key] for key in _LooseHead.__struct_fields__ if key in value}
-    head = msgspec.convert(fields, _LooseHead)
+    fields = {key: value[key] for key in LooseHead.__struct_fields__ if key in value}
+    head = msgspec.convert(fields, LooseHead)
     raw_message = value.get("message")
     message = None
     if head.type in ("user", "assistant") and isinstance(raw_message, dict):
-        message = _LooseMessage(raw_message.get("id"), raw_message.get("role"), raw_message.get("content"))
+        message = LooseMessage(raw_message.get("id"), raw_message.get("role"), raw_message.get("content"))
     attachment = value.get("attachment")
     attachment_tool = _text(attachment.get("toolUseID")) if isinstance(attachment, dict) else None
     return _assemble(head, message, seed.estimate_record(value), attachment_tool)
 
 
 def _assemble(
-    head: _TypedHead | _LooseHead, message: Any, tokens: int, attachment_tool: str | None
+    head: TypedHead | LooseHead, message: Any, tokens: int, attachment_tool: str | None
 ) -> DecodedRecord:
     kind = _text(head.type)
     uuid = head.uuid
