@@ -2,7 +2,8 @@
 
 `TypedHead` is the fast path, with the types Claude Code writes; a line whose fields have other
 types fails it and is decoded into `LooseHead` instead. Message text stays undecoded bytes
-(`RawTextBlock.text`) until a prompt's text is actually needed.
+(`RawTextBlock.text`) until a prompt's text is actually needed. Field names are the format's own
+camelCase spelling, which is what lets msgspec match them without renaming.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class Block(msgspec.Struct, gc=False):
     id: Any = None
     tool_use_id: Any = None
     text: Any = None
-    toolUseID: Any = None  # noqa: N815 - the format's own spelling
+    toolUseID: Any = None
 
 
 class RawTextBlock(msgspec.Struct, gc=False):
@@ -32,7 +33,7 @@ class RawTextBlock(msgspec.Struct, gc=False):
     id: Any = None
     tool_use_id: Any = None
     text: msgspec.Raw = msgspec.Raw(b"")
-    toolUseID: Any = None  # noqa: N815 - the format's own spelling
+    toolUseID: Any = None
 
 
 class HeadMessage(msgspec.Struct, gc=False):
@@ -50,7 +51,7 @@ class LooseMessage(msgspec.Struct, gc=False):
 
 
 class Attachment(msgspec.Struct, gc=False):
-    toolUseID: Any = None  # noqa: N815 - the format's own spelling
+    toolUseID: Any = None
 
 
 class TypedHead(msgspec.Struct, gc=False):
