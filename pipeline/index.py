@@ -31,6 +31,7 @@ class LineIndex:
     has_bom: bool
     crlf_lines: int
     final_newline: bool
+    latest_pointer: int | None  # line of the physically last `last-prompt` record, if any
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -84,6 +85,7 @@ def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
     kinds: list[LineKind] = []
     records: list[DecodedRecord | None] = []
     crlf = 0
+    latest_pointer = None
     # Raw non-ASCII bytes prove a writer that does not escape printable characters (Claude Code).
     escapes_possible = data.isascii()
     for start, end in iter_line_spans(data):
@@ -106,6 +108,8 @@ def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
         else:
             kinds.append(LineKind.RECORD)
             records.append(decoded)
+            if decoded.type == "last-prompt":
+                latest_pointer = len(records)
     return LineIndex(
         format=fmt,
         offsets=offsets,
@@ -115,4 +119,5 @@ def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
         has_bom=data.startswith(BOM),
         crlf_lines=crlf,
         final_newline=data.endswith(b"\n"),
+        latest_pointer=latest_pointer,
     )

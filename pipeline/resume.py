@@ -45,11 +45,11 @@ class _View:
         self.index = index
         self.graph = graph
         self.sidechain = sidechain
+        self._records = index.records
 
     def record(self, line: int) -> DecodedRecord:
-        record = self.index.record(line)
-        assert record is not None
-        return record
+        """The record on a graph node's line (every line the walk visits holds one)."""
+        return self._records[line - 1]  # type: ignore[return-value]
 
     def is_row(self, line: int) -> bool:
         record = self.record(line)

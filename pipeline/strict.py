@@ -136,11 +136,7 @@ def _reject(reason: str, **fields: object) -> StrictVerdict:
 
 def latest_pointer_line(index: LineIndex) -> int | None:
     """Line of the physically last `last-prompt` record, malformed or not."""
-    for number in range(len(index), 0, -1):
-        record = index.record(number)
-        if record is not None and record.type == "last-prompt":
-            return number
-    return None
+    return index.latest_pointer
 
 
 def _extension(  # noqa: PLR0911 - one early return per seed extension rule, in the seed's order

@@ -165,6 +165,7 @@ def _member(key: str, value: Any) -> bytes:
 
 # `"key":` plus the comma each identity member takes with it, by key.
 _IDENTITY_OVERHEAD: Final = {key: len(key) + 4 for key in _IDENTITY_KEYS}
+_ALL_IDENTITY_OVERHEAD: Final = sum(_IDENTITY_OVERHEAD.values())
 
 
 def _identity_members(head: TypedHead) -> tuple[int, tuple[bytes, ...]]:
@@ -173,6 +174,11 @@ def _identity_members(head: TypedHead) -> tuple[int, tuple[bytes, ...]]:
     Returns the ASCII characters they take (with their commas) and, for the rare value holding
     non-ASCII text, the member itself so its characters can be subtracted one by one.
     """
+    values_in_order = (head.uuid, head.parentUuid, head.sessionId, head.timestamp, head.cwd, head.version)
+    if UNSET not in values_in_order:  # the usual record: all six present, one dump, no key loop
+        dumped = orjson.dumps(values_in_order)
+        if dumped.isascii():
+            return len(dumped) - 2 - (len(_IDENTITY_KEYS) - 1) + _ALL_IDENTITY_OVERHEAD, ()
     present = [(key, value) for key in _IDENTITY_KEYS if (value := getattr(head, key)) is not UNSET]
     values = orjson.dumps([value for _, value in present])  # one call: "[v1,v2,...]"
     if values.isascii():
