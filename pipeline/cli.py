@@ -25,6 +25,7 @@ from pipeline.report import summary_report
 from pipeline.runner import RunResult, resolve_jobs, run_sessions
 from pipeline.settings import Settings, load_settings
 from pipeline.sweep import SweepOptions, sweep_session
+from pipeline.tokens import command as tokens_command
 from pipeline.vocabulary import CheckpointPolicy, LeafPolicy
 
 if TYPE_CHECKING:
@@ -155,6 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="text that must survive compaction (repeatable)",
     )
+    tokens = commands.add_parser(
+        "tokens",
+        help="count the tokens sessions hold, per content class, with each estimator, against billed usage",
+        description="Count every session's tokens per content class (whole file and active chain) with the "
+        "chosen estimators, fit each against the billed usage the transcripts carry, and report per corpus "
+        "(one per root) and overall. With --out: tokens.json, tokens.csv and PNG charts.",
+    )
+    _common(tokens)
+    tokens_command.add_arguments(tokens)
     return parser
 
 
@@ -284,6 +294,15 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
     """Run one job over every session, write the fleet summary, print the table."""
     command = args.command
     jobs = resolve_jobs(settings.get("sweep", "jobs"))
+    if command == "tokens":
+        args.leaf_policy = settings.get("sweep", "leaf_policy")
+        args.estimators = args.estimators or settings.get("tokens", "estimators")
+        args.max_names = settings.get("tokens", "max_names_per_class")
+        if args.report_dir:
+            report_dir = args.report_dir.resolve()
+        else:
+            report_dir = (args.out / "sessions").resolve() if args.out else _report_dir(settings, command)
+        return tokens_command.run(args, sessions, jobs, report_dir)
     if command == "compress":
         report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
         from pipeline.compress import compress_session  # noqa: PLC0415 - loaded only for compress runs

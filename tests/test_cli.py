@@ -183,3 +183,22 @@ def test_settings_layer_defaults_file_environment_and_flags(tmp_path: Path) -> N
     bad.write_text("[sweep]\nunknown_knob = 1\n")
     with pytest.raises(ConfigError):
         load_settings(bad, environ={})
+
+
+MALFORMED_CANARY = "CANARY-CLI-MALFORMED-5e07"
+
+
+@pytest.mark.parametrize("command", ["validate", "tokens"])
+def test_a_malformed_lines_text_reaches_no_report_or_log(command: str, fleet: Path, tmp_path: Path) -> None:
+    session = fleet / "-home-dev-app" / "11111111-aaaa-4aaa-8aaa-111111111111.jsonl"
+    with session.open("ab") as handle:  # a truncated record: what a crash mid-write leaves
+        handle.write(b'{"type":"user","message":{"content":"' + MALFORMED_CANARY.encode() + b'"\n')
+    reports = tmp_path / "reports"
+    completed = run(command, str(fleet), "--report-dir", str(reports), "--log-format", "json")
+    report = json.loads(next(reports.rglob("11111111-*.report.json")).read_text())
+    assert report["status"] == "invalid"
+    assert any(f["code"] in ("line-truncated", "line-not-json") and f["line"] for f in report["findings"])
+    assert completed.returncode == 1
+    outputs = [completed.stdout, completed.stderr, *(p.read_text() for p in reports.rglob("*.json"))]
+    for text in outputs:
+        assert MALFORMED_CANARY not in text and CANARY not in text
