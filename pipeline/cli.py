@@ -14,15 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import anyio
-
 from pipeline import __version__
 from pipeline.console import configure_logging, progress_bar, render_summary
 from pipeline.discover import RootError, SessionFile, default_roots, discover
 from pipeline.errors import ConfigError
 from pipeline.publish import write_json_atomic
 from pipeline.report import summary_report
-from pipeline.runner import RunResult, resolve_jobs, run_sessions
+from pipeline.runner import RunResult, resolve_jobs, run_sessions_blocking
 from pipeline.settings import Settings, load_settings
 from pipeline.sweep import SweepOptions, sweep_session
 from pipeline.tokens import command as tokens_command
@@ -318,7 +316,9 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
         per_session = {s.report_label: (options,) for s in sessions}
         recorded = options
     with progress_bar(len(sessions), enabled=not args.quiet, description=command) as advance:
-        result: RunResult = anyio.run(_run, sessions, job, per_session, jobs, report_dir, advance)
+        result: RunResult = run_sessions_blocking(
+            sessions, job, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance
+        )
     record: dict[str, Any] = {field: getattr(recorded, field) for field in recorded.__dataclass_fields__}
     record.pop("root_label", None)
     record["jobs"] = jobs
@@ -335,19 +335,6 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
     if not args.quiet:
         render_summary(result.outcomes, report_dir, result.elapsed_ms)
     return EXIT_FAILED if result.failed else EXIT_OK
-
-
-async def _run(
-    sessions: list[SessionFile],
-    job: Callable[..., Any],
-    per_session: dict[str, tuple[Any, ...]],
-    jobs: int,
-    report_dir: Path,
-    advance: Any,
-) -> RunResult:
-    return await run_sessions(
-        sessions, job, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from pipeline.report import SESSION_SCHEMA, SessionOutcome, findings_report
 from pipeline.sweep import run_guarded
 from pipeline.vocabulary import FindingCode, SessionStatus, Severity
 
-__all__ = ["RunResult", "resolve_jobs", "run_sessions"]
+__all__ = ["RunResult", "resolve_jobs", "run_sessions", "run_sessions_blocking"]
 
 log = structlog.get_logger(__name__)
 
@@ -114,3 +115,20 @@ async def run_sessions(
             group.start_soon(feed, group)
     ordered = {label: outcomes[label] for label in sorted(outcomes)}
     return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)
+
+
+def run_sessions_blocking(
+    sessions: Sequence[SessionFile],
+    job: Callable[..., SessionOutcome],
+    job_args: Mapping[str, tuple[Any, ...]],
+    *,
+    jobs: int,
+    report_dir: Path,
+    on_outcome: Callable[[SessionOutcome], None] = lambda outcome: None,
+) -> RunResult:
+    """`run_sessions` in a fresh event loop, for the command line's synchronous entry points."""
+    return anyio.run(
+        partial(
+            run_sessions, sessions, job, job_args, jobs=jobs, report_dir=report_dir, on_outcome=on_outcome
+        )
+    )

@@ -17,14 +17,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-import anyio
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.console import progress_bar
 from pipeline.discover import SessionFile
 from pipeline.publish import write_bytes_atomic, write_json_atomic
-from pipeline.runner import RunResult, run_sessions
+from pipeline.runner import RunResult, run_sessions_blocking
 from pipeline.tokens import calibration
 from pipeline.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.tokens.estimators import DEFAULT_ESTIMATORS, EstimatorName, UnknownEstimator, parse_estimators
@@ -230,7 +229,9 @@ def run(args: argparse.Namespace, sessions: Sequence[SessionFile], jobs: int, re
         return EXIT_USAGE
     per_session = {session.report_label: (options,) for session in sessions}
     with progress_bar(len(sessions), enabled=not args.quiet, description="tokens") as advance:
-        result: RunResult = anyio.run(_run, list(sessions), per_session, jobs, report_dir, advance)
+        result: RunResult = run_sessions_blocking(
+            sessions, tokens_session, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance
+        )
     corpora = {session.report_label: session.root_label for session in sessions}
     summary = summarize(
         result.outcomes,
@@ -246,15 +247,3 @@ def run(args: argparse.Namespace, sessions: Sequence[SessionFile], jobs: int, re
     if not args.quiet:
         render_tables(summary, report_dir, out)
     return EXIT_FAILED if result.failed else EXIT_OK
-
-
-async def _run(
-    sessions: list[SessionFile],
-    per_session: dict[str, tuple[Any, ...]],
-    jobs: int,
-    report_dir: Path,
-    advance: Any,
-) -> RunResult:
-    return await run_sessions(
-        sessions, tokens_session, per_session, jobs=jobs, report_dir=report_dir, on_outcome=advance
-    )

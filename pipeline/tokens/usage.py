@@ -14,6 +14,15 @@ message id is one turn, once; Claude Code's own compactions start a new prompt, 
 restarts at every `compact_boundary` and the history before one (reached through
 `logicalParentUuid`) is walked as segments of its own; only user and assistant lines count
 toward a prefix, since they are what Claude Code sends back.
+
+Framing: the pieces are the text of each block, not the prompt the API renders around them. Each
+message (a run of user or assistant lines: Claude Code merges consecutive lines of one role into
+one API message) costs `Framing.message` tokens of role markup, and each tool_use and tool_result
+block `Framing.tool_block` tokens (its id, tool name and wrapper, and what the client sends with a
+tool call that the transcript does not keep). The same framing is added to every framed
+estimator's prefix, since it is the same tokens whichever estimator counts the content; the
+constants are in `calibration` (see scripts/fit-calibration). Earlier turns' thinking is kept in
+the prefix: stripping it fitted the corpus worse.
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from pipeline.index import LineIndex
 
 __all__ = [
     "MIN_TURNS",
+    "NO_FRAMING",
+    "Framing",
     "LineFit",
     "TurnSample",
     "UsageFit",
@@ -44,12 +55,33 @@ _MAX_SEGMENTS: Final = 64  # compactions followed back through logicalParentUuid
 
 
 @dataclass(frozen=True, slots=True)
+class Framing:
+    """Prompt tokens the transcript's pieces miss: per API message and per tool block."""
+
+    message: int = 0
+    tool_block: int = 0
+
+    def tokens(self, messages: int, tool_blocks: int) -> int:
+        """Framing of a prefix holding `messages` messages and `tool_blocks` tool blocks."""
+        return self.message * messages + self.tool_block * tool_blocks
+
+
+NO_FRAMING: Final = Framing()
+
+
+@dataclass(frozen=True, slots=True)
 class TurnSample:
-    """One billed turn: its first line, the billed prompt, and each estimator's prefix estimate."""
+    """One billed turn: its first line, the billed prompt, and each estimator's prefix estimate.
+
+    `messages` and `tool_blocks` count what the prefix holds (its framing is already in `prefix`
+    for the framed estimators).
+    """
 
     line: int
     billed: int
     prefix: tuple[int, ...]
+    messages: int = 0
+    tool_blocks: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,34 +152,52 @@ def collect_turns(
     line_estimates: Mapping[int, tuple[int, ...]],
     billed: Mapping[int, int],
     width: int,
+    *,
+    tool_blocks: Mapping[int, int] | None = None,
+    framing: Framing = NO_FRAMING,
+    framed: int | None = None,
 ) -> tuple[TurnSample, ...]:
     """Billed turns with the estimate of everything the chain sent before each of them.
 
-    `line_estimates` holds each user/assistant line's estimate per estimator (`width` of them);
-    `billed` the billed prompt of assistant lines that carry one.
+    `line_estimates` holds each user/assistant line's content estimate per estimator (`width` of
+    them); `billed` the billed prompt of assistant lines that carry one; `tool_blocks` how many
+    tool_use and tool_result blocks a line holds. `framing` is added to the first `framed`
+    estimators (all by default): a new message starts at every change of role.
     """
     turns: list[TurnSample] = []
     seen_messages: set[str] = set()
     zero = (0,) * width
+    framed = width if framed is None else framed
+    blocks_of = tool_blocks or {}
     records = index.records
     for segment in segments:
         running = zero
+        messages = blocks = 0
+        role: str | None = None
         for line in segment:
             record = records[line - 1]
             if record is None:
                 continue
             if record.compact_boundary:
                 running = zero
+                messages = blocks = 0
+                role = None
                 continue
             message_id = record.message_id
             if record.type == "assistant" and message_id and message_id not in seen_messages:
                 seen_messages.add(message_id)
                 prompt = billed.get(line)
                 if prompt:
-                    turns.append(TurnSample(line, prompt, running))
+                    extra = framing.tokens(messages, blocks)
+                    prefix = tuple(v + extra if i < framed else v for i, v in enumerate(running))
+                    turns.append(TurnSample(line, prompt, prefix, messages, blocks))
             estimate = line_estimates.get(line)
             if estimate is not None:
                 running = tuple(map(add, running, estimate))
+                if record.type != role:
+                    messages += 1
+                    role = record.type
+                blocks += blocks_of.get(line, 0)
     return tuple(turns)
 
 
