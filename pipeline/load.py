@@ -10,17 +10,28 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from pipeline.errors import UnreadableSource
 
 __all__ = ["SourceBytes", "read_source"]
 
 
+_BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this a thread's start-up outweighs the hash
+
+
 class _Digest:
-    """SHA-256 computed on another core while the file is indexed (hashlib releases the GIL)."""
+    """SHA-256 computed on another core while the file is indexed (hashlib releases the GIL).
+
+    A small file is hashed at once: starting and joining a thread costs more than hashing it.
+    """
 
     def __init__(self, data: bytes) -> None:
         self._value = ""
+        self._thread: threading.Thread | None = None
+        if len(data) < _BACKGROUND_DIGEST_FROM:
+            self._run(data)
+            return
         self._thread = threading.Thread(target=self._run, args=(data,), name="sha256", daemon=True)
         self._thread.start()
 
@@ -28,7 +39,8 @@ class _Digest:
         self._value = hashlib.sha256(data).hexdigest()
 
     def value(self) -> str:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self._value
 
 
