@@ -10,10 +10,20 @@ import pytest
 
 from pipeline.analysis import Analysis, analyze
 from pipeline.testing import TranscriptBuilder
-from pipeline.tokens.classes import split_lines
+from pipeline.tokens import calibration
+from pipeline.tokens.classes import ContentClass, split_lines
 from pipeline.tokens.estimators import EstimatorName
 from pipeline.tokens.job import SEED_RECORD, TokensOptions, piece_counter, tokens_session
-from pipeline.tokens.usage import MIN_TURNS, TurnSample, collect_turns, fit_line, fit_usage, usage_segments
+from pipeline.tokens.usage import (
+    MIN_TURNS,
+    NO_FRAMING,
+    Framing,
+    TurnSample,
+    collect_turns,
+    fit_line,
+    fit_usage,
+    usage_segments,
+)
 
 CONSTANT = 14_000  # the system prompt and tool definitions the transcript does not hold
 SLOPE = 1.3
@@ -81,21 +91,32 @@ def usage_report(path: Path, estimators: tuple[str, ...] = ("seed", "calibrated"
     return outcome.report["tokens"]["usage"]
 
 
-def prefixes(path: Path, estimator: str) -> list[int]:
-    """Each turn's prefix estimate, as the job computes it (content estimates do not see usage)."""
+JOB_FRAMING = Framing(calibration.FRAMING_MESSAGE, calibration.FRAMING_TOOL_BLOCK)
+
+
+def session_turns(path: Path, estimator: str, framing: Framing = JOB_FRAMING) -> tuple[TurnSample, ...]:
+    """Each billed turn with its prefix, counted independently of the job (content ignores usage)."""
     analysis = analyze(path, path.name, TokensOptions().topology(), command="tokens")
     assert isinstance(analysis, Analysis)
     counts = piece_counter((EstimatorName(estimator),))
     estimates: dict[int, tuple[int, ...]] = {}
     billed: dict[int, int] = {}
+    blocks: dict[int, int] = {}
     for line in split_lines(analysis.source.data, analysis.index):
         if line.api:
             estimates[line.line] = (sum(counts(p)[0] for p in line.pieces),)
+            blocks[line.line] = sum(
+                1 for p in line.pieces if p.kind in (ContentClass.TOOL_USE, ContentClass.TOOL_RESULT)
+            )
         if line.billed_prompt:
             billed[line.line] = line.billed_prompt
     segments = usage_segments(analysis.index, analysis.graph, analysis.topology.chain)
-    turns = collect_turns(analysis.index, segments, estimates, billed, 1)
-    return [turn.prefix[0] for turn in turns]
+    return collect_turns(analysis.index, segments, estimates, billed, 1, tool_blocks=blocks, framing=framing)
+
+
+def prefixes(path: Path, estimator: str, framing: Framing = JOB_FRAMING) -> list[int]:
+    """Each turn's prefix estimate, framed as the job frames it."""
+    return [turn.prefix[0] for turn in session_turns(path, estimator, framing)]
 
 
 def billed_from(prefix: list[int]) -> Callable[[int], dict[str, Any]]:
@@ -189,3 +210,73 @@ def test_fit_usage_reports_slope_error_per_estimator() -> None:
     assert fits["a"].slope_error == pytest.approx(1.0)
     assert fits["b"].slope_error == pytest.approx(0.0)
     assert fits["b"].to_report()["constant"] == pytest.approx(1000)
+
+
+def test_framing_is_in_use() -> None:
+    # A zero framing would make the tests below unable to tell framing from no framing.
+    assert calibration.FRAMING_MESSAGE > 0 and calibration.FRAMING_TOOL_BLOCK > 0
+
+
+@pytest.mark.parametrize("compact_at", [None, 6])
+def test_framing_counts_messages_and_tool_blocks(tmp_path: Path, compact_at: int | None) -> None:
+    path = write_session(tmp_path / "s.jsonl", placeholder, compact_at=compact_at)
+    turns = session_turns(path, "seed", NO_FRAMING)
+    # Before turn k: the prompt (1 message), then k rounds of an assistant message holding one
+    # tool_use and a user message holding its tool_result (fragments of a role merge into one).
+    # After a compaction the summary is the first message and the rounds count again from it.
+    start = compact_at if compact_at is not None else 0
+    expected = [
+        (1 + 2 * (k - start), 2 * (k - start)) if k >= start else (1 + 2 * k, 2 * k) for k in range(13)
+    ]
+    assert [(t.messages, t.tool_blocks) for t in turns] == expected
+    framing = Framing(message=7, tool_block=100)
+    framed = session_turns(path, "seed", framing)
+    assert [f.prefix[0] - t.prefix[0] for f, t in zip(framed, turns, strict=True)] == [
+        7 * m + 100 * b for m, b in expected
+    ]
+
+
+def test_framing_is_added_once_to_framed_estimators_only(tmp_path: Path) -> None:
+    b = TranscriptBuilder(seed=3, version="2.1.39")
+    b.user("Read the file.")
+    message = b.assistant(b.text("Reading."), usage=placeholder(0), tool_follows=True)
+    b.tool_call("Read", {"file_path": "/a.py"}, "x = 1\n", message_id=message.message_id)
+    b.assistant(b.text("Done."), usage=placeholder(1))
+    path = b.write(tmp_path / "s.jsonl")
+    analysis = analyze(path, path.name, TokensOptions().topology(), command="tokens")
+    assert isinstance(analysis, Analysis)
+    api = [line.line for line in split_lines(analysis.source.data, analysis.index) if line.api]
+    estimates = {line: (10, 10) for line in api}
+    billed = {
+        line.line: 100 for line in split_lines(analysis.source.data, analysis.index) if line.billed_prompt
+    }
+    blocks = {
+        line.line: 1
+        for line in split_lines(analysis.source.data, analysis.index)
+        if line.api and any(p.kind in (ContentClass.TOOL_USE, ContentClass.TOOL_RESULT) for p in line.pieces)
+    }
+    segments = usage_segments(analysis.index, analysis.graph, analysis.topology.chain)
+    framing = Framing(message=3, tool_block=50)
+    turns = collect_turns(
+        analysis.index, segments, estimates, billed, 2, tool_blocks=blocks, framing=framing, framed=1
+    )
+    # Turn 1 sees the prompt; turn 2 the prompt, the assistant's text and tool_use, the result.
+    assert [(t.messages, t.tool_blocks) for t in turns] == [(1, 0), (3, 2)]
+    assert [t.prefix for t in turns] == [(10 + 3, 10), (40 + 3 * 3 + 50 * 2, 40)]
+
+
+def test_job_reports_the_framing_it_used(tmp_path: Path) -> None:
+    usage = usage_report(write_session(tmp_path / "s.jsonl", placeholder))
+    assert usage["framing"] == {
+        "message": calibration.FRAMING_MESSAGE,
+        "tool_block": calibration.FRAMING_TOOL_BLOCK,
+    }
+
+
+def test_unframed_billing_does_not_fit_slope_one(tmp_path: Path) -> None:
+    # Billed exactly as content alone: the job's framed prefix must then be off the line, which
+    # it would not be if the framing were dropped (or equal the framed line if double-counted).
+    content = prefixes(write_session(tmp_path / "draft.jsonl", placeholder), "calibrated", NO_FRAMING)
+    session = write_session(tmp_path / "s.jsonl", billed_from(content))
+    fit = usage_report(session)["fits"]["calibrated"]
+    assert fit["slope"] < SLOPE - 0.05

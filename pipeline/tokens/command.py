@@ -123,7 +123,7 @@ def _usage_table(summary: Mapping[str, Any]) -> Table | None:
     if not usage:
         return None
     table = Table(
-        title="Against billed usage: billed = c + slope x estimate, per session (slope 1 = right scale)",
+        title="Against billed usage: billed = c + slope x (estimate + framing) per session (1: right scale)",
         show_edge=False,
     )
     for column in ("estimator", "sessions", "turns", "median slope", "slope IQR", "median residual"):

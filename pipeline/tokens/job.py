@@ -24,7 +24,7 @@ from pipeline.tokens.calibrated import measure
 from pipeline.tokens.classes import NAME_OTHER, ContentClass, Piece, split_lines
 from pipeline.tokens.estimators import DEFAULT_ESTIMATORS, EstimatorName
 from pipeline.tokens.real import RealTokenizer, load_tokenizer
-from pipeline.tokens.usage import collect_turns, fit_usage, usage_segments
+from pipeline.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.topology import TopologyOptions
 from pipeline.validate import read_findings
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity
@@ -40,6 +40,7 @@ MAX_NAMES_PER_CLASS: Final = 24
 # each one is built once per process and kept here for the life of the worker. This is the only
 # module-level mutable state of the job, and it holds no session data: only loaded tokenizers.
 _TOKENIZERS: dict[str, RealTokenizer] = {}
+_TOOL_BLOCKS: Final = frozenset({ContentClass.TOOL_USE, ContentClass.TOOL_RESULT})
 
 
 class Scope:
@@ -174,11 +175,23 @@ def _usage_report(
     analysis: Analysis,
     line_estimates: dict[int, tuple[int, ...]],
     billed: dict[int, int],
+    tool_blocks: dict[int, int],
     names: Sequence[str],
 ) -> dict[str, Any]:
+    """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed."""
     index, topology = analysis.index, analysis.topology
     segments = usage_segments(index, analysis.graph, topology.chain) if topology.chain else ()
-    turns = collect_turns(index, segments, line_estimates, billed, len(names))
+    framing = Framing(calibration.FRAMING_MESSAGE, calibration.FRAMING_TOOL_BLOCK)
+    turns = collect_turns(
+        index,
+        segments,
+        line_estimates,
+        billed,
+        len(names),
+        tool_blocks=tool_blocks,
+        framing=framing,
+        framed=len(names) - 1,
+    )
     fits = fit_usage(turns, names)
     return {
         "assistant_lines_with_usage": len(billed),
@@ -186,6 +199,7 @@ def _usage_report(
         "segments": len(segments),
         "billed_first": turns[0].billed if turns else None,
         "billed_last": turns[-1].billed if turns else None,
+        "framing": {"message": framing.message, "tool_block": framing.tool_block},
         "fits": {fit.estimator: fit.to_report() for fit in fits},
     }
 
@@ -198,6 +212,7 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: Toke
     tally = _Tally(width)
     line_estimates: dict[int, tuple[int, ...]] = {}
     billed: dict[int, int] = {}
+    tool_blocks: dict[int, int] = {}
     images = [0, 0]
     zero = (0,) * width
     for line in split_lines(analysis.source.data, index):
@@ -213,6 +228,9 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: Toke
         if line.api:
             record = index.record(line.line)
             line_estimates[line.line] = (*line_total, record.tokens if record is not None else 0)
+            blocks = sum(1 for piece in line.pieces if piece.kind in _TOOL_BLOCKS)
+            if blocks:
+                tool_blocks[line.line] = blocks
         if line.billed_prompt:
             billed[line.line] = line.billed_prompt
     labels = [name.value for name in names]
@@ -229,7 +247,7 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: Toke
         },
         "images": {Scope.SESSION: images[0], Scope.ACTIVE: images[1]},
         "classes": classes,
-        "usage": _usage_report(analysis, line_estimates, billed, [*labels, SEED_RECORD]),
+        "usage": _usage_report(analysis, line_estimates, billed, tool_blocks, [*labels, SEED_RECORD]),
     }
 
 
