@@ -1,8 +1,8 @@
 """The `compaction` command line: parse flags, build settings once, run one job, exit with a code.
 
-Exit codes: 0 when every session is fine (valid, warnings, skipped, unsupported format),
-1 when at least one session has errors, was refused, unreadable or crashed, 2 for a usage error
-or an unreadable root.
+Exit codes of the sweeping jobs: 0 when every session is fine (valid, warnings, skipped,
+unsupported format), 1 when at least one session has errors, was refused, unreadable or crashed,
+2 for a usage error or an unreadable root. `verify-resume` has its own (see its --help).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pipeline.runner import RunResult, resolve_jobs, run_sessions_blocking
 from pipeline.settings import Settings, load_settings
 from pipeline.sweep import SweepOptions, sweep_session
 from pipeline.tokens import command as tokens_command
+from pipeline.verify import command as verify_command
 from pipeline.vocabulary import CheckpointPolicy, LeafPolicy
 
 if TYPE_CHECKING:
@@ -148,6 +149,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="copy prior compact summaries verbatim into the new one (budget x1.5)",
     )
     compress.add_argument(
+        "--verify-resume",
+        action="store_true",
+        default=None,
+        help="resume each candidate and its source in Claude Code before writing; refuse on a mismatch",
+    )
+    compress.add_argument(
+        "--claude",
+        type=Path,
+        metavar="PATH",
+        help="Claude Code for --verify-resume (executable or npm prefix; default: see verify-resume)",
+    )
+    compress.add_argument(
         "--anchor",
         action="append",
         metavar="TEXT",
@@ -163,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(tokens)
     tokens_command.add_arguments(tokens)
+    verify = commands.add_parser(
+        "verify-resume",
+        help="resume a session and its compaction in Claude Code (offline) and compare what each sends",
+        description="Resume ORIGINAL and COMPACTED in Claude Code against a loopback capture server "
+        "(throwaway home and key, no real API call) and compare the contexts it sends: the compacted one "
+        "must be the summary followed by a non-empty suffix of the original, every tool_use answered, "
+        "no text of an excluded record. Prints the verdict and the size of both contexts.",
+        epilog=verify_command.EXIT_CODES_HELP,
+    )
+    verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+    verify_command.add_arguments(verify)
     return parser
 
 
@@ -187,7 +211,9 @@ def _settings(args: argparse.Namespace) -> Settings:
             "summary_char_budget": args.summary_char_budget,
             "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
             "summarizer": args.summarizer,
+            "verify_resume": args.verify_resume,
         }
+        flags["verify"] = {"claude": str(args.claude) if args.claude else None}
     return load_settings(args.config, flags=flags)
 
 
@@ -233,6 +259,8 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
         or compress["target_estimated_tokens"] < 0
     ):
         raise UsageError("counts must be 0 or more")
+    if compress["verify_resume"]:
+        _claude_code(settings)
     out = args.out.resolve()
     if any(part.lower() == ".claude" for part in out.parts):
         raise UsageError(
@@ -243,6 +271,17 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
             raise UsageError(
                 f"--out must be apart from the session root {root} (neither inside nor around it)"
             )
+
+
+def _claude_code(settings: Settings) -> str:
+    """The Claude Code executable --verify-resume runs, resolved once before any session starts."""
+    from pipeline.verify.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
+
+    configured = settings.get("verify", "claude")
+    try:
+        return str(require_claude_code(Path(configured) if configured else None))
+    except ClaudeCodeError as exc:
+        raise UsageError(f"--verify-resume: {exc}") from exc
 
 
 def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions:
@@ -257,11 +296,13 @@ def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions
 
 
 def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[[str], CompressOptions]:
-    sweep, compress, summary = (
+    sweep, compress, summary, verify = (
         settings.section("sweep"),
         settings.section("compress"),
         settings.section("summary"),
+        settings.section("verify"),
     )
+    claude = _claude_code(settings) if compress["verify_resume"] else None
 
     from pipeline.compress import CompressOptions  # noqa: PLC0415 - validate runs never load the summarizer
 
@@ -283,6 +324,10 @@ def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[
             preserve_prior_verbatim=compress["preserve_prior_summaries_verbatim"],
             anchors=tuple(args.anchor),
             summary_limits=tuple(sorted(summary.items())),
+            verify_resume=compress["verify_resume"],
+            claude=claude,
+            resume_timeout=verify["resume_timeout_seconds"],
+            min_excluded_chars=verify["min_excluded_text_chars"],
         )
 
     return for_root
@@ -337,9 +382,23 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
     return EXIT_FAILED if result.failed else EXIT_OK
 
 
+def _verify_resume(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        print(f"compaction: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    verify = settings.section("verify")
+    if args.claude is None and verify["claude"]:
+        args.claude = Path(verify["claude"])
+    return verify_command.run(args, verify)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `compaction` console script."""
     args = build_parser().parse_args(argv)
+    if args.command == "verify-resume":
+        return _verify_resume(args)
     try:
         settings = _settings(args)
         configure_logging(settings.get("sweep", "log_format"), quiet=args.quiet)

@@ -8,6 +8,7 @@ with reasons and nothing is written for it.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,10 @@ class CompressOptions:
     preserve_prior_verbatim: bool = False
     anchors: tuple[str, ...] = field(default=())
     summary_limits: tuple[tuple[str, int], ...] = field(default=())
+    verify_resume: bool = False
+    claude: str | None = None  # the Claude Code executable --verify-resume runs
+    resume_timeout: float = 180.0
+    min_excluded_chars: int = 24
 
     def topology(self) -> TopologyOptions:
         """The topology part of these options."""
@@ -230,6 +235,38 @@ def _compose_and_check(
     return composed, checked
 
 
+def _prove_resume(
+    analysis: Analysis,
+    partition: Partition,
+    candidate: bytes,
+    options: CompressOptions,
+    report: dict[str, Any],
+) -> None:
+    """Resume source and candidate in Claude Code; refuse the session unless the contexts agree."""
+    # Loaded only when asked for: the client starts processes and a server.
+    from pipeline.verify.client import ClaudeCodeError  # noqa: PLC0415
+    from pipeline.verify.excluded import excluded_texts  # noqa: PLC0415
+    from pipeline.verify.proof import ProofOptions, prove_resume  # noqa: PLC0415
+    from pipeline.verify.verdict import Verdict  # noqa: PLC0415
+
+    assert options.claude is not None, "the CLI resolves Claude Code before any session runs"
+    excluded = excluded_texts(
+        analysis.source.data, analysis.index, partition, min_chars=options.min_excluded_chars
+    )
+    proof = ProofOptions(options.claude, options.resume_timeout, options.min_excluded_chars)
+    with tempfile.TemporaryDirectory(prefix="compaction-candidate-") as scratch:
+        staged = Path(scratch) / analysis.path.name
+        staged.write_bytes(candidate)
+        try:
+            verdict = prove_resume(analysis.path, staged, proof, excluded=excluded)
+        except ClaudeCodeError as exc:
+            report["resume_check"] = {"verdict": "error", "error": type(exc).__name__}
+            raise _Stop(SessionStatus.REFUSED, "resume-check-failed") from exc
+    report["resume_check"] = verdict.to_report()
+    if verdict.verdict is Verdict.MISMATCH:
+        raise _Stop(SessionStatus.REFUSED, "resume-mismatch")
+
+
 def compress_session(path: Path, label: str, options: CompressOptions) -> SessionOutcome:
     """Compress one session into a candidate under the output directory, or say why not."""
     started = time.perf_counter()
@@ -331,6 +368,8 @@ def _compress(analysis: Analysis, options: CompressOptions, report: dict[str, An
     }
     if not checked.ok:
         raise _Stop(SessionStatus.REFUSED, *checked.failures)
+    if options.verify_resume:
+        _prove_resume(analysis, partition, composed.data, options, report)
     if hashlib.sha256(analysis.path.read_bytes()).hexdigest() != analysis.source.sha256:
         raise _Stop(SessionStatus.REFUSED, "source-changed-during-compression")
     destination = candidate_path(Path(options.out_dir), options.root_label, analysis.label)

@@ -26,18 +26,19 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pipeline.testing.claude_code import (
+from pipeline.verify.client import (
     CLAUDE_CODE_VERSION,
-    TEXT_PREFIX_CHARS,
-    ContextBlock,
     ResumeResult,
     find_claude_code,
     installed_version,
-    recorded_model,
-    resume_transcript,
+    resume,
 )
+from pipeline.verify.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.verify.model import resumed_model
 
 pytestmark = pytest.mark.claude_code
+
+GOLDEN_RECORDED_ON = "2026-11-30"  # model retirement is judged as of the golden run's day
 
 # Resumes run concurrently; each is one Claude Code process (~1 core for 10-20 s) plus a fake API.
 WORKERS = 3
@@ -84,6 +85,11 @@ class CandidateRun:
     candidate: Path
     summary: str
     result: ResumeResult
+
+
+def golden_shape(result: ResumeResult) -> tuple[ContextBlock, ...]:
+    """What a resume sent, as the golden file records it (texts cut to 120 characters)."""
+    return tuple(block.golden() for block in result.context.blocks)
 
 
 def in_parallel(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
@@ -139,7 +145,7 @@ def golden(golden_dir: Path) -> dict[str, Golden]:
 
 def pinned_model(source: Path, golden: dict[str, Golden]) -> str:
     """The model the golden run of `source` used (fixed, whatever the date of this run)."""
-    return recorded_model(source, golden[source.name].context)
+    return resumed_model(source, golden[source.name].context, on=GOLDEN_RECORDED_ON)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +156,7 @@ def original_resumes(
 
     def resume(name: str) -> ResumeResult:
         source = corpus_files / name
-        return resume_transcript(source, executable=claude_code, model=pinned_model(source, golden))
+        return resume(source, executable=claude_code, model=pinned_model(source, golden))
 
     names = sorted(set(ORIGINALS.values()))
     return dict(zip(names, in_parallel(resume, names), strict=True))
@@ -169,7 +175,8 @@ def test_resuming_the_original_gives_the_golden_context(
         return
     assert result.returncode == 0, result.stderr[-500:]
     assert result.model == pinned_model(corpus_files / name, golden), "ANTHROPIC_MODEL was not honoured"
-    assert result.context == expected.context, describe(result.context, expected.context)
+    sent = golden_shape(result)
+    assert sent == expected.context, describe(sent, expected.context)
 
 
 def compaction_command() -> list[str]:
@@ -233,7 +240,7 @@ def candidate_resumes(
     def run(case: str) -> CandidateRun:
         source = corpus_files / COMPRESSED[case]
         candidate = compress(source, Path(tempfile.mkdtemp(prefix=f"{case}-", dir=root)))
-        result = resume_transcript(candidate, executable=claude_code, model=pinned_model(source, golden))
+        result = resume(candidate, executable=claude_code, model=pinned_model(source, golden))
         return CandidateRun(candidate, compact_summary(candidate), result)
 
     cases = sorted(COMPRESSED)
@@ -249,8 +256,9 @@ def test_resuming_a_candidate_gives_the_summary_then_a_golden_suffix(
     run, expected = candidate_resumes[case], golden[COMPRESSED[case]].context
     result = run.result
     assert result.resumed, f"candidate not resumed (exit {result.returncode}): {result.stderr[-500:]}"
-    assert result.context, "empty context"
-    head, tail = result.context[0], result.context[1:]
+    sent = golden_shape(result)
+    assert sent, "empty context"
+    head, tail = sent[0], sent[1:]
     assert head == ContextBlock("user", "text", run.summary[:TEXT_PREFIX_CHARS], None), head
     suffix = expected[len(expected) - len(tail) :] if len(tail) <= len(expected) else ()
     assert tail == suffix, describe(tail, suffix)

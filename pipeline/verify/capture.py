@@ -1,13 +1,14 @@
-"""A loopback fake of the Anthropic Messages API, for running real clients (Claude Code) offline.
+"""The capture server: a loopback stand-in for the Anthropic Messages API that records requests.
 
-`FakeAnthropic` serves HTTP on 127.0.0.1 at an ephemeral port from a background thread, records
-every request, and answers `POST /v1/messages` with a minimal valid reply (streamed as server-sent
-events when the request asks for `stream`, one JSON document otherwise), so a client completes
-its turn. `POST /v1/messages/count_tokens` gets a token count, any other path an empty JSON
+Claude Code resumed against it sends the context it rebuilt and gets a minimal valid reply, so
+no real API call is ever made. `CaptureServer` serves HTTP on 127.0.0.1 at an ephemeral port
+from a background thread, records every request, and answers `POST /v1/messages` with a minimal
+valid reply (server-sent events when the request asks for `stream`, one JSON document
+otherwise). `POST /v1/messages/count_tokens` gets a token count, any other path an empty JSON
 object. Queued `Fault`s replace the next message replies: HTTP 429 with `retry-after`, 500, 529,
-or a plain reply held back for a while. Standard library only, so it ships with the package::
+or a reply held back for a while. Standard library only, so it ships with the package::
 
-    with FakeAnthropic(faults=[Fault.rate_limited(retry_after=0)]) as api:
+    with CaptureServer(faults=[Fault.rate_limited(retry_after=0)]) as api:
         run_client(base_url=api.base_url)
         body = api.message_requests[-1].body
 """
@@ -25,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Final
 
-__all__ = ["FakeAnthropic", "Fault", "RecordedRequest"]
+__all__ = ["CaptureServer", "Fault", "RecordedRequest"]
 
 MESSAGES_PATH: Final = "/v1/messages"
 COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
@@ -98,8 +99,8 @@ class RecordedRequest:
         return next((value for key, value in self.headers if key.lower() == wanted), None)
 
 
-class FakeAnthropic:
-    """A context manager running the fake server; `.base_url` and `.requests` while it runs."""
+class CaptureServer:
+    """A context manager running the server; `.base_url` and `.requests` while it runs."""
 
     def __init__(self, *, reply_text: str = "ok", faults: Iterable[Fault] = ()) -> None:
         self.reply_text = reply_text
@@ -110,13 +111,13 @@ class FakeAnthropic:
         self._thread: threading.Thread | None = None
 
     # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> FakeAnthropic:
+    def start(self) -> CaptureServer:
         """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
         if self._server is not None:
             return self
         server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, name="capture-server", daemon=True)
         self._thread.start()
         return self
 
@@ -130,7 +131,7 @@ class FakeAnthropic:
         if thread is not None:
             thread.join(_SHUTDOWN_SECONDS)
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> CaptureServer:
         return self.start()
 
     def __exit__(
@@ -143,7 +144,7 @@ class FakeAnthropic:
     def base_url(self) -> str:
         """`http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL`."""
         if self._server is None:
-            raise RuntimeError("FakeAnthropic is not running")
+            raise RuntimeError("CaptureServer is not running")
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
@@ -221,11 +222,11 @@ def _stream_events(model: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+def _handler_for(fake: CaptureServer) -> type[BaseHTTPRequestHandler]:
     """A handler class bound to one fake (the server instantiates it per request)."""
 
     class Handler(BaseHTTPRequestHandler):
-        server_version = "FakeAnthropic/1"
+        server_version = "CaptureServer/1"
 
         def log_message(self, format: str, *args: Any) -> None:
             """Silent: tests read `.requests`, not stderr."""
