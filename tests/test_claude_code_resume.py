@@ -154,12 +154,12 @@ def original_resumes(
 ) -> dict[str, ResumeResult]:
     """Every file of ORIGINALS resumed once, concurrently."""
 
-    def resume(name: str) -> ResumeResult:
+    def resume_original(name: str) -> ResumeResult:
         source = corpus_files / name
         return resume(source, executable=claude_code, model=pinned_model(source, golden))
 
     names = sorted(set(ORIGINALS.values()))
-    return dict(zip(names, in_parallel(resume, names), strict=True))
+    return dict(zip(names, in_parallel(resume_original, names), strict=True))
 
 
 @pytest.mark.parametrize("case", sorted(ORIGINALS))
