@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,34 @@ def corpus_files() -> Path:
 def golden_dir() -> Path:
     """Golden figures computed from the corpus by the reference tools."""
     return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def claude_code() -> Path:
+    """The pinned Claude Code that scripts/install-claude-code installs.
+
+    Missing, it fails the test with the fix; the one exception is a machine without npm, where
+    it cannot be installed at all: there the test is skipped and says so.
+    """
+    from pipeline.verify.client import CLAUDE_CODE_VERSION, find_claude_code, installed_version
+
+    executable = find_claude_code()
+    if executable is None:
+        if shutil.which("npm") is None:
+            pytest.skip(
+                f"npm is not installed, so Claude Code {CLAUDE_CODE_VERSION} could not be installed; "
+                "install Node.js/npm and run scripts/install-claude-code to run this test"
+            )
+        pytest.fail(
+            f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code "
+            "(or set COMPACTION_CLAUDE_CODE to an executable or npm prefix)",
+            pytrace=False,
+        )
+    version = installed_version(executable)
+    if version != CLAUDE_CODE_VERSION:
+        pytest.fail(
+            f"{executable} is Claude Code {version}, the tests need {CLAUDE_CODE_VERSION}: "
+            "run scripts/install-claude-code",
+            pytrace=False,
+        )
+    return executable

@@ -1,14 +1,15 @@
-"""Real Claude Code 2.1.332, resuming offline against a fake API, sends exactly the golden context.
+"""Real Claude Code 2.1.332, resuming offline against the capture server, sends the golden context.
 
 (a) Resuming an original corpus file reproduces its golden context block for block. (b) Resuming
 the candidate `compaction compress` wrote for a corpus file gives the compact summary as a user
 text followed by a suffix of the source's golden context: compaction changed how much history
 the model sees, never what the recent part means.
 
-The model is pinned per file to the one the golden run used (`recorded_model`), because Claude
-Code otherwise restores the session's model only while it is not retired, judged on the day of the
-run; the model decides which thinking blocks are sent. Nothing here is skipped: without Claude
-Code the tests fail and say how to install it. Deselect with `-m "not claude_code"` on purpose.
+The model is pinned per file to the one the golden run used (`resumed_model` on the golden day),
+because Claude Code otherwise restores the session's model only while it is not retired, judged on
+the day of the run; the model decides which thinking blocks are sent. Without Claude Code the
+tests fail and say how to install it (skipped only where npm is missing, see conftest). Deselect
+with `-m "not claude_code"` on purpose.
 """
 
 from __future__ import annotations
@@ -27,10 +28,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pipeline.verify.client import (
-    CLAUDE_CODE_VERSION,
     ResumeResult,
-    find_claude_code,
-    installed_version,
     resume,
 )
 from pipeline.verify.context import TEXT_PREFIX_CHARS, ContextBlock
@@ -110,26 +108,6 @@ def describe(actual: Sequence[ContextBlock], expected: Sequence[ContextBlock]) -
         want = expected[i] if i < len(expected) else None
         lines.append(f"  {i}: sent     {got}\n  {i}: expected {want}")
     return "\n".join(lines)
-
-
-@pytest.fixture(scope="session")
-def claude_code() -> Path:
-    """The pinned Claude Code executable; a clear failure, never a skip, when it is missing."""
-    executable = find_claude_code()
-    if executable is None:
-        pytest.fail(
-            f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code "
-            "(or set COMPACTION_CLAUDE_CODE to an executable or npm prefix)",
-            pytrace=False,
-        )
-    version = installed_version(executable)
-    if version != CLAUDE_CODE_VERSION:
-        pytest.fail(
-            f"{executable} is Claude Code {version}, the golden file needs {CLAUDE_CODE_VERSION}: "
-            "run scripts/install-claude-code",
-            pytrace=False,
-        )
-    return executable
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.error
@@ -88,6 +89,7 @@ def test_a_tail_that_is_not_the_end_of_the_original_names_the_first_difference()
     assert verdict.differences == (
         "compacted block 3 is user/text (14 chars) where the original's block 7 is assistant/text "
         "(4 chars); the last 0 blocks agree",
+        "the original's block 6 user/tool_result toolu_2 (7 chars) is not sent",
         "tool_use toolu_2 is never answered",
     )
 
@@ -110,6 +112,15 @@ def test_a_result_whose_call_was_summarized_away_is_orphaned() -> None:
     verdict = judge(ORIGINAL, cut_inside_pair, summaries=[SUMMARY])
     assert verdict.verdict is Verdict.MISMATCH
     assert verdict.differences == ("block 1 answers tool_use toolu_1, which is never sent before it",)
+
+
+def test_a_pair_left_out_of_the_tail_is_named_by_its_tool_id() -> None:
+    dropped_pair = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:5], ORIGINAL.blocks[7])
+    verdict = judge(ORIGINAL, dropped_pair, summaries=[SUMMARY])
+    assert verdict.differences[1:] == (
+        "the original's block 5 assistant/tool_use toolu_2 (17 chars) is not sent",
+        "the original's block 6 user/tool_result toolu_2 (7 chars) is not sent",
+    )
 
 
 def test_an_unanswered_call_fails_unless_the_original_leaves_it_open_too() -> None:
@@ -229,13 +240,22 @@ def test_the_capture_server_records_requests_streams_a_reply_and_injects_faults(
 
 
 # with the real Claude Code ----------------------------------------------------------------
+def offline() -> list[str]:
+    """A prefix running a command in its own network namespace with only loopback up, if allowed here."""
+    wrapper = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "offline"]
+    available = shutil.which("unshare") and shutil.which("ip")
+    if available and subprocess.run([*wrapper, "true"], capture_output=True, check=False).returncode == 0:
+        return wrapper
+    return []
+
+
 def compaction(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 600
+    *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("compaction")
     command = [str(script)] if script.is_file() else [sys.executable, "-m", "pipeline"]
     return subprocess.run(
-        [*command, *args],
+        [*(prefix or []), *command, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -296,19 +316,6 @@ def generated(tmp_path_factory: pytest.TempPathFactory, claude_code: Path) -> Ge
         "--config", str(config), "--jobs", "2", "--quiet",
     )  # fmt: skip
     return Generated(chosen, root, out, run)
-
-
-@pytest.fixture(scope="session")
-def claude_code() -> Path:
-    from pipeline.verify.client import CLAUDE_CODE_VERSION, find_claude_code, installed_version
-
-    executable = find_claude_code()
-    if executable is None or installed_version(executable) != CLAUDE_CODE_VERSION:
-        pytest.fail(
-            f"Claude Code {CLAUDE_CODE_VERSION} is not installed: run scripts/install-claude-code",
-            pytrace=False,
-        )
-    return executable
 
 
 @pytest.mark.claude_code
@@ -386,10 +393,22 @@ def compacted_builder_session(tmp_path_factory: pytest.TempPathFactory, claude_c
 
 
 def verify(
-    original: Path, candidate: Path, claude_code: Path, *extra: str, env: dict[str, str] | None = None
+    original: Path,
+    candidate: Path,
+    claude_code: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    prefix: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return compaction(
-        "verify-resume", str(original), str(candidate), "--claude", str(claude_code), *extra, env=env
+        "verify-resume",
+        str(original),
+        str(candidate),
+        "--claude",
+        str(claude_code),
+        *extra,
+        env=env,
+        prefix=prefix,
     )
 
 
@@ -429,7 +448,7 @@ def break_leak(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.claude_code
-def test_the_unbroken_compaction_matches_and_leaves_the_users_configuration_alone(
+def test_the_unbroken_compaction_matches_offline_and_leaves_the_users_configuration_alone(
     compacted_builder_session: Broken, claude_code: Path, tmp_path: Path
 ) -> None:
     home, config = tmp_path / "home", tmp_path / "config"
@@ -452,6 +471,7 @@ def test_the_unbroken_compaction_matches_and_leaves_the_users_configuration_alon
             "CLAUDE_CONFIG_DIR": str(config),
             "ANTHROPIC_API_KEY": "sk-ant-must-not-be-used",
         },
+        prefix=offline(),  # no network but loopback: a real API call could not even be attempted
     )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     report = json.loads(done.stdout)
@@ -471,7 +491,7 @@ def test_the_unbroken_compaction_matches_and_leaves_the_users_configuration_alon
     ("breakage", "expected"),
     [
         (break_missing_summary, "does not open with the summary"),
-        (break_orphaned_call, "toolu_"),
+        (break_orphaned_call, "assistant/tool_use toolu_"),
         (break_wrong_leaf, f"assistant/text ({len(STRAY)} chars) where the original's block"),
         (break_leak, "(excluded_branch) is sent"),
     ],
@@ -485,6 +505,8 @@ def test_a_broken_compaction_fails_and_names_the_difference(
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert "verify-resume: mismatch" in done.stdout
     assert expected in done.stdout, done.stdout
+    if breakage is break_orphaned_call:
+        assert "is not sent" in done.stdout, done.stdout
     assert CANARY_BRANCH not in done.stdout + done.stderr
 
 

@@ -108,9 +108,28 @@ def _suffix_differences(
             detail = ", same kind but the text differs" if same_shape else ""
             return [
                 f"compacted block {head + position} is {got.label()} where the original's block "
-                f"{offset + position} is {want.label()}{detail}; the last {back - 1} blocks agree"
+                f"{offset + position} is {want.label()}{detail}; the last {back - 1} blocks agree",
+                *_missing_tool_blocks(tail, original),
             ]
     return []
+
+
+def _missing_tool_blocks(tail: Sequence[ContextBlock], original: Sequence[ContextBlock]) -> list[str]:
+    """Tool blocks of the original's span that the compacted tail leaves out (a dropped call or result).
+
+    The span starts where the tail's first block sits in the original, at or before the position a
+    pure suffix would have.
+    """
+    latest = len(original) - len(tail)
+    start = next((i for i in range(latest, -1, -1) if original[i] == tail[0]), None)
+    if start is None:
+        return []
+    sent = {(block.kind, block.id) for block in tail if block.id}
+    return [
+        f"the original's block {position} {block.label()} is not sent"
+        for position, block in enumerate(original[start:], start)
+        if block.id and (block.kind, block.id) not in sent
+    ]
 
 
 def _pairing_differences(blocks: Sequence[ContextBlock], original: Sequence[ContextBlock]) -> list[str]:
