@@ -97,6 +97,23 @@ def partition_report(partition: Partition) -> dict[str, object]:
     return partition.to_report()
 
 
+def _resume_checks(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Verdicts of `compress --verify-resume` and what Claude Code sends in total, before and after."""
+    checks = [report["resume_check"] for report in reports if report.get("resume_check")]
+    if not checks:
+        return None
+    sent: dict[str, Counter[str]] = {"original": Counter(), "compacted": Counter()}
+    for check in checks:
+        sizes = check.get("sent") or {}
+        if sizes.get("original") and sizes.get("compacted"):
+            for side, totals in sent.items():
+                totals.update(sizes[side])
+    return {
+        "by_verdict": dict(sorted(Counter(str(check.get("verdict")) for check in checks).items())),
+        "sent_by_claude_code": {side: dict(sorted(values.items())) for side, values in sent.items()},
+    }
+
+
 def summary_report(
     outcomes: Mapping[str, SessionOutcome],
     *,
@@ -122,6 +139,7 @@ def summary_report(
     )
     total_bytes = sum(int((outcome.report.get("session") or {}).get("bytes") or 0) for outcome in sessions)
     tokens = sum(int((outcome.report.get("tokens") or {}).get("session") or 0) for outcome in sessions)
+    resume = _resume_checks([outcome.report for outcome in sessions])
     return {
         "schema": SUMMARY_SCHEMA,
         "command": command,
@@ -135,6 +153,7 @@ def summary_report(
         "bytes": total_bytes,
         "seed_tokens": tokens,
         "elapsed_ms": round(elapsed_ms, 1),
+        **({"resume_checks": resume} if resume else {}),
         "reports": [
             {"session": label, "status": outcome.status.value, "report": report_paths.get(label)}
             for label, outcome in sorted(labelled.items())

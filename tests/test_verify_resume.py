@@ -25,6 +25,7 @@ import orjson
 import pytest
 
 from pipeline.analysis import Analysis, analyze
+from pipeline.report import SessionOutcome, summary_report
 from pipeline.synth import generate_fleet
 from pipeline.testing import Feature
 from pipeline.topology import TopologyOptions
@@ -32,6 +33,7 @@ from pipeline.verify.capture import CaptureServer, Fault
 from pipeline.verify.context import ContextBlock, ContextSize, SentContext, read_request
 from pipeline.verify.proof import sweep_exclusions
 from pipeline.verify.verdict import ExcludedText, Verdict, judge
+from pipeline.vocabulary import SessionStatus
 from tests.test_compress import CANARY_BRANCH, CANARY_MALFORMED, build_session
 
 PROBE = "PROBE-PROMPT"
@@ -150,6 +152,37 @@ def test_a_verdict_report_carries_sizes_and_no_text() -> None:
     assert report["sent"]["compacted"] == {"messages": 5, "characters": 600, "estimated_tokens": 170}
     assert report["characters_reduction"] == 0.4
     assert "ship it" not in json.dumps(report)
+
+
+def test_the_fleet_summary_totals_resume_checks() -> None:
+    def outcome(label: str, verdict: str, before: int, after: int) -> SessionOutcome:
+        sizes = {"messages": 2, "characters": before, "estimated_tokens": before // 4}
+        smaller = {"messages": 1, "characters": after, "estimated_tokens": after // 4}
+        check = {"verdict": verdict, "sent": {"original": sizes, "compacted": smaller}}
+        return SessionOutcome(
+            label, SessionStatus.COMPRESSED, {"status": "compressed", "resume_check": check}
+        )
+
+    outcomes = {"a": outcome("a", "match", 1000, 400), "b": outcome("b", "match", 600, 300)}
+    summary = summary_report(
+        outcomes, command="compress", options={}, report_paths={}, elapsed_ms=1, roots=[]
+    )
+    assert summary["resume_checks"] == {
+        "by_verdict": {"match": 2},
+        "sent_by_claude_code": {
+            "original": {"characters": 1600, "estimated_tokens": 400, "messages": 4},
+            "compacted": {"characters": 700, "estimated_tokens": 175, "messages": 2},
+        },
+    }
+    plain = summary_report(
+        {"a": SessionOutcome("a", SessionStatus.VALID, {})},
+        command="validate",
+        options={},
+        report_paths={},
+        elapsed_ms=1,
+        roots=[],
+    )
+    assert "resume_checks" not in plain
 
 
 # reading a request ------------------------------------------------------------------------
@@ -272,6 +305,31 @@ def candidate_of(out: Path, source: Path) -> Path:
     found = [p for p in out.rglob(source.name) if p.is_file()]
     assert len(found) == 1, found
     return found[0]
+
+
+def test_usage_errors_exit_2_with_a_clear_message(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    build_session(session, turns=2)
+    missing = compaction("verify-resume", str(session), str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "not a file" in missing.stderr
+    not_claude = compaction("verify-resume", str(session), str(session), "--claude", str(tmp_path))
+    assert not_claude.returncode == 2 and "Claude Code not found" in not_claude.stderr
+    gate = compaction(
+        "compress", str(session), "--out", str(tmp_path / "out"), "--verify-resume", "--claude", str(session)
+    )
+    assert gate.returncode == 2 and "--verify-resume: Claude Code not found" in gate.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.claude_code
+def test_a_resume_that_overruns_its_time_limit_is_killed_and_exits_4(
+    claude_code: Path, tmp_path: Path
+) -> None:
+    session = tmp_path / "session.jsonl"
+    build_session(session, turns=2)
+    done = verify(session, session, claude_code, "--timeout", "0.2")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "did not finish within 0.2 s" in done.stderr
 
 
 # Generated sessions: a small fleet, and the smallest main sessions showing each feature wanted.
@@ -546,3 +604,10 @@ def test_every_corpus_session_compress_compacts_passes_the_resume_gate(
         check = report["resume_check"]
         assert check["verdict"] == "match", (report["session"]["label"], check["differences"])
         assert check["sent"]["compacted"]["characters"] < check["sent"]["original"]["characters"]
+    fleet = json.loads((out / "summary.json").read_text())["resume_checks"]
+    assert fleet["by_verdict"] == {"match": 20}
+    before, after = fleet["sent_by_claude_code"]["original"], fleet["sent_by_claude_code"]["compacted"]
+    assert before["characters"] == sum(
+        r["resume_check"]["sent"]["original"]["characters"] for r in compressed
+    )
+    assert after["estimated_tokens"] < before["estimated_tokens"]

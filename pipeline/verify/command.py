@@ -8,6 +8,7 @@ only on a match. With `--json` the verdict goes to stdout as one JSON document i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,8 +103,11 @@ def run(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
         timeout=args.timeout or settings["resume_timeout_seconds"],
         min_excluded_chars=settings["min_excluded_text_chars"],
     )
+    # Two resumes take 5-20 s: say what is happening on an interactive stderr.
+    waiting = Console(stderr=True).status("resuming both files in Claude Code (offline)")
     try:
-        verdict = prove_resume(args.original, args.compacted, options)
+        with waiting if sys.stderr.isatty() else contextlib.nullcontext():
+            verdict = prove_resume(args.original, args.compacted, options)
     except ClaudeCodeError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return EXIT_CLAUDE_FAILED
