@@ -545,6 +545,30 @@ def test_the_unbroken_compaction_matches_offline_and_leaves_the_users_configurat
 
 
 @pytest.mark.claude_code
+def test_compacting_a_compaction_still_resumes_as_the_end_of_the_first_original(
+    compacted_builder_session: Broken, claude_code: Path, tmp_path: Path
+) -> None:
+    """Our own prior compaction is folded: the second candidate passes the gate against the first and
+    still reads, to Claude Code, as a summary plus the end of the session that was never compacted."""
+    config = tmp_path / "config.toml"
+    config.write_text(NO_MIN_GAIN)
+    out = tmp_path / "second"
+    first = compacted_builder_session.candidate
+    gate = compaction(
+        "compress", str(first), "--out", str(out), "--verify-resume", "--claude", str(claude_code),
+        "--min-tokens", "0", "--min-recent-records", "2", "--target-ratio", "0.1", "--config", str(config),
+        "--jobs", "1", "--quiet",
+    )  # fmt: skip
+    assert gate.returncode == 0, gate.stderr[-2000:]
+    [report] = reports(out)
+    assert report["status"] == "compressed" and report["resume_check"]["verdict"] == "match", report
+    assert report["summary"]["prior_summaries_folded"] == 1
+    second = candidate_of(out, first)
+    against_first_original = verify(compacted_builder_session.original, second, claude_code)
+    assert against_first_original.returncode == 0, against_first_original.stdout
+
+
+@pytest.mark.claude_code
 @pytest.mark.parametrize(
     ("breakage", "expected"),
     [
