@@ -15,15 +15,12 @@ with `-m "not claude_code"` on purpose.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -33,6 +30,8 @@ from pipeline.verify.client import (
 )
 from pipeline.verify.context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.verify.model import resumed_model
+from pipeline.verify.proof import summary_texts
+from tests._cli import compaction
 
 pytestmark = pytest.mark.claude_code
 
@@ -157,55 +156,23 @@ def test_resuming_the_original_gives_the_golden_context(
     assert sent == expected.context, describe(sent, expected.context)
 
 
-def compaction_command() -> list[str]:
-    """The `compaction` console script beside this interpreter, else `python -m pipeline`."""
-    script = Path(sys.executable).with_name("compaction")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "pipeline"]
+def compress(source: Path, out: Path) -> Path:
+    """Run `compaction compress` on one corpus file; the candidate it wrote."""
+    args = ("compress", str(source), "--out", str(out), "--min-tokens", "0", "--jobs", "1", "--quiet")
+    done = compaction(*args, timeout=COMPRESS_TIMEOUT_SECONDS)
+    assert done.returncode == 0, f"compress {source.name}: exit {done.returncode}\n{done.stderr[-2000:]}"
+    summary = out / "summary.json"
+    statuses = summary.read_text()[:800] if summary.is_file() else "no summary.json"
+    candidates = [path for path in out.rglob("*.jsonl") if path.is_file()]
+    assert len(candidates) == 1, f"{source.name}: expected one candidate, found {candidates}; {statuses}"
+    return candidates[0]
 
 
 def compact_summary(candidate: Path) -> str:
     """The text of the candidate's (last) compact summary row."""
-    summary = None
-    for line in candidate.read_text(encoding="utf-8").splitlines():
-        row: Any = json.loads(line)
-        if isinstance(row, dict) and row.get("isCompactSummary"):
-            content = row["message"]["content"]
-            summary = (
-                content
-                if isinstance(content, str)
-                else next(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
-            )
-    assert summary is not None, f"{candidate.name}: no compact summary row"
-    return summary
-
-
-def compress(source: Path, out: Path) -> Path:
-    """Run `compaction compress` on one corpus file; the candidate it wrote."""
-    done = subprocess.run(
-        [
-            *compaction_command(),
-            "compress",
-            str(source),
-            "--out",
-            str(out),
-            "--min-tokens",
-            "0",
-            "--jobs",
-            "1",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=COMPRESS_TIMEOUT_SECONDS,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    assert done.returncode == 0, f"compress {source.name}: exit {done.returncode}\n{done.stderr[-2000:]}"
-    candidates = [path for path in out.rglob("*.jsonl") if path.is_file()]
-    summary = out / "summary.json"
-    statuses = summary.read_text()[:800] if summary.is_file() else "no summary.json"
-    assert len(candidates) == 1, f"{source.name}: expected one candidate, found {candidates}; {statuses}"
-    return candidates[0]
+    summaries = summary_texts(candidate)
+    assert summaries, f"{candidate.name}: no compact summary row"
+    return summaries[-1]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,45 @@
+"""The capture server over real HTTP: recorded requests, streamed and plain replies, injected faults."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from pipeline.verify.capture import CaptureServer, Fault
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_the_capture_server_records_requests_streams_a_reply_and_injects_faults() -> None:
+    with CaptureServer(
+        reply_text="fine", faults=[Fault.rate_limited(retry_after=2), Fault.overloaded()]
+    ) as api:
+        url = api.base_url + "/v1/messages?beta=true"
+        body = {"model": "claude-x", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        limited, overloaded, streamed = post(url, body), post(url, body), post(url, body)
+        plain = post(url, {**body, "stream": False})
+        counted = post(api.base_url + "/v1/messages/count_tokens", body)
+    assert limited[0] == 429 and limited[1]["retry-after"] == "2"
+    assert json.loads(limited[2])["error"]["type"] == "rate_limit_error"
+    assert overloaded[0] == 529
+    assert streamed[0] == 200 and streamed[1]["content-type"] == "text/event-stream"
+    events = [
+        line.split(": ", 1)[1] for line in streamed[2].decode().splitlines() if line.startswith("event: ")
+    ]
+    assert events[0] == "message_start" and events[-1] == "message_stop"
+    assert '"text": "fine"' in streamed[2].decode()
+    assert json.loads(plain[2])["content"] == [{"type": "text", "text": "fine"}]
+    assert json.loads(counted[2]) == {"input_tokens": 10}
+    assert [r.body["messages"][0]["content"] for r in api.message_requests] == ["hi"] * 4
+    assert api.requests[0].header("Content-Type") == "application/json"
