@@ -1,10 +1,11 @@
 """How much smaller the context Claude Code actually sends becomes, over the corpus.
 
-Runs `compaction compress --verify-resume` over the corpus (every candidate is resumed beside
-its source in the pinned Claude Code against the loopback capture server) and sums what the
-reports' `resume_check` sections measured: messages, characters and seed-estimated tokens of
-the request Claude Code sends, before and after, per session (median) and in total. Also times
-the gate against plain `compress` over the same files.
+Runs `compaction compress` over the corpus with its default resume gate (every candidate is
+resumed beside its source in the pinned Claude Code against the loopback capture server) and sums
+what the reports' `resume_check` sections measured: messages, characters and seed-estimated
+tokens of the request Claude Code sends, before and after, per session (median) and in total.
+Also times the gate against `compress --no-verify-resume` over the same files, and gives the
+gate's cost per session (median, p90 of `resume_check.elapsed_ms`).
 
     python benchmarks/resume.py            # needs scripts/install-claude-code first
 """
@@ -25,7 +26,15 @@ def _sizes(reports: list[dict[str, object]]) -> dict[str, object]:
     verdicts: dict[str, int] = {}
     for check in checks:
         verdicts[check["verdict"]] = verdicts.get(check["verdict"], 0) + 1  # type: ignore[index]
-    figures: dict[str, object] = {"sessions": len(checks), "verdicts": verdicts}
+    elapsed = sorted(float(c.get("elapsed_ms") or 0) for c in checks)  # type: ignore[union-attr]
+    figures: dict[str, object] = {
+        "sessions": len(checks),
+        "verdicts": verdicts,
+        "gate_seconds_per_session": {
+            "median": round(statistics.median(elapsed) / 1000, 2) if elapsed else None,
+            "p90": round(elapsed[max(0, -(-9 * len(elapsed) // 10) - 1)] / 1000, 2) if elapsed else None,
+        },
+    }
     for measure in ("messages", "characters", "estimated_tokens"):
         pairs = [
             (c["sent"]["original"][measure], c["sent"]["compacted"][measure])  # type: ignore[index]
@@ -55,11 +64,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     plain_dir, gated_dir = CACHE / "resume-corpus-compress", CACHE / "resume-corpus-verified"
-    plain = run_cli(["compress", str(CORPUS), "--jobs", str(args.jobs), "--out", str(plain_dir)], plain_dir)
-    gated = run_cli(
-        ["compress", str(CORPUS), "--jobs", str(args.jobs), "--out", str(gated_dir), "--verify-resume"],
-        gated_dir,
+    plain = run_cli(
+        ["compress", str(CORPUS), "--jobs", str(args.jobs), "--out", str(plain_dir), "--no-verify-resume"],
+        plain_dir,
     )
+    gated = run_cli(["compress", str(CORPUS), "--jobs", str(args.jobs), "--out", str(gated_dir)], gated_dir)
     emit(
         "resume",
         {

@@ -34,6 +34,7 @@ __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MIN_SUMMARY_CHARS = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
+RESUME_GATE_MODES = ("auto", "on", "off")
 
 
 class UsageError(Exception):
@@ -150,9 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compress.add_argument(
         "--verify-resume",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help="resume each candidate and its source in Claude Code before writing; refuse on a mismatch",
+        help="resume each candidate and its source in Claude Code before writing it and refuse the "
+        "session on a mismatch (default: whenever Claude Code is found; --verify-resume requires it, "
+        "--no-verify-resume skips the proof)",
     )
     compress.add_argument(
         "--claude",
@@ -211,7 +214,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "summary_char_budget": args.summary_char_budget,
             "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
             "summarizer": args.summarizer,
-            "verify_resume": args.verify_resume,
+            "verify_resume": {True: "on", False: "off", None: None}[args.verify_resume],
         }
         flags["verify"] = {"claude": str(args.claude) if args.claude else None}
     return load_settings(args.config, flags=flags)
@@ -259,8 +262,8 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
         or compress["target_estimated_tokens"] < 0
     ):
         raise UsageError("counts must be 0 or more")
-    if compress["verify_resume"]:
-        _claude_code(settings)
+    if compress["verify_resume"] not in RESUME_GATE_MODES:
+        raise UsageError(f"compress.verify_resume must be one of {', '.join(RESUME_GATE_MODES)}")
     out = args.out.resolve()
     if any(part.lower() == ".claude" for part in out.parts):
         raise UsageError(
@@ -273,15 +276,29 @@ def _check_compress(settings: Settings, sessions: Sequence[SessionFile], args: a
             )
 
 
-def _claude_code(settings: Settings) -> str:
-    """The Claude Code executable --verify-resume runs, resolved once before any session starts."""
+def _claude_code(settings: Settings) -> str | None:
+    """The Claude Code the resume gate runs, resolved once before any session starts.
+
+    `on` requires it; `auto` (the default) uses it when found and says in one line when not;
+    `off` skips the gate.
+    """
     from pipeline.verify.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
 
+    mode = settings.get("compress", "verify_resume")
+    if mode == "off":
+        return None
     configured = settings.get("verify", "claude")
     try:
         return str(require_claude_code(Path(configured) if configured else None))
     except ClaudeCodeError as exc:
-        raise UsageError(f"--verify-resume: {exc}") from exc
+        if mode == "on":
+            raise UsageError(f"--verify-resume: {exc}") from exc
+    print(
+        "compaction: note: Claude Code not found, so candidates are written without the resume proof "
+        "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
+        file=sys.stderr,
+    )
+    return None
 
 
 def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions:
@@ -295,15 +312,15 @@ def _sweep_options(args: argparse.Namespace, settings: Settings) -> SweepOptions
     )
 
 
-def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[[str], CompressOptions]:
+def _compress_options(
+    args: argparse.Namespace, settings: Settings, claude: str | None
+) -> Callable[[str], CompressOptions]:
     sweep, compress, summary, verify = (
         settings.section("sweep"),
         settings.section("compress"),
         settings.section("summary"),
         settings.section("verify"),
     )
-    claude = _claude_code(settings) if compress["verify_resume"] else None
-
     from pipeline.compress import CompressOptions  # noqa: PLC0415 - validate runs never load the summarizer
 
     def for_root(root_label: str) -> CompressOptions:
@@ -324,7 +341,7 @@ def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[
             preserve_prior_verbatim=compress["preserve_prior_summaries_verbatim"],
             anchors=tuple(args.anchor),
             summary_limits=tuple(sorted(summary.items())),
-            verify_resume=compress["verify_resume"],
+            verify_resume=claude is not None,
             claude=claude,
             resume_timeout=verify["resume_timeout_seconds"],
             min_excluded_chars=verify["min_excluded_text_chars"],
@@ -333,7 +350,9 @@ def _compress_options(args: argparse.Namespace, settings: Settings) -> Callable[
     return for_root
 
 
-def _execute(args: argparse.Namespace, settings: Settings, sessions: list[SessionFile]) -> int:
+def _execute(
+    args: argparse.Namespace, settings: Settings, sessions: list[SessionFile], claude: str | None
+) -> int:
     """Run one job over every session, write the fleet summary, print the table."""
     command = args.command
     jobs = resolve_jobs(settings.get("sweep", "jobs"))
@@ -350,7 +369,7 @@ def _execute(args: argparse.Namespace, settings: Settings, sessions: list[Sessio
         report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
         from pipeline.compress import compress_session  # noqa: PLC0415 - loaded only for compress runs
 
-        make = _compress_options(args, settings)
+        make = _compress_options(args, settings, claude)
         job: Callable[..., Any] = compress_session
         per_session: dict[str, tuple[Any, ...]] = {s.report_label: (make(s.root_label),) for s in sessions}
         recorded: Any = make("")
@@ -405,10 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         roots = list(args.paths) or default_roots()
         sessions = discover(roots)
         _check_values(settings, sessions, args)
+        claude = _claude_code(settings) if args.command == "compress" else None
     except (ConfigError, RootError, UsageError) as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return _execute(args, settings, sessions)
+    return _execute(args, settings, sessions, claude)
 
 
 if __name__ == "__main__":

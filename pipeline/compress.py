@@ -254,15 +254,20 @@ def _prove_resume(
         analysis.source.data, analysis.index, partition, min_chars=options.min_excluded_chars
     )
     proof = ProofOptions(options.claude, options.resume_timeout, options.min_excluded_chars)
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="compaction-candidate-") as scratch:
         staged = Path(scratch) / analysis.path.name
         staged.write_bytes(candidate)
         try:
             verdict = prove_resume(analysis.path, staged, proof, excluded=excluded)
         except ClaudeCodeError as exc:
-            report["resume_check"] = {"verdict": "error", "error": type(exc).__name__}
+            elapsed = round((time.perf_counter() - started) * 1000, 1)
+            report["resume_check"] = {"verdict": "error", "error": type(exc).__name__, "elapsed_ms": elapsed}
             raise _Stop(SessionStatus.REFUSED, "resume-check-failed") from exc
-    report["resume_check"] = verdict.to_report()
+    report["resume_check"] = {
+        **verdict.to_report(),
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
     if verdict.verdict is Verdict.MISMATCH:
         raise _Stop(SessionStatus.REFUSED, "resume-mismatch")
 

@@ -35,6 +35,7 @@ REASONS: Final = MappingProxyType(
         C.LAST_PROMPT_MISSING_LEAF: "a last-prompt leafUuid names a uuid that is not in this file",
         C.LAST_PROMPT_CROSS_SESSION: "a last-prompt points at a record of another sessionId",
         C.LAST_PROMPT_TEXT_MISMATCH: "the last-prompt text does not match the chosen chain's last prompt",
+        C.LEAF_BELOW_LAST_PROMPT: "the session went on below its last pointer, where Claude Code resumes it",
         C.STRICT_REFUSAL: "the strict policy cannot select an active chain for this file",
         C.LEAF_INFERRED: "no pointer names the leaf; it was inferred from the transcript's structure",
         C.NO_BRANCH_ISOLATION: "physical-tail mode: rewound branches are not excluded",

@@ -6,6 +6,7 @@ renderers are pure; writing the files is `publish.write_json_atomic`'s job.
 
 from __future__ import annotations
 
+import math
 import resource
 import sys
 from collections import Counter
@@ -108,10 +109,23 @@ def _resume_checks(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any] | Non
         if sizes.get("original") and sizes.get("compacted"):
             for side, totals in sent.items():
                 totals.update(sizes[side])
+    elapsed = sorted(float(check.get("elapsed_ms") or 0) for check in checks)
     return {
         "by_verdict": dict(sorted(Counter(str(check.get("verdict")) for check in checks).items())),
         "sent_by_claude_code": {side: dict(sorted(values.items())) for side, values in sent.items()},
+        "cost_ms": {
+            "total": round(sum(elapsed), 1),  # summed over sessions; they ran concurrently under --jobs
+            "median": _quantile(elapsed, 0.5),
+            "p90": _quantile(elapsed, 0.9),
+        },
     }
+
+
+def _quantile(ordered: list[float], share: float) -> float:
+    """Nearest-rank quantile of sorted values (0 for none)."""
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
 def summary_report(

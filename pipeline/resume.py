@@ -1,7 +1,10 @@
-"""Claude Code's own resume rule, for files whose pointer names no leaf.
+"""Claude Code's own resume rule: where its leaf is, and the chain it rebuilds from there.
 
-Claude Code (2.1.x) takes the physically last conversation row (user, assistant, attachment or
-system, not a sidechain), walks up to its nearest user/assistant ancestor (the leaf), walks
+Claude Code (2.1.332) replays the file's `last-prompt` pointers into one checkpoint and starts
+from the record it names, unless the session went on below it (the pointer is not explicit and
+the physically last conversation row, user, assistant, attachment or system and not a sidechain,
+descends from it): then, as without a usable pointer, it starts from that last row. It walks up
+to the nearest user/assistant ancestor (the leaf), walks
 `parentUuid` back to a root (a compact boundary is a root), pulls back the fragments, results
 and dangling side rows of parallel tool calls that hang off the walk, and appends the system and
 attachment rows below the leaf. `progress` rows are transparent bridges between a row and its
@@ -18,9 +21,9 @@ from typing import Final
 from pipeline.formats.claude_code import DecodedRecord
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
-from pipeline.vocabulary import ChainEnd
+from pipeline.vocabulary import ChainEnd, PointerState
 
-__all__ = ["ResumeChain", "claude_code_chain", "with_recovered_rows"]
+__all__ = ["ResumeChain", "ResumeStart", "claude_code_chain", "resume_start", "with_recovered_rows"]
 
 _ROW_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
 _MESSAGE_TYPES: Final = frozenset({"user", "assistant"})
@@ -87,17 +90,203 @@ class _View:
         return seen
 
 
-def _start_row(view: _View, pointer_named: bool) -> int | None:
-    """The last conversation row, or the newest row descending from it (Claude Code's `Ei`)."""
+@dataclass(frozen=True, slots=True)
+class ResumeStart:
+    """Where Claude Code starts its walk to the leaf, and what the latest pointer said."""
+
+    start: int | None  # the row the leaf is walked up from
+    checkpoint: int | None  # line of the record the effective pointer names, when in the file
+    pointer_line: int | None  # the `last-prompt` holding that checkpoint
+    below_checkpoint: bool  # the session went on below the checkpoint: the last row wins
+
+
+@dataclass(frozen=True, slots=True)
+class _Checkpoint:
+    """The pointer state Claude Code keeps while it reads a transcript top to bottom."""
+
+    leaf: str | None  # the uuid the effective pointer names
+    pointer_line: int | None
+    explicit: bool  # written with `explicit: true` and no row written after it
+    ever_explicit: bool  # some pointer naming this leaf was explicit (rows do not reset it)
+    named: bool  # some pointer carried a leafUuid member at all
+
+
+def _checkpoint(view: _View) -> _Checkpoint:
+    """Replay the pointers: a compact boundary forgets the checkpoint, a pointer naming `null`
+    with `explicit: true` clears it, and a row written after a pointer makes it not explicit."""
+    leaf: str | None = None
+    pointer_line: int | None = None
+    explicit = ever = named = False
+    for line, record in enumerate(view.index.records, 1):
+        if record is None:
+            continue
+        if record.type == "last-prompt":
+            state = record.pointer_state
+            named = named or state is not PointerState.ABSENT
+            if state is PointerState.LEAF or state is PointerState.INVALID:
+                same = record.pointer == leaf
+                explicit = record.pointer_explicit or (explicit and same)
+                ever = record.pointer_explicit or (ever and same)
+                leaf, pointer_line = record.pointer, line  # an invalid value names nothing
+            elif state is PointerState.NULL and record.pointer_explicit:
+                leaf, pointer_line, explicit, ever = None, None, False, False
+            continue
+        if record.uuid is not None and view.counts_as_last(line):
+            explicit = False
+        if record.compact_boundary:
+            leaf, pointer_line, explicit, ever = None, None, False, False
+    return _Checkpoint(leaf, pointer_line, explicit, ever, named)
+
+
+def _parent_row(view: _View, line: int) -> int:
+    """A row's parent with progress rows passed through (Claude Code re-links around them)."""
+    parent = view.graph.parent_of(line)
+    seen: set[int] = set()
+    while parent and view.record(parent).type == "progress" and parent not in seen:
+        seen.add(parent)
+        parent = view.graph.parent_of(parent)
+    return parent
+
+
+def _in_batch(record: DecodedRecord, message_id: str | None) -> bool:
+    """Whether a row belongs to the streaming of one assistant message's tool batch."""
+    if record.type == "assistant":
+        return message_id is not None and record.message_id == message_id
+    if record.type == "user":
+        return record.meta or bool(record.tool_results)
+    return record.type == "attachment" or (record.type == "system" and not record.compact_boundary)
+
+
+def _batch_ancestors(view: _View, line: int, message_id: str | None) -> list[int]:
+    found: list[int] = []
+    seen = {line}
+    node = _parent_row(view, line)
+    while node and node not in seen and _in_batch(view.record(node), message_id):
+        seen.add(node)
+        found.append(node)
+        node = _parent_row(view, node)
+    return found
+
+
+def _batch_anchor(view: _View, checkpoint: int) -> tuple[int | None, tuple[str, ...], bool]:
+    """(the fragment whose calls the checkpoint answers, the call ids it answers, via a hook)."""
+    seen: set[int] = set()
+    top: int | None = None
+    node = checkpoint
+    while node and node not in seen and _is_side_row(view.record(node)):
+        seen.add(node)
+        top, node = node, _parent_row(view, node)
+    record = view.record(node) if node else None
+    if record is not None and record.type == "user" and record.tool_results:
+        return _parent_row(view, node) or None, record.tool_results, False
+    if top is None:
+        return node or None, (), False
+    tool = view.record(top).attachment_tool_use
+    if record is None or record.type != "assistant" or not record.message_id or tool is None:
+        return None, (), False
+    owner = next(
+        (
+            n
+            for n in (node, *_batch_ancestors(view, node, record.message_id))
+            if tool in view.record(n).tool_uses
+        ),
+        None,
+    )
+    return owner, (tool,) if owner else (), owner is not None
+
+
+def _continues_from(view: _View, start: int, checkpoint: int, *, through_batch: bool) -> bool:
+    """Whether the walk up from `start` reaches the checkpoint (Claude Code's `Kin`, direct mode).
+
+    Through a batch, reaching the assistant message whose calls the checkpoint answers by way of
+    another fragment or another result of that same parallel batch counts too.
+    """
+    owner, answered, via_hook = _batch_anchor(view, checkpoint) if through_batch else (None, (), False)
+    calls = view.record(owner).tool_uses if owner else ()
+    owner_record = view.record(owner) if owner else None
+    message_id = (
+        owner_record.message_id
+        if owner_record is not None and owner_record.type == "assistant" and calls
+        else None
+    )
+    earlier = set(_batch_ancestors(view, owner, message_id)) if owner and message_id else set()
+    seen: set[int] = set()
+    previous: int | None = None
+    in_batch = False
+    node = start
+    while node and node not in seen:
+        if node == checkpoint:
+            return True
+        seen.add(node)
+        record = view.record(node)
+        if message_id is not None:
+            if in_batch and node == owner:
+                return True
+            if (
+                record.type == "assistant"
+                and node != owner
+                and record.message_id == message_id
+                and record.tool_uses
+            ):
+                if node in earlier:
+                    return True
+                in_batch = True
+            elif not _in_batch(record, message_id):
+                in_batch = False
+        if (
+            node == owner
+            and previous is not None
+            and set(answered) & set(calls)
+            and any(
+                tool in calls and (len(calls) > 1 if via_hook else tool not in answered)
+                for tool in view.record(previous).tool_results
+            )
+        ):
+            return True  # reached the batch's owner from another of its results
+        previous, node = node, _parent_row(view, node)
+    return False
+
+
+def _last_row(view: _View) -> int | None:
     rows = [line for line in view.graph.uuid_lines if view.counts_as_last(line)]
-    if not rows:
-        return None
-    last = rows[-1]
+    return rows[-1] if rows else None
+
+
+def _newest_below(view: _View, last: int) -> int:
+    """The newest row descending from the last one (Claude Code, when no pointer names a leaf)."""
+    rows = {line for line in view.graph.uuid_lines if view.counts_as_last(line)}
     newest = max(rows, key=lambda line: (view.record(line).timestamp or "", -line))
-    if pointer_named or newest == last:
+    if newest == last:
         return last
-    below = [line for line in view.descendants(last) if line in set(rows)]
+    below = [line for line in view.descendants(last) if line in rows]
     return max(below, key=lambda line: (view.record(line).timestamp or "", line)) if below else last
+
+
+def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
+    """Claude Code's choice of the row its leaf is walked up from.
+
+    The effective pointer's record wins unless the session went on below it: when the pointer is
+    not explicit and the last row descends from it (directly, or through another call of the
+    same parallel batch), the last row wins. Without a pointer naming a record of the file, the
+    last row (or, where no pointer ever named a leaf, the newest row below it) is the start.
+    """
+    main_rows = [n for n in graph.uuid_lines if not index.entry(n).sidechain]
+    view = _View(index, graph, sidechain=not main_rows)
+    pointer = _checkpoint(view)
+    last = _last_row(view)
+    checkpoint = graph.line_of.get(pointer.leaf) if pointer.leaf else None
+    if checkpoint is not None:
+        below = (
+            not pointer.explicit
+            and last is not None
+            and last != checkpoint
+            and _continues_from(view, last, checkpoint, through_batch=not pointer.ever_explicit)
+        )
+        return ResumeStart(last if below else checkpoint, checkpoint, pointer.pointer_line, below)
+    if last is None:
+        return ResumeStart(None, None, pointer.pointer_line, False)
+    start = last if pointer.named else _newest_below(view, last)
+    return ResumeStart(start, None, pointer.pointer_line, False)
 
 
 def _walk_up_to_message(view: _View, line: int) -> int | None:
@@ -214,11 +403,15 @@ def _merge(walk: tuple[int, ...], extra: set[int]) -> tuple[int, ...]:
     return tuple(merged)
 
 
-def claude_code_chain(index: LineIndex, graph: UuidGraph, *, pointer_named: bool = False) -> ResumeChain:
-    """Infer the leaf and build the chain Claude Code would resume."""
-    main_rows = [n for n in graph.uuid_lines if not index.record(n).sidechain]  # type: ignore[union-attr]
+def claude_code_chain(
+    index: LineIndex, graph: UuidGraph, start: int | None, *, below_until: int | None = None
+) -> ResumeChain:
+    """The leaf Claude Code walks up to from `start` (see `resume_start`) and the chain it resumes.
+
+    `below_until` is passed on to `with_recovered_rows` when a pointer names the leaf.
+    """
+    main_rows = [n for n in graph.uuid_lines if not index.entry(n).sidechain]
     view = _View(index, graph, sidechain=not main_rows)
-    start = _start_row(view, pointer_named)
     leaf = _walk_up_to_message(view, start) if start else None
     if leaf is None:
         return ResumeChain(None, (), (), None, None, "no-candidate-leaf")
@@ -227,7 +420,7 @@ def claude_code_chain(index: LineIndex, graph: UuidGraph, *, pointer_named: bool
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-loop")
     if trace.end is ChainEnd.MALFORMED_PARENT:
         return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-malformed-parent")
-    chain = with_recovered_rows(index, graph, trace.lines)
+    chain = with_recovered_rows(index, graph, trace.lines, below_until=below_until)
     return ResumeChain(leaf, trace.lines, chain, trace.end, trace.missing_uuid, None)
 
 

@@ -21,6 +21,9 @@ __all__ = ["DEFAULTS_PATH", "Settings", "load_settings"]
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 _ENV_PREFIX: Final = "COMPACTION_"
+# Variables of ours that share the prefix but are not settings: the config file, and where Claude
+# Code is (pipeline.verify.client.CLAUDE_CODE_ENV).
+_NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ def _merge(base: dict[str, dict[str, Any]], override: Mapping[str, Any], origin:
 def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for name, value in environ.items():
-        if not name.startswith(_ENV_PREFIX) or name == f"{_ENV_PREFIX}CONFIG":
+        if not name.startswith(_ENV_PREFIX) or name in _NOT_SETTINGS:
             continue
         rest = name[len(_ENV_PREFIX) :].lower()
         section = next((s for s in base if rest.startswith(f"{s}_")), None)

@@ -1,9 +1,12 @@
 """Topology: choose the resume leaf under a named policy and derive the active chain.
 
 `strict` is the seed's authority and nothing else. `physical` is the seed's physical-tail
-compatibility mode (no branch isolation). `auto` uses the strict authority wherever the latest
-`last-prompt` names a leaf, and otherwise infers the leaf the way Claude Code does when it
-resumes (`resume.py`). The strict verdict is always computed and reported, whatever the policy.
+compatibility mode (no branch isolation). `auto` follows Claude Code (`resume.py`): where Claude
+Code resumes at the leaf the seed's pointer names, the strict chain is used as the seed builds it;
+where they disagree (the session went on below the pointer, the pointer names nothing in the
+file, or no pointer names a leaf) the leaf is the one Claude Code resumes, reported under its own
+source and held to the same safety rules. The strict verdict is always computed and reported,
+whatever the policy.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field
 from pipeline.findings import Finding
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
-from pipeline.resume import ResumeChain, claude_code_chain, with_recovered_rows
+from pipeline.resume import ResumeChain, ResumeStart, claude_code_chain, resume_start, with_recovered_rows
 from pipeline.strict import (
     Lineage,
     StrictVerdict,
@@ -171,11 +174,26 @@ def _physical(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict) -> Top
     )
 
 
+def _resume_source(resumed: ResumeChain, start: ResumeStart) -> tuple[LeafSource, list[Finding]]:
+    """What chose a leaf Claude Code's way, and the finding that says so."""
+    if start.below_checkpoint and resumed.leaf_line != start.checkpoint:
+        return LeafSource.BELOW_LAST_PROMPT, [
+            Finding(C.LEAF_BELOW_LAST_PROMPT, Severity.INFO, line=start.pointer_line)
+        ]
+    if start.checkpoint is not None:  # a pointer names it; the strict verdict beside says why it differs
+        return LeafSource.LAST_PROMPT, []
+    return LeafSource.NEWEST_LEAF, [Finding(C.LEAF_INFERRED, Severity.INFO, line=resumed.leaf_line)]
+
+
 def _from_resume(
-    index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, resumed: ResumeChain
+    index: LineIndex,
+    graph: UuidGraph,
+    verdict: StrictVerdict,
+    resumed: ResumeChain,
+    start: ResumeStart,
 ) -> Topology:
-    """An inferred chain, held to the same safety rules as a strict one."""
-    findings: list[Finding] = [Finding(C.LEAF_INFERRED, Severity.INFO, line=resumed.leaf_line)]
+    """A chain chosen as Claude Code chooses it, held to the same safety rules as a strict one."""
+    source, findings = _resume_source(resumed, start)
     refusal = resumed.refusal
     chain = resumed.chain
     lineage = None
@@ -212,7 +230,9 @@ def _from_resume(
     if refusal is not None:
         findings.append(Finding(C.NO_ACTIVE_CHAIN, Severity.ERROR, ids=(refusal,)))
         chain = ()
-    check = _prompt_check(index, chain, latest_pointer_line(index))
+    # A pointer's text names the prompt current when it was written: below it, compare up to it.
+    judged = chain[: chain.index(start.checkpoint) + 1] if start.checkpoint in chain else chain
+    check = _prompt_check(index, judged, latest_pointer_line(index))
     if check == "mismatched":
         findings.append(
             Finding(C.LAST_PROMPT_TEXT_MISMATCH, Severity.WARNING, line=latest_pointer_line(index))
@@ -223,7 +243,7 @@ def _from_resume(
         verdict,
         leaf_uuid,
         resumed.leaf_line,
-        LeafSource.NEWEST_LEAF,
+        source,
         chain,
         resumed.chain_end,
         resumed.external_parent,
@@ -245,19 +265,17 @@ def resolve_topology(index: LineIndex, graph: UuidGraph, options: TopologyOption
         return _from_strict(index, graph, verdict, LeafPolicy.STRICT)
     if options.policy is LeafPolicy.PHYSICAL:
         return _physical(index, graph, verdict)
-    pointer_line = latest_pointer_line(index)
-    pointer = index.record(pointer_line) if pointer_line else None
-    if options.resume_leaf or (
-        pointer is not None and pointer.pointer_state == 1 and not _forgotten(index, pointer_line)
-    ):
+    if options.resume_leaf:
         return _from_strict(index, graph, verdict, LeafPolicy.AUTO)
-    named = pointer is not None and pointer.pointer_state != 0
-    return _from_resume(index, graph, verdict, claude_code_chain(index, graph, pointer_named=named))
-
-
-def _forgotten(index: LineIndex, pointer_line: int | None) -> bool:
-    """Claude Code forgets a pointer written before a later compact boundary (it starts anew there)."""
-    return pointer_line is not None and any(
-        (record := index.record(line)) is not None and record.compact_boundary
-        for line in range(pointer_line + 1, len(index) + 1)
-    )
+    start = resume_start(index, graph)
+    named = index.record(start.checkpoint) if start.checkpoint is not None else None
+    if (
+        named is not None
+        and not start.below_checkpoint
+        and verdict.status is StrictStatus.VALID
+        and verdict.leaf_uuid == named.uuid
+    ):
+        return _from_strict(index, graph, verdict, LeafPolicy.AUTO)  # Claude Code and the seed agree
+    below_until = start.pointer_line if named is not None and not start.below_checkpoint else None
+    resumed = claude_code_chain(index, graph, start.start, below_until=below_until)
+    return _from_resume(index, graph, verdict, resumed, start)

@@ -16,7 +16,7 @@ from pipeline.findings import Finding
 from pipeline.graph import UuidGraph
 from pipeline.index import LineIndex
 from pipeline.pairing import check_pairing
-from pipeline.vocabulary import FindingCode, LineKind, Severity
+from pipeline.vocabulary import FindingCode, LineKind, PointerState, Severity
 
 __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
@@ -98,9 +98,11 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
 def _pointer_findings(index: LineIndex, graph: UuidGraph) -> list[Finding]:
     findings: list[Finding] = []
     for number, record in enumerate(index.records, 1):
-        if record is None or record.type != "last-prompt" or record.pointer_state == 0:
+        if record is None or record.type != "last-prompt" or record.pointer_state is PointerState.ABSENT:
             continue
-        if record.pointer_state == 2:
+        if record.pointer_state is PointerState.NULL and record.pointer_explicit:
+            continue  # Claude Code's own "nothing to resume" marker (written by /clear and rewinds)
+        if record.pointer_state is not PointerState.LEAF:
             findings.append(Finding(C.LAST_PROMPT_MALFORMED, W, line=number))
             continue
         target_line = graph.line_of.get(record.pointer or "")

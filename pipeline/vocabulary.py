@@ -15,6 +15,7 @@ __all__ = [
     "LeafSource",
     "LineKind",
     "PartitionSet",
+    "PointerState",
     "SessionKind",
     "SessionStatus",
     "Severity",
@@ -81,8 +82,19 @@ class LeafSource(StrEnum):
     MANUAL_OVERRIDE = "manual-override"
     POST_LAST_PROMPT_CLOSURE = "explicit-post-last-prompt-closure"
     NEWEST_LEAF = "inferred-newest-leaf"
+    BELOW_LAST_PROMPT = "last-prompt-descendant"  # the session went on below the pointer
     PHYSICAL_TAIL = "physical-tail"
     NONE = "none"
+
+
+class PointerState(StrEnum):
+    """What a `last-prompt` record's `leafUuid` member holds."""
+
+    ABSENT = "absent"  # no leafUuid key: an older client, or a text-only pointer
+    LEAF = "leaf"  # a non-empty string naming the resume leaf
+    NULL = "null"  # null: with `explicit: true`, Claude Code's "nothing to resume"
+    EMPTY = "empty"  # "", false, 0: falsy, which Claude Code ignores
+    INVALID = "invalid"  # any other value
 
 
 class ChainEnd(StrEnum):
@@ -174,6 +186,7 @@ class FindingCode(StrEnum):
     LAST_PROMPT_MISSING_LEAF = "last-prompt-missing-leaf"
     LAST_PROMPT_CROSS_SESSION = "last-prompt-cross-session"
     LAST_PROMPT_TEXT_MISMATCH = "last-prompt-text-mismatch"
+    LEAF_BELOW_LAST_PROMPT = "leaf-below-last-prompt"
     STRICT_REFUSAL = "strict-refusal"
     LEAF_INFERRED = "leaf-inferred"
     NO_BRANCH_ISOLATION = "no-branch-isolation"

@@ -28,15 +28,23 @@ def compaction_command() -> list[str]:
 
 
 def compaction(
-    *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None, timeout: float = 600
+    *args: str,
+    env: dict[str, str] | None = None,
+    unset: tuple[str, ...] = (),
+    prefix: list[str] | None = None,
+    timeout: float = 600,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `compaction ARGS` (after `prefix`, if any) with colour off; never raises on exit codes."""
+    """Run `compaction ARGS` (after `prefix`, if any) with colour off; never raises on exit codes.
+
+    `unset` names variables of this process's environment the command must not see.
+    """
+    inherited = {name: value for name, value in os.environ.items() if name not in unset}
     return subprocess.run(
         [*(prefix or []), *compaction_command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        env={**inherited, "NO_COLOR": "1", **(env or {})},
     )
 
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# `compress` resumes every candidate in Claude Code by default whenever it is installed (two
+# resumes, 5-20 s, per candidate). Tests about something else run it without the gate; the tests
+# of the gate itself pass --verify-resume (flags beat the environment) or remove this variable.
+RESUME_GATE_ENV = "COMPACTION_COMPRESS_VERIFY_RESUME"
+os.environ.setdefault(RESUME_GATE_ENV, "off")
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORPUS_FILES = CORPUS / "files"

@@ -24,14 +24,18 @@ from typing import TypeVar
 
 import pytest
 
-from pipeline.verify.client import (
-    ResumeResult,
-    resume,
-)
+from pipeline.formats.detect import detect_format
+from pipeline.graph import build_graph
+from pipeline.index import build_index
+from pipeline.testing.scenarios import SCENARIOS, build_scenario
+from pipeline.topology import TopologyOptions, resolve_topology
+from pipeline.verify.client import ResumeResult, resume
 from pipeline.verify.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.verify.expected import expected_context
 from pipeline.verify.model import resumed_model
 from pipeline.verify.proof import summary_texts
-from tests._cli import compaction
+from tests._cli import compaction, reports
+from tests.conftest import RESUME_GATE_ENV
 
 pytestmark = pytest.mark.claude_code
 
@@ -207,3 +211,65 @@ def test_resuming_a_candidate_gives_the_summary_then_a_golden_suffix(
     assert head == ContextBlock("user", "text", run.summary[:TEXT_PREFIX_CHARS], None), head
     suffix = expected[len(expected) - len(tail) :] if len(tail) <= len(expected) else ()
     assert tail == suffix, describe(tail, suffix)
+
+
+# Builder scenarios where the seed's pointer and Claude Code disagree (pipeline.testing.scenarios):
+# Claude Code's context must be, block for block with full texts, the chain `validate` selects.
+@pytest.fixture(scope="module")
+def scenario_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("scenarios")
+    for seed, name in enumerate(sorted(SCENARIOS)):
+        (root / f"{name}.jsonl").write_bytes(build_scenario(name, seed=seed))
+    return root
+
+
+@pytest.fixture(scope="module")
+def scenario_resumes(claude_code: Path, scenario_root: Path) -> dict[str, ResumeResult]:
+    names = sorted(SCENARIOS)
+    runs = in_parallel(lambda name: resume(scenario_root / f"{name}.jsonl", executable=claude_code), names)
+    return dict(zip(names, runs, strict=True))
+
+
+def selected_context(path: Path) -> tuple[ContextBlock, ...]:
+    data = path.read_bytes()
+    index = build_index(data, detect_format(data))
+    topology = resolve_topology(index, build_graph(index), TopologyOptions())
+    assert not topology.refused, topology.refusal
+    return expected_context(data, index, topology.chain)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_scenario_resumes_as_exactly_the_chain_validate_selects(
+    name: str, scenario_resumes: dict[str, ResumeResult], scenario_root: Path
+) -> None:
+    result = scenario_resumes[name]
+    assert result.resumed and result.returncode == 0, result.stderr[-500:]
+    sent, selected = result.context.blocks, selected_context(scenario_root / f"{name}.jsonl")
+    assert sent == selected, describe(sent, selected)
+
+
+@pytest.fixture(scope="module")
+def scenarios_compressed(
+    claude_code: Path, scenario_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Every scenario compressed with the default gate (no flag; Claude Code found through the environment)."""
+    out = tmp_path_factory.mktemp("scenarios-compressed")
+    config = out / "config.toml"
+    config.write_text("[compress]\nmin_gain = 0.0\n")
+    done = compaction(
+        "compress", str(scenario_root), "--out", str(out / "out"), "--config", str(config),
+        "--min-tokens", "0", "--min-recent-records", "2", "--target-ratio", "0.1", "--jobs", "2", "--quiet",
+        env={"COMPACTION_CLAUDE_CODE": str(claude_code)}, unset=(RESUME_GATE_ENV,), timeout=COMPRESS_TIMEOUT_SECONDS,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "out"
+
+
+@pytest.mark.after_compression
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_scenario_compacts_through_the_default_gate(name: str, scenarios_compressed: Path) -> None:
+    report = next(r for r in reports(scenarios_compressed) if r["session"]["label"] == f"{name}.jsonl")
+    assert report["status"] == "compressed", report.get("reasons")
+    check = report["resume_check"]
+    assert check["verdict"] == "match", check["differences"]
+    assert check["kept_blocks"] > 0 and check["elapsed_ms"] > 0

@@ -246,3 +246,68 @@ def test_physical_policy_keeps_every_record_and_says_it_has_no_isolation() -> No
     topology = resolve(branch, policy=LeafPolicy.PHYSICAL)
     assert not topology.branch_isolation and topology.leaf_source is LeafSource.PHYSICAL_TAIL
     assert topology.chain == tuple(range(1, 8))
+
+
+# Where Claude Code resumes when a pointer and the rest of the file disagree (Claude Code 2.1.332;
+# the same shapes are resumed in the real client by tests/test_claude_code_resume.py).
+def test_a_session_that_went_on_below_its_pointer_resumes_at_the_last_row() -> None:
+    records = [*LINEAR[:2], pointer("a1", lastPrompt="prompt u1"), *LINEAR[2:]]
+    auto, strict = resolve(records), resolve(records, policy=LeafPolicy.STRICT)
+    assert auto.leaf_uuid == "a2" and auto.leaf_source is LeafSource.BELOW_LAST_PROMPT
+    assert [f.code.value for f in auto.findings] == ["leaf-below-last-prompt"]
+    assert auto.findings[0].line == 3  # the pointer the session went on below
+    # the seed's verdict is still computed and reported beside it, and strict keeps it exactly
+    assert auto.strict.status is StrictStatus.VALID and auto.strict.leaf_uuid == "a1"
+    assert strict.leaf_uuid == "a1" and strict.leaf_source is LeafSource.LAST_PROMPT
+    assert auto.prompt_check == strict.prompt_check == "matched"  # judged up to the pointer's leaf
+
+
+def test_an_explicit_pointer_stops_being_explicit_once_a_row_follows_it() -> None:
+    followed = resolve([*LINEAR[:2], pointer("a1", explicit=True), *LINEAR[2:]])
+    assert followed.leaf_uuid == "a2" and followed.leaf_source is LeafSource.BELOW_LAST_PROMPT
+    rewound = [*LINEAR, pointer("a1", explicit=True)]  # a rewind to a1 written after a2, nothing after
+    assert resolve(rewound).leaf_uuid == "a1"
+
+
+def test_a_pointer_on_an_abandoned_branch_still_names_the_leaf() -> None:
+    records = [*LINEAR, pointer("a2"), rec("user", "u3", "a1"), rec("assistant", "a3", "u3")]
+    topology = resolve(records)
+    assert topology.leaf_uuid == "a2" and topology.leaf_source is LeafSource.LAST_PROMPT
+
+
+def test_a_pointer_naming_nothing_in_the_file_falls_back_to_the_last_row() -> None:
+    topology = resolve([*LINEAR, pointer("not-in-this-file")])
+    assert topology.leaf_uuid == "a2" and topology.leaf_source is LeafSource.NEWEST_LEAF
+    assert not topology.refused and topology.strict.status is StrictStatus.DANGLING
+
+
+def test_a_compact_boundary_after_the_pointer_forgets_it() -> None:
+    boundary = rec("system", "b1", None, subtype="compact_boundary", logicalParentUuid="a2")
+    summary = rec("user", "s1", "b1", isCompactSummary=True, text="summary")
+    records = [*LINEAR, pointer("a1"), boundary, summary, rec("assistant", "a3", "s1")]
+    topology = resolve(records)
+    assert topology.leaf_uuid == "a3" and topology.chain_end is ChainEnd.COMPACT_BOUNDARY
+
+
+def test_null_explicit_pointer_clears_an_earlier_one() -> None:
+    records = [*LINEAR, pointer("a1"), pointer(None, explicit=True)]
+    assert resolve(records).leaf_uuid == "a2"
+
+
+def test_a_pointer_on_one_result_of_a_parallel_batch_continues_through_the_other() -> None:
+    call = {"type": "tool_use", "name": "Bash", "input": {}}
+    records = [
+        rec("user", "u1"),
+        rec("assistant", "c1", "u1", mid="m", content=[{**call, "id": "t1"}]),
+        rec("assistant", "c2", "c1", mid="m", content=[{**call, "id": "t2"}]),
+        rec("user", "r1", "c1", content=[{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]),
+        rec("user", "r2", "c2", content=[{"type": "tool_result", "tool_use_id": "t2", "content": "y"}]),
+        pointer("r1"),
+        rec("assistant", "a2", "r2"),
+    ]
+    for record in records[3:5]:
+        record["message"] = {"role": "user", "content": record.pop("content")}
+    topology = resolve(records)
+    assert topology.leaf_uuid == "a2" and topology.leaf_source is LeafSource.BELOW_LAST_PROMPT
+    lines = [topology.chain.index(n) for n in (1, 2, 3, 4, 5)]
+    assert lines == sorted(lines)  # every call and result of the batch is on the chain

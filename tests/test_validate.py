@@ -12,6 +12,7 @@ from pipeline.findings import REASONS, Finding
 from pipeline.graph import build_graph
 from pipeline.index import build_index
 from pipeline.sweep import SweepOptions, run_guarded, sweep_session
+from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.topology import TopologyOptions, resolve_topology
 from pipeline.validate import validate
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
@@ -391,3 +392,35 @@ def test_unreadable_unsupported_and_internal_errors_become_statuses(tmp_path: Pa
     crashed = run_guarded(explode, str(codex), "rollout.jsonl")
     assert crashed.status.value == "internal-error"
     assert "secret" not in orjson.dumps(crashed.report).decode() and crashed.error and "boom" in crashed.error
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_scenario_validates_with_the_leaf_claude_code_resumes_and_the_strict_verdict_beside_it(
+    name: str, tmp_path: Path
+) -> None:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(build_scenario(name))
+    report = sweep_session(path, path.name, SweepOptions()).report
+    assert report["status"] in ("valid", "warnings"), report["findings"]
+    leaf, strict = report["leaf"], report["strict"]
+    lines = path.read_bytes().count(b"\n")
+    if leaf["source"] == "last-prompt-descendant":
+        # the session went on below its pointer: the leaf is the last record, the seed's pointer beside it
+        assert leaf["line"] == lines and strict["status"] == "valid" and strict["leaf_uuid"] != leaf["uuid"]
+        assert any(f["code"] == "leaf-below-last-prompt" for f in report["findings"])
+    unanswered = [f for f in report["findings"] if f["code"] == "tool-use-unanswered"]
+    if name.startswith("final-") or name == "after-compaction":
+        # calls left open at the end are a warning naming every open call, never an error
+        assert len(unanswered) == 1 and unanswered[0]["severity"] == "warning"
+        assert len(unanswered[0]["ids"]) == (2 if "parallel" in name else 1)
+    else:
+        assert not unanswered
+
+
+def test_the_scenarios_cover_every_way_the_leaf_is_chosen() -> None:
+    sources = set()
+    for name in SCENARIOS:
+        data = build_scenario(name)
+        index = build_index(data, SourceFormat.CLAUDE_CODE)
+        sources.add(resolve_topology(index, build_graph(index), TopologyOptions()).leaf_source.value)
+    assert sources == {"last-prompt", "last-prompt-descendant", "inferred-newest-leaf"}

@@ -20,6 +20,7 @@ import pytest
 from pipeline.synth import generate_fleet
 from pipeline.testing import Feature
 from tests._cli import candidate_of, compaction, offline, reports
+from tests.conftest import RESUME_GATE_ENV
 from tests.test_compress import CANARY_BRANCH, build_session
 
 STRAY = "a stray reply on another branch"
@@ -321,22 +322,15 @@ def test_a_file_claude_code_cannot_resume_is_said_plainly_not_a_mismatch(
 
 
 @pytest.mark.claude_code
-def test_every_corpus_session_compress_compacts_passes_the_resume_gate(
+def test_every_corpus_session_compress_compacts_passes_the_default_resume_gate(
     corpus_files: Path, claude_code: Path, tmp_path: Path
 ) -> None:
+    """No flag: the gate runs because Claude Code can be found (here through the environment)."""
     out = tmp_path / "out"
     done = compaction(
-        "compress",
-        str(corpus_files),
-        "--out",
-        str(out),
-        "--verify-resume",
-        "--claude",
-        str(claude_code),
-        "--jobs",
-        "2",
-        "--quiet",
-    )
+        "compress", str(corpus_files), "--out", str(out), "--jobs", "2", "--quiet",
+        env={"COMPACTION_CLAUDE_CODE": str(claude_code)}, unset=(RESUME_GATE_ENV,),
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr[-2000:]  # two corpus files are refused on their own topology
     compressed = [r for r in reports(out) if r["status"] == "compressed"]
     refused = {r["session"]["label"]: r["reasons"] for r in reports(out) if r["status"] == "refused"}
@@ -353,3 +347,31 @@ def test_every_corpus_session_compress_compacts_passes_the_resume_gate(
         r["resume_check"]["sent"]["original"]["characters"] for r in compressed
     )
     assert after["estimated_tokens"] < before["estimated_tokens"]
+    cost = fleet["cost_ms"]
+    assert 0 < cost["median"] <= cost["p90"] and cost["total"] == pytest.approx(
+        sum(r["resume_check"]["elapsed_ms"] for r in compressed), abs=1
+    )
+
+
+def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """This checkout always holds the pinned build, so "nowhere to be found" is the one patched part."""
+    from pipeline.cli import main
+    from pipeline.verify import client
+
+    monkeypatch.setattr(client, "_search_places", lambda root: [tmp_path / "no-claude-here"])
+    monkeypatch.delenv(RESUME_GATE_ENV)
+    session = tmp_path / "sessions" / "session.jsonl"
+    session.parent.mkdir()
+    build_session(session, turns=40)
+    args = ["compress", str(session.parent), "--min-tokens", "0", "--quiet", "--jobs", "1"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "resume proof" in line]
+    assert len(notes) == 1 and "Claude Code not found" in notes[0], notes
+    assert [r["status"] for r in reports(tmp_path / "out")] == ["compressed"]
+    assert "resume_check" not in next(reports(tmp_path / "out"))
+    assert main([*args, "--out", str(tmp_path / "out2"), "--no-verify-resume"]) == 0
+    assert "resume proof" not in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "out3"), "--verify-resume"]) == 2  # required: an error
+    assert "--verify-resume: Claude Code not found" in capsys.readouterr().err

@@ -139,24 +139,26 @@ def test_a_verdict_report_carries_sizes_and_no_text() -> None:
 
 
 def test_the_fleet_summary_totals_resume_checks() -> None:
-    def outcome(label: str, verdict: str, before: int, after: int) -> SessionOutcome:
+    def outcome(label: str, verdict: str, before: int, after: int, ms: float) -> SessionOutcome:
         sizes = {"messages": 2, "characters": before, "estimated_tokens": before // 4}
         smaller = {"messages": 1, "characters": after, "estimated_tokens": after // 4}
-        check = {"verdict": verdict, "sent": {"original": sizes, "compacted": smaller}}
+        check = {"verdict": verdict, "sent": {"original": sizes, "compacted": smaller}, "elapsed_ms": ms}
         return SessionOutcome(
             label, SessionStatus.COMPRESSED, {"status": "compressed", "resume_check": check}
         )
 
-    outcomes = {"a": outcome("a", "match", 1000, 400), "b": outcome("b", "match", 600, 300)}
+    outcomes = {f"s{i}": outcome(f"s{i}", "match", 100 * i, 40 * i, 1000.0 * i) for i in range(1, 11)}
     summary = summary_report(
         outcomes, command="compress", options={}, report_paths={}, elapsed_ms=1, roots=[]
     )
     assert summary["resume_checks"] == {
-        "by_verdict": {"match": 2},
+        "by_verdict": {"match": 10},
         "sent_by_claude_code": {
-            "original": {"characters": 1600, "estimated_tokens": 400, "messages": 4},
-            "compacted": {"characters": 700, "estimated_tokens": 175, "messages": 2},
+            "original": {"characters": 5500, "estimated_tokens": 1375, "messages": 20},
+            "compacted": {"characters": 2200, "estimated_tokens": 550, "messages": 10},
         },
+        # what the gate cost: per session (nearest-rank median and p90) and summed
+        "cost_ms": {"total": 55000.0, "median": 5000.0, "p90": 9000.0},
     }
     plain = summary_report(
         {"a": SessionOutcome("a", SessionStatus.VALID, {})},

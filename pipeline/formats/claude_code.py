@@ -27,6 +27,7 @@ from pipeline.formats.claude_schema import (
     TypedHead,
 )
 from pipeline.tokens import seed
+from pipeline.vocabulary import PointerState
 
 __all__ = [
     "BLOCK_CODES",
@@ -96,8 +97,9 @@ class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
     compact_summary: bool
     compact_boundary: bool
     meta: bool
-    pointer_state: int  # 0: no leafUuid key, 1: a non-empty string, 2: anything else
+    pointer_state: PointerState
     pointer: str | None
+    pointer_explicit: bool  # a `last-prompt` written with `explicit: true` (rewinds, /clear)
     prompt_key: str | None
     snapshot_message_id: str | None
     agent_id: str | None
@@ -297,6 +299,17 @@ def _set(value: str | UnsetType | None) -> str | None:
     return value if value.__class__ is str and value else None
 
 
+def _pointer_state(leaf: Any) -> PointerState:
+    """How a `leafUuid` member reads (absent, a leaf, null, falsy, or some other value)."""
+    if leaf is UNSET:
+        return PointerState.ABSENT
+    if type(leaf) is str:
+        return PointerState.LEAF if leaf else PointerState.EMPTY
+    if leaf is None:
+        return PointerState.NULL
+    return PointerState.INVALID if leaf else PointerState.EMPTY
+
+
 def _prompt_key(
     head: TypedHead | LooseHead,
     kind: str | None,
@@ -356,8 +369,9 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
         head.isCompactSummary is True,
         kind == "system" and head.subtype == "compact_boundary",
         head.isMeta is True,
-        0 if leaf is UNSET else (1 if leaf else 2),
+        PointerState.ABSENT if leaf is UNSET else _pointer_state(leaf),
         _set(leaf),
+        head.explicit is True,
         _prompt_key(head, kind, role, results, first_text),
         (head.messageId or None) if kind == "file-history-snapshot" else None,
         head.agentId or None,
@@ -426,8 +440,9 @@ def _assemble(
         head.isCompactSummary is True,
         kind == "system" and head.subtype == "compact_boundary",
         head.isMeta is True,
-        0 if leaf is UNSET else (1 if _text(leaf) else 2),
+        _pointer_state(leaf),
         _text(leaf),
+        head.explicit is True,
         prompt_key,
         _text(head.messageId) if kind == "file-history-snapshot" else None,
         _text(head.agentId),

@@ -159,12 +159,17 @@ class RecordWriter:
         self._emit({"type": "permission-mode", "permissionMode": mode, "sessionId": self._session_id})
 
     def last_prompt(
-        self, text: str | None = None, *, leaf: str | None = CURSOR, with_leaf: bool = True
+        self,
+        text: str | None = None,
+        *,
+        leaf: str | None = CURSOR,
+        with_leaf: bool = True,
+        explicit: bool = False,
     ) -> None:
         """A ``last-prompt`` pointer: the prompt text and, ``with_leaf``, the resume ``leafUuid``.
 
         The text defaults to the last human prompt, cut like Claude Code cuts it; the leaf
-        defaults to the cursor.
+        defaults to the cursor. ``explicit`` marks it as written by a rewind or ``/clear``.
         """
         rec: Json = {
             "type": "last-prompt",
@@ -173,6 +178,8 @@ class RecordWriter:
         if with_leaf:
             rec["leafUuid"] = self._cursor if leaf is CURSOR else leaf
             self._features.add(Feature.LAST_PROMPT_LEAF)
+            if explicit:
+                rec["explicit"] = True
         else:
             self._features.add(Feature.LAST_PROMPT_TEXT)
         rec["sessionId"] = self._session_id
