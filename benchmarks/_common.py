@@ -54,7 +54,7 @@ def fleet(size_bytes: int, seed: int = 11) -> Path:
             [
                 sys.executable,
                 "-m",
-                "pipeline.synth",
+                "pipeline.testing.synth",
                 "--out",
                 str(root),
                 "--bytes",

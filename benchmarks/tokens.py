@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, CORPUS, REPO, emit, fleet, session_files, total_mb
 
 sys.path.insert(0, str(REPO))
-from pipeline.analysis import analyze
-from pipeline.discover import discover
-from pipeline.tokens.calibrated import measure
-from pipeline.tokens.classes import split_lines
-from pipeline.tokens.real import MissingExtra, load_tokenizer
-from pipeline.topology import TopologyOptions
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.estimate.calibrated import measure
+from pipeline.estimate.real import MissingExtra, load_tokenizer
+from pipeline.jobs.front import analyze
+from pipeline.jobs.tokens.classes import split_lines
+from pipeline.read.discover import discover
 
 REAL = ("o200k", "cl100k", "claude-legacy", "deepseek", "qwen")
 OVERHEAD_TARGET = 1.20

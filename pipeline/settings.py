@@ -22,7 +22,7 @@ __all__ = ["DEFAULTS_PATH", "Settings", "load_settings"]
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 _ENV_PREFIX: Final = "COMPACTION_"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
-# Code is (pipeline.verify.client.CLAUDE_CODE_ENV).
+# Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
 _NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
 
 

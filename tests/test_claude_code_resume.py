@@ -24,16 +24,16 @@ from typing import TypeVar
 
 import pytest
 
+from pipeline.core.graph import build_graph
+from pipeline.core.index import build_index
+from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.formats.detect import detect_format
-from pipeline.graph import build_graph
-from pipeline.index import build_index
+from pipeline.proof.client import ResumeResult, resume
+from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.proof.expected import expected_context
+from pipeline.proof.model import resumed_model
+from pipeline.proof.prove import summary_texts
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
-from pipeline.topology import TopologyOptions, resolve_topology
-from pipeline.verify.client import ResumeResult, resume
-from pipeline.verify.context import TEXT_PREFIX_CHARS, ContextBlock
-from pipeline.verify.expected import expected_context
-from pipeline.verify.model import resumed_model
-from pipeline.verify.proof import summary_texts
 from tests._cli import compaction, reports
 from tests.conftest import RESUME_GATE_ENV
 

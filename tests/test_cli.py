@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.discover import RootError, default_roots, discover
 from pipeline.errors import ConfigError
+from pipeline.read.discover import RootError, default_roots, discover
 from pipeline.settings import load_settings
 from pipeline.testing import TranscriptBuilder
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from pipeline.compose import ComposeError, ComposeInput, compose, replace_parent
-from pipeline.index import build_index
+from pipeline.core.compose import ComposeError, ComposeInput, compose, replace_parent
+from pipeline.core.index import build_index
 from pipeline.vocabulary import SourceFormat
 
 

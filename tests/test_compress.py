@@ -11,13 +11,13 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.compress import CompressOptions, compress_session
+from pipeline.core.graph import build_graph
+from pipeline.core.index import build_index
+from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.formats.detect import detect_format
-from pipeline.graph import build_graph
-from pipeline.index import build_index
-from pipeline.sweep import SweepOptions, sweep_session
+from pipeline.jobs.compress import CompressOptions, compress_session
+from pipeline.jobs.validate import SweepOptions, sweep_session
 from pipeline.testing import TranscriptBuilder
-from pipeline.topology import TopologyOptions, resolve_topology
 
 CANARY_BRANCH = "CANARY-REWOUND-7f3a9"
 CANARY_MALFORMED = "CANARY-MALFORMED-41c2"
@@ -214,7 +214,7 @@ def test_an_invalid_active_chain_is_refused(tmp_path: Path) -> None:
 def test_a_source_changed_during_compression_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pipeline.compress as compress_module
+    import pipeline.jobs.compress as compress_module
 
     source = tmp_path / "session.jsonl"
     build_session(source, turns=6)

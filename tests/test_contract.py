@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.contract import ContractMessage, Violation, check_survival, protected_round
+from pipeline.core.check.contract import ContractMessage, Violation, check_survival, protected_round
 
 MATRIX = json.loads((Path(__file__).parent / "fixtures" / "survival_matrix.json").read_text())
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pipeline.index import build_index
-from pipeline.validate import read_findings
+from pipeline.core.index import build_index
+from pipeline.core.validate.checks import read_findings
 from pipeline.vocabulary import FindingCode, LineKind, Severity, SourceFormat
 
 GOOD = orjson.dumps(

@@ -3,7 +3,7 @@
 `claude_code_resume.jsonl` holds what Claude Code 2.1.332 sent after resuming each corpus file
 (texts cut to 120 characters, its reminders and the probe left out). For every file it resumed,
 the `auto` chain turned into messages the way Claude Code turns rows into messages
-(`pipeline.verify.expected`) must give exactly that context: the same messages, blocks, texts and
+(`pipeline.proof.expected`) must give exactly that context: the same messages, blocks, texts and
 tool ids, its closing additions included. Thinking blocks are sent only when the session is
 resumed with the model that wrote them, which the golden run's pinned model decides.
 """
@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from pipeline.core.graph import build_graph
+from pipeline.core.index import build_index
+from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.formats.detect import detect_format
-from pipeline.graph import build_graph
-from pipeline.index import build_index
-from pipeline.topology import TopologyOptions, resolve_topology
-from pipeline.verify.context import REMINDER_PREFIX, TEXT_PREFIX_CHARS, ContextBlock
-from pipeline.verify.expected import TOOL_LOADED, expected_context
-from pipeline.verify.model import DEFAULT_MODEL, resumed_model
+from pipeline.proof.context import REMINDER_PREFIX, TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.proof.expected import TOOL_LOADED, expected_context
+from pipeline.proof.model import DEFAULT_MODEL, resumed_model
 
 GOLDEN_RECORDED_ON = "2026-11-30"
 GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "golden" / "claude_code_resume.jsonl"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.index import build_index
+from pipeline.core.index import build_index
 from pipeline.summarize import (
     APPENDIX_MARKER,
     ActiveWorkKind,

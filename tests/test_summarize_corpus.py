@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.index import build_index
+from pipeline.core.index import build_index
 from pipeline.summarize import (
     APPENDIX_MARKER,
     EvidenceKind,

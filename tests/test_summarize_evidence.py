@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.index import build_index
+from pipeline.core.index import build_index
 from pipeline.summarize import EvidenceItem, EvidenceKind, EvidenceLineOutOfRange, extract_evidence
 from pipeline.testing import TranscriptBuilder
 from pipeline.vocabulary import SourceFormat

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.synth import FleetManifest, generate_fleet, main, parse_size
 from pipeline.testing import Feature
+from pipeline.testing.synth import FleetManifest, generate_fleet, main, parse_size
 
 TARGET = 5 * 1024 * 1024
 SEED = 0

@@ -13,10 +13,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pipeline.formats.detect import detect_format
-from pipeline.index import build_index
-from pipeline.tokens import calibrated, calibration
-from pipeline.tokens.calibrated import (
+from pipeline.core.index import build_index
+from pipeline.estimate import calibrated, calibration
+from pipeline.estimate.calibrated import (
     FEATURES,
     SAMPLE_ABOVE,
     estimate_piece,
@@ -24,8 +23,9 @@ from pipeline.tokens.calibrated import (
     features,
     measure,
 )
-from pipeline.tokens.classes import ContentClass, Piece, split_lines
-from pipeline.tokens.real import MissingExtra, RealTokenizer, check_available, load_tokenizer
+from pipeline.estimate.real import MissingExtra, RealTokenizer, check_available, load_tokenizer
+from pipeline.formats.detect import detect_format
+from pipeline.jobs.tokens.classes import ContentClass, Piece, split_lines
 
 REFERENCES = ("o200k", "claude-legacy")
 DENSE = frozenset({ContentClass.TOOL_RESULT, ContentClass.TOOL_USE, ContentClass.ATTACHMENT})

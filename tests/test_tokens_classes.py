@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.core.index import build_index
 from pipeline.formats.detect import detect_format
-from pipeline.index import build_index
+from pipeline.jobs.tokens.classes import NAME_OTHER, ContentClass, LinePieces, Piece, safe_name, split_lines
 from pipeline.testing import TranscriptBuilder
-from pipeline.tokens.classes import NAME_OTHER, ContentClass, LinePieces, Piece, safe_name, split_lines
 
 
 def pieces_of(data: bytes) -> list[LinePieces]:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.estimate.real import MissingExtra, check_available
+from pipeline.jobs.tokens import command
+from pipeline.jobs.tokens.charts import ChartsUnavailable
+from pipeline.run.cli import main
 from pipeline.testing import TranscriptBuilder
-from pipeline.tokens import command
-from pipeline.tokens.charts import ChartsUnavailable
-from pipeline.tokens.real import MissingExtra, check_available
 
 MARKER = "zebra-quartz-7731"  # appears in every kind of content, and must appear in no output
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.tokens import real
-from pipeline.tokens.real import EXTRA_HINT, MissingExtra, check_available, load_tokenizer
+from pipeline.estimate import real
+from pipeline.estimate.real import EXTRA_HINT, MissingExtra, check_available, load_tokenizer
 
 # (tokenizer, text, token ids or count). The cl100k ids are tiktoken's own README/cookbook
 # examples; the other counts were checked against each vendor's reference implementation when
@@ -132,7 +132,7 @@ def test_unknown_names_are_refused() -> None:
 
 _OFFLINE_PROBE = """
 import sys
-from pipeline.tokens.real import REAL_TOKENIZERS, load_tokenizer
+from pipeline.estimate.real import REAL_TOKENIZERS, load_tokenizer
 
 def refuse(event, args):
     if event in ("socket.connect", "socket.getaddrinfo", "urllib.Request"):

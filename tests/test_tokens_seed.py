@@ -11,10 +11,10 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.formats.claude_code import decode_record
+from pipeline.core.index import build_index
+from pipeline.estimate.seed import estimate_record, estimate_text
+from pipeline.formats.claude_code.decode import decode_record
 from pipeline.formats.detect import detect_format
-from pipeline.index import build_index
-from pipeline.tokens.seed import estimate_record, estimate_text
 
 
 def reference_estimate_text(text: str) -> int:

@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 
-from pipeline.analysis import Analysis, analyze
-from pipeline.testing import TranscriptBuilder
-from pipeline.tokens import calibration
-from pipeline.tokens.classes import ContentClass, split_lines
-from pipeline.tokens.estimators import EstimatorName
-from pipeline.tokens.job import SEED_RECORD, TokensOptions, piece_counter, tokens_session
-from pipeline.tokens.usage import (
+from pipeline.estimate import calibration
+from pipeline.estimate.estimators import EstimatorName
+from pipeline.jobs.front import Analysis, analyze
+from pipeline.jobs.tokens.classes import ContentClass, split_lines
+from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, piece_counter, tokens_session
+from pipeline.jobs.tokens.usage import (
     MIN_TURNS,
     NO_FRAMING,
     Framing,
@@ -24,6 +23,7 @@ from pipeline.tokens.usage import (
     fit_usage,
     usage_segments,
 )
+from pipeline.testing import TranscriptBuilder
 
 CONSTANT = 14_000  # the system prompt and tool definitions the transcript does not hold
 SLOPE = 1.3

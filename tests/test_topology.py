@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.graph import build_graph
-from pipeline.index import build_index
+from pipeline.core.graph import build_graph
+from pipeline.core.index import build_index
+from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
 from pipeline.testing import TranscriptBuilder
-from pipeline.topology import Topology, TopologyOptions, resolve_topology
 from pipeline.vocabulary import ChainEnd, LeafPolicy, LeafSource, SourceFormat, StrictStatus
 
 S = "11111111-1111-4111-8111-111111111111"

@@ -8,13 +8,13 @@ from typing import Any
 import orjson
 import pytest
 
+from pipeline.core.graph import build_graph
+from pipeline.core.index import build_index
+from pipeline.core.topology.select import TopologyOptions, resolve_topology
+from pipeline.core.validate.checks import validate
 from pipeline.findings import REASONS, Finding
-from pipeline.graph import build_graph
-from pipeline.index import build_index
-from pipeline.sweep import SweepOptions, run_guarded, sweep_session
+from pipeline.jobs.validate import SweepOptions, run_guarded, sweep_session
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
-from pipeline.topology import TopologyOptions, resolve_topology
-from pipeline.validate import validate
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
 from tests.test_topology import B, pointer, rec
 

@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from pipeline.verify.capture import CaptureServer, Fault
+from pipeline.proof.capture import CaptureServer, Fault
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:

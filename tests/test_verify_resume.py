@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.synth import generate_fleet
 from pipeline.testing import Feature
+from pipeline.testing.synth import generate_fleet
 from tests._cli import candidate_of, compaction, offline, reports
 from tests.conftest import RESUME_GATE_ENV
 from tests.test_compress import CANARY_BRANCH, build_session
@@ -357,8 +357,8 @@ def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """This checkout always holds the pinned build, so "nowhere to be found" is the one patched part."""
-    from pipeline.cli import main
-    from pipeline.verify import client
+    from pipeline.proof import client
+    from pipeline.run.cli import main
 
     monkeypatch.setattr(client, "_search_places", lambda root: [tmp_path / "no-claude-here"])
     monkeypatch.delenv(RESUME_GATE_ENV)

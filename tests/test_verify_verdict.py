@@ -12,12 +12,12 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.analysis import Analysis, analyze
-from pipeline.report import SessionOutcome, summary_report
-from pipeline.topology import TopologyOptions
-from pipeline.verify.context import ContextBlock, ContextSize, SentContext, read_request
-from pipeline.verify.proof import sweep_exclusions
-from pipeline.verify.verdict import ExcludedText, Verdict, judge
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.jobs.front import Analysis, analyze
+from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
+from pipeline.proof.prove import sweep_exclusions
+from pipeline.proof.verdict import ExcludedText, Verdict, judge
+from pipeline.report.sessions import SessionOutcome, summary_report
 from pipeline.vocabulary import SessionStatus
 from tests.test_compress import CANARY_BRANCH, CANARY_MALFORMED, build_session
 

@@ -16,8 +16,8 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
+from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
-from pipeline.index import LineIndex
 
 __all__ = [
     "EvidenceItem",

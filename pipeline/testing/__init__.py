@@ -1,8 +1,8 @@
 """Test doubles that users of ``pipeline`` need too.
 
 ``TranscriptBuilder`` writes session and subagent transcripts record by record in the exact shapes
-and key order of real Claude Code files; :mod:`pipeline.synth` uses it to generate whole fleets.
-The loopback stand-in for the Messages API is production code: :mod:`pipeline.verify.capture`.
+and key order of real Claude Code files; :mod:`pipeline.testing.synth` uses it to generate whole fleets.
+The loopback stand-in for the Messages API is production code: :mod:`pipeline.proof.capture`.
 """
 
 from __future__ import annotations

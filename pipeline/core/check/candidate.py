@@ -1,0 +1,121 @@
+"""Checks on a composed candidate before anything is written.
+
+The candidate's bytes are indexed and validated from scratch, exactly as a fresh source would
+be: its active chain must be reachable from its final pointer and consist of the one new compact
+pair followed by the kept suffix, tool pairing must hold, no internal field may leak, the token
+target must hold, and the survival contract must pass against the source. Any failure means
+nothing is written for the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from pipeline.core.check.contract import ContractMessage, Violation, check_survival
+from pipeline.core.graph import build_graph
+from pipeline.core.index import LineIndex, build_index
+from pipeline.core.topology.select import TopologyOptions, resolve_topology
+from pipeline.core.validate.checks import validate
+from pipeline.core.validate.pairing import api_messages
+from pipeline.findings import Finding
+from pipeline.formats.claude_code.decode import message_text
+from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
+
+__all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateCheck:
+    """The verdict on a candidate and the figures the report shows."""
+
+    failures: tuple[str, ...]  # content-free reason codes; empty means the candidate may be written
+    findings: tuple[Finding, ...]
+    violations: tuple[Violation, ...]
+    output_tokens: int
+    output_lines: int
+
+    @property
+    def ok(self) -> bool:
+        """Whether the candidate passed every check."""
+        return not self.failures
+
+
+def contract_messages(
+    data: bytes, index: LineIndex, chain: Sequence[int], *, from_line: int | None = None
+) -> list[ContractMessage]:
+    """API messages of a chain as contract values (texts read by offset, from `from_line` on)."""
+    messages: list[ContractMessage] = []
+    start = chain.index(from_line) if from_line in chain else 0
+    for message in api_messages(index, tuple(chain[start:])):
+        # User records stay apart (a prompt is judged on its own text); assistant fragments merge.
+        groups = [(line,) for line in message.lines] if message.role == "user" else [message.lines]
+        for lines in groups:
+            texts: list[str] = []
+            uses: list[str] = []
+            results: list[str] = []
+            checkpoint = False
+            for line in lines:
+                _, text, summary = message_text(index.raw_line(data, line))
+                record = index.record(line)
+                assert record is not None
+                checkpoint = checkpoint or summary
+                uses.extend(record.tool_uses)
+                results.extend(record.tool_results)
+                if text:
+                    texts.append(text)
+            messages.append(
+                ContractMessage(message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint)
+            )
+    return messages
+
+
+def _internal_fields(data: bytes, index: LineIndex, lines: Sequence[int]) -> bool:
+    for line in lines:
+        record = orjson.loads(index.raw_line(data, line))
+        if any(key.startswith("_") for key in record):
+            return True
+    return False
+
+
+def check_candidate(
+    candidate: bytes,
+    *,
+    expected_chain_uuids: Sequence[str],
+    new_lines: Sequence[int],
+    source_messages: Sequence[ContractMessage],
+    anchors: Sequence[str] = (),
+    target_tokens: int | None = None,
+) -> CandidateCheck:
+    """Validate candidate bytes as a fresh transcript and hold them to the survival contract."""
+    failures: list[str] = []
+    index = build_index(candidate, SourceFormat.CLAUDE_CODE)
+    graph = build_graph(index)
+    topology = resolve_topology(index, graph, TopologyOptions(LeafPolicy.AUTO))
+    if topology.refused:
+        failures.append(f"candidate-topology-{topology.refusal}")
+    chain_uuids = [index.record(line).uuid for line in topology.chain]  # type: ignore[union-attr]
+    if chain_uuids != list(expected_chain_uuids):
+        failures.append("candidate-chain-differs-from-plan")
+    validation = validate(index, graph, topology.chain, candidate)
+    findings = tuple(f for f in validation.findings if f.severity is Severity.ERROR)
+    if findings:
+        failures.append("candidate-validation-errors")
+    boundaries = sum(1 for r in index.records if r is not None and r.compact_boundary)
+    summaries = sum(1 for r in index.records if r is not None and r.compact_summary)
+    if boundaries != 1 or summaries != 1:
+        failures.append("candidate-compact-pair-count")
+        findings += (Finding(FindingCode.CURRENT_COMPACT_PAIR, Severity.ERROR, count=boundaries + summaries),)
+    if _internal_fields(candidate, index, new_lines):
+        failures.append("candidate-internal-field")
+        findings += (Finding(FindingCode.INTERNAL_FIELD, Severity.ERROR),)
+    output_tokens = sum(record.tokens for record in index.records if record is not None)
+    if target_tokens is not None and output_tokens > target_tokens:
+        failures.append("candidate-over-token-target")
+    summary_line = next((line for line in topology.chain if index.record(line).compact_summary), None)  # type: ignore[union-attr]
+    after = contract_messages(candidate, index, topology.chain, from_line=summary_line)
+    violations = check_survival(source_messages, after, anchors=anchors)
+    failures.extend(f"contract-{violation.value}" for violation in violations)
+    return CandidateCheck(tuple(failures), findings, violations, output_tokens, len(index))

@@ -1,0 +1,99 @@
+"""The uuid graph of one transcript: who is whose parent, computed once from the index.
+
+Topology, validation and planning all walk this graph; none of them re-derives it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from pipeline.core.index import LineIndex
+from pipeline.vocabulary import ChainEnd
+
+__all__ = ["ChainTrace", "UuidGraph", "build_graph"]
+
+_NO_LINE: Final = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChainTrace:
+    """A walk from a leaf towards the root along `parentUuid`, in root-to-leaf order."""
+
+    lines: tuple[int, ...]
+    end: ChainEnd
+    missing_uuid: str | None = None  # the parent that is not in the file
+    loop_uuid: str | None = None
+    malformed_line: int | None = None  # the record whose parentUuid is not a string or null
+
+
+@dataclass(frozen=True, slots=True)
+class UuidGraph:
+    """Lines by uuid, parents by line, and children by line for one transcript."""
+
+    line_of: MappingProxyType[str, int]  # first line carrying each uuid
+    duplicates: tuple[str, ...]
+    parent_line: tuple[int, ...]  # 0: no parent in the file (root, dangling or malformed)
+    children: MappingProxyType[int, tuple[int, ...]]  # lines whose parentUuid is this line's uuid
+    uuid_lines: tuple[int, ...]  # every line carrying a uuid, in physical order
+
+    def parent_of(self, line: int) -> int:
+        """Line of a line's parent record, or 0."""
+        return self.parent_line[line - 1]
+
+    def trace(self, index: LineIndex, leaf_line: int) -> ChainTrace:
+        """Walk parents from a leaf until a root, a missing parent, a loop or a malformed link."""
+        walked: list[int] = []
+        seen: set[int] = set()
+        line = leaf_line
+        while True:
+            if line in seen:
+                record = index.record(line)
+                return ChainTrace(
+                    tuple(reversed(walked)), ChainEnd.LOOP, loop_uuid=record.uuid if record else None
+                )
+            seen.add(line)
+            walked.append(line)
+            record = index.record(line)
+            assert record is not None  # only record lines are graph nodes
+            if record.parent_malformed:
+                return ChainTrace(tuple(reversed(walked)), ChainEnd.MALFORMED_PARENT, malformed_line=line)
+            if record.parent is None:
+                end = ChainEnd.COMPACT_BOUNDARY if record.compact_boundary else ChainEnd.ROOT
+                return ChainTrace(tuple(reversed(walked)), end)
+            parent = self.line_of.get(record.parent, _NO_LINE)
+            if parent == _NO_LINE:
+                return ChainTrace(
+                    tuple(reversed(walked)), ChainEnd.EXTERNAL_PARENT, missing_uuid=record.parent
+                )
+            line = parent
+
+
+def build_graph(index: LineIndex) -> UuidGraph:
+    """Index uuids and parent links of every record line."""
+    line_of: dict[str, int] = {}
+    counts: Counter[str] = Counter()
+    uuid_lines: list[int] = []
+    for number, record in enumerate(index.records, 1):
+        if record is not None and record.uuid is not None:
+            counts[record.uuid] += 1
+            line_of.setdefault(record.uuid, number)
+            uuid_lines.append(number)
+    parent_line = [_NO_LINE] * len(index)
+    children: dict[int, list[int]] = {}
+    for number, record in enumerate(index.records, 1):
+        if record is None or record.parent is None:
+            continue
+        parent = line_of.get(record.parent, _NO_LINE)
+        parent_line[number - 1] = parent
+        if parent != _NO_LINE:
+            children.setdefault(parent, []).append(number)
+    return UuidGraph(
+        line_of=MappingProxyType(line_of),
+        duplicates=tuple(sorted(uuid for uuid, count in counts.items() if count > 1)),
+        parent_line=tuple(parent_line),
+        children=MappingProxyType({line: tuple(kids) for line, kids in children.items()}),
+        uuid_lines=tuple(uuid_lines),
+    )

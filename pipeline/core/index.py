@@ -1,0 +1,123 @@
+"""The per-line index: where every physical line is, what it is, and the few facts stages need.
+
+Parsed objects are never kept. A 500 MB session costs its bytes plus a small struct per line;
+a stage that needs a line's content re-reads it by offset (`LineIndex.raw_line`).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
+from pipeline.vocabulary import LineKind, SourceFormat
+
+__all__ = ["LineIndex", "build_index", "iter_line_spans"]
+
+BOM: Final = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """Compact facts about every physical line of one session file (lines are 1-based)."""
+
+    format: SourceFormat
+    offsets: array[int]
+    lengths: array[int]  # bytes of the line without its LF (a CR, if any, is included)
+    kinds: tuple[LineKind, ...]
+    records: tuple[DecodedRecord | None, ...]
+    has_bom: bool
+    crlf_lines: int
+    final_newline: bool
+    latest_pointer: int | None  # line of the physically last `last-prompt` record, if any
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def record(self, line: int) -> DecodedRecord | None:
+        """The decoded record on a 1-based line, or None for a line that is not one."""
+        return self.records[line - 1]
+
+    def entry(self, line: int) -> DecodedRecord:
+        """The record on a line known to hold one (a graph node); a programming error otherwise."""
+        record = self.records[line - 1]
+        if record is None:
+            raise LookupError(f"line {line} holds no record")
+        return record
+
+    def raw_line(self, data: bytes, line: int) -> bytes:
+        """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
+        start = self.offsets[line - 1]
+        raw = data[start : start + self.lengths[line - 1]]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if line == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        return raw
+
+    def lines_of(self, kind: LineKind) -> Iterator[int]:
+        """1-based numbers of the lines of one kind."""
+        return (number for number, value in enumerate(self.kinds, 1) if value is kind)
+
+
+def iter_line_spans(data: bytes) -> Iterator[tuple[int, int]]:
+    """(offset, end) of every physical line, excluding LF; a trailing LF ends the last line."""
+    start = 0
+    size = len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield start, size
+            return
+        yield start, end
+        start = end + 1
+
+
+_PROBLEM_KINDS: Final = {kind.value: kind for kind in LineKind}
+
+
+def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
+    """Index every physical line of a Claude Code transcript's bytes."""
+    offsets: array[int] = array("q")
+    lengths: array[int] = array("q")
+    kinds: list[LineKind] = []
+    records: list[DecodedRecord | None] = []
+    crlf = 0
+    latest_pointer = None
+    # Raw non-ASCII bytes prove a writer that does not escape printable characters (Claude Code).
+    escapes_possible = data.isascii()
+    for start, end in iter_line_spans(data):
+        offsets.append(start)
+        lengths.append(end - start)
+        content_end = end
+        if end > start and data[end - 1] == 0x0D:
+            crlf += 1
+            content_end -= 1
+        content_start = start + len(BOM) if start == 0 and data.startswith(BOM) else start
+        line = data[content_start:content_end]
+        if not line.strip():
+            kinds.append(LineKind.BLANK)
+            records.append(None)
+            continue
+        decoded = decode_record(line, escapes_possible=escapes_possible)
+        if isinstance(decoded, LineProblem):
+            kinds.append(_PROBLEM_KINDS[decoded.kind])
+            records.append(None)
+        else:
+            kinds.append(LineKind.RECORD)
+            records.append(decoded)
+            if decoded.type == "last-prompt":
+                latest_pointer = len(records)
+    return LineIndex(
+        format=fmt,
+        offsets=offsets,
+        lengths=lengths,
+        kinds=tuple(kinds),
+        records=tuple(records),
+        has_bom=data.startswith(BOM),
+        crlf_lines=crlf,
+        final_newline=data.endswith(b"\n"),
+        latest_pointer=latest_pointer,
+    )

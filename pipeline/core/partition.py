@@ -1,0 +1,163 @@
+"""The six-way partition: every source line lands in exactly one set (seed 004).
+
+`summary` and `raw_keep` split the active chain at the cut (a sweep has no cut, so the whole
+chain is `raw_keep`); `side_keep` holds file-history snapshots correlated with kept records;
+`control_projection` holds the pointer and the leading UI metadata the output re-projects;
+`excluded_branch` holds every other uuid record; `excluded_unattributed` holds the rest.
+Excluded sets leave this module only as counts and digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from pipeline.core.index import LineIndex
+from pipeline.errors import CompactionError
+from pipeline.vocabulary import CheckpointPolicy, PartitionSet
+
+__all__ = ["LineSet", "Partition", "PartitionError", "line_digest", "partition_lines", "select_snapshots"]
+
+_CONTROL_TYPES: Final = frozenset({"mode", "permission-mode", "custom-title", "ai-title", "agent-name"})
+_CORRELATION_KINDS: Final = ("uuid", "message_id", "source_tool_assistant")
+
+
+class PartitionError(CompactionError):
+    """The six sets are not disjoint or do not cover every line (an internal invariant)."""
+
+
+def line_digest(lines: Iterable[int]) -> str:
+    """First 16 hex of SHA-256 over the comma-joined sorted 1-based line numbers."""
+    joined = ",".join(str(number) for number in sorted(lines))
+    return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class LineSet:
+    """A set of 1-based line numbers with its content-free digest."""
+
+    lines: frozenset[int]
+
+    @property
+    def count(self) -> int:
+        """Number of lines."""
+        return len(self.lines)
+
+    @property
+    def digest(self) -> str:
+        """Content-free digest of the line numbers."""
+        return line_digest(self.lines)
+
+    def to_report(self) -> dict[str, object]:
+        """`{count, digest}` as reports show every set."""
+        return {"count": self.count, "digest": self.digest}
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """The six disjoint sets covering every line of one source file."""
+
+    sets: dict[PartitionSet, LineSet]
+
+    def __getitem__(self, name: PartitionSet) -> LineSet:
+        return self.sets[name]
+
+    def to_report(self) -> dict[str, object]:
+        """Every set as `{count, digest}`, keyed by its name."""
+        return {name.value: self.sets[name].to_report() for name in PartitionSet}
+
+
+def control_projection_lines(index: LineIndex) -> frozenset[int]:
+    """Leading UI metadata (before the first uuid record) and every `last-prompt` record."""
+    selected: set[int] = set()
+    seen_uuid = False
+    for number, record in enumerate(index.records, 1):
+        if record is None:
+            continue
+        if record.uuid is not None:
+            seen_uuid = True
+        if record.type == "last-prompt" or (
+            not seen_uuid
+            and record.type in _CONTROL_TYPES
+            and record.uuid is None
+            and not record.uuid_malformed
+        ):
+            selected.add(number)
+    return frozenset(selected)
+
+
+def select_snapshots(
+    index: LineIndex,
+    kept: Iterable[int],
+    *,
+    policy: CheckpointPolicy,
+    limit: int,
+    stop_line: int | None,
+) -> frozenset[int]:
+    """File-history snapshots whose ids correlate with kept records (the last `limit` of them)."""
+    if policy is CheckpointPolicy.NONE or limit <= 0:
+        return frozenset()
+    active_ids: set[str] = set()
+    sessions: set[str] = set()
+    for number in kept:
+        record = index.record(number)
+        if record is None:
+            continue
+        active_ids.update(value for kind in _CORRELATION_KINDS if (value := getattr(record, kind)))
+        if record.session:
+            sessions.add(record.session)
+    selected = []
+    last = len(index) if stop_line is None else stop_line - 1
+    for number in range(1, last + 1):
+        record = index.record(number)
+        if record is None or record.type != "file-history-snapshot" or record.uuid or record.parent:
+            continue
+        if record.session and sessions and record.session not in sessions:
+            continue
+        if record.snapshot_message_id in active_ids:
+            selected.append(number)
+    return frozenset(selected[-limit:])
+
+
+def partition_lines(
+    index: LineIndex,
+    *,
+    summary: Iterable[int],
+    raw_keep: Iterable[int],
+    side_keep: Iterable[int],
+    control: Iterable[int] | None = None,
+    branch_isolation: bool = True,
+) -> Partition:
+    """Assign every line to one set and assert the sets are disjoint and complete.
+
+    Without branch isolation (the physical-tail mode) no uuid record is excluded as a branch.
+    """
+    summary_set = frozenset(summary)
+    raw_set = frozenset(raw_keep)
+    side_set = frozenset(side_keep)
+    control_set = frozenset(control_projection_lines(index) if control is None else control)
+    control_set -= summary_set | raw_set
+    assigned = summary_set | raw_set | side_set | control_set
+    branch: set[int] = set()
+    if branch_isolation:
+        branch = {
+            number
+            for number, record in enumerate(index.records, 1)
+            if record is not None and record.uuid is not None and number not in assigned
+        }
+    unattributed = frozenset(range(1, len(index) + 1)) - assigned - branch
+    sets = {
+        PartitionSet.SUMMARY: LineSet(summary_set),
+        PartitionSet.RAW_KEEP: LineSet(raw_set),
+        PartitionSet.SIDE_KEEP: LineSet(side_set),
+        PartitionSet.CONTROL_PROJECTION: LineSet(control_set),
+        PartitionSet.EXCLUDED_BRANCH: LineSet(frozenset(branch)),
+        PartitionSet.EXCLUDED_UNATTRIBUTED: LineSet(unattributed),
+    }
+    total = sum(line_set.count for line_set in sets.values())
+    union = frozenset().union(*(line_set.lines for line_set in sets.values()))
+    if total != len(index) or union != frozenset(range(1, len(index) + 1)):
+        raise PartitionError(f"partition covers {len(union)} of {len(index)} lines with {total} assignments")
+    return Partition(sets)

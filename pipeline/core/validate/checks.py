@@ -1,0 +1,222 @@
+"""The transcript validator (seed 004, "Validation Boundary"), tuned to what real files contain.
+
+File-wide checks cover reading, identity, links, pointers and compact pairs; pairing checks run
+on the active chain only, so damage confined to an excluded branch is a warning, never a block.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from pipeline.core.graph import UuidGraph
+from pipeline.core.index import LineIndex
+from pipeline.core.validate.pairing import check_pairing
+from pipeline.findings import Finding
+from pipeline.vocabulary import FindingCode, LineKind, PointerState, Severity
+
+__all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
+
+C = FindingCode
+E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+_LINE_CODES: Final = {
+    LineKind.NOT_JSON: (C.LINE_NOT_JSON, E),
+    LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, E),
+    LineKind.INVALID_UTF8: (C.LINE_INVALID_UTF8, E),
+    LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
+    LineKind.BLANK: (C.BLANK_LINE, INFO),
+}
+
+READING_CODES: Final = frozenset(code for code, _ in _LINE_CODES.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """Everything the validator found, plus the counts reports show."""
+
+    findings: tuple[Finding, ...]
+    partial_results: int
+    api_messages: int
+
+
+def read_findings(index: LineIndex) -> list[Finding]:
+    """One finding per line that is not a record, plus file-level encoding observations."""
+    findings = [
+        Finding(code, severity, line=number)
+        for number, kind in enumerate(index.kinds, 1)
+        if kind is not LineKind.RECORD
+        for code, severity in (_LINE_CODES[kind],)
+    ]
+    if index.has_bom:
+        findings.append(Finding(C.BYTE_ORDER_MARK, INFO, line=1))
+    if index.crlf_lines:
+        findings.append(Finding(C.CRLF_LINE_ENDINGS, INFO, count=index.crlf_lines))
+    if len(index) and not index.final_newline:
+        findings.append(Finding(C.MISSING_FINAL_NEWLINE, INFO, line=len(index)))
+    return findings
+
+
+def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int]) -> list[Finding]:
+    findings: list[Finding] = []
+    for uuid in graph.duplicates:
+        lines = [n for n in graph.uuid_lines if (r := index.record(n)) is not None and r.uuid == uuid]
+        on_chain = any(line in active for line in lines)
+        findings.append(
+            Finding(
+                C.DUPLICATE_UUID,
+                E if on_chain else W,
+                line=lines[1],
+                uuid=uuid if on_chain else None,
+                count=len(lines),
+            )
+        )
+    cross_session = 0
+    for number, record in enumerate(index.records, 1):
+        if record is None:
+            continue
+        on_chain = number in active
+        if record.uuid_malformed:
+            findings.append(Finding(C.MALFORMED_UUID, W, line=number))
+        if record.parent_malformed:
+            findings.append(Finding(C.MALFORMED_PARENT, E if on_chain else W, line=number))
+        parent_line = graph.parent_of(number)
+        if record.parent is not None and parent_line == 0 and not on_chain:
+            # Subagent transcripts point into their parent session's file by design.
+            findings.append(Finding(C.DANGLING_PARENT, INFO if record.sidechain else W, line=number))
+        if parent_line:
+            parent = index.record(parent_line)
+            if parent is not None and record.session and parent.session and record.session != parent.session:
+                cross_session += not on_chain
+    if cross_session:
+        findings.append(Finding(C.CROSS_SESSION_PARENT, W, count=cross_session))
+    return findings
+
+
+def _pointer_findings(index: LineIndex, graph: UuidGraph) -> list[Finding]:
+    findings: list[Finding] = []
+    for number, record in enumerate(index.records, 1):
+        if record is None or record.type != "last-prompt" or record.pointer_state is PointerState.ABSENT:
+            continue
+        if record.pointer_state is PointerState.NULL and record.pointer_explicit:
+            continue  # Claude Code's own "nothing to resume" marker (written by /clear and rewinds)
+        if record.pointer_state is not PointerState.LEAF:
+            findings.append(Finding(C.LAST_PROMPT_MALFORMED, W, line=number))
+            continue
+        target_line = graph.line_of.get(record.pointer or "")
+        if target_line is None:
+            findings.append(Finding(C.LAST_PROMPT_MISSING_LEAF, W, line=number))
+            continue
+        target = index.record(target_line)
+        if target is not None and record.session and target.session and record.session != target.session:
+            findings.append(Finding(C.LAST_PROMPT_CROSS_SESSION, W, line=number))
+    return findings
+
+
+def _metadata(index: LineIndex, data: bytes, line: int) -> dict[str, Any] | None:
+    """Re-read one boundary line to inspect its compactMetadata (few lines, read by offset)."""
+    try:
+        record = orjson.loads(index.raw_line(data, line))
+    except orjson.JSONDecodeError:
+        return None
+    metadata = record.get("compactMetadata") if isinstance(record, dict) else None
+    return metadata if isinstance(metadata, dict) else None
+
+
+def _summary_has_text(index: LineIndex, data: bytes, line: int) -> bool:
+    try:
+        record = orjson.loads(index.raw_line(data, line))
+    except orjson.JSONDecodeError:
+        return False
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):  # older versions wrap the summary in one text block
+        content = "".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return isinstance(content, str) and bool(content.strip())
+
+
+def _preserved_findings(
+    metadata: dict[str, Any], graph: UuidGraph, line: int, on_chain: bool
+) -> list[Finding]:
+    findings: list[Finding] = []
+    severity = E if on_chain else W
+    preserved = metadata.get("preservedMessages", metadata.get("preserved"))
+    if isinstance(preserved, dict):
+        uuids = preserved.get("uuids")
+        anchor = preserved.get("anchorUuid")
+        if not isinstance(uuids, list) or any(not isinstance(u, str) or not u for u in uuids):
+            findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
+        elif any(u not in graph.line_of for u in uuids):
+            findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
+        if not isinstance(anchor, str) or anchor not in graph.line_of:
+            findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
+    elif preserved is not None:
+        findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
+    segment = metadata.get("preservedSegment")
+    if segment is not None:
+        keys = ("headUuid", "anchorUuid", "tailUuid")
+        malformed = not isinstance(segment, dict) or any(not isinstance(segment.get(k), str) for k in keys)
+        if malformed or segment["anchorUuid"] not in graph.line_of:
+            findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
+        elif any(segment[k] not in graph.line_of for k in ("headUuid", "tailUuid")):
+            findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
+    return findings
+
+
+def _compact_findings(
+    index: LineIndex, graph: UuidGraph, active: frozenset[int], data: bytes
+) -> list[Finding]:
+    boundaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_boundary]
+    summaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_summary]
+    boundary_uuids = {index.record(n).uuid: n for n in boundaries if index.record(n).uuid}  # type: ignore[union-attr]
+    children: Counter[int] = Counter()
+    findings: list[Finding] = []
+    for line in summaries:
+        record = index.record(line)
+        assert record is not None
+        on_chain = line in active
+        if record.parent in boundary_uuids:
+            children[boundary_uuids[record.parent]] += 1
+        elif not boundaries:
+            findings.append(Finding(C.COMPACT_SUMMARY_LEGACY, INFO, line=line))
+        else:
+            findings.append(Finding(C.COMPACT_SUMMARY_ORPHAN, E if on_chain else W, line=line))
+        if not _summary_has_text(index, data, line):
+            findings.append(Finding(C.COMPACT_SUMMARY_EMPTY, E if on_chain else W, line=line))
+    for line in boundaries:
+        record = index.record(line)
+        assert record is not None
+        on_chain = line in active
+        if record.uuid is None:
+            findings.append(Finding(C.COMPACT_BOUNDARY_WITHOUT_UUID, E if on_chain else W, line=line))
+            continue
+        if children[line] != 1:
+            findings.append(
+                Finding(
+                    C.COMPACT_BOUNDARY_SUMMARY_COUNT, E if on_chain else W, line=line, count=children[line]
+                )
+            )
+        metadata = _metadata(index, data, line)
+        if metadata is None:
+            findings.append(Finding(C.COMPACT_METADATA_MISSING, W, line=line))
+        else:
+            findings.extend(_preserved_findings(metadata, graph, line, on_chain))
+    if boundaries and active and not any(line in active for line in boundaries):
+        findings.append(Finding(C.COMPACT_NOT_ON_ACTIVE_CHAIN, INFO, count=len(boundaries)))
+    return findings
+
+
+def validate(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...], data: bytes) -> Validation:
+    """Run every check; `chain` is the active chain in logical order (empty when refused)."""
+    active = frozenset(chain)
+    findings = read_findings(index)
+    findings += _identity_findings(index, graph, active)
+    findings += _pointer_findings(index, graph)
+    findings += _compact_findings(index, graph, active, data)
+    pairing = check_pairing(index, graph, chain)
+    findings += pairing.findings
+    return Validation(tuple(findings), pairing.partial_results, pairing.message_count)

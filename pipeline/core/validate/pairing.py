@@ -1,0 +1,236 @@
+"""Tool pairing on the active chain, after merging split assistant and tool-result messages.
+
+Claude Code streams one API assistant message as several lines sharing `message.id`, and
+writes the answers to parallel tool calls as several user lines. Validation rebuilds the API
+messages first (seed 004, "Tool Use and Tool Result Pairing") and then checks ids and order:
+results must answer the calls just before them, open their message, and not repeat. A message
+answering only part of a multi-tool call is accepted with a counted warning (seed rule), and so
+are results written in completion order: Claude Code writes parallel results as they finish and
+the API accepts any order within the message, so the seed's order rule is a warning here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from pipeline.core.graph import UuidGraph
+from pipeline.core.index import LineIndex
+from pipeline.findings import Finding
+from pipeline.vocabulary import FindingCode, Severity
+
+__all__ = ["ApiMessage", "PairingResult", "api_messages", "check_pairing"]
+
+E = Severity.ERROR
+
+
+@dataclass(frozen=True, slots=True)
+class ApiMessage:
+    """One API message rebuilt from consecutive chain lines."""
+
+    role: str
+    lines: tuple[int, ...]
+    uuids: tuple[str, ...]
+    blocks: str  # one code per content block, in order (see formats.claude_code.BLOCK_CODES)
+    block_lines: tuple[int, ...]  # the line each block came from
+    uses: tuple[str, ...]
+    results: tuple[str, ...]
+    message_id: str | None
+    source: str | None  # sourceToolAssistantUUID of the first line
+
+    def first_line_of(self, code: str) -> int:
+        """Line holding the first block of a kind, or the message's first line."""
+        position = self.blocks.find(code)
+        return self.block_lines[position] if position >= 0 else self.lines[0]
+
+
+@dataclass(frozen=True, slots=True)
+class PairingResult:
+    """Findings of the pairing check and the number of accepted partial or reordered answers."""
+
+    findings: tuple[Finding, ...]
+    partial_results: int
+    reordered_results: int
+    message_count: int
+
+
+def _single(index: LineIndex, line: int) -> ApiMessage:
+    record = index.record(line)
+    assert record is not None
+    return ApiMessage(
+        role=record.role or record.type or "",
+        lines=(line,),
+        uuids=(record.uuid,) if record.uuid else (),
+        blocks=record.blocks,
+        block_lines=(line,) * len(record.blocks),
+        uses=record.tool_uses,
+        results=record.tool_results,
+        message_id=record.message_id,
+        source=record.source_tool_assistant,
+    )
+
+
+def _join(first: ApiMessage, second: ApiMessage) -> ApiMessage:
+    return ApiMessage(
+        role=first.role,
+        lines=first.lines + second.lines,
+        uuids=first.uuids + second.uuids,
+        blocks=first.blocks + second.blocks,
+        block_lines=first.block_lines + second.block_lines,
+        uses=first.uses + second.uses,
+        results=first.results + second.results,
+        message_id=first.message_id,
+        source=first.source,
+    )
+
+
+def api_messages(index: LineIndex, chain: tuple[int, ...]) -> tuple[ApiMessage, ...]:
+    """The chain's user/assistant lines merged into API messages the way Claude Code sends them.
+
+    Consecutive user lines form one message. An assistant line joins the earlier assistant
+    message with the same `message.id` when only tool-result user messages lie between them, so
+    parallel calls become one message of calls followed by one message of results.
+    """
+    singles = [
+        _single(index, line) for line in chain if (record := index.record(line)) is not None and record.is_api
+    ]
+    merged: list[ApiMessage] = []
+    for message in singles:
+        if message.role == "user" and merged and merged[-1].role == "user":
+            merged[-1] = _join(merged[-1], message)
+            continue
+        if message.role == "assistant" and message.message_id is not None:
+            target = _same_call_target(merged, message.message_id)
+            if target is not None:
+                merged[target] = _join(merged[target], message)
+                continue
+        merged.append(message)
+    return tuple(merged)
+
+
+def _same_call_target(merged: list[ApiMessage], message_id: str) -> int | None:
+    """The earlier assistant message this fragment continues, across tool-result-only users."""
+    for position in range(len(merged) - 1, -1, -1):
+        candidate = merged[position]
+        if candidate.role == "assistant":
+            return position if candidate.message_id == message_id else None
+        if candidate.blocks.strip("R"):
+            return None
+    return None
+
+
+def _ordered_subset(items: tuple[str, ...], expected: tuple[str, ...]) -> bool:
+    if not items or not expected:
+        return False
+    position = 0
+    for item in items:
+        while position < len(expected) and expected[position] != item:
+            position += 1
+        if position >= len(expected):
+            return False
+        position += 1
+    return True
+
+
+def _answers(results: tuple[str, ...], uses: tuple[str, ...]) -> bool:
+    """Results answer calls when every result names one of them (duplicates are checked apart)."""
+    return bool(results) and bool(uses) and set(results) <= set(uses)
+
+
+def _id_findings(messages: tuple[ApiMessage, ...]) -> list[Finding]:
+    findings: list[Finding] = []
+    uses: dict[str, list[int]] = defaultdict(list)
+    results: dict[str, list[int]] = defaultdict(list)
+    for message in messages:
+        for position, code in enumerate(message.blocks):
+            if code not in "UR":
+                continue
+            line = message.block_lines[position]
+            ordinal = message.blocks[: position + 1].count(code) - 1
+            tool_id = (message.uses if code == "U" else message.results)[ordinal]
+            if not tool_id:
+                findings.append(Finding(FindingCode.TOOL_ID_MALFORMED, E, line=line))
+            else:
+                (uses if code == "U" else results)[tool_id].append(line)
+    for table, code in (
+        (uses, FindingCode.TOOL_USE_ID_DUPLICATE),
+        (results, FindingCode.TOOL_RESULT_ID_DUPLICATE),
+    ):
+        findings.extend(
+            Finding(code, E, line=lines[1], count=len(lines), ids=(tool_id,))
+            for tool_id, lines in table.items()
+            if len(lines) > 1
+        )
+    return findings
+
+
+def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> PairingResult:
+    """Check tool_use/tool_result pairing over the API messages of a chain."""
+    messages = api_messages(index, chain)
+    findings = _id_findings(messages)
+    uses_by_uuid = {
+        uuid: message.uses
+        for message in messages
+        if message.role == "assistant" and message.uses
+        for uuid in message.uuids
+    }
+    partial = reordered = 0
+    for position, message in enumerate(messages):
+        if message.uses:
+            line = message.first_line_of("U")
+            following = messages[position + 1] if position + 1 < len(messages) else None
+            if following is None:  # the session stopped mid-call; Claude Code answers it as interrupted
+                findings.append(
+                    Finding(FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING, line=line, ids=message.uses)
+                )
+            elif following.role != "user":
+                findings.append(
+                    Finding(FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E, line=line, ids=message.uses)
+                )
+            elif not _answers(following.results, message.uses):
+                findings.append(
+                    Finding(
+                        FindingCode.TOOL_RESULT_MISMATCH,
+                        E,
+                        line=following.first_line_of("R"),
+                        ids=following.results,
+                    )
+                )
+            else:
+                reordered += not _ordered_subset(following.results, message.uses)
+                partial += len(set(following.results)) < len(set(message.uses))
+        if message.results:
+            findings.extend(_result_findings(index, graph, messages, position, uses_by_uuid))
+    if partial:
+        findings.append(Finding(FindingCode.TOOL_RESULT_PARTIAL, Severity.WARNING, count=partial))
+    if reordered:
+        findings.append(Finding(FindingCode.TOOL_RESULT_ORDER, Severity.INFO, count=reordered))
+    return PairingResult(tuple(findings), partial, reordered, len(messages))
+
+
+def _result_findings(
+    index: LineIndex,
+    graph: UuidGraph,
+    messages: tuple[ApiMessage, ...],
+    position: int,
+    uses_by_uuid: dict[str, tuple[str, ...]],
+) -> list[Finding]:
+    message = messages[position]
+    line = message.first_line_of("R")
+    if position == 0:
+        return [Finding(FindingCode.TOOL_RESULT_WITHOUT_USE, E, line=line, ids=message.results)]
+    findings = []
+    previous = messages[position - 1]
+    source_uses = uses_by_uuid.get(message.source or "")
+    if source_uses is None and message.source:
+        source_line = graph.line_of.get(message.source)
+        source_record = index.record(source_line) if source_line else None
+        source_uses = source_record.tool_uses if source_record is not None else ()
+    # After an assistant message the check was made from the calls' side; here only results that
+    # follow another user message are judged, against the calls their source names.
+    if previous.role != "assistant" and not _answers(message.results, source_uses or ()):
+        findings.append(Finding(FindingCode.TOOL_RESULT_MISMATCH, E, line=line, ids=message.results))
+    if message.blocks[: len(message.results)] != "R" * len(message.results):
+        misplaced = next(i for i, code in enumerate(message.blocks[: len(message.results)]) if code != "R")
+        findings.append(Finding(FindingCode.TOOL_RESULT_NOT_FIRST, E, line=message.block_lines[misplaced]))
+    return findings

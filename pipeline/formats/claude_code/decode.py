@@ -1,0 +1,474 @@
+"""Claude Code JSONL records: decoding one line into the compact facts the pipeline keeps.
+
+Raw JSON stays inside this module. A line is decoded with msgspec into a struct naming only the
+fields later stages need, so large message bodies are validated but never materialized, and the
+seed token estimate is taken from the line's own bytes wherever that is provably exact. Lines
+with unusual field types take a slower, tolerant path; lines that are not JSON objects become a
+`LineProblem` naming why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+import orjson
+from msgspec import UNSET, UnsetType
+
+from pipeline.estimate import seed
+from pipeline.formats.claude_code.schema import (
+    Attachment,
+    Block,
+    LooseHead,
+    LooseMessage,
+    RawTextBlock,
+    TypedHead,
+)
+from pipeline.vocabulary import PointerState
+
+__all__ = [
+    "BLOCK_CODES",
+    "DecodedRecord",
+    "LineProblem",
+    "decode_record",
+    "human_prompt_key",
+    "message_text",
+]
+
+BLOCK_CODES: Final = {
+    "text": "T",
+    "thinking": "K",
+    "redacted_thinking": "K",
+    "tool_use": "U",
+    "tool_result": "R",
+    "image": "I",
+    "document": "D",
+}
+"""One letter per content block kind; `O` for any other. Validation reads block order from these."""
+
+_IDENTITY_KEYS: Final = ("uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version")
+_SYSTEM_RAW_KEYS: Final = ("content", "error", "compactMetadata")
+_COMMAND_PREFIXES: Final = ("<command-", "<local-command-")
+# Claude Code's `lastPrompt` is the prompt cut to a display length and ended with an ellipsis;
+# fingerprints cover a prefix short enough to survive that cut.
+_PROMPT_KEY_CHARS: Final = 64
+_ELLIPSIS: Final = "\u2026"
+# A JSON writer spaces all of its separators or none, so the first member of an object tells
+# whether a line must be compacted before its characters can be counted.
+_FIRST_MEMBER_PROBE: Final = 512
+_PYTHON_EXPONENT_BELOW: Final = 1e-4  # Python writes smaller floats as 5e-05, JavaScript as 0.00005
+
+_TYPED_HEAD = msgspec.json.Decoder(TypedHead)
+_ATTACHMENT = msgspec.json.Decoder(Attachment)
+
+
+@dataclass(frozen=True, slots=True)
+class LineProblem:
+    """Why a physical line is not a usable record (no text from the line is kept)."""
+
+    kind: str  # a LineKind value; plain text keeps this module free of pipeline enums
+
+
+class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
+    """Everything the index keeps about one JSON-object line (a C struct: cheap per line)."""
+
+    type: str | None
+    subtype: str | None
+    uuid: str | None
+    uuid_malformed: bool
+    parent: str | None
+    parent_malformed: bool
+    logical_parent: str | None
+    session: str | None
+    sidechain: bool
+    timestamp: str | None
+    version: str | None
+    message_id: str | None
+    role: str | None
+    is_api: bool
+    blocks: str
+    tool_uses: tuple[str, ...]
+    tool_results: tuple[str, ...]
+    source_tool_assistant: str | None
+    attachment_tool_use: str | None
+    compact_summary: bool
+    compact_boundary: bool
+    meta: bool
+    pointer_state: PointerState
+    pointer: str | None
+    pointer_explicit: bool  # a `last-prompt` written with `explicit: true` (rewinds, /clear)
+    prompt_key: str | None
+    snapshot_message_id: str | None
+    agent_id: str | None
+    tokens: int
+
+
+def human_prompt_key(text: str) -> str:
+    """Content-free fingerprint of a prompt's opening, for matching `lastPrompt` to a user record."""
+    normalized = " ".join(text.removesuffix(_ELLIPSIS).split())[:_PROMPT_KEY_CHARS]
+    return hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _block_facts(
+    content: Any, *, want_text: bool = True
+) -> tuple[str, tuple[str, ...], tuple[str, ...], str | None]:
+    """Block code string, tool_use ids, tool_result ids and the first non-blank text."""
+    if type(content) is str:
+        return "T", (), (), content
+    if type(content) is not list:
+        return "", (), (), None
+    codes: list[str] = []
+    uses: list[str] = []
+    results: list[str] = []
+    first_text: str | None = None
+    for item in content:
+        block = item
+        if type(item) is dict:
+            block = Block(
+                block.get("type"),
+                block.get("id"),
+                block.get("tool_use_id"),
+                block.get("text"),
+                block.get("toolUseID"),
+            )
+        elif not isinstance(block, Block | RawTextBlock):
+            codes.append("O")
+            continue
+        kind = block.type
+        codes.append(BLOCK_CODES.get(kind, "O") if type(kind) is str else "O")
+        if kind == "tool_use":
+            uses.append(block.id if type(block.id) is str else "")
+        elif kind == "tool_result":
+            result_id = block.tool_use_id or block.toolUseID
+            results.append(result_id if type(result_id) is str else "")
+        elif kind == "text" and want_text and first_text is None:
+            text = _raw_text(block.text) if type(block) is RawTextBlock else block.text
+            if type(text) is str and text.strip():
+                first_text = text
+    return "".join(codes), tuple(uses), tuple(results), first_text
+
+
+def _raw_text(raw: msgspec.Raw) -> Any:
+    """Decode a text block's value only when a prompt's text is needed."""
+    return msgspec.json.decode(raw) if raw else None
+
+
+def _member(key: str, value: Any) -> bytes:
+    """Compact JSON of one object member `"key":value`."""
+    return b'"' + key.encode() + b'":' + orjson.dumps(value)
+
+
+# `"key":` plus the comma each identity member takes with it, by key.
+_IDENTITY_OVERHEAD: Final = {key: len(key) + 4 for key in _IDENTITY_KEYS}
+_ALL_IDENTITY_OVERHEAD: Final = sum(_IDENTITY_OVERHEAD.values())
+
+
+def _identity_members(head: TypedHead) -> tuple[int, tuple[bytes, ...]]:
+    """The identity members the seed leaves out of an API payload.
+
+    Returns the ASCII characters they take (with their commas) and, for the rare value holding
+    non-ASCII text, the member itself so its characters can be subtracted one by one.
+    """
+    values_in_order = (head.uuid, head.parentUuid, head.sessionId, head.timestamp, head.cwd, head.version)
+    if UNSET not in values_in_order:  # the usual record: all six present, one dump, no key loop
+        dumped = orjson.dumps(values_in_order)
+        if dumped.isascii():
+            return len(dumped) - 2 - (len(_IDENTITY_KEYS) - 1) + _ALL_IDENTITY_OVERHEAD, ()
+    present = [(key, value) for key in _IDENTITY_KEYS if (value := getattr(head, key)) is not UNSET]
+    values = orjson.dumps([value for _, value in present])  # one call: "[v1,v2,...]"
+    if values.isascii():
+        # Each value's JSON plus its key and comma; the array's brackets and separators are not.
+        ascii_size = (
+            len(values) - 2 - max(len(present) - 1, 0) + sum(_IDENTITY_OVERHEAD[k] for k, _ in present)
+        )
+        return ascii_size, ()
+    others = tuple(_member(key, value) for key, value in present)
+    return len(present), others
+
+
+def _raw_estimate(head: TypedHead, canonical: bytes, is_api: bool) -> int | None:
+    """Seed estimate from the line's bytes, or None when only re-serializing is exact.
+
+    The caller has ruled out writers that escape printable characters; the one JavaScript
+    spelling Python writes differently that Claude Code records carry is a tiny `costUSD`.
+    """
+    kind = head.type
+    if kind not in ("user", "assistant", "attachment", "system"):
+        return 0
+    cost = head.costUSD
+    if cost is not None and 0 < abs(cost) < _PYTHON_EXPONENT_BELOW:
+        return None
+    if is_api:
+        ascii_size, members = _identity_members(head)
+        # Without non-ASCII values the first figure is every removed character, commas included;
+        # otherwise it is the member count (their commas) and the members are removed as bytes.
+        return seed.estimate_json_parts((canonical,), removed=members, structural_ascii=-ascii_size)
+    if kind == "attachment":
+        raw = bytes(head.attachment)
+        return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
+    if kind != "system":
+        return 0
+    parts = (
+        [_member("subtype", head.subtype)]
+        if head.subtype is not None or b'"subtype":null' in canonical
+        else []
+    )
+    for key in _SYSTEM_RAW_KEYS:
+        raw = bytes(getattr(head, key))
+        if raw:
+            parts.append(b'"' + key.encode() + b'":' + raw)
+    return seed.estimate_json_parts(tuple(parts), structural_ascii=2 + max(len(parts) - 1, 0))
+
+
+def _is_loose(stripped: bytes) -> bool:
+    """Whether the writer put whitespace between tokens (Python's default json.dumps does)."""
+    if stripped[1:2] != b'"':
+        return stripped != b"{}"
+    colon = stripped.find(b'":', 1, _FIRST_MEMBER_PROBE)
+    if colon < 0:
+        return True
+    return stripped[colon + 2 : colon + 3] in (b" ", b"\t")
+
+
+def _classify_failure(line: bytes) -> tuple[LineProblem | None, Any]:
+    """Slow path for lines msgspec refused: tell the reasons apart, or parse the oddity."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return LineProblem("invalid-utf8"), None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        at_end = isinstance(exc, json.JSONDecodeError) and (
+            exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        )
+        return LineProblem("truncated" if at_end else "not-json"), None
+    if not isinstance(value, dict):
+        return LineProblem("not-object"), None
+    return None, value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecord | LineProblem:
+    """Decode one non-blank physical line (terminator and BOM already removed by the caller).
+
+    `escapes_possible` is False when the file holds raw non-ASCII text, which proves its writer
+    does not escape printable characters; the byte-level estimate then needs no escape scan.
+    Lines written with spaces between tokens come from another writer and are counted the
+    exact, slower way.
+    """
+    stripped = line.strip()
+    loose = _is_loose(stripped)
+    try:
+        canonical = msgspec.json.format(stripped, indent=-1) if loose else stripped
+        head = _TYPED_HEAD.decode(canonical)
+    except msgspec.ValidationError:
+        return _decode_loose(canonical)
+    except msgspec.DecodeError:
+        problem, value = _classify_failure(stripped)
+        return problem if problem is not None else _from_python(value)
+    kind = head.type
+    message = head.message if kind in {"user", "assistant"} else None
+    tokens = None
+    if not loose and not (escapes_possible and not seed.raw_inventory_is_exact(canonical)):
+        try:
+            tokens = _raw_estimate(head, canonical, message is not None)
+        except TypeError:  # a value orjson cannot write (beyond 64 bits): count the exact way
+            tokens = None
+    if tokens is None:
+        tokens = seed.estimate_record(json.loads(canonical))
+    attachment_tool = None
+    if kind == "attachment":
+        raw = bytes(head.attachment)
+        if raw.startswith(b"{"):
+            attachment_tool = _text(_ATTACHMENT.decode(raw).toolUseID)
+    return _assemble_typed(head, message, tokens, attachment_tool)
+
+
+def _set(value: str | UnsetType | None) -> str | None:
+    return value if value.__class__ is str and value else None
+
+
+def _pointer_state(leaf: Any) -> PointerState:
+    """How a `leafUuid` member reads (absent, a leaf, null, falsy, or some other value)."""
+    if leaf is UNSET:
+        return PointerState.ABSENT
+    if type(leaf) is str:
+        return PointerState.LEAF if leaf else PointerState.EMPTY
+    if leaf is None:
+        return PointerState.NULL
+    return PointerState.INVALID if leaf else PointerState.EMPTY
+
+
+def _prompt_key(
+    head: TypedHead | LooseHead,
+    kind: str | None,
+    role: str | None,
+    results: tuple[str, ...],
+    first_text: str | None,
+) -> str | None:
+    """Fingerprint of a human prompt or of a pointer's `lastPrompt`, else None."""
+    if kind == "user":
+        if (
+            role == "user"
+            and head.isCompactSummary is not True
+            and head.isMeta is not True
+            and not results
+            and first_text is not None
+            and not first_text.lstrip().startswith(_COMMAND_PREFIXES)
+        ):
+            return human_prompt_key(first_text)
+    elif kind == "last-prompt" and type(head.lastPrompt) is str:
+        return human_prompt_key(head.lastPrompt)
+    return None
+
+
+def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool: str | None) -> DecodedRecord:
+    """The hot-path twin of `_assemble`: field types are already known to be right."""
+    kind = head.type or None
+    role = None
+    blocks, first_text = "", None
+    uses: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    if message is not None:
+        role = _text(message.role)
+        blocks, uses, results, first_text = _block_facts(message.content, want_text=kind == "user")
+    uuid = head.uuid
+    parent = head.parentUuid
+    leaf = head.leafUuid
+    return DecodedRecord(
+        kind,
+        head.subtype or None,
+        _set(uuid),
+        uuid == "",
+        _set(parent),
+        parent == "",
+        head.logicalParentUuid or None,
+        _set(head.sessionId),
+        head.isSidechain is True,
+        _set(head.timestamp),
+        _set(head.version),
+        _text(message.id) if message is not None else None,
+        role,
+        message is not None,
+        blocks,
+        uses,
+        results,
+        head.sourceToolAssistantUUID or None,
+        attachment_tool,
+        head.isCompactSummary is True,
+        kind == "system" and head.subtype == "compact_boundary",
+        head.isMeta is True,
+        PointerState.ABSENT if leaf is UNSET else _pointer_state(leaf),
+        _set(leaf),
+        head.explicit is True,
+        _prompt_key(head, kind, role, results, first_text),
+        (head.messageId or None) if kind == "file-history-snapshot" else None,
+        head.agentId or None,
+        tokens,
+    )
+
+
+def _decode_loose(canonical: bytes) -> DecodedRecord | LineProblem:
+    try:
+        value = orjson.loads(canonical)
+    except orjson.JSONDecodeError:
+        value = json.loads(canonical)
+    if not isinstance(value, dict):
+        return LineProblem("not-object")
+    return _from_python(value)
+
+
+def _from_python(value: dict[str, Any]) -> DecodedRecord:
+    """Build the record facts from an already parsed object (the tolerant path)."""
+    fields = {key: value[key] for key in LooseHead.__struct_fields__ if key in value}
+    head = msgspec.convert(fields, LooseHead)
+    raw_message = value.get("message")
+    message = None
+    if head.type in ("user", "assistant") and isinstance(raw_message, dict):
+        message = LooseMessage(raw_message.get("id"), raw_message.get("role"), raw_message.get("content"))
+    attachment = value.get("attachment")
+    attachment_tool = _text(attachment.get("toolUseID")) if isinstance(attachment, dict) else None
+    return _assemble(head, message, seed.estimate_record(value), attachment_tool)
+
+
+def _assemble(
+    head: TypedHead | LooseHead, message: Any, tokens: int, attachment_tool: str | None
+) -> DecodedRecord:
+    kind = _text(head.type)
+    uuid = head.uuid
+    parent = head.parentUuid
+    role = None
+    blocks, first_text = "", None
+    uses: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    if message is not None:
+        role = _text(message.role)
+        blocks, uses, results, first_text = _block_facts(message.content)
+    prompt_key = _prompt_key(head, kind, role, results, first_text)
+    leaf = head.leafUuid
+    return DecodedRecord(
+        kind,
+        _text(head.subtype),
+        _text(uuid),
+        uuid is not UNSET and uuid is not None and _text(uuid) is None,
+        _text(parent),
+        parent is not UNSET and parent is not None and _text(parent) is None,
+        _text(head.logicalParentUuid),
+        _text(head.sessionId),
+        head.isSidechain is True,
+        _text(head.timestamp),
+        _text(head.version),
+        _text(message.id) if message is not None else None,
+        role,
+        message is not None,
+        blocks,
+        uses,
+        results,
+        _text(head.sourceToolAssistantUUID),
+        attachment_tool,
+        head.isCompactSummary is True,
+        kind == "system" and head.subtype == "compact_boundary",
+        head.isMeta is True,
+        _pointer_state(leaf),
+        _text(leaf),
+        head.explicit is True,
+        prompt_key,
+        _text(head.messageId) if kind == "file-history-snapshot" else None,
+        _text(head.agentId),
+        tokens,
+    )
+
+
+def message_text(line: bytes) -> tuple[str | None, str, bool]:
+    """(role, joined text blocks, is compact summary) of one record line, for contract checks."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None, "", False
+    message = record.get("message") if isinstance(record, dict) else None
+    if not isinstance(message, dict):
+        return None, "", False
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    else:
+        text = ""
+    role = message.get("role") if isinstance(message.get("role"), str) else None
+    return role, text, record.get("isCompactSummary") is True

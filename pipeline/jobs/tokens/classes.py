@@ -1,0 +1,354 @@
+"""Content classes: what kind of text each token of a transcript is, split line by line.
+
+A record's content is cut into pieces of one `ContentClass` each, with a name where one helps
+(the tool of a tool_use or tool_result, an attachment's type, a system record's subtype). Lines
+are re-read by offset from the source bytes and decoded with msgspec structs that name only the
+fields needed here, so bulky fields no model ever sees (`toolUseResult`, signatures, base64
+image data) are skipped without being materialized.
+
+Which text a piece holds, class by class:
+- human, meta, compact-summary: the text of a user message (isMeta records are Claude Code's
+  injected reminders and caveats, kept apart from what a person typed);
+- assistant, thinking: the text of those blocks (redacted thinking is opaque and not counted);
+- tool-use: the `input` JSON exactly as written (the API renders tool input as JSON);
+- tool-result: the result's text, or the text blocks of a list result;
+- attachment: the attachment object's JSON (what the seed estimates too);
+- system: the record's `content` text, else its content/error JSON.
+Images and documents are counted, never tokenized as text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Any, Final
+
+import msgspec
+
+from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code.decode import DecodedRecord
+
+__all__ = [
+    "NAME_OTHER",
+    "ContentClass",
+    "LinePieces",
+    "Piece",
+    "safe_name",
+    "split_lines",
+]
+
+
+class ContentClass(StrEnum):
+    """The kinds of content a transcript holds (report keys)."""
+
+    HUMAN = "human"
+    META = "meta"
+    COMPACT_SUMMARY = "compact-summary"
+    ASSISTANT = "assistant"
+    THINKING = "thinking"
+    TOOL_USE = "tool-use"
+    TOOL_RESULT = "tool-result"
+    ATTACHMENT = "attachment"
+    SYSTEM = "system"
+
+
+NAME_OTHER: Final = "other"
+SYNTHETIC_MODEL: Final = "<synthetic>"
+_NAME_SHAPE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:\-]{0,63}")
+# Identifiers only: a name that could be free text (an MCP server's odd tool name) is folded.
+_IMAGE_KINDS: Final = frozenset({"image", "document"})
+_TOOL_USE_KINDS: Final = frozenset({"tool_use", "server_tool_use"})
+
+
+class Piece(msgspec.Struct, frozen=True, gc=False):
+    """One run of text of one class, as the transcript spells it.
+
+    `raw` is the body of a JSON string (escapes included, quotes excluded) when `quoted`, else a
+    JSON value (a tool's input, an attachment object). Estimators that work on bytes read `raw`
+    directly; real tokenizers read `text()`, the characters the model sees. `name` is a tool
+    name, attachment type or system subtype (see `safe_name`), or empty.
+    """
+
+    kind: ContentClass
+    name: str
+    raw: bytes
+    quoted: bool = True
+
+    def text(self) -> str:
+        """The piece's characters: a JSON string decoded, a JSON value as written."""
+        if self.quoted:
+            return _STRING.decode(b'"' + self.raw + b'"')
+        return self.raw.decode("utf-8", "replace")
+
+
+class LinePieces(msgspec.Struct, frozen=True, gc=False):
+    """The pieces of one physical line, and how many images or documents it carries.
+
+    Both are msgspec structs rather than frozen dataclasses: one is built per piece and per line
+    on the sweep's critical path, and a struct is built in C.
+    """
+
+    line: int
+    pieces: tuple[Piece, ...]
+    images: int
+    api: bool  # a user/assistant message line (its pieces are part of the model's context)
+    billed_prompt: int | None = None  # an assistant line's input + cache creation + cache read tokens
+
+
+def safe_name(value: Any) -> str:
+    """A report-safe identifier: tool names and vocabulary values pass, anything else is `other`."""
+    if type(value) is str and _NAME_SHAPE.fullmatch(value):
+        return value
+    return NAME_OTHER if value else ""
+
+
+class _Typed(msgspec.Struct, gc=False):
+    type: Any = None
+
+
+class _Inner(msgspec.Struct, gc=False):
+    type: Any = None
+    text: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _Block(msgspec.Struct, gc=False):
+    type: Any = None
+    text: msgspec.Raw = msgspec.Raw(b"")
+    thinking: msgspec.Raw = msgspec.Raw(b"")
+    name: Any = None
+    id: Any = None
+    input: msgspec.Raw = msgspec.Raw(b"")
+    tool_use_id: Any = None
+    content: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _Usage(msgspec.Struct, gc=False):
+    input_tokens: Any = None
+    cache_creation_input_tokens: Any = None
+    cache_read_input_tokens: Any = None
+
+
+class _Message(msgspec.Struct, gc=False):
+    content: str | list[_Block] | None = None
+    usage: _Usage | None = None
+    model: Any = None
+
+
+class _Envelope(msgspec.Struct, gc=False):
+    """One pass over a line: the message typed, everything else skipped or kept raw."""
+
+    message: _Message | None = None
+    attachment: msgspec.Raw = msgspec.Raw(b"")
+    content: msgspec.Raw = msgspec.Raw(b"")
+    error: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _LooseEnvelope(msgspec.Struct, gc=False):
+    message: Any = None
+    attachment: msgspec.Raw = msgspec.Raw(b"")
+    content: msgspec.Raw = msgspec.Raw(b"")
+    error: msgspec.Raw = msgspec.Raw(b"")
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_LOOSE = msgspec.json.Decoder(_LooseEnvelope)
+_INNER = msgspec.json.Decoder(list[_Inner])
+_ATTACHMENT_TYPE = msgspec.json.Decoder(_Typed)
+_STRING = msgspec.json.Decoder(str)
+_ENCODE = msgspec.json.Encoder()
+
+
+def _body(raw: msgspec.Raw | bytes) -> bytes | None:
+    """The escaped body of a raw JSON string, or None when the value is not a string."""
+    data = bytes(raw)
+    return data[1:-1] if data[:1] == b'"' else None
+
+
+def _quoted(text: str) -> bytes:
+    """A decoded string spelled back as an escaped JSON string body (how transcripts spell it)."""
+    return _ENCODE.encode(text)[1:-1]
+
+
+def _loose_blocks(message: Any) -> str | list[_Block] | None:
+    """Blocks of a message msgspec's typed path refused; odd shapes are skipped, not guessed."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    blocks: list[_Block] = []
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        raw = {
+            key: msgspec.Raw(_ENCODE.encode(item[key]))
+            for key in ("text", "thinking", "input", "content")
+            if key in item
+        }
+        blocks.append(
+            _Block(
+                item.get("type"),
+                raw.get("text", msgspec.Raw(b"")),
+                raw.get("thinking", msgspec.Raw(b"")),
+                item.get("name"),
+                item.get("id"),
+                raw.get("input", msgspec.Raw(b"")),
+                item.get("tool_use_id"),
+                raw.get("content", msgspec.Raw(b"")),
+            )
+        )
+    return blocks
+
+
+def _result_body(content: msgspec.Raw) -> tuple[bytes, int]:
+    """Escaped text of a tool_result's content and the images it holds."""
+    data = bytes(content)
+    if data[:1] == b'"':
+        return data[1:-1], 0
+    if data[:1] != b"[":
+        return b"", 0
+    try:
+        inner = _INNER.decode(data)
+    except msgspec.ValidationError:
+        return b"", 0
+    texts = [body for item in inner if item.type == "text" and (body := _body(item.text))]
+    images = sum(1 for item in inner if item.type in _IMAGE_KINDS)
+    return b"\\n".join(texts), images
+
+
+class _Splitter:
+    """Splits lines in physical order, remembering which tool each tool_use id called."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, str] = {}
+
+    def message(self, record: DecodedRecord, content: str | list[_Block] | None) -> tuple[list[Piece], int]:
+        if record.type == "assistant":
+            text_class = ContentClass.ASSISTANT
+        elif record.compact_summary:
+            text_class = ContentClass.COMPACT_SUMMARY
+        elif record.meta:
+            text_class = ContentClass.META
+        else:
+            text_class = ContentClass.HUMAN
+        if isinstance(content, str):
+            return ([Piece(text_class, "", _quoted(content))] if content else []), 0
+        if not content:
+            return [], 0
+        return self._blocks(content, text_class)
+
+    def _blocks(self, blocks: list[_Block], text_class: ContentClass) -> tuple[list[Piece], int]:
+        pieces: list[Piece] = []
+        images = 0
+        for block in blocks:
+            kind = block.type
+            if kind == "text":
+                body = _body(block.text)
+                if body:
+                    pieces.append(Piece(text_class, "", body))
+            elif kind == "tool_result":
+                body, inner_images = _result_body(block.content)
+                images += inner_images
+                tool_id = block.tool_use_id
+                name = self.tools.get(tool_id, NAME_OTHER) if type(tool_id) is str else NAME_OTHER
+                pieces.append(Piece(ContentClass.TOOL_RESULT, name, body))
+            elif kind in _TOOL_USE_KINDS:
+                name = safe_name(block.name)
+                if type(block.id) is str:
+                    self.tools[block.id] = name
+                pieces.append(Piece(ContentClass.TOOL_USE, name, bytes(block.input), quoted=False))
+            elif kind == "thinking":
+                body = _body(block.thinking)
+                if body:
+                    pieces.append(Piece(ContentClass.THINKING, "", body))
+            elif kind in _IMAGE_KINDS:
+                images += 1
+        return pieces, images
+
+
+def _system_piece(record: DecodedRecord, content: bytes, error: bytes) -> list[Piece]:
+    """A system record's text: its content string, else its content and error as JSON."""
+    body = _body(content)
+    if body is not None and not error:
+        return [Piece(ContentClass.SYSTEM, safe_name(record.subtype), body)] if body else []
+    parts = [part for part in (content, error) if part and part != b"null"]
+    if not parts:
+        return []
+    return [Piece(ContentClass.SYSTEM, safe_name(record.subtype), b"\n".join(parts), quoted=False)]
+
+
+def _billed(usage: _Usage | None, model: Any) -> int | None:
+    """The prompt size the provider billed: fresh input plus cache writes plus cache reads.
+
+    Claude Code's `<synthetic>` messages (errors it writes itself) carry zero usage: not a turn.
+    """
+    if usage is None or model == SYNTHETIC_MODEL:
+        return None
+    total = 0
+    for part in (usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens):
+        if type(part) is int and part > 0:
+            total += part
+    return total or None
+
+
+def _split_record(
+    splitter: _Splitter, record: DecodedRecord, line: bytes
+) -> tuple[list[Piece], int, int | None]:
+    billed = None
+    try:
+        envelope: _Envelope | _LooseEnvelope = _ENVELOPE.decode(line)
+        message = envelope.message
+        content = message.content if message is not None else None
+        if message is not None and record.type == "assistant":
+            billed = _billed(message.usage, message.model)
+    except msgspec.ValidationError:
+        envelope = _LOOSE.decode(line)
+        content = _loose_blocks(envelope.message)
+        loose = envelope.message if isinstance(envelope.message, dict) else {}
+        if record.type == "assistant" and isinstance(loose.get("usage"), dict):
+            usage = loose["usage"]
+            billed = _billed(
+                _Usage(
+                    usage.get("input_tokens"),
+                    usage.get("cache_creation_input_tokens"),
+                    usage.get("cache_read_input_tokens"),
+                ),
+                loose.get("model"),
+            )
+    kind = record.type
+    if record.is_api:
+        pieces, images = splitter.message(record, content)
+        return pieces, images, billed
+    if kind == "attachment":
+        raw = bytes(envelope.attachment)
+        if not raw.startswith(b"{"):
+            return [], 0, None
+        name = safe_name(_ATTACHMENT_TYPE.decode(raw).type)
+        return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None
+    if kind == "system":
+        return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None
+    return [], 0, None
+
+
+_CONTENT_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
+
+
+def split_lines(data: bytes, index: LineIndex) -> Iterator[LinePieces]:
+    """Pieces of every user, assistant, attachment and system line, in physical order.
+
+    Physical order lets a tool_result learn the name of the tool_use written before it.
+    """
+    splitter = _Splitter()
+    offsets, lengths = index.offsets, index.lengths
+    for number, record in enumerate(index.records, 1):
+        if record is None or record.type not in _CONTENT_TYPES:
+            continue
+        start = offsets[number - 1]
+        # JSON allows the CR of a CRLF line as trailing whitespace; only line 1 can carry the BOM.
+        line = index.raw_line(data, 1) if number == 1 else data[start : start + lengths[number - 1]]
+        try:
+            pieces, images, billed = _split_record(splitter, record, line)
+        except (msgspec.DecodeError, UnicodeDecodeError):  # the index decoded it; never a crash here
+            continue
+        yield LinePieces(number, tuple(pieces), images, record.is_api, billed)

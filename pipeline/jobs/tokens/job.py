@@ -1,0 +1,288 @@
+"""One session's token benchmark: every estimator on every piece, per class, plus the usage fit.
+
+`tokens_session` is the unit of work a worker process runs for `compaction tokens`. It reads and
+indexes the file like every job (`analyze`), splits each content line into class pieces, counts
+each piece with each requested estimator, and returns a report of counts only: per class and
+name (tool, attachment type, system subtype), for the whole file and for the active chain, with
+the billed-usage fit of every estimator. No text of the transcript enters the report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from operator import add
+from pathlib import Path
+from typing import Any, Final
+
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.core.validate.checks import read_findings
+from pipeline.estimate import calibration
+from pipeline.estimate.calibrated import measure
+from pipeline.estimate.estimators import DEFAULT_ESTIMATORS, EstimatorName
+from pipeline.estimate.real import RealTokenizer, load_tokenizer
+from pipeline.findings import Finding
+from pipeline.jobs.front import Analysis, analyze, leaf_report, session_block
+from pipeline.jobs.tokens.classes import NAME_OTHER, ContentClass, Piece, split_lines
+from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
+from pipeline.report.sessions import (
+    SESSION_SCHEMA,
+    SessionOutcome,
+    findings_report,
+    peak_rss_mb,
+    session_status,
+)
+from pipeline.vocabulary import FindingCode, LeafPolicy, Severity
+
+__all__ = ["MAX_NAMES_PER_CLASS", "SEED_RECORD", "Scope", "TokensOptions", "piece_counter", "tokens_session"]
+
+SEED_RECORD: Final = "seed-record"
+"""The seed's own per-record figure (JSON payload + 12), what `validate` and `compress` budget with."""
+MAX_NAMES_PER_CLASS: Final = 24
+"""Names listed per class in a session report, by tokens; the rest are summed under `other`."""
+
+# Real tokenizers take about a second each to build. A worker process runs many sessions, so
+# each one is built once per process and kept here for the life of the worker. This is the only
+# module-level mutable state of the job, and it holds no session data: only loaded tokenizers.
+_TOKENIZERS: dict[str, RealTokenizer] = {}
+_TOOL_BLOCKS: Final = frozenset({ContentClass.TOOL_USE, ContentClass.TOOL_RESULT})
+
+
+class Scope:
+    """Report keys of the two views of a session."""
+
+    SESSION: Final = "session"
+    ACTIVE: Final = "active_chain"
+
+
+@dataclass(frozen=True, slots=True)
+class TokensOptions:
+    """Options of a token benchmark, as plain values a worker process can receive."""
+
+    estimators: tuple[str, ...] = (EstimatorName.SEED.value, EstimatorName.CALIBRATED.value)
+    leaf_policy: str = LeafPolicy.AUTO.value
+    resume_leaf: str | None = None
+    max_extension: int = 0
+    max_names: int = MAX_NAMES_PER_CLASS
+
+    def topology(self) -> TopologyOptions:
+        """The topology part of these options."""
+        return TopologyOptions(LeafPolicy(self.leaf_policy), self.resume_leaf, self.max_extension)
+
+
+def _tokenizer(name: str) -> RealTokenizer:
+    tokenizer = _TOKENIZERS.get(name)
+    if tokenizer is None:
+        tokenizer = _TOKENIZERS[name] = load_tokenizer(name)
+    return tokenizer
+
+
+PieceCounts = Callable[[Piece], tuple[int, ...]]
+
+
+def piece_counter(names: Sequence[EstimatorName]) -> PieceCounts:
+    """A function giving one piece's count per estimator, in `names` order."""
+    real = [(position, _tokenizer(name.value).count) for position, name in enumerate(names) if name.is_real]
+    seed_at = names.index(EstimatorName.SEED) if EstimatorName.SEED in names else -1
+    calibrated_at = names.index(EstimatorName.CALIBRATED) if EstimatorName.CALIBRATED in names else -1
+    width = len(names)
+    scales = calibration.CLASS_SCALE
+    if tuple(names) == DEFAULT_ESTIMATORS:  # the common run: `measure` already answers in this order
+
+        def seed_and_calibrated(piece: Piece) -> tuple[int, ...]:
+            return measure(piece.raw, scale=scales.get(piece.kind, 1.0))
+
+        return seed_and_calibrated
+
+    def counts(piece: Piece) -> tuple[int, ...]:
+        values = [0] * width
+        if seed_at >= 0 or calibrated_at >= 0:
+            seed, calibrated = measure(piece.raw, scale=scales.get(piece.kind, 1.0))
+            if seed_at >= 0:
+                values[seed_at] = seed
+            if calibrated_at >= 0:
+                values[calibrated_at] = calibrated
+        if real and piece.raw:
+            text = piece.text()
+            for position, count in real:
+                values[position] = count(text)
+        return tuple(values)
+
+    return counts
+
+
+class _Tally:
+    """Running sums per (class, name): pieces, bytes, and per estimator the session and active counts."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.rows: dict[tuple[ContentClass, str], list[int]] = {}
+
+    def add(self, piece: Piece, counts: tuple[int, ...], active: bool) -> None:
+        key = (piece.kind, piece.name)
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = [0] * (4 + 2 * self.width)
+        size = len(piece.raw)
+        row[0] += 1
+        row[1] += size
+        position = 4
+        for value in counts:
+            row[position] += value
+            position += 1
+        if active:
+            row[2] += 1
+            row[3] += size
+            for value in counts:
+                row[position] += value
+                position += 1
+
+
+def _sum(rows: Iterable[list[int]], width: int) -> list[int]:
+    total = [0] * width
+    for row in rows:
+        total = [a + b for a, b in zip(total, row, strict=True)]
+    return total
+
+
+def _class_report(tally: _Tally, names: Sequence[str], max_names: int) -> dict[str, Any]:
+    """Per class: totals in both scopes, and the largest names (the rest folded under `other`)."""
+    width = len(names)
+    report: dict[str, Any] = {}
+    for kind in ContentClass:
+        rows = {name: row for (cls, name), row in tally.rows.items() if cls is kind}
+        total = _sum(rows.values(), 4 + 2 * width)
+        entry = _row_report(total, names)
+        named = sorted((name for name in rows if name), key=lambda n: (-rows[n][4], n))
+        if named:
+            kept = named[:max_names]
+            folded = [rows[name] for name in named[max_names:]]
+            by_name = {name: _row_report(rows[name], names) for name in kept if name != NAME_OTHER}
+            rest = folded + ([rows[NAME_OTHER]] if NAME_OTHER in rows else [])
+            if rest:
+                by_name[NAME_OTHER] = _row_report(_sum(rest, 4 + 2 * width), names)
+            entry["names"] = by_name
+        report[kind.value] = entry
+    return report
+
+
+def _row_report(row: list[int], names: Sequence[str]) -> dict[str, Any]:
+    width = len(names)
+    return {
+        "pieces": {Scope.SESSION: row[0], Scope.ACTIVE: row[2]},
+        "bytes": {Scope.SESSION: row[1], Scope.ACTIVE: row[3]},
+        Scope.SESSION: dict(zip(names, row[4 : 4 + width], strict=True)),
+        Scope.ACTIVE: dict(zip(names, row[4 + width :], strict=True)),
+    }
+
+
+def _usage_report(
+    analysis: Analysis,
+    line_estimates: dict[int, tuple[int, ...]],
+    billed: dict[int, int],
+    tool_blocks: dict[int, int],
+    names: Sequence[str],
+) -> dict[str, Any]:
+    """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed."""
+    index, topology = analysis.index, analysis.topology
+    segments = usage_segments(index, analysis.graph, topology.chain) if topology.chain else ()
+    framing = Framing(calibration.FRAMING_MESSAGE, calibration.FRAMING_TOOL_BLOCK)
+    turns = collect_turns(
+        index,
+        segments,
+        line_estimates,
+        billed,
+        len(names),
+        tool_blocks=tool_blocks,
+        framing=framing,
+        framed=len(names) - 1,
+    )
+    fits = fit_usage(turns, names)
+    return {
+        "assistant_lines_with_usage": len(billed),
+        "turns": len(turns),
+        "segments": len(segments),
+        "billed_first": turns[0].billed if turns else None,
+        "billed_last": turns[-1].billed if turns else None,
+        "framing": {"message": framing.message, "tool_block": framing.tool_block},
+        "fits": {fit.estimator: fit.to_report() for fit in fits},
+    }
+
+
+def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: TokensOptions) -> dict[str, Any]:
+    index = analysis.index
+    active = frozenset(analysis.topology.chain)
+    counts = piece_counter(names)
+    width = len(names)
+    tally = _Tally(width)
+    line_estimates: dict[int, tuple[int, ...]] = {}
+    billed: dict[int, int] = {}
+    tool_blocks: dict[int, int] = {}
+    images = [0, 0]
+    zero = (0,) * width
+    for line in split_lines(analysis.source.data, index):
+        in_chain = line.line in active
+        line_total: tuple[int, ...] = zero
+        for piece in line.pieces:
+            piece_counts = counts(piece)
+            tally.add(piece, piece_counts, in_chain)
+            line_total = piece_counts if line_total is zero else tuple(map(add, line_total, piece_counts))
+        if line.images:
+            images[0] += line.images
+            images[1] += line.images if in_chain else 0
+        if line.api:
+            record = index.record(line.line)
+            line_estimates[line.line] = (*line_total, record.tokens if record is not None else 0)
+            blocks = sum(1 for piece in line.pieces if piece.kind in _TOOL_BLOCKS)
+            if blocks:
+                tool_blocks[line.line] = blocks
+        if line.billed_prompt:
+            billed[line.line] = line.billed_prompt
+    labels = [name.value for name in names]
+    classes = _class_report(tally, labels, options.max_names)
+    records = [r for r in index.records if r is not None]
+    return {
+        "estimators": labels,
+        "calibration_version": calibration.CALIBRATION_VERSION,
+        Scope.SESSION: {name: sum(c[Scope.SESSION][name] for c in classes.values()) for name in labels},
+        Scope.ACTIVE: {name: sum(c[Scope.ACTIVE][name] for c in classes.values()) for name in labels},
+        SEED_RECORD: {
+            Scope.SESSION: sum(record.tokens for record in records),
+            Scope.ACTIVE: sum(r.tokens for line in active if (r := index.record(line)) is not None),
+        },
+        "images": {Scope.SESSION: images[0], Scope.ACTIVE: images[1]},
+        "classes": classes,
+        "usage": _usage_report(analysis, line_estimates, billed, tool_blocks, [*labels, SEED_RECORD]),
+    }
+
+
+def tokens_session(path: Path, label: str, options: TokensOptions) -> SessionOutcome:
+    """Count one session's tokens with every requested estimator and build its report."""
+    started = time.perf_counter()
+    analysis = analyze(path, label, options.topology(), command="tokens")
+    if isinstance(analysis, SessionOutcome):
+        return analysis
+    analyzed = time.perf_counter()
+    names = tuple(EstimatorName(name) for name in options.estimators)
+    topology = analysis.topology
+    # Lines that are not records are counted by no estimator: say where they are, as validate does.
+    findings: list[Finding] = [*read_findings(analysis.index), *topology.findings]
+    if not analysis.graph.uuid_lines:
+        findings.append(Finding(FindingCode.NO_ACTIVE_CHAIN, Severity.WARNING))
+    status = session_status(findings, refused=topology.refused and bool(analysis.graph.uuid_lines))
+    report = {
+        "schema": SESSION_SCHEMA,
+        "command": "tokens",
+        "session": session_block(label, analysis.source, analysis.index, analysis.format, analysis.kind),
+        "status": status.value,
+        "leaf": leaf_report(topology),
+        **findings_report(findings),
+        "tokens": _measure(analysis, names, options),
+        "timing_ms": {
+            "analyze": round((analyzed - started) * 1000, 2),
+            "total": round((time.perf_counter() - started) * 1000, 2),
+            "worker_peak_rss_mb": peak_rss_mb(),
+        },
+    }
+    return SessionOutcome(label, status, report)

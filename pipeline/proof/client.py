@@ -1,0 +1,260 @@
+"""Run Claude Code offline: find the executable, resume a staged copy, capture what it sends.
+
+`resume` stages a copy of a transcript in a throwaway home (`staging.py`), runs
+`claude -p --resume <session-id> <probe>` in a clean environment against a fresh
+:class:`~pipeline.proof.capture.CaptureServer` with every kind of outside traffic turned off,
+and returns the request that carried the probe, read as a :class:`SentContext`. Nothing of the
+user's environment is passed on but `PATH`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pipeline.errors import CompactionError
+from pipeline.proof.capture import CaptureServer, RecordedRequest
+from pipeline.proof.context import SentContext, read_request
+from pipeline.proof.staging import StagedSession, stage_session
+
+__all__ = [
+    "CLAUDE_CODE_ENV",
+    "CLAUDE_CODE_VERSION",
+    "PROBE",
+    "ClaudeCodeError",
+    "ClaudeCodeNotInstalled",
+    "ResumeResult",
+    "ResumeTimedOut",
+    "find_claude_code",
+    "installed_version",
+    "require_claude_code",
+    "resume",
+]
+
+CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
+CLAUDE_CODE_ENV: Final = "COMPACTION_CLAUDE_CODE"  # an executable, or an npm prefix holding one
+PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
+RESUME_TIMEOUT_SECONDS: Final = 180.0  # one resume takes 5-20 s; a hung binary must not hang a run
+_VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
+REFUSAL_MARKER: Final = "No conversation found"
+INSTALL_HINT: Final = "run scripts/install-claude-code, or pass --claude PATH"
+_PACKAGE_EXE: Final = Path("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+_REPO_ROOT: Final = Path(__file__).resolve().parents[2]
+# Switches that keep the binary off the network apart from the capture server, and its output plain.
+_OFFLINE_ENV: Final = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
+    "NO_PROXY": "127.0.0.1,localhost",
+    "NO_COLOR": "1",
+    "TZ": "UTC",  # retirement is compared in local time on the day itself
+}
+_THROWAWAY_API_KEY: Final = "sk-ant-api03-throwaway-key-for-the-loopback-capture-server"
+
+
+class ClaudeCodeError(CompactionError):
+    """Running Claude Code failed."""
+
+
+class ResumeTimedOut(ClaudeCodeError):
+    """A resume run exceeded its time limit and was killed."""
+
+    def __init__(self, session_id: str, seconds: float) -> None:
+        self.session_id = session_id
+        self.seconds = seconds
+        super().__init__(f"claude -p --resume {session_id} did not finish within {seconds:g} s")
+
+
+class ClaudeCodeNotInstalled(ClaudeCodeError):
+    """No Claude Code executable was found where we look."""
+
+    def __init__(self, looked_in: tuple[str, ...]) -> None:
+        self.looked_in = looked_in
+        super().__init__(f"Claude Code not found (looked in {', '.join(looked_in)}); {INSTALL_HINT}")
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeResult:
+    """What one `claude -p --resume` run did: exit code, output, and the context it sent.
+
+    `resumed` means Claude Code called the API with the probe; `context` is what that call sent
+    and `model` its model; `message_requests` counts every Messages call.
+    """
+
+    session_id: str
+    returncode: int
+    stdout: str
+    stderr: str
+    resumed: bool
+    model: str | None
+    context: SentContext
+    message_requests: int
+
+    @property
+    def refused(self) -> bool:
+        """Claude Code said there was no conversation to resume."""
+        return not self.resumed and REFUSAL_MARKER in self.stdout + self.stderr
+
+
+# locating ---------------------------------------------------------------------------------
+def _executable_in(candidate: Path) -> Path | None:
+    if candidate.is_dir():
+        candidate = candidate / _PACKAGE_EXE
+    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+def _search_places(root: Path | None) -> list[Path]:
+    configured = os.environ.get(CLAUDE_CODE_ENV)
+    places = [Path(configured).expanduser()] if configured else []
+    places.append((root or _REPO_ROOT) / ".cache" / "claude-code")
+    on_path = shutil.which("claude")
+    if on_path:
+        places.append(Path(on_path))
+    return places
+
+
+def find_claude_code(root: Path | None = None) -> Path | None:
+    """`$COMPACTION_CLAUDE_CODE`, else the pinned build in `<root>/.cache/claude-code`, else PATH's."""
+    return next((exe for place in _search_places(root) if (exe := _executable_in(place))), None)
+
+
+def require_claude_code(given: Path | None = None, root: Path | None = None) -> Path:
+    """`given` (an executable or npm prefix) or :func:`find_claude_code`; raise when there is none."""
+    if given is not None:
+        executable = _executable_in(given.expanduser())
+        if executable is None:
+            raise ClaudeCodeNotInstalled((str(given),))
+        return executable
+    executable = find_claude_code(root)
+    if executable is None:
+        looked = [str(place) for place in _search_places(root)]
+        if shutil.which("claude") is None:
+            looked.append("`claude` on PATH")
+        raise ClaudeCodeNotInstalled(tuple(looked))
+    return executable
+
+
+def installed_version(executable: Path) -> str | None:
+    """The version an executable reports (`2.1.332 (Claude Code)` gives `2.1.332`), or None."""
+    env = {"PATH": os.environ.get("PATH", ""), **_OFFLINE_ENV}
+    try:
+        done = subprocess.run(
+            [str(executable), "--version"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=_VERSION_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.split()
+    return words[0] if done.returncode == 0 and words else None
+
+
+# running ----------------------------------------------------------------------------------
+def _environment(staged: StagedSession, base_url: str, model: str | None) -> dict[str, str]:
+    """A clean environment: nothing inherited but PATH, so no user setting leaks in."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(staged.home),
+        "CLAUDE_CONFIG_DIR": str(staged.config_dir),
+        "TMPDIR": str(staged.home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": _THROWAWAY_API_KEY,
+        **_OFFLINE_ENV,
+    }
+    if model:
+        env["ANTHROPIC_MODEL"] = model
+    return env
+
+
+def _run(
+    command: list[str], staged: StagedSession, env: dict[str, str], timeout: float
+) -> tuple[int, str, str]:
+    """Run in a new process group so a timeout ends the binary and anything it started."""
+    with subprocess.Popen(
+        command,
+        cwd=staged.project_dir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise ResumeTimedOut(staged.session_id, timeout) from None
+    return process.returncode, stdout, stderr
+
+
+def _carries_probe(request: RecordedRequest, probe: str) -> bool:
+    body = request.body
+    if not request.is_message or not isinstance(body, dict):
+        return False
+    return any(probe in text for text in _texts(body.get("messages")))
+
+
+def _texts(messages: Any) -> Iterable[str]:
+    for message in messages or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str):
+            yield content
+        for item in content if isinstance(content, list) else ():
+            if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+                yield item["text"]
+
+
+def _probe_request(requests: Iterable[RecordedRequest], probe: str) -> RecordedRequest | None:
+    """The last message request that carries the probe (other calls, if any, are not the turn)."""
+    return next((request for request in reversed(tuple(requests)) if _carries_probe(request, probe)), None)
+
+
+def resume(
+    transcript: Path,
+    *,
+    executable: Path,
+    model: str | None = None,
+    probe: str = PROBE,
+    session_id: str | None = None,
+    timeout: float = RESUME_TIMEOUT_SECONDS,
+) -> ResumeResult:
+    """Resume a copy of `transcript` with Claude Code against a fresh capture server.
+
+    `model` pins `ANTHROPIC_MODEL` (see :mod:`pipeline.proof.model`); None lets Claude Code
+    restore the session's model as of today. Raises :class:`ResumeTimedOut` after `timeout` s.
+    """
+    scratch = tempfile.TemporaryDirectory(prefix="cc-resume-", ignore_cleanup_errors=True)
+    with scratch, CaptureServer() as api:
+        staged = stage_session(transcript, Path(scratch.name), session_id=session_id)
+        command = [str(executable), "-p", "--resume", staged.session_id, probe]
+        returncode, stdout, stderr = _run(command, staged, _environment(staged, api.base_url, model), timeout)
+        request = _probe_request(api.requests, probe)
+    body: Mapping[str, Any] = request.body if request is not None else {}
+    return ResumeResult(
+        session_id=staged.session_id,
+        returncode=returncode,
+        stdout=stdout,
+        stderr=stderr,
+        resumed=request is not None,
+        model=body.get("model"),
+        context=read_request(body, probe),
+        message_requests=sum(1 for r in api.requests if r.is_message),
+    )

@@ -1,0 +1,240 @@
+"""What Claude Code sends for a chain: transcript rows turned into the context it rebuilds on resume.
+
+This models Claude Code 2.1.332, read off what it sent for every corpus file and builder scenario
+(`tests/test_resume_golden.py`, `tests/test_claude_code_resume.py`): the chain's user and
+assistant rows become messages; `system/local_command` rows become user text; whitespace-only
+text blocks are left out; fragments of one streamed assistant message are joined across the
+tool-result messages between them, so parallel calls read as one message of calls followed by
+one of results; consecutive user messages are joined, a text block followed by another text
+block getting a newline; a tool result that loads deferred tools gets a `Tool loaded.` text.
+On resume it closes the conversation: calls left open at the end get its synthetic interrupted
+result, and a conversation ending on a user message (other than a local command's output) gets
+an assistant `No response requested.` before the next prompt, which otherwise joins the last
+user message. Attachments and other system rows reach the model only as reminders, which a
+comparison leaves out. Whether thinking blocks are sent depends on the model the session is
+resumed with (`keep_thinking`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from pipeline.core.index import LineIndex
+from pipeline.proof.context import ContextBlock
+
+__all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context"]
+
+NO_RESPONSE: Final = "No response requested."
+TOOL_LOADED: Final = "Tool loaded."
+INTERRUPTED_RESULT: Final = (
+    "[Tool call interrupted: the session ended before this call's result was recorded, so its "
+    "outcome is unknown. Check whether it took effect before relying on it or running it again.]"
+)
+_CAVEAT: Final = "<local-command-caveat>"
+_LOCAL_COMMAND_PREFIXES: Final = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<command-name>",
+    "<command-message>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+
+
+@dataclass(slots=True)
+class _Message:
+    """A message being assembled (mutable while the chain is folded, frozen into blocks after)."""
+
+    role: str
+    blocks: list[ContextBlock] = field(default_factory=list)
+    message_id: str | None = None
+    local_command: bool = False  # a user message made of local-command text only
+    from_system: bool = False  # a `system/local_command` row sent as user text
+    caveat: bool = False  # the `<local-command-caveat>` meta message that opens a command group
+
+
+def _blocks(role: str, content: Any, keep_thinking: bool) -> list[ContextBlock]:
+    if isinstance(content, str):
+        return [ContextBlock(role, "text", content, None)] if content.strip() else []
+    found: list[ContextBlock] = []
+    for item in content if isinstance(content, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind = str(item.get("type"))
+        if kind == "text":
+            text = item.get("text")
+            if isinstance(text, str) and text.strip():
+                found.append(ContextBlock(role, "text", text, None))
+        elif kind in ("thinking", "redacted_thinking"):
+            if keep_thinking:
+                found.append(ContextBlock(role, "thinking", str(item.get("thinking") or ""), None))
+        elif kind == "tool_use":
+            found.append(ContextBlock(role, kind, json.dumps(item.get("input")), item.get("id")))
+        elif kind == "tool_result":
+            shown = item["text"] if "text" in item else json.dumps(item.get("content"))
+            found.append(ContextBlock(role, kind, str(shown), item.get("tool_use_id")))
+            if _loads_tools(item.get("content")):
+                found.append(ContextBlock(role, "text", TOOL_LOADED, None))
+        else:
+            found.append(ContextBlock(role, kind, "", None))
+    return found
+
+
+def _loads_tools(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "tool_reference" for part in content
+    )
+
+
+def _is_local_command(blocks: Sequence[ContextBlock]) -> bool:
+    return bool(blocks) and all(
+        block.kind == "text" and block.text.lstrip().startswith(_LOCAL_COMMAND_PREFIXES) for block in blocks
+    )
+
+
+def _row_message(record: Any, keep_thinking: bool) -> _Message | None:
+    """The message one chain row contributes, or None (attachments, hooks, other system rows)."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    if kind == "system" and record.get("subtype") == "local_command":
+        content = record.get("content")
+        blocks = [ContextBlock("user", "text", content, None)] if isinstance(content, str) else []
+        return _Message("user", blocks, local_command=True, from_system=True) if blocks else None
+    message = record.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        return None
+    role = message.get("role") if message.get("role") in ("user", "assistant") else kind
+    blocks = _blocks(str(role), message.get("content"), keep_thinking)
+    if not blocks:
+        return None
+    message_id = message.get("id") if role == "assistant" and isinstance(message.get("id"), str) else None
+    local = role == "user" and _is_local_command(blocks)
+    caveat = local and record.get("isMeta") is True and blocks[0].text.startswith(_CAVEAT)
+    return _Message(str(role), blocks, message_id, local, caveat=caveat)
+
+
+def _fold(rows: list[_Message]) -> list[_Message]:
+    """Join assistant fragments across tool-result messages, then consecutive user messages."""
+    folded: list[_Message] = []
+    for row in rows:
+        if row.role == "assistant" and _join_fragment(folded, row):
+            continue
+        if row.role == "user" and folded and folded[-1].role == "user":
+            _join_user(folded[-1], row)
+            continue
+        folded.append(row)
+    return folded
+
+
+def _join_fragment(folded: list[_Message], row: _Message) -> bool:
+    """Join a fragment to the assistant message it continues, across a tool-result-only message
+    (which then follows the joined calls); False when it starts a message of its own."""
+    if row.message_id is None:
+        return False
+    for message in reversed(folded):
+        if message.role == "assistant":
+            if message.message_id != row.message_id:
+                return False
+            message.blocks.extend(row.blocks)
+            return True
+        if any(block.kind != "tool_result" for block in message.blocks):
+            return False
+    return False
+
+
+def _join_user(first: _Message, second: _Message) -> None:
+    if first.blocks and second.blocks and first.blocks[-1].kind == "text" and second.blocks[0].kind == "text":
+        last = first.blocks[-1]
+        first.blocks[-1] = ContextBlock(last.role, last.kind, last.text + "\n", last.id)
+    first.blocks.extend(second.blocks)
+    first.local_command = first.local_command and second.local_command
+
+
+def _close(rows: list[_Message]) -> list[_Message]:
+    """What Claude Code adds at the end, before the rows are joined into messages.
+
+    Calls left open by the last assistant row get the synthetic interrupted result; when the
+    last row that is not a system row is a user row other than a local command's output, the
+    assistant reply `No response requested.` follows it (system rows written later stay after).
+    """
+    talk = [i for i, row in enumerate(rows) if not row.from_system]
+    if not talk:
+        return rows
+    last = talk[-1]
+    if rows[last].role == "assistant":
+        open_calls = _open_calls(rows, last)
+        if not open_calls:
+            return rows
+        interrupted = json.dumps(INTERRUPTED_RESULT)
+        results = [ContextBlock("user", "tool_result", interrupted, tool) for tool in open_calls]
+        rows.insert(last + 1, _Message("user", results))
+        last += 1
+    elif _ends_local_command_group(rows, talk):
+        return rows
+    rows.insert(last + 1, _Message("assistant", [ContextBlock("assistant", "text", NO_RESPONSE, None)]))
+    return rows
+
+
+def _open_calls(rows: list[_Message], last: int) -> list[str | None]:
+    """Calls of the last assistant message (all its fragments) that no result answers."""
+    message_id = rows[last].message_id
+    first = last
+    while first > 0 and message_id is not None and rows[first - 1].message_id in (message_id, None):
+        if rows[first - 1].role == "user" and any(b.kind != "tool_result" for b in rows[first - 1].blocks):
+            break
+        first -= 1
+    answered = {block.id for row in rows for block in row.blocks if block.kind == "tool_result"}
+    return [
+        block.id
+        for row in rows[first : last + 1]
+        if row.role == "assistant"
+        for block in row.blocks
+        if block.kind == "tool_use" and block.id not in answered
+    ]
+
+
+def _ends_local_command_group(rows: list[_Message], talk: list[int]) -> bool:
+    """A conversation ending on local-command output after Claude Code 2.x's tagged caveat."""
+    for position in reversed(talk):
+        row = rows[position]
+        if row.role != "user" or not row.local_command:
+            return False
+        if row.caveat:
+            return True
+    return False
+
+
+def _probe_joins(messages: list[_Message]) -> list[_Message]:
+    """The next prompt joins a conversation that ends on a user message, as text after text."""
+    if messages and messages[-1].role == "user" and messages[-1].blocks[-1].kind == "text":
+        last = messages[-1].blocks[-1]
+        messages[-1].blocks[-1] = ContextBlock(last.role, last.kind, last.text + "\n", last.id)
+    return messages
+
+
+def expected_context(
+    data: bytes, index: LineIndex, chain: Sequence[int], *, keep_thinking: bool = True
+) -> tuple[ContextBlock, ...]:
+    """The blocks Claude Code sends for a chain (root-to-leaf lines), reminders and probe aside."""
+    rows = [
+        message
+        for line in chain
+        if (message := _row_message(_decoded(index.raw_line(data, line)), keep_thinking)) is not None
+    ]
+    messages = _probe_joins(_fold(_close(rows)))
+    return tuple(block for message in messages for block in message.blocks)
+
+
+def _decoded(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None

@@ -1,0 +1,117 @@
+"""The model Claude Code runs a resumed session with, pinned so a resume means the same every day.
+
+Claude Code (build 2.1.332) restores the model of the resumed chain's last assistant row unless
+that model is not a Claude model, is retired on the day of the run, or is one of the families it
+remaps to its latest Opus; then it runs its default. The model decides which thinking blocks are
+sent, so an unpinned resume changes meaning as the calendar moves. `resumed_model` reproduces
+the choice for a given day; passing it as `ANTHROPIC_MODEL` fixes it. Other builds may choose
+differently, but a verification resumes both files with the same model, which is what matters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.proof.staging import transcript_rows
+
+__all__ = ["DEFAULT_MODEL", "resumed_model", "today"]
+
+DEFAULT_MODEL: Final = "claude-opus-5-5"  # what 2.1.332 runs when it declines to restore a model
+_SYNTHETIC_MODEL: Final = "<synthetic>"
+# Families 2.1.332 remaps to its latest Opus (a legacy remap, even when set explicitly).
+_REMAPPED: Final = frozenset({"claude-opus-4-1", "claude-opus-4-0"})
+# First-party retirement days of build 2.1.332 (its `MA` table) by canonical family; None: no day.
+_RETIRED_ON: Final[dict[str, str | None]] = {
+    "claude-opus-4-1": None,
+    "claude-opus-4-5": "2027-01-22",
+    "claude-opus-4-0": "2026-06-15",
+    "claude-sonnet-4-5": "2026-11-30",
+    "claude-sonnet-4-0": "2026-06-15",
+    "claude-3-opus": "2026-01-05",
+    "claude-3-7-sonnet": "2026-02-19",
+    "claude-3-5-sonnet": "2025-10-28",
+    "claude-3-5-haiku": "2026-02-19",
+}
+
+
+def today() -> str:
+    """The ISO date Claude Code judges retirement by (it runs with TZ=UTC here)."""
+    return datetime.now(UTC).date().isoformat()
+
+
+def _family(model: str) -> str | None:
+    """The retirement-table family of a model id (`claude-sonnet-4-20250514` is `claude-sonnet-4-0`)."""
+    name = re.sub(r"(claude-(?:[a-z]+-)?\d{1,2})\.(?=\d)", r"\1-", model.lower())
+    for family in _RETIRED_ON:
+        if family in name:
+            return family
+        # `claude-opus-4` and dated `claude-opus-4-2025...` ids are 4.0; `claude-opus-4-1` is not.
+        bare = family.removesuffix("-0")
+        if bare != family and re.search(re.escape(bare) + r"(?!-\d(?!\d))", name):
+            return family
+    return None
+
+
+def _assistant_models(transcript: Path) -> list[tuple[dict[str, Any], str]]:
+    """(message, model) of every assistant row Claude Code could restore a model from, in file order."""
+    found = []
+    for row in transcript_rows(transcript):
+        message = row.get("message")
+        if row.get("type") != "assistant" or row.get("isMeta") or not isinstance(message, dict):
+            continue
+        replaced = row.get("inPlaceOfModel")
+        model = replaced if isinstance(replaced, str) else message.get("model")
+        if isinstance(model, str) and model != _SYNTHETIC_MODEL:
+            found.append((message, model))
+    return found
+
+
+def _holds(message: Mapping[str, Any], block: ContextBlock) -> bool:
+    """Whether a stored assistant message carries this context block (full or golden prefix)."""
+    content = message.get("content")
+    items = [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != block.kind:
+            continue
+        if block.kind == "tool_use" and item.get("id") == block.id:
+            return True
+        shown = str(item.get(block.kind, ""))[:TEXT_PREFIX_CHARS]
+        if block.kind in ("text", "thinking") and shown == block.text[:TEXT_PREFIX_CHARS]:
+            return True
+    return False
+
+
+def _restored_from(transcript: Path, context: Sequence[ContextBlock]) -> str | None:
+    """The model of the resumed chain's last assistant row.
+
+    With a context, that row is the last one holding the context's last stored assistant block;
+    without one (or no match), the file's last assistant row, which is the same row in every
+    corpus file except a synthetic fixture whose last assistant rows are on a side branch.
+    """
+    candidates = _assistant_models(transcript)
+    for block in reversed(context):
+        if block.role == "assistant":
+            held = [model for message, model in candidates if _holds(message, block)]
+            if held:
+                return held[-1]
+    return candidates[-1][1] if candidates else None
+
+
+def resumed_model(transcript: Path, context: Sequence[ContextBlock] = (), on: str | None = None) -> str:
+    """The model Claude Code 2.1.332 runs when it resumes `transcript` on day `on` (ISO; default today).
+
+    `context`, a context Claude Code sent for this file, locates the chain's last assistant row.
+    """
+    restored = _restored_from(transcript, context)
+    if restored is None or "claude" not in restored.lower():
+        return DEFAULT_MODEL
+    family = _family(restored)
+    retired_on = _RETIRED_ON.get(family) if family else None
+    if family in _REMAPPED or (retired_on is not None and retired_on <= (on or today())):
+        return DEFAULT_MODEL
+    return restored

@@ -1,0 +1,120 @@
+"""Resume the original and the compacted session in Claude Code, side by side, and judge.
+
+Both runs use the same pinned model (the one Claude Code would restore for the original today)
+and run concurrently, each against its own capture server in its own throwaway home. When
+Claude Code finds nothing to resume in the original (it answers "No conversation found", as for
+sidechain-only subagent files) the verdict is `not-resumable`, never a mismatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pipeline.core.partition import Partition, partition_lines
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.jobs.front import Analysis, analyze
+from pipeline.proof.client import RESUME_TIMEOUT_SECONDS, ClaudeCodeError, ResumeResult, resume
+from pipeline.proof.excluded import excluded_texts
+from pipeline.proof.model import resumed_model
+from pipeline.proof.staging import transcript_rows
+from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
+
+__all__ = ["ProofOptions", "prove_resume", "summary_texts", "sweep_exclusions"]
+
+MIN_EXCLUDED_CHARS: Final = 24  # config/default.toml [verify] min_excluded_text_chars
+
+
+@dataclass(frozen=True, slots=True)
+class ProofOptions:
+    """How to run the proof: which Claude Code, how long a resume may take, what counts as a leak."""
+
+    executable: str
+    timeout: float = RESUME_TIMEOUT_SECONDS
+    min_excluded_chars: int = MIN_EXCLUDED_CHARS
+
+
+def summary_texts(compacted: Path) -> tuple[str, ...]:
+    """The text of every compact summary row of a transcript."""
+    found = []
+    for row in transcript_rows(compacted):
+        message = row.get("message")
+        if not row.get("isCompactSummary") or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            found.append(content)
+        elif isinstance(content, list):
+            found += [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return tuple(found)
+
+
+def sweep_exclusions(analysis: Analysis, min_chars: int) -> tuple[ExcludedText, ...]:
+    """Excluded texts of a source as a sweep partitions it (the active chain kept)."""
+    topology = analysis.topology
+    partition: Partition = partition_lines(
+        analysis.index,
+        summary=(),
+        raw_keep=topology.chain,
+        side_keep=(),
+        branch_isolation=topology.branch_isolation,
+    )
+    return excluded_texts(analysis.source.data, analysis.index, partition, min_chars=min_chars)
+
+
+def _exclusions_of(original: Path, min_chars: int) -> tuple[ExcludedText, ...]:
+    analysis = analyze(original, original.name, TopologyOptions(), command="verify-resume")
+    return sweep_exclusions(analysis, min_chars) if isinstance(analysis, Analysis) else ()
+
+
+def _failure(which: str, result: ResumeResult) -> ClaudeCodeError:
+    return ClaudeCodeError(
+        f"Claude Code failed to resume the {which} file (exit {result.returncode}, "
+        f"{result.message_requests} API requests, no request carried the probe)"
+    )
+
+
+def prove_resume(
+    original: Path,
+    compacted: Path,
+    options: ProofOptions,
+    *,
+    excluded: Sequence[ExcludedText] | None = None,
+) -> ResumeVerdict:
+    """Resume both files and judge the compacted context against the original's.
+
+    `excluded` are the original's excluded texts when the caller already partitioned it (compress);
+    otherwise the original is analysed here as a sweep would. Raises :class:`ClaudeCodeError` when
+    Claude Code fails for another reason than finding no conversation.
+    """
+    model = resumed_model(original)
+    executable = Path(options.executable)
+    with ThreadPoolExecutor(2, thread_name_prefix="resume") as pool:
+        runs = [
+            pool.submit(resume, path, executable=executable, model=model, timeout=options.timeout)
+            for path in (original, compacted)
+        ]
+        if excluded is None:
+            excluded = _exclusions_of(original, options.min_excluded_chars)
+        before, after = (run.result() for run in runs)
+    if not before.resumed:
+        if not before.refused:
+            raise _failure("original", before)
+        note = "Claude Code finds no conversation to resume in the original"
+        also = "; nor in the compacted file" if not after.resumed else ""
+        return ResumeVerdict(Verdict.NOT_RESUMABLE, (), 0, 0, None, None, (note + also,))
+    if not after.resumed:
+        if not after.refused:
+            raise _failure("compacted", after)
+        return ResumeVerdict(
+            Verdict.MISMATCH,
+            ("Claude Code resumes the original but finds no conversation in the compacted file",),
+            0,
+            0,
+            before.context,
+            None,
+        )
+    return judge(before.context, after.context, summaries=summary_texts(compacted), excluded=excluded)

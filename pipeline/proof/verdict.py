@@ -1,0 +1,191 @@
+"""Judge a compaction by what Claude Code sends: the summary, then a suffix of the original context.
+
+Given the context Claude Code sent for the original session and for its compaction, the
+compaction holds when (1) the compacted context opens with the compact summary message(s),
+(2) what follows is a non-empty suffix of the original context, block for block (role, kind,
+full text, tool id), (3) every tool_result answers a tool_use sent before it and every tool_use
+is answered (unless the original leaves the same call unanswered), and (4) no text of an
+excluded record appears anywhere in it. Every difference is described without transcript text:
+block positions, roles, kinds, tool ids and lengths only, so verdicts can go into reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pipeline.proof.context import ContextBlock, SentContext
+
+__all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]
+
+_SEPARATOR = "\x00"  # joins searchable strings; never inside JSON text Claude Code sends
+
+
+class Verdict(StrEnum):
+    """The outcome of a resume comparison."""
+
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedText:
+    """A text an excluded record holds, and where it came from (the line, 1-based, and its set)."""
+
+    text: str
+    line: int
+    partition_set: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeVerdict:
+    """The verdict, content-free differences, and what each side sent."""
+
+    verdict: Verdict
+    differences: tuple[str, ...]
+    summary_blocks: int
+    kept_blocks: int
+    original: SentContext | None
+    compacted: SentContext | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """A match."""
+        return self.verdict is Verdict.MATCH
+
+    def to_report(self) -> dict[str, Any]:
+        """The report's `resume_check` section."""
+        sizes: dict[str, Any] = {}
+        for name, context in (("original", self.original), ("compacted", self.compacted)):
+            sizes[name] = context.size.to_report() if context is not None else None
+        before, after = self.original, self.compacted
+        reduction = None
+        if before is not None and after is not None and before.size.characters:
+            reduction = round(1 - after.size.characters / before.size.characters, 4)
+        return {
+            "verdict": self.verdict.value,
+            "differences": list(self.differences),
+            "notes": list(self.notes),
+            "summary_blocks": self.summary_blocks,
+            "kept_blocks": self.kept_blocks,
+            "sent": sizes,
+            "characters_reduction": reduction,
+        }
+
+
+def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) -> int:
+    """How many leading blocks are compact summary texts.
+
+    Claude Code sends a summary with a newline appended, so texts compare without outer whitespace.
+    """
+    wanted = {text.strip() for text in summaries}
+    count = 0
+    for block in blocks:
+        if block.role != "user" or block.kind != "text" or block.text.strip() not in wanted:
+            break
+        count += 1
+    return count
+
+
+def _suffix_differences(
+    tail: Sequence[ContextBlock], original: Sequence[ContextBlock], head: int
+) -> list[str]:
+    """Why `tail` is not the end of `original`, naming the first difference from the end."""
+    if not tail:
+        return ["nothing of the original context follows the summary"]
+    if len(tail) > len(original):
+        return [f"{len(tail)} blocks follow the summary, the original context has only {len(original)}"]
+    offset = len(original) - len(tail)
+    for back in range(1, len(tail) + 1):
+        got, want = tail[-back], original[-back]
+        if got != want:
+            position = len(tail) - back
+            same_shape = (got.role, got.kind, got.id) == (want.role, want.kind, want.id)
+            detail = ", same kind but the text differs" if same_shape else ""
+            return [
+                f"compacted block {head + position} is {got.label()} where the original's block "
+                f"{offset + position} is {want.label()}{detail}; the last {back - 1} blocks agree",
+                *_missing_tool_blocks(tail, original),
+            ]
+    return []
+
+
+def _missing_tool_blocks(tail: Sequence[ContextBlock], original: Sequence[ContextBlock]) -> list[str]:
+    """Tool blocks of the original's span that the compacted tail leaves out (a dropped call or result).
+
+    The span starts where the tail's first block sits in the original, at or before the position a
+    pure suffix would have.
+    """
+    latest = len(original) - len(tail)
+    start = next((i for i in range(latest, -1, -1) if original[i] == tail[0]), None)
+    if start is None:
+        return []
+    sent = {(block.kind, block.id) for block in tail if block.id}
+    return [
+        f"the original's block {position} {block.label()} is not sent"
+        for position, block in enumerate(original[start:], start)
+        if block.id and (block.kind, block.id) not in sent
+    ]
+
+
+def _pairing_differences(blocks: Sequence[ContextBlock], original: Sequence[ContextBlock]) -> list[str]:
+    """tool_result without an earlier tool_use; tool_use never answered (unless the original agrees)."""
+    found: list[str] = []
+    used: set[str] = set()
+    answered: set[str] = set()
+    for position, block in enumerate(blocks):
+        if block.kind == "tool_use" and block.id:
+            used.add(block.id)
+        elif block.kind == "tool_result" and block.id:
+            if block.id not in used:
+                found.append(f"block {position} answers tool_use {block.id}, which is never sent before it")
+            answered.add(block.id)
+    originally_open = {b.id for b in original if b.kind == "tool_use"} - {
+        b.id for b in original if b.kind == "tool_result"
+    }
+    for tool_id in sorted(used - answered):
+        if tool_id not in originally_open:
+            found.append(f"tool_use {tool_id} is never answered")
+    return found
+
+
+def _leaks(compacted: SentContext, original: SentContext, excluded: Sequence[ExcludedText]) -> list[str]:
+    """Excluded texts the compacted session sends and the original does not (by line, never by text)."""
+    sent, sent_before = _SEPARATOR.join(compacted.strings), _SEPARATOR.join(original.strings)
+    hits = [item for item in excluded if item.text in sent and item.text not in sent_before]
+    return [
+        f"text of excluded line {item.line} ({item.partition_set}) is sent"
+        for item in sorted(hits, key=lambda item: item.line)
+    ]
+
+
+def judge(
+    original: SentContext,
+    compacted: SentContext,
+    *,
+    summaries: Sequence[str],
+    excluded: Sequence[ExcludedText] = (),
+) -> ResumeVerdict:
+    """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary texts."""
+    blocks = compacted.blocks
+    head = _summary_prefix(blocks, summaries)
+    tail = blocks[head:]
+    differences: list[str] = []
+    if not head:
+        first = blocks[0].label() if blocks else "nothing"
+        differences.append(f"the compacted context does not open with the summary (block 0 is {first})")
+    differences += _suffix_differences(tail, original.blocks, head)
+    differences += _pairing_differences(blocks, original.blocks)
+    differences += _leaks(compacted, original, excluded)
+    return ResumeVerdict(
+        verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
+        differences=tuple(differences),
+        summary_blocks=head,
+        kept_blocks=len(tail),
+        original=original,
+        compacted=compacted,
+    )
