@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.real import MissingExtra, load_tokenizer
+from pipeline.formats.claude_code.pieces import split_records
 from pipeline.jobs.front import analyze
-from pipeline.jobs.tokens.classes import split_lines
 from pipeline.read.discover import discover
 
 REAL = ("o200k", "cl100k", "claude-legacy", "deepseek", "qwen")
@@ -106,7 +106,9 @@ def _corpus_texts() -> list[str]:
         analysis = analyze(session.path, session.label, TopologyOptions(), command="benchmark")
         if hasattr(analysis, "index"):
             texts.extend(
-                p.text() for line in split_lines(analysis.source.data, analysis.index) for p in line.pieces
+                p.text()
+                for line in split_records(analysis.index.record_lines(analysis.source.data))
+                for p in line.pieces
             )
     return texts
 

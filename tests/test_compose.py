@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import orjson
 import pytest
 
-from pipeline.core.compose import ComposeError, ComposeInput, compose, replace_parent
+from pipeline.core.compose import ComposeError, ComposeInput, PairIds, compose
 from pipeline.core.index import build_index
+from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, replace_parent
 from pipeline.vocabulary import SourceFormat
+
+IDS = PairIds(
+    "bbbbbbbb-0000-4000-8000-000000000001", "ssssssss-0000-4000-8000-000000000002", "2026-01-01T00:00:00.000Z"
+)
+METADATA = ToolMetadata(
+    tool="session-compaction", tool_version="0", engine="v1", preserve_mode="active-chain",
+    leaf=LeafStamp("a2", "last-prompt", "auto"), strict_status="valid", source_sha256="0" * 64,
+    counts={}, digests={}, pre_estimated_tokens=99, post_estimated_tokens=9, cut_reasons=[],
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -75,9 +83,9 @@ def test_layout_prefix_side_pair_suffix_pointer() -> None:
             pointer_line=6,
             session_id=None,
             logical_parent="u1",
-            metadata={"trigger": "manual"},
+            metadata=METADATA,
             pre_tokens=99,
-            now=datetime(2026, 1, 1, tzinfo=UTC),
+            ids=IDS,
         )
     )
     out = [orjson.loads(line) for line in composed.data.splitlines()]
@@ -93,6 +101,15 @@ def test_layout_prefix_side_pair_suffix_pointer() -> None:
     boundary, summary = out[2], out[3]
     assert boundary["subtype"] == "compact_boundary" and boundary["parentUuid"] is None
     assert boundary["logicalParentUuid"] == "u1" and boundary["compactMetadata"]["preTokens"] == 99
+    assert boundary["uuid"] == IDS.boundary_uuid and summary["uuid"] == IDS.summary_uuid
+    assert boundary["timestamp"] == summary["timestamp"] == IDS.timestamp
+    assert list(boundary["compactMetadata"]) == [
+        "trigger",
+        "sessionCompaction",
+        "preTokens",
+        "preservedSegment",
+    ]
+    assert boundary["compactMetadata"]["sessionCompaction"]["sourceSha256"] == "0" * 64
     assert boundary["compactMetadata"]["preservedSegment"] == {
         "headUuid": "u2",
         "anchorUuid": summary["uuid"],
@@ -122,7 +139,8 @@ def test_an_empty_suffix_cannot_be_composed() -> None:
                 pointer_line=None,
                 session_id=None,
                 logical_parent=None,
-                metadata={},
+                metadata=METADATA,
                 pre_tokens=0,
+                ids=IDS,
             )
         )

@@ -9,13 +9,20 @@ import orjson
 import pytest
 
 from pipeline.core.index import build_index
+from pipeline.formats.claude_code.pieces import (
+    NAME_OTHER,
+    ContentClass,
+    LinePieces,
+    Piece,
+    safe_name,
+    split_records,
+)
 from pipeline.formats.detect import detect_format
-from pipeline.jobs.tokens.classes import NAME_OTHER, ContentClass, LinePieces, Piece, safe_name, split_lines
 from pipeline.testing import TranscriptBuilder
 
 
 def pieces_of(data: bytes) -> list[LinePieces]:
-    return list(split_lines(data, build_index(data, detect_format(data))))
+    return list(split_records(build_index(data, detect_format(data)).record_lines(data)))
 
 
 def every_class_session() -> TranscriptBuilder:
@@ -134,7 +141,7 @@ def test_corpus_files_split_without_loss(corpus_files: Path) -> None:
     for path in sorted(corpus_files.glob("*.jsonl"))[:20]:
         data = path.read_bytes()
         index = build_index(data, detect_format(data))
-        for line in split_lines(data, index):
+        for line in split_records(index.record_lines(data)):
             total += len(line.pieces)
             assert all(isinstance(p, Piece) and p.name == safe_name(p.name) for p in line.pieces)
     assert total > 1000

@@ -10,8 +10,8 @@ import pytest
 
 from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName
+from pipeline.formats.claude_code.pieces import ContentClass, split_records
 from pipeline.jobs.front import Analysis, analyze
-from pipeline.jobs.tokens.classes import ContentClass, split_lines
 from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, piece_counter, tokens_session
 from pipeline.jobs.tokens.usage import (
     MIN_TURNS,
@@ -102,7 +102,7 @@ def session_turns(path: Path, estimator: str, framing: Framing = JOB_FRAMING) ->
     estimates: dict[int, tuple[int, ...]] = {}
     billed: dict[int, int] = {}
     blocks: dict[int, int] = {}
-    for line in split_lines(analysis.source.data, analysis.index):
+    for line in split_records(analysis.index.record_lines(analysis.source.data)):
         if line.api:
             estimates[line.line] = (sum(counts(p)[0] for p in line.pieces),)
             blocks[line.line] = sum(
@@ -245,14 +245,16 @@ def test_framing_is_added_once_to_framed_estimators_only(tmp_path: Path) -> None
     path = b.write(tmp_path / "s.jsonl")
     analysis = analyze(path, path.name, TokensOptions().topology(), command="tokens")
     assert isinstance(analysis, Analysis)
-    api = [line.line for line in split_lines(analysis.source.data, analysis.index) if line.api]
+    api = [line.line for line in split_records(analysis.index.record_lines(analysis.source.data)) if line.api]
     estimates = {line: (10, 10) for line in api}
     billed = {
-        line.line: 100 for line in split_lines(analysis.source.data, analysis.index) if line.billed_prompt
+        line.line: 100
+        for line in split_records(analysis.index.record_lines(analysis.source.data))
+        if line.billed_prompt
     }
     blocks = {
         line.line: 1
-        for line in split_lines(analysis.source.data, analysis.index)
+        for line in split_records(analysis.index.record_lines(analysis.source.data))
         if line.api and any(p.kind in (ContentClass.TOOL_USE, ContentClass.TOOL_RESULT) for p in line.pieces)
     }
     segments = usage_segments(analysis.index, analysis.graph, analysis.topology.chain)

@@ -57,6 +57,12 @@ class LineIndex:
             raw = raw[len(BOM) :]
         return raw
 
+    def record_lines(self, data: bytes) -> Iterator[tuple[int, DecodedRecord, bytes]]:
+        """(1-based line, record, exact bytes) of every record line, in physical order."""
+        for number, record in enumerate(self.records, 1):
+            if record is not None:
+                yield number, record, self.raw_line(data, number)
+
     def lines_of(self, kind: LineKind) -> Iterator[int]:
         """1-based numbers of the lines of one kind."""
         return (number for number, value in enumerate(self.kinds, 1) if value is kind)

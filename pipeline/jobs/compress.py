@@ -10,13 +10,22 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from pipeline import __version__
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
-from pipeline.core.compose import SUMMARY_PREAMBLE, ComposedTranscript, ComposeError, ComposeInput, compose
+from pipeline.core.compose import (
+    SUMMARY_PREAMBLE,
+    ComposedTranscript,
+    ComposeError,
+    ComposeInput,
+    PairIds,
+    compose,
+)
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.plan import CutOptions, Plan, PlanOutcome, plan_cut
 from pipeline.core.topology.select import TopologyOptions
@@ -24,7 +33,8 @@ from pipeline.core.validate.checks import READING_CODES, validate
 from pipeline.errors import CompactionError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.decode import message_text
+from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, claude_timestamp
+from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.front import Analysis, analyze, excluded_breakdown, leaf_report, session_block
 from pipeline.jobs.validate import chain_tokens, strict_report
 from pipeline.publish import write_bytes_atomic
@@ -162,29 +172,27 @@ def _instructions_carried(analysis: Analysis, plan: Plan, summary_text: str) -> 
     return True
 
 
-def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens: int) -> dict[str, Any]:
+def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens: int) -> ToolMetadata:
     topology = analysis.topology
-    return {
-        "trigger": "manual",
-        "sessionCompaction": {
-            "tool": "session-compaction",
-            "toolVersion": __version__,
-            "engine": ENGINE_VERSION,
-            "preserveMode": "active-chain" if topology.branch_isolation else "physical-tail",
-            "leaf": {
-                "uuid": topology.leaf_uuid,
-                "source": topology.leaf_source.value,
-                "policy": topology.policy.value,
-            },
-            "strictStatus": topology.strict.status.value,
-            "sourceSha256": analysis.source.sha256,
-            "counts": {name.value: partition[name].count for name in PartitionSet},
-            "digests": {name.value: partition[name].digest for name in PartitionSet},
-            "preEstimatedTokens": chain_tokens(analysis.index, topology.chain),
-            "postEstimatedTokens": post_tokens,
-            "cutReasons": list(plan.reasons),
-        },
-    }
+    return ToolMetadata(
+        tool="session-compaction",
+        tool_version=__version__,
+        engine=ENGINE_VERSION,
+        preserve_mode="active-chain" if topology.branch_isolation else "physical-tail",
+        leaf=LeafStamp(topology.leaf_uuid, topology.leaf_source.value, topology.policy.value),
+        strict_status=topology.strict.status.value,
+        source_sha256=analysis.source.sha256,
+        counts={name.value: partition[name].count for name in PartitionSet},
+        digests={name.value: partition[name].digest for name in PartitionSet},
+        pre_estimated_tokens=chain_tokens(analysis.index, topology.chain),
+        post_estimated_tokens=post_tokens,
+        cut_reasons=list(plan.reasons),
+    )
+
+
+def _fresh_ids() -> PairIds:
+    """New uuids for the compact pair and the time it is written (the one clock read of a run)."""
+    return PairIds(str(uuid.uuid4()), str(uuid.uuid4()), claude_timestamp(datetime.now(UTC)))
 
 
 def _compose_and_check(
@@ -204,6 +212,8 @@ def _compose_and_check(
     lineage = topology.lineage
     post_tokens = chain_tokens(index, plan.raw_lines) + estimate_text(summary_text) + RECORD_ALLOWANCE
 
+    ids = _fresh_ids()
+
     def build(post: int) -> ComposedTranscript:
         return compose(
             ComposeInput(
@@ -218,6 +228,7 @@ def _compose_and_check(
                 logical_parent=last_summarized.uuid if last_summarized else None,
                 metadata=_metadata(analysis, plan, partition, post),
                 pre_tokens=chain_tokens(index, topology.chain),
+                ids=ids,
             )
         )
 

@@ -10,13 +10,14 @@ characters, seed-estimated tokens) is measured over the `messages` array exactly
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_utf8
+from pipeline.formats.claude_code.records import plain_strings
 
 __all__ = [
     "REMINDER_PREFIX",
@@ -24,7 +25,6 @@ __all__ = [
     "ContextBlock",
     "ContextSize",
     "SentContext",
-    "plain_strings",
     "read_request",
 ]
 
@@ -84,18 +84,6 @@ class SentContext:
     blocks: tuple[ContextBlock, ...]
     strings: tuple[str, ...]  # every string the conversation carries, tool inputs included
     size: ContextSize
-
-
-def plain_strings(value: Any) -> Iterator[str]:
-    """Every string inside a JSON value (tool inputs, nested result content), depth first."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from plain_strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from plain_strings(item)
 
 
 def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | None:

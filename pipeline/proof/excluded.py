@@ -9,44 +9,22 @@ be attributed at all and are not checked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-import orjson
 
 from pipeline.core.index import LineIndex
 from pipeline.core.partition import Partition
-from pipeline.proof.context import plain_strings
+from pipeline.formats.claude_code.records import record_strings
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["EXCLUDED_SETS", "excluded_texts"]
 
 EXCLUDED_SETS = (PartitionSet.EXCLUDED_BRANCH, PartitionSet.EXCLUDED_UNATTRIBUTED)
-_CONTENT_KEYS = ("message", "attachment", "content", "summary", "toolUseResult", "lastPrompt")
 _SEPARATOR = "\x00"
-
-
-def _record_strings(raw: bytes) -> Iterator[str]:
-    """The content strings of one line: message, attachment, result and summary text.
-
-    A line that is not a JSON object yields the pieces between its quotes, so text inside a
-    truncated or malformed line is still covered.
-    """
-    try:
-        record: Any = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        record = None
-    if not isinstance(record, dict):
-        yield from raw.decode("utf-8", "replace").split('"')
-        return
-    for key in _CONTENT_KEYS:
-        if key in record:
-            yield from plain_strings(record[key])
 
 
 def _strings(data: bytes, index: LineIndex, lines: Iterable[int]) -> Iterator[str]:
     for line in lines:
-        yield from _record_strings(index.raw_line(data, line))
+        yield from record_strings(index.raw_line(data, line))
 
 
 def excluded_texts(
@@ -62,7 +40,7 @@ def excluded_texts(
     found: dict[str, ExcludedText] = {}
     for name in EXCLUDED_SETS:
         for line in sorted(partition[name].lines):
-            for text in _record_strings(index.raw_line(data, line)):
+            for text in record_strings(index.raw_line(data, line)):
                 if len(text) >= min_chars and text not in found and text not in kept:
                     found[text] = ExcludedText(text, line, name.value)
     return tuple(found.values())

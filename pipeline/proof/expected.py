@@ -20,11 +20,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import orjson
+from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code.content import RecordContent, read_content
 from pipeline.proof.context import ContextBlock
 
 __all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context"]
@@ -60,37 +59,26 @@ class _Message:
     caveat: bool = False  # the `<local-command-caveat>` meta message that opens a command group
 
 
-def _blocks(role: str, content: Any, keep_thinking: bool) -> list[ContextBlock]:
-    if isinstance(content, str):
-        return [ContextBlock(role, "text", content, None)] if content.strip() else []
+def _blocks(role: str, row: RecordContent, keep_thinking: bool) -> list[ContextBlock]:
+    if row.string_content is not None:
+        text = row.string_content
+        return [ContextBlock(role, "text", text, None)] if text.strip() else []
     found: list[ContextBlock] = []
-    for item in content if isinstance(content, list) else ():
-        if not isinstance(item, dict):
-            continue
-        kind = str(item.get("type"))
+    for part in row.parts:
+        kind = part.type_name
         if kind == "text":
-            text = item.get("text")
-            if isinstance(text, str) and text.strip():
-                found.append(ContextBlock(role, "text", text, None))
+            if part.text.strip():
+                found.append(ContextBlock(role, "text", part.text, None))
         elif kind in ("thinking", "redacted_thinking"):
             if keep_thinking:
-                found.append(ContextBlock(role, "thinking", str(item.get("thinking") or ""), None))
-        elif kind == "tool_use":
-            found.append(ContextBlock(role, kind, json.dumps(item.get("input")), item.get("id")))
-        elif kind == "tool_result":
-            shown = item["text"] if "text" in item else json.dumps(item.get("content"))
-            found.append(ContextBlock(role, kind, str(shown), item.get("tool_use_id")))
-            if _loads_tools(item.get("content")):
+                found.append(ContextBlock(role, "thinking", part.text, None))
+        elif kind in ("tool_use", "tool_result"):
+            found.append(ContextBlock(role, kind, part.shown, part.tool_id))
+            if part.loads_tools:
                 found.append(ContextBlock(role, "text", TOOL_LOADED, None))
         else:
             found.append(ContextBlock(role, kind, "", None))
     return found
-
-
-def _loads_tools(content: Any) -> bool:
-    return isinstance(content, list) and any(
-        isinstance(part, dict) and part.get("type") == "tool_reference" for part in content
-    )
 
 
 def _is_local_command(blocks: Sequence[ContextBlock]) -> bool:
@@ -99,26 +87,27 @@ def _is_local_command(blocks: Sequence[ContextBlock]) -> bool:
     )
 
 
-def _row_message(record: Any, keep_thinking: bool) -> _Message | None:
+def _row_message(row: RecordContent | None, keep_thinking: bool) -> _Message | None:
     """The message one chain row contributes, or None (attachments, hooks, other system rows)."""
-    if not isinstance(record, dict):
+    if row is None:
         return None
-    kind = record.get("type")
-    if kind == "system" and record.get("subtype") == "local_command":
-        content = record.get("content")
-        blocks = [ContextBlock("user", "text", content, None)] if isinstance(content, str) else []
-        return _Message("user", blocks, local_command=True, from_system=True) if blocks else None
-    message = record.get("message")
-    if kind not in ("user", "assistant") or not isinstance(message, dict):
+    if row.type == "system" and row.subtype == "local_command":
+        text = row.system_text
+        return (
+            _Message("user", [ContextBlock("user", "text", text, None)], local_command=True, from_system=True)
+            if text
+            else None
+        )
+    if row.type not in ("user", "assistant") or not row.has_message:
         return None
-    role = message.get("role") if message.get("role") in ("user", "assistant") else kind
-    blocks = _blocks(str(role), message.get("content"), keep_thinking)
+    role = row.role or row.type
+    blocks = _blocks(role, row, keep_thinking)
     if not blocks:
         return None
-    message_id = message.get("id") if role == "assistant" and isinstance(message.get("id"), str) else None
+    message_id = row.message_id if role == "assistant" else None
     local = role == "user" and _is_local_command(blocks)
-    caveat = local and record.get("isMeta") is True and blocks[0].text.startswith(_CAVEAT)
-    return _Message(str(role), blocks, message_id, local, caveat=caveat)
+    caveat = local and row.is_meta and blocks[0].text.startswith(_CAVEAT)
+    return _Message(role, blocks, message_id, local, caveat=caveat)
 
 
 def _fold(rows: list[_Message]) -> list[_Message]:
@@ -227,14 +216,7 @@ def expected_context(
     rows = [
         message
         for line in chain
-        if (message := _row_message(_decoded(index.raw_line(data, line)), keep_thinking)) is not None
+        if (message := _row_message(read_content(index.raw_line(data, line)), keep_thinking)) is not None
     ]
     messages = _probe_joins(_fold(_close(rows)))
     return tuple(block for message in messages for block in message.blocks)
-
-
-def _decoded(line: bytes) -> Any:
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None

@@ -11,13 +11,13 @@ differently, but a verification resumes both files with the same model, which is
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from pipeline.formats.claude_code.content import Part, RecordContent, iter_contents
 from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
-from pipeline.proof.staging import transcript_rows
 
 __all__ = ["DEFAULT_MODEL", "resumed_model", "today"]
 
@@ -57,31 +57,31 @@ def _family(model: str) -> str | None:
     return None
 
 
-def _assistant_models(transcript: Path) -> list[tuple[dict[str, Any], str]]:
-    """(message, model) of every assistant row Claude Code could restore a model from, in file order."""
-    found = []
-    for row in transcript_rows(transcript):
-        message = row.get("message")
-        if row.get("type") != "assistant" or row.get("isMeta") or not isinstance(message, dict):
-            continue
-        replaced = row.get("inPlaceOfModel")
-        model = replaced if isinstance(replaced, str) else message.get("model")
-        if isinstance(model, str) and model != _SYNTHETIC_MODEL:
-            found.append((message, model))
-    return found
+def _assistant_models(transcript: Path) -> list[tuple[RecordContent, str]]:
+    """(row, model) of every assistant row Claude Code could restore a model from, in file order."""
+    return [
+        (row, row.model)
+        for row in iter_contents(transcript.read_bytes())
+        if row.type == "assistant"
+        and not row.is_meta
+        and row.has_message
+        and row.model is not None
+        and row.model != _SYNTHETIC_MODEL
+    ]
 
 
-def _holds(message: Mapping[str, Any], block: ContextBlock) -> bool:
-    """Whether a stored assistant message carries this context block (full or golden prefix)."""
-    content = message.get("content")
-    items = [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
-    for item in items:
-        if not isinstance(item, dict) or item.get("type") != block.kind:
+def _holds(row: RecordContent, block: ContextBlock) -> bool:
+    """Whether a stored assistant row carries this context block (full or golden prefix)."""
+    parts = (Part("text", row.string_content),) if row.string_content is not None else row.parts
+    for part in parts:
+        if part.type_name != block.kind:
             continue
-        if block.kind == "tool_use" and item.get("id") == block.id:
+        if block.kind == "tool_use" and part.tool_id == block.id:
             return True
-        shown = str(item.get(block.kind, ""))[:TEXT_PREFIX_CHARS]
-        if block.kind in ("text", "thinking") and shown == block.text[:TEXT_PREFIX_CHARS]:
+        if (
+            block.kind in ("text", "thinking")
+            and part.text[:TEXT_PREFIX_CHARS] == block.text[:TEXT_PREFIX_CHARS]
+        ):
             return True
     return False
 

@@ -16,11 +16,11 @@ from typing import Final
 
 from pipeline.core.partition import Partition, partition_lines
 from pipeline.core.topology.select import TopologyOptions
+from pipeline.formats.claude_code.content import iter_contents
 from pipeline.jobs.front import Analysis, analyze
 from pipeline.proof.client import RESUME_TIMEOUT_SECONDS, ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.excluded import excluded_texts
 from pipeline.proof.model import resumed_model
-from pipeline.proof.staging import transcript_rows
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
 __all__ = ["ProofOptions", "prove_resume", "summary_texts", "sweep_exclusions"]
@@ -39,16 +39,14 @@ class ProofOptions:
 
 def summary_texts(compacted: Path) -> tuple[str, ...]:
     """The text of every compact summary row of a transcript."""
-    found = []
-    for row in transcript_rows(compacted):
-        message = row.get("message")
-        if not row.get("isCompactSummary") or not isinstance(message, dict):
+    found: list[str] = []
+    for row in iter_contents(compacted.read_bytes()):
+        if not row.is_compact_summary or not row.has_message:
             continue
-        content = message.get("content")
-        if isinstance(content, str):
-            found.append(content)
-        elif isinstance(content, list):
-            found += [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        if row.string_content is not None:
+            found.append(row.string_content)
+        else:
+            found += [part.text for part in row.parts if part.type_name == "text"]
     return tuple(found)
 
 

@@ -8,16 +8,15 @@ configuration is never read or written.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-__all__ = ["StagedSession", "project_slug", "stage_session", "transcript_rows", "transcript_session_id"]
+from pipeline.formats.claude_code.content import iter_contents
+
+__all__ = ["StagedSession", "project_slug", "stage_session", "transcript_session_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +35,6 @@ def project_slug(directory: Path) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", str(directory))
 
 
-def transcript_rows(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a transcript, one per readable line (others are skipped)."""
-    with path.open("rb") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)  # the stdlib also reads lines orjson rejects (lone surrogates)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                yield row
-
-
 def _is_uuid(value: object) -> bool:
     try:
         return isinstance(value, str) and str(uuid.UUID(value)) == value.lower()
@@ -57,7 +44,9 @@ def _is_uuid(value: object) -> bool:
 
 def transcript_session_id(path: Path) -> str | None:
     """The first `sessionId` in the file that is a UUID (what `--resume` accepts), if any."""
-    return next((row["sessionId"] for row in transcript_rows(path) if _is_uuid(row.get("sessionId"))), None)
+    return next(
+        (row.session_id for row in iter_contents(path.read_bytes()) if _is_uuid(row.session_id)), None
+    )
 
 
 def stage_session(transcript: Path, scratch: Path, *, session_id: str | None = None) -> StagedSession:

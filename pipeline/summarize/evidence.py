@@ -1,6 +1,7 @@
 """Evidence: the summarized lines, re-read by offset and turned into typed, immutable items.
 
-This is the only place in the summarizer that sees raw JSON. It reads exactly the lines it is
+The format module reads each line into typed content; this module decides what of it is
+evidence. It reads exactly the lines it is
 given (the caller passes only the `summary` set, so excluded records can never reach a summary)
 and emits one `EvidenceItem` per meaningful content block, in line order, then block order.
 A tool result is matched to its call's name only when the call is among those lines too.
@@ -12,12 +13,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Final, TypeAlias
-
-import orjson
+from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
+from pipeline.formats.claude_code.content import (
+    EMPTY_INPUT,
+    FrozenJson,
+    RecordContent,
+    freeze_json,
+    read_content,
+)
 
 __all__ = [
     "EvidenceItem",
@@ -28,14 +34,11 @@ __all__ = [
     "freeze_json",
 ]
 
-FrozenJson: TypeAlias = "bool | int | float | str | tuple[FrozenJson, ...] | Mapping[str, FrozenJson] | None"
 
 COMMAND_PREFIXES: Final = ("<command-", "<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
 """User text Claude Code writes for slash commands and `!` shell escapes, not typed prompts."""
 NOTICE_PREFIXES: Final = ("<task-notification>", "[Request interrupted by user")
 """User text Claude Code writes on its own (background task notices, interruptions)."""
-API_ERROR_DEPTH: Final = 4  # nesting of `error` objects searched for a status and message
-_EMPTY: Final[Mapping[str, FrozenJson]] = MappingProxyType({})
 _RECORD_TYPES: Final = frozenset({"user", "assistant", "system"})
 
 
@@ -62,7 +65,7 @@ class EvidenceItem:
     text: str = ""
     tool_name: str | None = None
     tool_id: str | None = None
-    tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: _EMPTY, hash=False)
+    tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
     is_error: bool = False
     timestamp: str | None = None
 
@@ -78,15 +81,6 @@ class EvidenceLineOutOfRange(CompactionError):
     def __init__(self, line: int, total: int) -> None:
         self.line, self.total = line, total
         super().__init__(f"line {line} is outside the file's {total} lines")
-
-
-def freeze_json(value: Any) -> FrozenJson:
-    """A deeply immutable copy of parsed JSON: objects become read-only mappings, arrays tuples."""
-    if isinstance(value, dict):
-        return MappingProxyType({str(key): freeze_json(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return tuple(freeze_json(item) for item in value)
-    return value  # type: ignore[no-any-return]  # str, int, float, bool or None
 
 
 def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tuple[EvidenceItem, ...]:
@@ -105,79 +99,66 @@ def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tup
         record = index.record(line)
         if record is None or record.type not in _RECORD_TYPES:
             continue
-        try:
-            value = orjson.loads(index.raw_line(data, line))
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            items.extend(_items_of(value, line, names))
+        content = read_content(index.raw_line(data, line))
+        if content is not None:
+            items.extend(_items_of(content, line, names))
     return tuple(items)
 
 
-def _items_of(value: dict[str, Any], line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
-    stamp = value.get("timestamp")
-    timestamp = stamp if isinstance(stamp, str) else None
-    kind = value.get("type")
-    if kind == "system":
-        yield from _system_items(value, line, timestamp)
+def _items_of(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
+    if content.type == "system":
+        yield from _system_items(content, line)
+    elif content.has_message and content.type == "assistant":
+        yield from _assistant_items(content, line, names)
+    elif content.has_message:
+        yield from _user_items(content, line, names)
+
+
+def _assistant_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
+    stamp = content.timestamp
+    if content.string_content is not None:
+        if content.string_content.strip():
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content.string_content, timestamp=stamp)
         return
-    message = value.get("message")
-    if not isinstance(message, dict):
+    for part in content.parts:
+        if part.type_name == "text" and part.text.strip():
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, part.text, timestamp=stamp)
+        elif part.type_name == "thinking" and part.text.strip():
+            yield EvidenceItem(line, EvidenceKind.THINKING, part.text, timestamp=stamp)
+        elif part.type_name == "tool_use":
+            if part.tool_id is not None and part.tool_name is not None:
+                names[part.tool_id] = part.tool_name
+            yield EvidenceItem(
+                line,
+                EvidenceKind.TOOL_CALL,
+                tool_name=part.tool_name,
+                tool_id=part.tool_id,
+                tool_input=part.tool_input,
+                timestamp=stamp,
+            )
+
+
+def _user_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
+    stamp, text = content.timestamp, content.text
+    if content.is_compact_summary:
+        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text, timestamp=stamp)
         return
-    content = message.get("content")
-    if kind == "assistant":
-        yield from _assistant_items(content, line, timestamp, names)
-    else:
-        yield from _user_items(value, message, line, timestamp, names)
-
-
-def _assistant_items(
-    content: Any, line: int, timestamp: str | None, names: dict[str, str]
-) -> Iterator[EvidenceItem]:
-    if isinstance(content, str):
-        if content.strip():
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content, timestamp=timestamp)
-        return
-    for block in _blocks(content):
-        block_type = block.get("type")
-        if block_type == "text" and _nonblank(block.get("text")):
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, block["text"], timestamp=timestamp)
-        elif block_type == "thinking" and _nonblank(block.get("thinking")):
-            yield EvidenceItem(line, EvidenceKind.THINKING, block["thinking"], timestamp=timestamp)
-        elif block_type == "tool_use":
-            yield _tool_call(block, line, timestamp, names)
-
-
-def _tool_call(
-    block: dict[str, Any], line: int, timestamp: str | None, names: dict[str, str]
-) -> EvidenceItem:
-    name = block.get("name") if isinstance(block.get("name"), str) else None
-    tool_id = block.get("id") if isinstance(block.get("id"), str) else None
-    if tool_id is not None and name is not None:
-        names[tool_id] = name
-    raw_input = block.get("input")
-    frozen = freeze_json(raw_input) if isinstance(raw_input, dict) else _EMPTY
-    assert isinstance(frozen, Mapping)
-    return EvidenceItem(
-        line, EvidenceKind.TOOL_CALL, tool_name=name, tool_id=tool_id, tool_input=frozen, timestamp=timestamp
-    )
-
-
-def _user_items(
-    value: dict[str, Any], message: dict[str, Any], line: int, timestamp: str | None, names: dict[str, str]
-) -> Iterator[EvidenceItem]:
-    content = message.get("content")
-    text = _joined_text(content)
-    if value.get("isCompactSummary") is True:
-        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text, timestamp=timestamp)
-        return
-    results = [block for block in _blocks(content) if block.get("type") == "tool_result"]
-    for block in results:
-        yield _tool_result(block, line, timestamp, names)
+    results = [part for part in content.parts if part.type_name == "tool_result"]
+    for part in results:
+        name = names.get(part.tool_id) if part.tool_id is not None else None
+        yield EvidenceItem(
+            line,
+            EvidenceKind.TOOL_RESULT,
+            part.text,
+            tool_name=name,
+            tool_id=part.tool_id,
+            is_error=part.is_error,
+            timestamp=stamp,
+        )
     if results or not text.strip():
         return
-    if message.get("role") != "user" or value.get("isMeta") is True:
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=timestamp)
+    if content.role != "user" or content.is_meta:
+        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
         return
     head = text.lstrip()
     if head.startswith(COMMAND_PREFIXES):
@@ -186,74 +167,17 @@ def _user_items(
         kind = EvidenceKind.OTHER
     else:
         kind = EvidenceKind.HUMAN_PROMPT
-    yield EvidenceItem(line, kind, text, timestamp=timestamp)
+    yield EvidenceItem(line, kind, text, timestamp=stamp)
 
 
-def _tool_result(
-    block: dict[str, Any], line: int, timestamp: str | None, names: dict[str, str]
-) -> EvidenceItem:
-    raw_id = block.get("tool_use_id") or block.get("toolUseID")
-    tool_id = raw_id if isinstance(raw_id, str) else None
-    return EvidenceItem(
-        line,
-        EvidenceKind.TOOL_RESULT,
-        _joined_text(block.get("content")),
-        tool_name=names.get(tool_id) if tool_id is not None else None,
-        tool_id=tool_id,
-        is_error=block.get("is_error") is True,
-        timestamp=timestamp,
-    )
-
-
-def _system_items(value: dict[str, Any], line: int, timestamp: str | None) -> Iterator[EvidenceItem]:
-    subtype = value.get("subtype")
-    content = value.get("content")
-    text = content if isinstance(content, str) else ""
+def _system_items(content: RecordContent, line: int) -> Iterator[EvidenceItem]:
+    subtype, text, stamp = content.subtype, content.system_text or "", content.timestamp
     if subtype == "local_command":
         if text.strip():
-            yield EvidenceItem(line, EvidenceKind.COMMAND, text, timestamp=timestamp)
+            yield EvidenceItem(line, EvidenceKind.COMMAND, text, timestamp=stamp)
     elif subtype == "api_error":
-        text = text or _api_error_text(value)
-        yield EvidenceItem(line, EvidenceKind.SYSTEM_ERROR, text, is_error=True, timestamp=timestamp)
+        yield EvidenceItem(
+            line, EvidenceKind.SYSTEM_ERROR, text or content.api_error or "", is_error=True, timestamp=stamp
+        )
     elif subtype != "compact_boundary" and text.strip():
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=timestamp)
-
-
-def _api_error_text(value: dict[str, Any]) -> str:
-    """A one-line description of an `api_error` record from its status, type and message."""
-    parts = ["API error"]
-    error = value.get("error")
-    for _ in range(API_ERROR_DEPTH):
-        if not isinstance(error, dict):
-            break
-        for key in ("status", "type", "message"):
-            item = error.get(key)
-            if isinstance(item, str | int) and not isinstance(item, bool) and str(item) not in parts:
-                parts.append(str(item))
-        error = error.get("error")
-    attempt, limit = value.get("retryAttempt"), value.get("maxRetries")
-    if isinstance(attempt, int) and isinstance(limit, int):
-        parts.append(f"(retry {attempt} of {limit})")
-    return " ".join(parts)
-
-
-def _blocks(content: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict):
-                yield block
-
-
-def _joined_text(content: Any) -> str:
-    """String content as is, or the text blocks joined by newlines (images and others ignored)."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        block["text"]
-        for block in _blocks(content)
-        if block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
-
-
-def _nonblank(value: Any) -> bool:
-    return isinstance(value, str) and bool(value.strip())
+        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)

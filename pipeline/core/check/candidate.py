@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import orjson
-
 from pipeline.core.check.contract import ContractMessage, Violation, check_survival
 from pipeline.core.graph import build_graph
 from pipeline.core.index import LineIndex, build_index
@@ -21,7 +19,7 @@ from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.core.validate.checks import validate
 from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.decode import message_text
+from pipeline.formats.claude_code.records import has_internal_field, message_text
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
@@ -73,11 +71,7 @@ def contract_messages(
 
 
 def _internal_fields(data: bytes, index: LineIndex, lines: Sequence[int]) -> bool:
-    for line in lines:
-        record = orjson.loads(index.raw_line(data, line))
-        if any(key.startswith("_") for key in record):
-            return True
-    return False
+    return any(has_internal_field(index.raw_line(data, line)) for line in lines)
 
 
 def check_candidate(

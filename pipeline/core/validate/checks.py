@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Final
-
-import orjson
+from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.validate.pairing import check_pairing
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.records import (
+    CompactMetadataRefs,
+    RefState,
+    compact_metadata,
+    summary_has_text,
+)
 from pipeline.vocabulary import FindingCode, LineKind, PointerState, Severity
 
 __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
@@ -115,55 +119,29 @@ def _pointer_findings(index: LineIndex, graph: UuidGraph) -> list[Finding]:
     return findings
 
 
-def _metadata(index: LineIndex, data: bytes, line: int) -> dict[str, Any] | None:
-    """Re-read one boundary line to inspect its compactMetadata (few lines, read by offset)."""
-    try:
-        record = orjson.loads(index.raw_line(data, line))
-    except orjson.JSONDecodeError:
-        return None
-    metadata = record.get("compactMetadata") if isinstance(record, dict) else None
-    return metadata if isinstance(metadata, dict) else None
-
-
-def _summary_has_text(index: LineIndex, data: bytes, line: int) -> bool:
-    try:
-        record = orjson.loads(index.raw_line(data, line))
-    except orjson.JSONDecodeError:
-        return False
-    message = record.get("message") if isinstance(record, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):  # older versions wrap the summary in one text block
-        content = "".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
-    return isinstance(content, str) and bool(content.strip())
-
-
 def _preserved_findings(
-    metadata: dict[str, Any], graph: UuidGraph, line: int, on_chain: bool
+    metadata: CompactMetadataRefs, graph: UuidGraph, line: int, on_chain: bool
 ) -> list[Finding]:
     findings: list[Finding] = []
     severity = E if on_chain else W
-    preserved = metadata.get("preservedMessages", metadata.get("preserved"))
-    if isinstance(preserved, dict):
-        uuids = preserved.get("uuids")
-        anchor = preserved.get("anchorUuid")
-        if not isinstance(uuids, list) or any(not isinstance(u, str) or not u for u in uuids):
+    preserved, segment = metadata.preserved, metadata.segment
+    if preserved.state is RefState.VALID:
+        if not preserved.uuids_valid:
             findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
-        elif any(u not in graph.line_of for u in uuids):
+        elif any(u not in graph.line_of for u in preserved.uuids):
             findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
-        if not isinstance(anchor, str) or anchor not in graph.line_of:
+        if preserved.anchor is None or preserved.anchor not in graph.line_of:
             findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
-    elif preserved is not None:
+    elif preserved.state is RefState.MALFORMED:
         findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
-    segment = metadata.get("preservedSegment")
-    if segment is not None:
-        keys = ("headUuid", "anchorUuid", "tailUuid")
-        malformed = not isinstance(segment, dict) or any(not isinstance(segment.get(k), str) for k in keys)
-        if malformed or segment["anchorUuid"] not in graph.line_of:
-            findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
-        elif any(segment[k] not in graph.line_of for k in ("headUuid", "tailUuid")):
-            findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
+    if segment.state is RefState.MALFORMED or (
+        segment.state is RefState.VALID and segment.anchor not in graph.line_of
+    ):
+        findings.append(Finding(C.COMPACT_PRESERVED_INVALID, severity, line=line))
+    elif segment.state is RefState.VALID and (
+        segment.head not in graph.line_of or segment.tail not in graph.line_of
+    ):
+        findings.append(Finding(C.COMPACT_PRESERVED_HISTORICAL, W, line=line))
     return findings
 
 
@@ -185,7 +163,7 @@ def _compact_findings(
             findings.append(Finding(C.COMPACT_SUMMARY_LEGACY, INFO, line=line))
         else:
             findings.append(Finding(C.COMPACT_SUMMARY_ORPHAN, E if on_chain else W, line=line))
-        if not _summary_has_text(index, data, line):
+        if not summary_has_text(index.raw_line(data, line)):
             findings.append(Finding(C.COMPACT_SUMMARY_EMPTY, E if on_chain else W, line=line))
     for line in boundaries:
         record = index.record(line)
@@ -200,7 +178,7 @@ def _compact_findings(
                     C.COMPACT_BOUNDARY_SUMMARY_COUNT, E if on_chain else W, line=line, count=children[line]
                 )
             )
-        metadata = _metadata(index, data, line)
+        metadata = compact_metadata(index.raw_line(data, line))
         if metadata is None:
             findings.append(Finding(C.COMPACT_METADATA_MISSING, W, line=line))
         else:

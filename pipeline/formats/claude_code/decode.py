@@ -35,7 +35,6 @@ __all__ = [
     "LineProblem",
     "decode_record",
     "human_prompt_key",
-    "message_text",
 ]
 
 BLOCK_CODES: Final = {
@@ -448,27 +447,3 @@ def _assemble(
         _text(head.agentId),
         tokens,
     )
-
-
-def message_text(line: bytes) -> tuple[str | None, str, bool]:
-    """(role, joined text blocks, is compact summary) of one record line, for contract checks."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None, "", False
-    message = record.get("message") if isinstance(record, dict) else None
-    if not isinstance(message, dict):
-        return None, "", False
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "\n".join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    else:
-        text = ""
-    role = message.get("role") if isinstance(message.get("role"), str) else None
-    return role, text, record.get("isCompactSummary") is True

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.jobs.tokens.classes import ContentClass
+from pipeline.formats.claude_code.pieces import ContentClass
 from pipeline.jobs.tokens.job import SEED_RECORD, Scope
 from pipeline.report.sessions import SessionOutcome
 

@@ -23,8 +23,8 @@ from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import DEFAULT_ESTIMATORS, EstimatorName
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
 from pipeline.jobs.front import Analysis, analyze, leaf_report, session_block
-from pipeline.jobs.tokens.classes import NAME_OTHER, ContentClass, Piece, split_lines
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.report.sessions import (
     SESSION_SCHEMA,
@@ -221,7 +221,7 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: Toke
     tool_blocks: dict[int, int] = {}
     images = [0, 0]
     zero = (0,) * width
-    for line in split_lines(analysis.source.data, index):
+    for line in split_records(index.record_lines(analysis.source.data)):
         in_chain = line.line in active
         line_total: tuple[int, ...] = zero
         for piece in line.pieces:

@@ -2,7 +2,7 @@
 
 A record's content is cut into pieces of one `ContentClass` each, with a name where one helps
 (the tool of a tool_use or tool_result, an attachment's type, a system record's subtype). Lines
-are re-read by offset from the source bytes and decoded with msgspec structs that name only the
+are given as bytes (re-read by offset by the caller) and decoded with msgspec structs that name only the
 fields needed here, so bulky fields no model ever sees (`toolUseResult`, signatures, base64
 image data) are skipped without being materialized.
 
@@ -20,13 +20,12 @@ Images and documents are counted, never tokenized as text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
 
-from pipeline.core.index import LineIndex
 from pipeline.formats.claude_code.decode import DecodedRecord
 
 __all__ = [
@@ -35,7 +34,7 @@ __all__ = [
     "LinePieces",
     "Piece",
     "safe_name",
-    "split_lines",
+    "split_records",
 ]
 
 
@@ -334,19 +333,16 @@ def _split_record(
 _CONTENT_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
 
 
-def split_lines(data: bytes, index: LineIndex) -> Iterator[LinePieces]:
+def split_records(records: Iterable[tuple[int, DecodedRecord, bytes]]) -> Iterator[LinePieces]:
     """Pieces of every user, assistant, attachment and system line, in physical order.
 
-    Physical order lets a tool_result learn the name of the tool_use written before it.
+    `records` are (1-based line, decoded record, line bytes) in file order; physical order lets
+    a tool_result learn the name of the tool_use written before it.
     """
     splitter = _Splitter()
-    offsets, lengths = index.offsets, index.lengths
-    for number, record in enumerate(index.records, 1):
-        if record is None or record.type not in _CONTENT_TYPES:
+    for number, record, line in records:
+        if record.type not in _CONTENT_TYPES:
             continue
-        start = offsets[number - 1]
-        # JSON allows the CR of a CRLF line as trailing whitespace; only line 1 can carry the BOM.
-        line = index.raw_line(data, 1) if number == 1 else data[start : start + lengths[number - 1]]
         try:
             pieces, images, billed = _split_record(splitter, record, line)
         except (msgspec.DecodeError, UnicodeDecodeError):  # the index decoded it; never a crash here

@@ -1,0 +1,238 @@
+"""The records a compaction writes, in the exact shape and key order Claude Code writes them.
+
+The new compact pair (a `system`/`compact_boundary` root and its `isCompactSummary` user child),
+the projected `last-prompt` pointer, and the one byte-level edit a kept record gets: its
+`parentUuid` replaced without re-serializing anything else. Records are compact JSON in Claude
+Code's key order, which is what lets Claude Code find the boundary in large files. Values come in
+typed; JSON is produced only here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+import orjson
+
+from pipeline.formats.claude_code.content import parse_object
+
+__all__ = [
+    "BOUNDARY_CONTENT",
+    "COMMON_KEYS",
+    "CompactionMetadata",
+    "LeafStamp",
+    "SharedFields",
+    "ToolMetadata",
+    "boundary_line",
+    "claude_timestamp",
+    "projected_pointer",
+    "replace_parent",
+    "shared_fields",
+    "summary_line",
+]
+
+BOUNDARY_CONTENT: Final = "Conversation compacted"
+COMMON_KEYS: Final = ("userType", "cwd", "sessionId", "version", "gitBranch", "slug", "entrypoint")
+Scalar = str | int | float | bool
+
+
+class LeafStamp(msgspec.Struct, frozen=True):
+    """The leaf a compaction kept, and what chose it."""
+
+    uuid: str | None
+    source: str
+    policy: str
+
+
+class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
+    """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
+
+    tool: str
+    tool_version: str
+    engine: str
+    preserve_mode: str
+    leaf: LeafStamp
+    strict_status: str
+    source_sha256: str
+    counts: dict[str, int]
+    digests: dict[str, str]
+    pre_estimated_tokens: int
+    post_estimated_tokens: int
+    cut_reasons: list[str]
+
+
+class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):
+    head_uuid: str
+    anchor_uuid: str
+    tail_uuid: str
+
+
+class CompactionMetadata(msgspec.Struct, frozen=True, rename="camel"):
+    """A boundary's `compactMetadata`, in the key order it is written."""
+
+    trigger: str
+    session_compaction: ToolMetadata
+    pre_tokens: int
+    preserved_segment: PreservedSegmentStamp
+
+
+def claude_timestamp(moment: datetime) -> str:
+    """A moment as Claude Code writes `timestamp` members: UTC, milliseconds, a `Z`."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFields:
+    """The most frequent shared envelope fields of kept records, in Claude Code's key order."""
+
+    pairs: tuple[tuple[str, Scalar], ...]
+
+    def members(self) -> dict[str, Scalar]:
+        return dict(self.pairs)
+
+
+def shared_fields(lines: Iterable[bytes], session_id: str | None) -> SharedFields:
+    """The commonest `COMMON_KEYS` values among some records (seed: common_fields)."""
+    counts: dict[str, Counter[Scalar]] = {key: Counter() for key in COMMON_KEYS}
+    for line in lines:
+        record = parse_object(line)
+        for key in COMMON_KEYS if record is not None else ():
+            value = record.get(key)  # type: ignore[union-attr]
+            if isinstance(value, str | int | float | bool) and value != "":
+                counts[key][value] += 1
+    common = {key: counter.most_common(1)[0][0] for key, counter in counts.items() if counter}
+    if session_id:
+        common["sessionId"] = session_id
+    return SharedFields(tuple((key, common[key]) for key in COMMON_KEYS if key in common))
+
+
+def boundary_line(
+    common: SharedFields, uid: str, logical_parent: str | None, stamp: str, metadata: CompactionMetadata
+) -> bytes:
+    """The `compact_boundary` record of a new compact pair."""
+    record: dict[str, Any] = {"parentUuid": None}
+    if logical_parent:
+        record["logicalParentUuid"] = logical_parent
+    record["isSidechain"] = False
+    record.update(common.members())
+    record.update(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": BOUNDARY_CONTENT,
+            "isMeta": False,
+            "timestamp": stamp,
+            "uuid": uid,
+            "level": "info",
+            "compactMetadata": msgspec.to_builtins(metadata),
+        }
+    )
+    return orjson.dumps(record)
+
+
+def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: str) -> bytes:
+    """The `isCompactSummary` user record that carries the summary text."""
+    record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
+    record.update(common.members())
+    record.update(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": text},
+            "isVisibleInTranscriptOnly": True,
+            "isCompactSummary": True,
+            "uuid": uid,
+            "timestamp": stamp,
+        }
+    )
+    return orjson.dumps(record)
+
+
+def projected_pointer(line: bytes, leaf_uuid: str | None, session_id: str | None) -> bytes | None:
+    """The source pointer deep-copied (unknown fields survive) with only its leaf projected.
+
+    None when the pointer line cannot be read.
+    """
+    pointer = parse_object(line)
+    if pointer is None:
+        return None
+    pointer["leafUuid"] = leaf_uuid
+    if "sessionId" in pointer and isinstance(session_id, str):
+        pointer["sessionId"] = session_id
+    return orjson.dumps(pointer)
+
+
+def _string_end(line: bytes, opening: int) -> int:
+    """Index of the quote closing the JSON string that opens at `opening` (escapes skipped)."""
+    end = opening + 1
+    while True:
+        end = line.index(b'"', end)
+        backslashes = 0
+        while line[end - 1 - backslashes] == 0x5C:
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return end
+        end += 1
+
+
+def _value_end(line: bytes, start: int) -> int:
+    if line[start] == 0x22:
+        return _string_end(line, start) + 1
+    end = start
+    while end < len(line) and line[end] not in b",}":
+        end += 1
+    return end
+
+
+def _member_value_start(line: bytes, key_end: int) -> int:
+    start = key_end + 1
+    while line[start] in b" \t":
+        start += 1
+    start += 1  # the colon
+    while line[start] in b" \t":
+        start += 1
+    return start
+
+
+def _find_top_level_value(line: bytes, key: bytes) -> tuple[int, int] | None:
+    """Byte span of a top-level member's value, found by a small JSON scan (strings and nesting)."""
+    depth = position = 0
+    expect_key = False
+    while position < len(line):
+        byte = line[position]
+        if byte == 0x22:  # a string
+            end = _string_end(line, position)
+            if depth == 1 and expect_key and line[position + 1 : end] == key:
+                start = _member_value_start(line, end)
+                return start, _value_end(line, start)
+            expect_key = False
+            position = end + 1
+            continue
+        if byte == 0x7B:
+            depth += 1
+            expect_key = depth == 1
+        elif byte == 0x5B:
+            depth += 1
+            expect_key = False
+        elif byte in b"}]":
+            depth -= 1
+        elif byte == 0x2C:
+            expect_key = depth == 1
+        position += 1
+    return None
+
+
+def replace_parent(line: bytes, new_parent: str) -> bytes:
+    """The line with only its top-level `parentUuid` value replaced (inserted when absent)."""
+    value = orjson.dumps(new_parent)
+    prefix = b'{"parentUuid":'
+    if line.startswith(prefix):  # Claude Code writes parentUuid first: no scan needed
+        start = len(prefix)
+        return line[:start] + value + line[_value_end(line, start) :]
+    span = _find_top_level_value(line, b"parentUuid")
+    if span is None:
+        return b'{"parentUuid":' + value + b"," + line[1:]
+    return line[: span[0]] + value + line[span[1] :]

@@ -1,0 +1,207 @@
+"""The content of one Claude Code line, read into typed values for the stages that need text.
+
+The index keeps only structural facts (`decode.py`); a stage that needs what a record says (the
+summarizer's evidence, the resume model of Claude Code's context, the resume proof) reads the
+line again here and gets frozen values: the record's kind and flags and one `Part` per content
+block, tool inputs frozen. Parse failures are answered here, never raised past this module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, TypeAlias
+
+import orjson
+
+__all__ = [
+    "EMPTY_INPUT",
+    "FrozenJson",
+    "Part",
+    "RecordContent",
+    "freeze_json",
+    "iter_contents",
+    "joined_text",
+    "read_content",
+]
+
+FrozenJson: TypeAlias = "bool | int | float | str | tuple[FrozenJson, ...] | Mapping[str, FrozenJson] | None"
+EMPTY_INPUT: Final[Mapping[str, FrozenJson]] = MappingProxyType({})
+API_ERROR_DEPTH: Final = 4  # nesting of `error` objects searched for a status and message
+
+
+def freeze_json(value: Any) -> FrozenJson:
+    """A deeply immutable copy of parsed JSON: objects become read-only mappings, arrays tuples."""
+    if isinstance(value, dict):
+        return MappingProxyType({str(key): freeze_json(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return tuple(freeze_json(item) for item in value)
+    return value  # type: ignore[no-any-return]  # str, int, float, bool or None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One content block of a message.
+
+    `type_name` is the block's `type` as written; `text` the text of a text or thinking block, or
+    the joined text of a tool result; `shown` the block as a Messages request shows it (a
+    tool_use's input as JSON, a tool_result's `text` member or its content as JSON).
+    """
+
+    type_name: str
+    text: str = ""
+    tool_id: str | None = None
+    tool_name: str | None = None
+    tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
+    shown: str = ""
+    is_error: bool = False
+    loads_tools: bool = False  # a tool result made of `tool_reference` blocks (deferred tools)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordContent:
+    """What one record says: kind, flags, message parts, system text."""
+
+    type: str | None
+    subtype: str | None
+    role: str | None  # `message.role` when it is "user" or "assistant"
+    is_meta: bool
+    is_compact_summary: bool
+    message_id: str | None
+    model: str | None  # the model an assistant row names (`inPlaceOfModel` first)
+    session_id: str | None
+    timestamp: str | None
+    has_message: bool
+    string_content: str | None  # `message.content` when it is one string
+    parts: tuple[Part, ...]
+    system_text: str | None  # a system record's `content` string
+    api_error: str | None  # a one-line description of an `api_error` system record
+
+    @property
+    def text(self) -> str:
+        """String content as is, or the text blocks joined by newlines (images and others left out)."""
+        if self.string_content is not None:
+            return self.string_content
+        return "\n".join(part.text for part in self.parts if part.type_name == "text")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _blocks(content: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                yield block
+
+
+def joined_text(content: Any) -> str:
+    """String content as is, or the text blocks of a block list joined by newlines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        b["text"] for b in _blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def _part(block: dict[str, Any]) -> Part:
+    kind = str(block.get("type"))
+    if kind == "text":
+        return Part(kind, _str(block.get("text")) or "")
+    if kind in ("thinking", "redacted_thinking"):
+        return Part(kind, _str(block.get("thinking")) or "")
+    if kind == "tool_use":
+        raw = block.get("input")
+        frozen = freeze_json(raw) if isinstance(raw, dict) else EMPTY_INPUT
+        assert isinstance(frozen, Mapping)
+        return Part(kind, "", _str(block.get("id")), _str(block.get("name")), frozen, json.dumps(raw))
+    if kind == "tool_result":
+        content = block.get("content")
+        shown = block["text"] if "text" in block else json.dumps(content)
+        loads = isinstance(content, list) and any(p.get("type") == "tool_reference" for p in _blocks(content))
+        tool_id = _str(block.get("tool_use_id") or block.get("toolUseID"))
+        return Part(
+            kind,
+            joined_text(content),
+            tool_id,
+            shown=str(shown),
+            is_error=block.get("is_error") is True,
+            loads_tools=loads,
+        )
+    return Part(kind)
+
+
+def _api_error_text(value: dict[str, Any]) -> str:
+    """A one-line description of an `api_error` record from its status, type and message."""
+    parts = ["API error"]
+    error = value.get("error")
+    for _ in range(API_ERROR_DEPTH):
+        if not isinstance(error, dict):
+            break
+        for key in ("status", "type", "message"):
+            item = error.get(key)
+            if isinstance(item, str | int) and not isinstance(item, bool) and str(item) not in parts:
+                parts.append(str(item))
+        error = error.get("error")
+    attempt, limit = value.get("retryAttempt"), value.get("maxRetries")
+    if isinstance(attempt, int) and isinstance(limit, int):
+        parts.append(f"(retry {attempt} of {limit})")
+    return " ".join(parts)
+
+
+def parse_object(line: bytes) -> dict[str, Any] | None:
+    """The JSON object a line holds, or None (the stdlib also reads lone surrogates orjson rejects)."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _content_of(value: dict[str, Any]) -> RecordContent:
+    message = value.get("message")
+    has_message = isinstance(message, dict)
+    msg: dict[str, Any] = message if isinstance(message, dict) else {}
+    content = msg.get("content")
+    role = msg.get("role") if msg.get("role") in ("user", "assistant") else None
+    kind = _str(value.get("type"))
+    replaced = value.get("inPlaceOfModel")
+    system_text = _str(value.get("content")) if kind == "system" else None
+    return RecordContent(
+        type=kind,
+        subtype=_str(value.get("subtype")),
+        role=role,
+        is_meta=value.get("isMeta") is True,
+        is_compact_summary=value.get("isCompactSummary") is True,
+        message_id=_str(msg.get("id")),
+        model=replaced if isinstance(replaced, str) else _str(msg.get("model")),
+        session_id=_str(value.get("sessionId")),
+        timestamp=_str(value.get("timestamp")),
+        has_message=has_message,
+        string_content=content if isinstance(content, str) else None,
+        parts=tuple(_part(block) for block in _blocks(content)),
+        system_text=system_text,
+        api_error=_api_error_text(value)
+        if kind == "system" and value.get("subtype") == "api_error"
+        else None,
+    )
+
+
+def read_content(line: bytes) -> RecordContent | None:
+    """The content of one line (terminator removed), or None for a line that is not a JSON object."""
+    value = parse_object(line)
+    return _content_of(value) if value is not None else None
+
+
+def iter_contents(data: bytes) -> Iterator[RecordContent]:
+    """The content of every readable object line of a whole file, in order."""
+    for line in data.removeprefix(b"\xef\xbb\xbf").split(b"\n"):
+        content = read_content(line) if line.strip() else None
+        if content is not None:
+            yield content
