@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, CORPUS, REPO, emit, fleet, session_files, total_mb
 
 sys.path.insert(0, str(REPO))
-from pipeline.core.topology.select import TopologyOptions
+from pipeline.core.topology.select import AUTO
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.real import MissingExtra, load_tokenizer
 from pipeline.formats.claude_code.pieces import split_records
-from pipeline.jobs.front import analyze
+from pipeline.jobs.front import open_session
 from pipeline.read.discover import discover
 
 REAL = ("o200k", "cl100k", "claude-legacy", "deepseek", "qwen")
@@ -103,7 +103,7 @@ def overhead(name: str, root: Path, rounds: int, jobs: int) -> dict[str, Any]:
 def _corpus_texts() -> list[str]:
     texts = []
     for session in discover([CORPUS]):
-        analysis = analyze(session.path, session.label, TopologyOptions(), command="benchmark")
+        analysis = open_session(session.path, session.label, AUTO, command="benchmark", per_code=1)
         if hasattr(analysis, "index"):
             texts.extend(
                 p.text()

@@ -9,6 +9,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "UnreadableSource",
+    "UsageError",
 ]
 
 
@@ -18,6 +19,10 @@ class CompactionError(Exception):
 
 class ConfigError(CompactionError):
     """A configuration file, environment variable or flag has an invalid value."""
+
+
+class UsageError(CompactionError):
+    """A problem with the command line itself (the command exits 2 and says what)."""
 
 
 class UnreadableSource(CompactionError):

@@ -83,20 +83,3 @@ class Finding:
     uuid: str | None = None
     count: int = 1
     ids: tuple[str, ...] = ()  # tool ids, session ids or reason codes: identifiers only
-
-    def to_report(self) -> dict[str, object]:
-        """JSON-ready form; absent fields are left out."""
-        out: dict[str, object] = {
-            "code": self.code.value,
-            "severity": self.severity.value,
-            "reason": REASONS[self.code],
-        }
-        if self.line is not None:
-            out["line"] = self.line
-        if self.uuid is not None:
-            out["uuid"] = self.uuid
-        if self.count != 1:
-            out["count"] = self.count
-        if self.ids:
-            out["ids"] = list(self.ids)
-        return out

@@ -1,45 +1,146 @@
 """Settings: `config/default.toml`, then a user file, then `COMPACTION_*` variables, then flags.
 
-The defaults file is the single list of knobs; this module only reads it, checks each value
-against the default's type, and freezes the result. It is built once at the CLI edge and
-passed down explicitly.
+The defaults file is the single list of knobs and the only place their defaults are written: the
+section types below declare each knob's type and range, never a default. Layers are merged as
+plain TOML values, each override checked against the default's type; the result is converted
+once into one frozen `Settings` with a typed section per command and range-checked, at the CLI
+edge, then passed down explicitly.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, get_type_hints
+
+import msgspec
 
 from pipeline.errors import ConfigError
+from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, LogFormat, ResumeGate, SummarizerName
 
-__all__ = ["DEFAULTS_PATH", "Settings", "load_settings"]
+__all__ = [
+    "DEFAULTS_PATH",
+    "MIN_SUMMARY_CHARS",
+    "CompressSettings",
+    "Settings",
+    "SummarySettings",
+    "SweepSettings",
+    "TokensSettings",
+    "VerifySettings",
+    "load_settings",
+]
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
+MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
 _ENV_PREFIX: Final = "COMPACTION_"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
 # Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
 _NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
 
 
+def _at_least(minimum: float) -> Callable[[float], bool]:
+    return lambda value: value >= minimum
+
+
+def _in_unit_interval(*, open_low: bool, open_high: bool) -> Callable[[float], bool]:
+    return lambda value: (value > 0 if open_low else value >= 0) and (value < 1 if open_high else value <= 1)
+
+
+_RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
+    "jobs": (_at_least(0), "0 (one per core) or more"),
+    "max_post_last_prompt_extension": (_at_least(0), "0 or more"),
+    "max_file_history_snapshots": (_at_least(0), "0 or more"),
+    "findings_per_code": (_at_least(1), "1 or more"),
+    "min_tokens": (_at_least(0), "0 or more"),
+    "target_ratio": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
+    "target_estimated_tokens": (_at_least(0), "0 (no gate) or more"),
+    "min_recent_records": (_at_least(0), "0 or more"),
+    "min_gain": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
+    "summary_char_budget": (_at_least(MIN_SUMMARY_CHARS), f"at least {MIN_SUMMARY_CHARS}"),
+    "max_names_per_class": (_at_least(1), "1 or more"),
+    "resume_timeout_seconds": (_at_least(1), "at least 1"),
+    "min_excluded_text_chars": (_at_least(1), "1 or more"),
+}
+_POSITIVE_SECTIONS: Final = frozenset({"summary"})  # every knob there is a bound of at least 1
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSettings:
+    """`[sweep]`: reading every session and choosing its active chain (all commands)."""
+
+    jobs: int
+    leaf_policy: LeafPolicy
+    max_post_last_prompt_extension: int
+    checkpoint_policy: CheckpointPolicy
+    max_file_history_snapshots: int
+    report_dir: str
+    log_format: LogFormat
+    findings_per_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompressSettings:
+    """`[compress]`: planning, gating and checking a compaction."""
+
+    min_tokens: int
+    target_ratio: float
+    target_estimated_tokens: int
+    min_recent_records: int
+    min_gain: float
+    summary_char_budget: int
+    preserve_prior_summaries_verbatim: bool
+    summarizer: SummarizerName
+    verify_resume: ResumeGate
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySettings:
+    """`[summary]`: the bounds of the embedded summarizer's checkpoint."""
+
+    max_bullets_per_section: int
+    max_quote_chars: int
+    max_prompt_chars: int
+    max_file_operations: int
+    max_validation_records: int
+    max_active_work_records: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokensSettings:
+    """`[tokens]`: the token benchmark."""
+
+    estimators: str
+    max_names_per_class: int
+
+
+@dataclass(frozen=True, slots=True)
+class VerifySettings:
+    """`[verify]`: the resume proof with the real Claude Code."""
+
+    claude: str
+    resume_timeout_seconds: float
+    min_excluded_text_chars: int
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Every knob, by section, after all overrides."""
+    """Every knob, by section, after all overrides, and where the values came from."""
 
-    values: MappingProxyType[str, MappingProxyType[str, Any]]
-    sources: tuple[str, ...]  # where values came from, for the summary report
+    sweep: SweepSettings
+    compress: CompressSettings
+    summary: SummarySettings
+    tokens: TokensSettings
+    verify: VerifySettings
+    sources: tuple[str, ...]  # the defaults file, then each override layer, for the summary report
 
-    def get(self, section: str, key: str) -> Any:
-        """One knob's value."""
-        return self.values[section][key]
 
-    def section(self, section: str) -> Mapping[str, Any]:
-        """All knobs of a section."""
-        return self.values[section]
+SECTIONS: Final[Mapping[str, type[Any]]] = {
+    name: kind for name, kind in get_type_hints(Settings).items() if name != "sources"
+}
+"""The typed section of every `[section]` of the defaults file."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -101,6 +202,32 @@ def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) ->
     return found
 
 
+def _check_range(section: str, key: str, value: Any) -> None:
+    check, wanted = _RANGES.get(
+        key, (_at_least(1), "1 or more") if section in _POSITIVE_SECTIONS else (None, "")
+    )
+    if check is not None and not isinstance(value, bool) and not check(value):
+        raise ConfigError(f"{section}.{key} must be {wanted} (got {value!r})")
+
+
+def _typed(base: dict[str, dict[str, Any]], sources: list[str]) -> Settings:
+    """Convert the merged values into the typed sections, checking every choice and range."""
+    if set(base) != set(SECTIONS):
+        missing, extra = set(SECTIONS) - set(base), set(base) - set(SECTIONS)
+        raise ConfigError(
+            f"{DEFAULTS_PATH}: sections differ from the code's (missing {missing}, unknown {extra})"
+        )
+    sections: dict[str, Any] = {}
+    for name, kind in SECTIONS.items():
+        for key, value in base[name].items():
+            _check_range(name, key, value)
+        try:
+            sections[name] = msgspec.convert(base[name], kind, strict=True)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"[{name}] {exc}") from exc
+    return Settings(**sections, sources=tuple(sources))
+
+
 def load_settings(
     config_file: Path | None = None,
     *,
@@ -127,5 +254,4 @@ def load_settings(
         }
         _merge(base, given, "flags")
         sources.append("flags")
-    frozen = MappingProxyType({section: MappingProxyType(dict(values)) for section, values in base.items()})
-    return Settings(frozen, tuple(sources))
+    return _typed(base, sources)

@@ -5,23 +5,97 @@ Report field values come from these enums, so a consumer can rely on the spellin
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 __all__ = [
     "ChainEnd",
     "CheckpointPolicy",
+    "ExitCode",
     "FindingCode",
     "LeafPolicy",
     "LeafSource",
     "LineKind",
+    "LogFormat",
     "PartitionSet",
     "PointerState",
+    "PromptCheck",
+    "RecordType",
+    "ResumeExit",
+    "ResumeGate",
+    "Role",
     "SessionKind",
     "SessionStatus",
     "Severity",
     "SourceFormat",
     "StrictStatus",
+    "SummarizerName",
 ]
+
+
+class RecordType(StrEnum):
+    """The `type` of a Claude Code record that some stage acts on (files hold others too)."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    ATTACHMENT = "attachment"
+    PROGRESS = "progress"
+    SUMMARY = "summary"
+    LAST_PROMPT = "last-prompt"
+    FILE_HISTORY_SNAPSHOT = "file-history-snapshot"
+    QUEUE_OPERATION = "queue-operation"
+    CUSTOM_TITLE = "custom-title"
+    AI_TITLE = "ai-title"
+    MODE = "mode"
+    PERMISSION_MODE = "permission-mode"
+    AGENT_NAME = "agent-name"
+
+
+class Role(StrEnum):
+    """Who speaks in an API message."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class ExitCode(IntEnum):
+    """Exit codes of `validate`, `compress` and `tokens` (and the in-place commands)."""
+
+    OK = 0  # every session fine: valid, with warnings, skipped or of an unsupported format
+    FAILED = 1  # at least one session has errors, was refused, unreadable or crashed
+    USAGE = 2  # a usage error or an unreadable root
+    COMMITTED_REPORT_FAILED = 3  # a file was replaced and verified but its report could not be written
+
+
+class ResumeExit(IntEnum):
+    """Exit codes of `verify-resume`."""
+
+    MATCH = 0
+    MISMATCH = 1
+    USAGE = 2  # a usage error, or no Claude Code
+    NOT_RESUMABLE = 3  # Claude Code finds no conversation in the original (not a mismatch)
+    CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
+
+
+class LogFormat(StrEnum):
+    """How log lines are written on stderr."""
+
+    CONSOLE = "console"
+    JSON = "json"
+
+
+class ResumeGate(StrEnum):
+    """When `compress` resumes candidates in Claude Code before writing them."""
+
+    AUTO = "auto"  # whenever Claude Code can be found
+    ON = "on"  # required: a usage error without Claude Code
+    OFF = "off"
+
+
+class SummarizerName(StrEnum):
+    """Who writes the summary."""
+
+    DETERMINISTIC = "deterministic"
 
 
 class SessionStatus(StrEnum):
@@ -95,6 +169,15 @@ class PointerState(StrEnum):
     NULL = "null"  # null: with `explicit: true`, Claude Code's "nothing to resume"
     EMPTY = "empty"  # "", false, 0: falsy, which Claude Code ignores
     INVALID = "invalid"  # any other value
+
+
+class PromptCheck(StrEnum):
+    """How the pointer's `lastPrompt` text compares with the chain's last human prompt."""
+
+    MATCHED = "matched"
+    MISMATCHED = "mismatched"
+    ABSENT = "absent"  # the pointer carries no text
+    NOT_APPLICABLE = "not-applicable"  # the chain holds no human prompt
 
 
 class ChainEnd(StrEnum):

@@ -10,6 +10,7 @@ them), and the records themselves are built by the format module.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final
 
 from pipeline.core.index import LineIndex
@@ -28,6 +29,7 @@ from pipeline.formats.claude_code.build import (
 __all__ = [
     "SUMMARY_PREAMBLE",
     "ComposeError",
+    "ComposeFailure",
     "ComposeInput",
     "ComposedTranscript",
     "PairIds",
@@ -42,12 +44,20 @@ TRIGGER: Final = "manual"  # an offline compaction is the user's decision, never
 _COMMON_SAMPLE: Final = 64  # kept records sampled for the shared fields of the new pair
 
 
+class ComposeFailure(StrEnum):
+    """Why a compacted transcript cannot be built."""
+
+    EMPTY_RAW_SUFFIX = "empty-raw-suffix"
+    RAW_SUFFIX_WITHOUT_UUID = "raw-suffix-without-uuid"
+    POINTER_UNREADABLE = "pointer-unreadable"
+
+
 class ComposeError(CompactionError):
     """The compacted transcript cannot be built (a code, never content)."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: ComposeFailure) -> None:
         self.code = code
-        super().__init__(code)
+        super().__init__(code.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +101,11 @@ class ComposedTranscript:
 def compose(spec: ComposeInput) -> ComposedTranscript:
     """Lay out the compacted transcript (pure: the same input gives the same bytes)."""
     if not spec.raw_lines:
-        raise ComposeError("empty-raw-suffix")
+        raise ComposeError(ComposeFailure.EMPTY_RAW_SUFFIX)
     data, index, ids = spec.data, spec.index, spec.ids
     first, last = index.record(spec.raw_lines[0]), index.record(spec.raw_lines[-1])
     if first is None or last is None or first.uuid is None or last.uuid is None:
-        raise ComposeError("raw-suffix-without-uuid")
+        raise ComposeError(ComposeFailure.RAW_SUFFIX_WITHOUT_UUID)
     sample = (index.raw_line(data, line) for line in spec.raw_lines[:_COMMON_SAMPLE])
     common = shared_fields(sample, spec.session_id)
     metadata = CompactionMetadata(
@@ -116,7 +126,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     if spec.pointer_line is not None:
         pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
         if pointer is None:
-            raise ComposeError("pointer-unreadable")
+            raise ComposeError(ComposeFailure.POINTER_UNREADABLE)
         lines.append(pointer)
         origins.append(None)
     return ComposedTranscript(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
-from pipeline.vocabulary import LineKind, SourceFormat
+from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 
 __all__ = ["LineIndex", "build_index", "iter_line_spans"]
 
@@ -114,7 +114,7 @@ def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
         else:
             kinds.append(LineKind.RECORD)
             records.append(decoded)
-            if decoded.type == "last-prompt":
+            if decoded.type == RecordType.LAST_PROMPT:
                 latest_pointer = len(records)
     return LineIndex(
         format=fmt,

@@ -16,7 +16,7 @@ from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
-from pipeline.vocabulary import CheckpointPolicy, PartitionSet
+from pipeline.vocabulary import CheckpointPolicy, PartitionSet, RecordType
 
 __all__ = ["LineSet", "Partition", "PartitionError", "line_digest", "partition_lines", "select_snapshots"]
 
@@ -50,10 +50,6 @@ class LineSet:
         """Content-free digest of the line numbers."""
         return line_digest(self.lines)
 
-    def to_report(self) -> dict[str, object]:
-        """`{count, digest}` as reports show every set."""
-        return {"count": self.count, "digest": self.digest}
-
 
 @dataclass(frozen=True, slots=True)
 class Partition:
@@ -63,10 +59,6 @@ class Partition:
 
     def __getitem__(self, name: PartitionSet) -> LineSet:
         return self.sets[name]
-
-    def to_report(self) -> dict[str, object]:
-        """Every set as `{count, digest}`, keyed by its name."""
-        return {name.value: self.sets[name].to_report() for name in PartitionSet}
 
 
 def control_projection_lines(index: LineIndex) -> frozenset[int]:
@@ -78,7 +70,7 @@ def control_projection_lines(index: LineIndex) -> frozenset[int]:
             continue
         if record.uuid is not None:
             seen_uuid = True
-        if record.type == "last-prompt" or (
+        if record.type == RecordType.LAST_PROMPT or (
             not seen_uuid
             and record.type in _CONTROL_TYPES
             and record.uuid is None
@@ -112,7 +104,7 @@ def select_snapshots(
     last = len(index) if stop_line is None else stop_line - 1
     for number in range(1, last + 1):
         record = index.record(number)
-        if record is None or record.type != "file-history-snapshot" or record.uuid or record.parent:
+        if record is None or record.type != RecordType.FILE_HISTORY_SNAPSHOT or record.uuid or record.parent:
             continue
         if record.session and sessions and record.session not in sessions:
             continue

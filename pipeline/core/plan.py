@@ -18,6 +18,8 @@ from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.reasons import PlanNote
+from pipeline.vocabulary import RecordType, Role
 
 __all__ = [
     "CutOptions",
@@ -47,10 +49,10 @@ class PlanOutcome(StrEnum):
 class CutOptions:
     """Sizing knobs of the cut."""
 
-    target_ratio: float = 0.30
-    target_tokens: int | None = None
-    min_recent_records: int = 120
-    summary_char_budget: int = 60_000
+    target_ratio: float
+    target_estimated_tokens: int | None  # a hard gate when set
+    min_recent_records: int
+    summary_char_budget: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,16 +87,16 @@ class Plan:
     groups: tuple[SemanticGroup, ...]
     protected: ProtectedRound
     target: int  # where sizing alone put the cut, before safety moved it
-    reasons: tuple[str, ...]  # content-free notes on what moved the cut
+    reasons: tuple[PlanNote, ...]  # content-free notes on what moved the cut
     chain_bytes: int
     raw_bytes: int
 
 
 def _is_turn_start(record: DecodedRecord) -> bool:
     return (
-        record.type == "user"
+        record.type == RecordType.USER
         and record.is_api
-        and record.role == "user"
+        and record.role == Role.USER
         and not record.compact_summary
         and not record.meta
         and not record.tool_results
@@ -157,7 +159,7 @@ def _protected_round(
     exchange_starts = [
         i
         for i in range(group.start, group.end)
-        if records[i].tool_uses and not blocked[i] and records[i].type == "assistant"
+        if records[i].tool_uses and not blocked[i] and records[i].type == RecordType.ASSISTANT
     ]
     start = group.start
     if len(exchange_starts) > PROTECTED_EXCHANGES:
@@ -173,7 +175,7 @@ def _protected_round(
         tool_use_ids=tuple(t for i in tail for t in records[i].tool_uses),
         tool_result_ids=tuple(t for i in tail for t in records[i].tool_results),
         assistant_text_lines=tuple(
-            chain[i] for i in tail if records[i].type == "assistant" and "T" in records[i].blocks
+            chain[i] for i in tail if records[i].type == RecordType.ASSISTANT and "T" in records[i].blocks
         ),
     )
 
@@ -183,8 +185,8 @@ def _size_target(
 ) -> tuple[int, int]:
     """(first raw position the byte budget allows, that budget); the token target narrows the ratio."""
     ratio = options.target_ratio
-    if options.target_tokens and total_tokens > 0:
-        ratio = max(0.01, min(ratio, options.target_tokens / total_tokens))
+    if options.target_estimated_tokens and total_tokens > 0:
+        ratio = max(0.01, min(ratio, options.target_estimated_tokens / total_tokens))
     line_bytes = [index.lengths[line - 1] + 1 for line in chain]
     summary_reserve = max(
         MIN_RECENT_BUDGET, options.summary_char_budget * SUMMARY_BYTES_PER_CHAR + SUMMARY_FIXED_BYTES
@@ -219,20 +221,20 @@ def plan_cut(
     total_tokens = sum(record.tokens for record in recs)
     size_cut, budget = _size_target(index, chain, options, total_tokens)
     chain_bytes = sum(index.lengths[line - 1] + 1 for line in chain)
-    reasons: list[str] = []
+    reasons: list[PlanNote] = []
     floor = max(lineage_start, 1)
     compact_positions = [i for i, r in enumerate(recs) if r.compact_boundary or r.compact_summary]
     if compact_positions:
         floor = max(floor, compact_positions[-1] + 1)
-        reasons.append("prior-compact-pair-folded")
+        reasons.append(PlanNote.PRIOR_COMPACT_PAIR_FOLDED)
     if lineage_start:
-        reasons.append("earlier-sessions-summarized")
+        reasons.append(PlanNote.EARLIER_SESSIONS_SUMMARIZED)
     target = min(size_cut, protected.start)
     if len(chain) > options.min_recent_records:
         target = min(target, len(chain) - options.min_recent_records)
     if size_cut == 0 and chain_bytes <= budget:
         return _plan(
-            PlanOutcome.FITS, 0, chain, groups, protected, target, ("whole-chain-fits",), chain_bytes
+            PlanOutcome.FITS, 0, chain, groups, protected, target, (PlanNote.WHOLE_CHAIN_FITS,), chain_bytes
         )
     line_bytes = [index.lengths[line - 1] + 1 for line in chain]
     suffix_bytes = [0] * (len(chain) + 1)
@@ -240,10 +242,10 @@ def plan_cut(
         suffix_bytes[position] = suffix_bytes[position + 1] + line_bytes[position]
     ceiling = protected.group_start if keep_protected_turn else protected.start
     if keep_protected_turn:
-        reasons.append("protected-turn-kept-whole")
+        reasons.append(PlanNote.PROTECTED_TURN_KEPT_WHOLE)
     cut = _choose(recs, groups, blocked, min(target, ceiling), floor, ceiling, suffix_bytes, budget, reasons)
     if cut is None:
-        reasons.append("nothing-summarizable-before-protected-round")
+        reasons.append(PlanNote.NOTHING_BEFORE_PROTECTED_ROUND)
         return _plan(PlanOutcome.FITS, 0, chain, groups, protected, target, tuple(reasons), chain_bytes)
     return _plan(PlanOutcome.CUT, cut, chain, groups, protected, target, tuple(reasons), chain_bytes)
 
@@ -257,7 +259,7 @@ def _choose(
     ceiling: int,
     suffix_bytes: list[int],
     budget: int,
-    reasons: list[str],
+    reasons: list[PlanNote],
 ) -> int | None:
     """The latest safe turn start at or before the target; inside one long task, an exchange start.
 
@@ -271,19 +273,19 @@ def _choose(
     exchanges = [
         p
         for p in range(floor, limit + 1)
-        if not blocked[p] and records[p].is_api and records[p].type == "assistant"
+        if not blocked[p] and records[p].is_api and records[p].type == RecordType.ASSISTANT
     ]
     long_turn = not turn_starts or suffix_bytes[turn_starts[-1]] > LONG_TURN_FACTOR * budget
     if exchanges and long_turn and (not turn_starts or exchanges[-1] > turn_starts[-1]):
-        reasons.append("cut-inside-long-turn")
+        reasons.append(PlanNote.CUT_INSIDE_LONG_TURN)
         return exchanges[-1]
     if turn_starts:
         if turn_starts[-1] != target:
-            reasons.append("moved-to-turn-start")
+            reasons.append(PlanNote.MOVED_TO_TURN_START)
         return turn_starts[-1]
     above = [p for p in range(max(floor, target + 1), ceiling + 1) if not blocked[p] and records[p].is_api]
     if floor > target and above:
-        reasons.append("moved-after-prior-compact-pair")
+        reasons.append(PlanNote.MOVED_AFTER_PRIOR_COMPACT_PAIR)
         return above[0]
     return None
 
@@ -295,7 +297,7 @@ def _plan(
     groups: tuple[SemanticGroup, ...],
     protected: ProtectedRound,
     target: int,
-    reasons: tuple[str, ...],
+    reasons: tuple[PlanNote, ...],
     chain_bytes: int,
 ) -> Plan:
     summary, raw = (chain[:cut], chain[cut:]) if outcome is PlanOutcome.CUT else ((), chain)

@@ -13,7 +13,7 @@ from typing import Final
 from pipeline.errors import CompactionError
 
 __all__ = [
-    "DEFAULT_ESTIMATORS",
+    "SEED_AND_CALIBRATED",
     "EstimatorName",
     "UnknownEstimator",
     "parse_estimators",
@@ -37,7 +37,8 @@ class EstimatorName(StrEnum):
         return self not in (EstimatorName.SEED, EstimatorName.CALIBRATED)
 
 
-DEFAULT_ESTIMATORS: Final = (EstimatorName.SEED, EstimatorName.CALIBRATED)
+SEED_AND_CALIBRATED: Final = (EstimatorName.SEED, EstimatorName.CALIBRATED)
+"""The pair `calibrated.measure` counts in one pass, in this order."""
 
 
 class UnknownEstimator(CompactionError):

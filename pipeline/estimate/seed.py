@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import orjson
 
+from pipeline.vocabulary import RecordType
+
 __all__ = [
     "RECORD_ALLOWANCE",
     "estimate_json_parts",
@@ -120,9 +122,9 @@ def payload_for_estimate(record: Mapping[str, Any]) -> Any:
     record_type = record.get("type")
     if record_type in ("user", "assistant") and isinstance(record.get("message"), dict):
         return {key: value for key, value in record.items() if key not in _IDENTITY_FIELDS}
-    if record_type == "attachment" and isinstance(record.get("attachment"), dict):
+    if record_type == RecordType.ATTACHMENT and isinstance(record.get("attachment"), dict):
         return record["attachment"]
-    if record_type == "system":
+    if record_type == RecordType.SYSTEM:
         return {key: record[key] for key in _SYSTEM_FIELDS if key in record}
     return None
 

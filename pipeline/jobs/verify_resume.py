@@ -10,19 +10,41 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Mapping
+import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-import orjson
+import msgspec
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.proof.verdict import ResumeVerdict, Verdict
+from pipeline.core.partition import partition_lines
+from pipeline.core.topology.select import AUTO
+from pipeline.jobs.front import Analysis, open_session
+from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
+from pipeline.proof.excluded import excluded_texts
+from pipeline.proof.prove import ProofOptions, prove_resume
+from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict
+from pipeline.report.compression import ResumeCheckSection, resume_check_section
+from pipeline.report.render import json_bytes
+from pipeline.report.sections import Section
+from pipeline.settings import VerifySettings
+from pipeline.vocabulary import ResumeExit
 
-__all__ = ["EXIT_CODES_HELP", "add_arguments", "run"]
+__all__ = ["EXIT_CODES_HELP", "add_arguments", "original_exclusions", "run"]
 
-EXIT_MATCH, EXIT_MISMATCH, EXIT_USAGE, EXIT_NOT_RESUMABLE, EXIT_CLAUDE_FAILED = 0, 1, 2, 3, 4
+
+class ClaudeCodeFound(Section, frozen=True, kw_only=True):
+    path: str
+    version: str | None
+
+
+class VerifyReport(ResumeCheckSection, frozen=True, kw_only=True):
+    """What `verify-resume --json` prints: the verdict, and which Claude Code judged."""
+
+    claude_code: ClaudeCodeFound
+
+
 EXIT_CODES_HELP: Final = (
     "exit codes: 0 match; 1 mismatch; 2 usage error or no Claude Code; 3 Claude Code finds no "
     "conversation to resume in the original (not a mismatch); 4 Claude Code failed or timed out"
@@ -67,7 +89,7 @@ def _table(verdict: ResumeVerdict) -> Table:
     return table
 
 
-def _print(verdict: ResumeVerdict, report: Mapping[str, Any]) -> None:
+def _print(verdict: ResumeVerdict, check: ResumeCheckSection) -> None:
     console = Console(highlight=False, soft_wrap=True)
     colour = {"match": "green", "mismatch": "red"}.get(verdict.verdict.value, "yellow")
     console.print(f"verify-resume: [bold {colour}]{verdict.verdict.value}[/]")
@@ -77,47 +99,68 @@ def _print(verdict: ResumeVerdict, report: Mapping[str, Any]) -> None:
         console.print(f"  - {difference}")
     if verdict.original is not None:
         console.print(
-            f"  {report['summary_blocks']} summary block(s), then {report['kept_blocks']} "
+            f"  {check.summary_blocks} summary block(s), then {check.kept_blocks} "
             f"of the original's {len(verdict.original.blocks)} blocks"
         )
         console.print(_table(verdict))
 
 
-def run(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
-    """Run the check; print it; return the exit code."""
-    # Loaded here: the parser is built for every command, the client and server only for this one.
-    from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code  # noqa: PLC0415
-    from pipeline.proof.prove import ProofOptions, prove_resume  # noqa: PLC0415
+def original_exclusions(original: Path, min_chars: int) -> tuple[ExcludedText, ...]:
+    """Excluded texts of a source as a sweep partitions it (its active chain kept)."""
+    opened = open_session(
+        original,
+        original.name,
+        AUTO,
+        command="verify-resume",
+        per_code=1,
+    )
+    if not isinstance(opened, Analysis):
+        return ()
+    topology = opened.topology
+    partition = partition_lines(
+        opened.index,
+        summary=(),
+        raw_keep=topology.chain,
+        side_keep=(),
+        branch_isolation=topology.branch_isolation,
+    )
+    return excluded_texts(opened.source.data, opened.index, partition, min_chars=min_chars)
 
+
+def _usage(message: str) -> ResumeExit:
+    print(f"compaction: error: {message}", file=sys.stderr)
+    return ResumeExit.USAGE
+
+
+def run(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
+    """Run the check; print it; return the exit code."""
     for path in (args.original, args.compacted):
         if not path.is_file():
-            print(f"compaction: error: not a file: {path}", file=sys.stderr)
-            return EXIT_USAGE
+            return _usage(f"not a file: {path}")
     try:
-        executable = require_claude_code(args.claude)
+        executable = require_claude_code(args.claude or (Path(verify.claude) if verify.claude else None))
     except ClaudeCodeError as exc:
-        print(f"compaction: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage(str(exc))
     options = ProofOptions(
-        executable=str(executable),
-        timeout=args.timeout or settings["resume_timeout_seconds"],
-        min_excluded_chars=settings["min_excluded_text_chars"],
+        str(executable), args.timeout or verify.resume_timeout_seconds, verify.min_excluded_text_chars
     )
-    # Two resumes take 5-20 s: say what is happening on an interactive stderr.
+    excluded = original_exclusions(args.original, verify.min_excluded_text_chars)
+    # Two resumes take seconds: say what is happening on an interactive stderr.
     waiting = Console(stderr=True).status("resuming both files in Claude Code (offline)")
+    started = time.perf_counter()
     try:
         with waiting if sys.stderr.isatty() else contextlib.nullcontext():
-            verdict = prove_resume(args.original, args.compacted, options)
+            verdict = prove_resume(args.original, args.compacted, options, excluded=excluded)
     except ClaudeCodeError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
-        return EXIT_CLAUDE_FAILED
-    report = {"claude_code": {"path": str(executable), "version": installed_version(executable)}}
-    report |= verdict.to_report()
+        return ResumeExit.CLAUDE_CODE_FAILED
+    check = resume_check_section(verdict, round((time.perf_counter() - started) * 1000, 1))
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+        found = ClaudeCodeFound(path=str(executable), version=installed_version(executable))
+        sys.stdout.buffer.write(json_bytes(VerifyReport(claude_code=found, **msgspec.structs.asdict(check))))
         sys.stdout.flush()
     else:
-        _print(verdict, report)
+        _print(verdict, check)
     if verdict.verdict is Verdict.MATCH:
-        return EXIT_MATCH
-    return EXIT_NOT_RESUMABLE if verdict.verdict is Verdict.NOT_RESUMABLE else EXIT_MISMATCH
+        return ResumeExit.MATCH
+    return ResumeExit.NOT_RESUMABLE if verdict.verdict is Verdict.NOT_RESUMABLE else ResumeExit.MISMATCH

@@ -42,7 +42,6 @@ __all__ = [
 CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
 CLAUDE_CODE_ENV: Final = "COMPACTION_CLAUDE_CODE"  # an executable, or an npm prefix holding one
 PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
-RESUME_TIMEOUT_SECONDS: Final = 180.0  # one resume takes 5-20 s; a hung binary must not hang a run
 _VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 REFUSAL_MARKER: Final = "No conversation found"
 INSTALL_HINT: Final = "run scripts/install-claude-code, or pass --claude PATH"
@@ -234,7 +233,7 @@ def resume(
     model: str | None = None,
     probe: str = PROBE,
     session_id: str | None = None,
-    timeout: float = RESUME_TIMEOUT_SECONDS,
+    timeout: float,
 ) -> ResumeResult:
     """Resume a copy of `transcript` with Claude Code against a fresh capture server.
 

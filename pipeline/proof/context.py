@@ -68,14 +68,6 @@ class ContextSize:
     characters: int
     estimated_tokens: int
 
-    def to_report(self) -> dict[str, int]:
-        """The report's JSON shape."""
-        return {
-            "messages": self.messages,
-            "characters": self.characters,
-            "estimated_tokens": self.estimated_tokens,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class SentContext:

@@ -25,6 +25,7 @@ from typing import Final
 from pipeline.core.index import LineIndex
 from pipeline.formats.claude_code.content import RecordContent, read_content
 from pipeline.proof.context import ContextBlock
+from pipeline.vocabulary import RecordType, Role
 
 __all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context"]
 
@@ -91,21 +92,21 @@ def _row_message(row: RecordContent | None, keep_thinking: bool) -> _Message | N
     """The message one chain row contributes, or None (attachments, hooks, other system rows)."""
     if row is None:
         return None
-    if row.type == "system" and row.subtype == "local_command":
+    if row.type == RecordType.SYSTEM and row.subtype == "local_command":
         text = row.system_text
         return (
             _Message("user", [ContextBlock("user", "text", text, None)], local_command=True, from_system=True)
             if text
             else None
         )
-    if row.type not in ("user", "assistant") or not row.has_message:
+    if row.type not in (RecordType.USER, RecordType.ASSISTANT) or not row.has_message:
         return None
     role = row.role or row.type
     blocks = _blocks(role, row, keep_thinking)
     if not blocks:
         return None
-    message_id = row.message_id if role == "assistant" else None
-    local = role == "user" and _is_local_command(blocks)
+    message_id = row.message_id if role == Role.ASSISTANT else None
+    local = role == Role.USER and _is_local_command(blocks)
     caveat = local and row.is_meta and blocks[0].text.startswith(_CAVEAT)
     return _Message(role, blocks, message_id, local, caveat=caveat)
 
@@ -114,9 +115,9 @@ def _fold(rows: list[_Message]) -> list[_Message]:
     """Join assistant fragments across tool-result messages, then consecutive user messages."""
     folded: list[_Message] = []
     for row in rows:
-        if row.role == "assistant" and _join_fragment(folded, row):
+        if row.role == Role.ASSISTANT and _join_fragment(folded, row):
             continue
-        if row.role == "user" and folded and folded[-1].role == "user":
+        if row.role == Role.USER and folded and folded[-1].role == Role.USER:
             _join_user(folded[-1], row)
             continue
         folded.append(row)
@@ -129,7 +130,7 @@ def _join_fragment(folded: list[_Message], row: _Message) -> bool:
     if row.message_id is None:
         return False
     for message in reversed(folded):
-        if message.role == "assistant":
+        if message.role == Role.ASSISTANT:
             if message.message_id != row.message_id:
                 return False
             message.blocks.extend(row.blocks)
@@ -158,7 +159,7 @@ def _close(rows: list[_Message]) -> list[_Message]:
     if not talk:
         return rows
     last = talk[-1]
-    if rows[last].role == "assistant":
+    if rows[last].role == Role.ASSISTANT:
         open_calls = _open_calls(rows, last)
         if not open_calls:
             return rows
@@ -177,14 +178,14 @@ def _open_calls(rows: list[_Message], last: int) -> list[str | None]:
     message_id = rows[last].message_id
     first = last
     while first > 0 and message_id is not None and rows[first - 1].message_id in (message_id, None):
-        if rows[first - 1].role == "user" and any(b.kind != "tool_result" for b in rows[first - 1].blocks):
+        if rows[first - 1].role == Role.USER and any(b.kind != "tool_result" for b in rows[first - 1].blocks):
             break
         first -= 1
     answered = {block.id for row in rows for block in row.blocks if block.kind == "tool_result"}
     return [
         block.id
         for row in rows[first : last + 1]
-        if row.role == "assistant"
+        if row.role == Role.ASSISTANT
         for block in row.blocks
         if block.kind == "tool_use" and block.id not in answered
     ]
@@ -194,7 +195,7 @@ def _ends_local_command_group(rows: list[_Message], talk: list[int]) -> bool:
     """A conversation ending on local-command output after Claude Code 2.x's tagged caveat."""
     for position in reversed(talk):
         row = rows[position]
-        if row.role != "user" or not row.local_command:
+        if row.role != Role.USER or not row.local_command:
             return False
         if row.caveat:
             return True
@@ -203,7 +204,7 @@ def _ends_local_command_group(rows: list[_Message], talk: list[int]) -> bool:
 
 def _probe_joins(messages: list[_Message]) -> list[_Message]:
     """The next prompt joins a conversation that ends on a user message, as text after text."""
-    if messages and messages[-1].role == "user" and messages[-1].blocks[-1].kind == "text":
+    if messages and messages[-1].role == Role.USER and messages[-1].blocks[-1].kind == "text":
         last = messages[-1].blocks[-1]
         messages[-1].blocks[-1] = ContextBlock(last.role, last.kind, last.text + "\n", last.id)
     return messages

@@ -18,6 +18,7 @@ from typing import Final
 
 from pipeline.formats.claude_code.content import Part, RecordContent, iter_contents
 from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.vocabulary import RecordType, Role
 
 __all__ = ["DEFAULT_MODEL", "resumed_model", "today"]
 
@@ -62,7 +63,7 @@ def _assistant_models(transcript: Path) -> list[tuple[RecordContent, str]]:
     return [
         (row, row.model)
         for row in iter_contents(transcript.read_bytes())
-        if row.type == "assistant"
+        if row.type == RecordType.ASSISTANT
         and not row.is_meta
         and row.has_message
         and row.model is not None
@@ -95,7 +96,7 @@ def _restored_from(transcript: Path, context: Sequence[ContextBlock]) -> str | N
     """
     candidates = _assistant_models(transcript)
     for block in reversed(context):
-        if block.role == "assistant":
+        if block.role == Role.ASSISTANT:
             held = [model for message, model in candidates if _holds(message, block)]
             if held:
                 return held[-1]

@@ -12,20 +12,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
-from pipeline.core.partition import Partition, partition_lines
-from pipeline.core.topology.select import TopologyOptions
 from pipeline.formats.claude_code.content import iter_contents
-from pipeline.jobs.front import Analysis, analyze
-from pipeline.proof.client import RESUME_TIMEOUT_SECONDS, ClaudeCodeError, ResumeResult, resume
-from pipeline.proof.excluded import excluded_texts
+from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
-__all__ = ["ProofOptions", "prove_resume", "summary_texts", "sweep_exclusions"]
-
-MIN_EXCLUDED_CHARS: Final = 24  # config/default.toml [verify] min_excluded_text_chars
+__all__ = ["ProofOptions", "prove_resume", "summary_texts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +26,8 @@ class ProofOptions:
     """How to run the proof: which Claude Code, how long a resume may take, what counts as a leak."""
 
     executable: str
-    timeout: float = RESUME_TIMEOUT_SECONDS
-    min_excluded_chars: int = MIN_EXCLUDED_CHARS
+    resume_timeout_seconds: float
+    min_excluded_text_chars: int
 
 
 def summary_texts(compacted: Path) -> tuple[str, ...]:
@@ -50,24 +43,6 @@ def summary_texts(compacted: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-def sweep_exclusions(analysis: Analysis, min_chars: int) -> tuple[ExcludedText, ...]:
-    """Excluded texts of a source as a sweep partitions it (the active chain kept)."""
-    topology = analysis.topology
-    partition: Partition = partition_lines(
-        analysis.index,
-        summary=(),
-        raw_keep=topology.chain,
-        side_keep=(),
-        branch_isolation=topology.branch_isolation,
-    )
-    return excluded_texts(analysis.source.data, analysis.index, partition, min_chars=min_chars)
-
-
-def _exclusions_of(original: Path, min_chars: int) -> tuple[ExcludedText, ...]:
-    analysis = analyze(original, original.name, TopologyOptions(), command="verify-resume")
-    return sweep_exclusions(analysis, min_chars) if isinstance(analysis, Analysis) else ()
-
-
 def _failure(which: str, result: ResumeResult) -> ClaudeCodeError:
     return ClaudeCodeError(
         f"Claude Code failed to resume the {which} file (exit {result.returncode}, "
@@ -80,23 +55,22 @@ def prove_resume(
     compacted: Path,
     options: ProofOptions,
     *,
-    excluded: Sequence[ExcludedText] | None = None,
+    excluded: Sequence[ExcludedText],
 ) -> ResumeVerdict:
     """Resume both files and judge the compacted context against the original's.
 
-    `excluded` are the original's excluded texts when the caller already partitioned it (compress);
-    otherwise the original is analysed here as a sweep would. Raises :class:`ClaudeCodeError` when
-    Claude Code fails for another reason than finding no conversation.
+    `excluded` are the original's excluded texts (`pipeline.proof.excluded`). Raises
+    :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """
     model = resumed_model(original)
     executable = Path(options.executable)
     with ThreadPoolExecutor(2, thread_name_prefix="resume") as pool:
         runs = [
-            pool.submit(resume, path, executable=executable, model=model, timeout=options.timeout)
+            pool.submit(
+                resume, path, executable=executable, model=model, timeout=options.resume_timeout_seconds
+            )
             for path in (original, compacted)
         ]
-        if excluded is None:
-            excluded = _exclusions_of(original, options.min_excluded_chars)
         before, after = (run.result() for run in runs)
     if not before.resumed:
         if not before.refused:

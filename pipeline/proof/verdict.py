@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from pipeline.proof.context import ContextBlock, SentContext
+from pipeline.vocabulary import Role
 
 __all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]
 
@@ -29,6 +29,7 @@ class Verdict(StrEnum):
     MATCH = "match"
     MISMATCH = "mismatch"
     NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
+    ERROR = "error"  # Claude Code itself failed or timed out: no verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,25 +58,6 @@ class ResumeVerdict:
         """A match."""
         return self.verdict is Verdict.MATCH
 
-    def to_report(self) -> dict[str, Any]:
-        """The report's `resume_check` section."""
-        sizes: dict[str, Any] = {}
-        for name, context in (("original", self.original), ("compacted", self.compacted)):
-            sizes[name] = context.size.to_report() if context is not None else None
-        before, after = self.original, self.compacted
-        reduction = None
-        if before is not None and after is not None and before.size.characters:
-            reduction = round(1 - after.size.characters / before.size.characters, 4)
-        return {
-            "verdict": self.verdict.value,
-            "differences": list(self.differences),
-            "notes": list(self.notes),
-            "summary_blocks": self.summary_blocks,
-            "kept_blocks": self.kept_blocks,
-            "sent": sizes,
-            "characters_reduction": reduction,
-        }
-
 
 def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) -> int:
     """How many leading blocks are compact summary texts.
@@ -85,7 +67,7 @@ def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) ->
     wanted = {text.strip() for text in summaries}
     count = 0
     for block in blocks:
-        if block.role != "user" or block.kind != "text" or block.text.strip() not in wanted:
+        if block.role != Role.USER or block.kind != "text" or block.text.strip() not in wanted:
             break
         count += 1
     return count

@@ -25,17 +25,18 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from pipeline.report.sessions import SessionOutcome
+from pipeline.report.documents import Outcome
+from pipeline.vocabulary import LogFormat, Severity
 
 __all__ = ["configure_logging", "progress_bar", "render_summary"]
 
 
-def configure_logging(log_format: str, *, quiet: bool) -> None:
+def configure_logging(log_format: LogFormat, *, quiet: bool) -> None:
     """Route structlog to stderr as console lines or JSON; quiet keeps warnings and errors only."""
     level = logging.WARNING if quiet else logging.INFO
     renderer: Any = (
         structlog.processors.JSONRenderer()
-        if log_format == "json"
+        if log_format is LogFormat.JSON
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     structlog.configure(
@@ -69,7 +70,7 @@ def progress_bar(total: int, *, enabled: bool, description: str) -> Iterator[Any
         task = progress.add_task(description, total=total, failed=0)
         failed = 0
 
-        def advance(outcome: SessionOutcome) -> None:
+        def advance(outcome: Outcome) -> None:
             nonlocal failed
             failed += outcome.failed
             progress.update(task, advance=1, failed=failed)
@@ -77,15 +78,15 @@ def progress_bar(total: int, *, enabled: bool, description: str) -> Iterator[Any
         yield advance
 
 
-def render_summary(outcomes: Mapping[str, SessionOutcome], report_dir: Path, elapsed_ms: float) -> None:
+def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path, elapsed_ms: float) -> None:
     """The end-of-run table: sessions by status, the most frequent finding codes, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())
     codes: Counter[str] = Counter()
     for outcome in outcomes.values():
-        for finding in outcome.report.get("findings", ()):
-            if finding.get("severity") != "info":
-                codes[finding["code"]] += 1
+        for finding in outcome.report.findings.findings:
+            if finding.severity is not Severity.INFO:
+                codes[finding.code.value] += 1
     table = Table(title=f"{len(outcomes)} sessions in {elapsed_ms / 1000:.1f}s", show_edge=False)
     table.add_column("status")
     table.add_column("sessions", justify="right")

@@ -1,44 +1,51 @@
 """The batch runner: one anyio task group over many sessions, each in a worker process.
 
-Workers receive a path, a label and plain options and return a small `SessionOutcome`; parsed
-records never cross a process boundary. A fixed number of feeder tasks pull sessions from a
-shared iterator, so a fleet of any size holds only `jobs` sessions in flight. Reports are written
-from the event loop as outcomes arrive. A session that crashes its worker becomes an
-`internal-error` outcome; the others continue.
+A job is any picklable function `(path, label, options) -> Outcome` (`SessionJob`); the runner
+knows jobs only through that protocol. Workers receive a path, a label and typed options and
+return a small typed outcome; parsed records never cross a process boundary. A fixed number of
+feeder tasks pull sessions from a shared iterator, so a fleet of any size holds only `jobs`
+sessions in flight. Reports are written from the event loop as outcomes arrive. An exception,
+or a session that kills its worker, becomes that session's `Failed` outcome; the others go on.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
 import anyio.to_process
 import structlog
 
-from pipeline.findings import Finding
-from pipeline.jobs.validate import run_guarded
-from pipeline.publish import write_json_report
+from pipeline.publish import write_report
 from pipeline.read.discover import SessionFile
-from pipeline.report.sessions import SESSION_SCHEMA, SessionOutcome, findings_report
-from pipeline.vocabulary import FindingCode, SessionStatus, Severity
+from pipeline.report.documents import Outcome, crashed
+from pipeline.report.render import report_bytes
 
-__all__ = ["RunResult", "resolve_jobs", "run_sessions", "run_sessions_blocking"]
+__all__ = ["RunResult", "SessionJob", "report_path", "resolve_jobs", "run_sessions", "run_sessions_blocking"]
 
 log = structlog.get_logger(__name__)
+Options_contra = TypeVar("Options_contra", contravariant=True)
+
+
+class SessionJob(Protocol[Options_contra]):
+    """One session's work: a module-level function, so worker processes can run it."""
+
+    def __call__(self, path: Path, label: str, options: Options_contra, /) -> Outcome: ...
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """Every outcome (keyed by the session's report label), its report path, and the run time."""
 
-    outcomes: dict[str, SessionOutcome]
+    outcomes: dict[str, Outcome]
     report_paths: dict[str, str]
     elapsed_ms: float
 
@@ -58,54 +65,46 @@ def report_path(report_dir: Path, session: SessionFile) -> Path:
     return report_dir / f"{session.report_label}.report.json"
 
 
-def _crashed(session: SessionFile, error: BaseException) -> SessionOutcome:
-    finding = Finding(FindingCode.INTERNAL_ERROR, Severity.ERROR)
-    report = {
-        "schema": SESSION_SCHEMA,
-        "session": {"label": session.label},
-        "status": SessionStatus.INTERNAL_ERROR.value,
-        **findings_report([finding]),
-    }
-    return SessionOutcome(session.label, SessionStatus.INTERNAL_ERROR, report, error=repr(error))
+def run_guarded(job: SessionJob[Any], path: str, label: str, options: object, per_code: int) -> Outcome:
+    """Run one session's job; an unexpected exception becomes this session's `Failed` outcome."""
+    try:
+        return job(Path(path), label, options)
+    except Exception:
+        return crashed(label, traceback.format_exc(), per_code=per_code)
 
 
 async def run_sessions(
     sessions: Sequence[SessionFile],
-    job: Callable[..., SessionOutcome],
-    job_args: Mapping[str, tuple[Any, ...]],
+    job: SessionJob[Any],
+    options_for: Callable[[SessionFile], object],
     *,
     jobs: int,
     report_dir: Path,
-    on_outcome: Callable[[SessionOutcome], None] = lambda outcome: None,
+    per_code: int,
+    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
 ) -> RunResult:
-    """Run `job(path, label, *job_args[report_label])` for every session in worker processes."""
+    """Run `job(path, label, options_for(session))` for every session in worker processes."""
     started = time.perf_counter()
-    outcomes: dict[str, SessionOutcome] = {}
+    outcomes: dict[str, Outcome] = {}
     paths: dict[str, str] = {}
     pending: Iterator[SessionFile] = iter(sessions)
     limiter = anyio.CapacityLimiter(resolve_jobs(jobs))
     made: set[Path] = set()
 
-    async def record(session: SessionFile, outcome: SessionOutcome) -> None:
+    async def record(session: SessionFile, outcome: Outcome) -> None:
         destination = report_path(report_dir, session)
-        await write_json_report(destination, dict(outcome.report), made=made)
+        await write_report(destination, report_bytes(outcome.report), made=made)
         paths[session.report_label] = destination.relative_to(report_dir).as_posix()
         outcomes[session.report_label] = outcome
         on_outcome(outcome)
 
     async def feed(group: anyio.abc.TaskGroup) -> None:
         for session in pending:
+            arguments = (job, str(session.path), session.label, options_for(session), per_code)
             try:
-                outcome = await anyio.to_process.run_sync(
-                    run_guarded,
-                    job,
-                    str(session.path),
-                    session.label,
-                    *job_args[session.report_label],
-                    limiter=limiter,
-                )
+                outcome = await anyio.to_process.run_sync(run_guarded, *arguments, limiter=limiter)
             except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
-                outcome = _crashed(session, exc)
+                outcome = crashed(session.label, repr(exc), per_code=per_code)
             if outcome.error:
                 log.error("session_internal_error", session=session.label, traceback=outcome.error)
             group.start_soon(record, session, outcome)  # the worker moves on while the report is written
@@ -119,16 +118,23 @@ async def run_sessions(
 
 def run_sessions_blocking(
     sessions: Sequence[SessionFile],
-    job: Callable[..., SessionOutcome],
-    job_args: Mapping[str, tuple[Any, ...]],
+    job: SessionJob[Any],
+    options_for: Callable[[SessionFile], object],
     *,
     jobs: int,
     report_dir: Path,
-    on_outcome: Callable[[SessionOutcome], None] = lambda outcome: None,
+    per_code: int,
+    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
 ) -> RunResult:
     """`run_sessions` in a fresh event loop, for the command line's synchronous entry points."""
-    return anyio.run(
-        partial(
-            run_sessions, sessions, job, job_args, jobs=jobs, report_dir=report_dir, on_outcome=on_outcome
-        )
+    run = partial(
+        run_sessions,
+        sessions,
+        job,
+        options_for,
+        jobs=jobs,
+        report_dir=report_dir,
+        per_code=per_code,
+        on_outcome=on_outcome,
     )
+    return anyio.run(run)

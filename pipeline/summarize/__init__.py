@@ -30,7 +30,6 @@ from pipeline.summarize.checkpoint import (
     validate_checkpoint,
 )
 from pipeline.summarize.deterministic import (
-    DEFAULT_CHAR_BUDGET,
     MIN_CHAR_BUDGET,
     VERBATIM_BUDGET_FACTOR,
     FallbackReason,
@@ -56,7 +55,6 @@ from pipeline.summarize.shell import (
 __all__ = [
     "APPENDIX_MARKER",
     "CHECKPOINT_MARKER",
-    "DEFAULT_CHAR_BUDGET",
     "MIN_CHAR_BUDGET",
     "VERBATIM_BUDGET_FACTOR",
     "ActiveWorkKind",

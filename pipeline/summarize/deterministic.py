@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Final
 
 from pipeline.errors import CompactionError
+from pipeline.settings import MIN_SUMMARY_CHARS
 from pipeline.summarize.appendix import (
     DeterministicState,
     collect_state,
@@ -40,7 +41,6 @@ from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
 from pipeline.summarize.shell import CommandOutcome, FileAction
 
 __all__ = [
-    "DEFAULT_CHAR_BUDGET",
     "MIN_CHAR_BUDGET",
     "PRIOR_BLOCK_END",
     "PRIOR_BLOCK_START",
@@ -54,14 +54,7 @@ __all__ = [
     "write_summary",
 ]
 
-DEFAULT_CHAR_BUDGET: Final = 60_000  # config/default.toml [compress] summary_char_budget
-MIN_CHAR_BUDGET: Final = 4_000  # below this the nine headings and an appendix crowd out content
-DEFAULT_MAX_BULLETS: Final = 40  # per section before an omission marker; keeps a checkpoint readable
-DEFAULT_MAX_QUOTE_CHARS: Final = 600  # characters quoted from one record (a reply, a command, an error)
-DEFAULT_MAX_PROMPT_CHARS: Final = 4_000  # a human prompt is kept whole up to this, then cut with a marker
-DEFAULT_MAX_FILE_OPERATIONS: Final = 64  # appendix file records kept, newest first
-DEFAULT_MAX_VALIDATION_RECORDS: Final = 32  # seed 001 MaxValidationRecords
-DEFAULT_MAX_ACTIVE_WORK_RECORDS: Final = 32  # seed 001 MaxActiveWorkRecords
+MIN_CHAR_BUDGET: Final = MIN_SUMMARY_CHARS  # below it the nine headings and an appendix crowd out content
 VERBATIM_BUDGET_FACTOR: Final = 1.5  # prior summaries copied verbatim may grow the budget by half
 MAX_LISTED_PATHS: Final = 12  # paths named in the Files bullets; the appendix lists the rest
 PRIOR_BLOCK_START: Final = "<<<<<<< prior summary (verbatim)"
@@ -145,14 +138,14 @@ class SummaryBudgetExceeded(CompactionError):
 class SummaryOptions:
     """Bounds of one deterministic summary (defaults: config/default.toml)."""
 
-    char_budget: int = DEFAULT_CHAR_BUDGET
-    preserve_prior_verbatim: bool = False
-    max_bullets_per_section: int = DEFAULT_MAX_BULLETS
-    max_quote_chars: int = DEFAULT_MAX_QUOTE_CHARS
-    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
-    max_file_operations: int = DEFAULT_MAX_FILE_OPERATIONS
-    max_validation_records: int = DEFAULT_MAX_VALIDATION_RECORDS
-    max_active_work_records: int = DEFAULT_MAX_ACTIVE_WORK_RECORDS
+    char_budget: int
+    preserve_prior_verbatim: bool
+    max_bullets_per_section: int
+    max_quote_chars: int
+    max_prompt_chars: int
+    max_file_operations: int
+    max_validation_records: int
+    max_active_work_records: int
 
     def __post_init__(self) -> None:
         if self.char_budget < MIN_CHAR_BUDGET:
@@ -215,9 +208,8 @@ class _Sections:
         return "\n\n".join(parts), tuple(counts)
 
 
-def write_summary(items: Sequence[EvidenceItem], options: SummaryOptions | None = None) -> SummaryResult:
+def write_summary(items: Sequence[EvidenceItem], options: SummaryOptions) -> SummaryResult:
     """The checkpoint and appendix for `items`; raises SummaryBudgetExceeded when it does not fit."""
-    options = options or SummaryOptions()
     priors = tuple(item for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY)
     fallback = None
     if options.preserve_prior_verbatim and priors:

@@ -24,6 +24,7 @@ from pipeline.formats.claude_code.content import (
     freeze_json,
     read_content,
 )
+from pipeline.vocabulary import RecordType, Role
 
 __all__ = [
     "EvidenceItem",
@@ -106,9 +107,9 @@ def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tup
 
 
 def _items_of(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
-    if content.type == "system":
+    if content.type == RecordType.SYSTEM:
         yield from _system_items(content, line)
-    elif content.has_message and content.type == "assistant":
+    elif content.has_message and content.type == RecordType.ASSISTANT:
         yield from _assistant_items(content, line, names)
     elif content.has_message:
         yield from _user_items(content, line, names)
@@ -157,7 +158,7 @@ def _user_items(content: RecordContent, line: int, names: dict[str, str]) -> Ite
         )
     if results or not text.strip():
         return
-    if content.role != "user" or content.is_meta:
+    if content.role != Role.USER or content.is_meta:
         yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
         return
     head = text.lstrip()

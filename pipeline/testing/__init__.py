@@ -7,6 +7,10 @@ The loopback stand-in for the Messages API is production code: :mod:`pipeline.pr
 
 from __future__ import annotations
 
+from typing import Any
+
+from pipeline.report.documents import Outcome
+from pipeline.report.render import to_builtins
 from pipeline.testing._records import Feature
 from pipeline.testing.builder import AssistantMessage, CompactResult, ToolCall, ToolSpec, TranscriptBuilder
 
@@ -17,4 +21,11 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "TranscriptBuilder",
+    "as_json",
 ]
+
+
+def as_json(outcome: Outcome) -> dict[str, Any]:
+    """A session outcome's report as its JSON file holds it (what a user reads)."""
+    data: dict[str, Any] = to_builtins(outcome.report)
+    return data

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pipeline.core.check.contract import ContractMessage, Violation, check_survival
 from pipeline.core.graph import build_graph
 from pipeline.core.index import LineIndex, build_index
-from pipeline.core.topology.select import TopologyOptions, resolve_topology
+from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.core.validate.checks import validate
 from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.records import has_internal_field, message_text
-from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
+from pipeline.reasons import CandidateFailure, Reason
+from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
 
@@ -29,7 +30,7 @@ __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
 class CandidateCheck:
     """The verdict on a candidate and the figures the report shows."""
 
-    failures: tuple[str, ...]  # content-free reason codes; empty means the candidate may be written
+    failures: tuple[Reason, ...]  # content-free; empty means the candidate may be written
     findings: tuple[Finding, ...]
     violations: tuple[Violation, ...]
     output_tokens: int
@@ -49,7 +50,7 @@ def contract_messages(
     start = chain.index(from_line) if from_line in chain else 0
     for message in api_messages(index, tuple(chain[start:])):
         # User records stay apart (a prompt is judged on its own text); assistant fragments merge.
-        groups = [(line,) for line in message.lines] if message.role == "user" else [message.lines]
+        groups = [(line,) for line in message.lines] if message.role == Role.USER else [message.lines]
         for lines in groups:
             texts: list[str] = []
             uses: list[str] = []
@@ -81,35 +82,35 @@ def check_candidate(
     new_lines: Sequence[int],
     source_messages: Sequence[ContractMessage],
     anchors: Sequence[str] = (),
-    target_tokens: int | None = None,
+    target_estimated_tokens: int | None,
 ) -> CandidateCheck:
     """Validate candidate bytes as a fresh transcript and hold them to the survival contract."""
-    failures: list[str] = []
+    failures: list[Reason] = []
     index = build_index(candidate, SourceFormat.CLAUDE_CODE)
     graph = build_graph(index)
-    topology = resolve_topology(index, graph, TopologyOptions(LeafPolicy.AUTO))
+    topology = resolve_topology(index, graph, AUTO)
     if topology.refused:
-        failures.append(f"candidate-topology-{topology.refusal}")
+        failures.append(Reason(CandidateFailure.TOPOLOGY, topology.refusal))
     chain_uuids = [index.record(line).uuid for line in topology.chain]  # type: ignore[union-attr]
     if chain_uuids != list(expected_chain_uuids):
-        failures.append("candidate-chain-differs-from-plan")
+        failures.append(Reason(CandidateFailure.CHAIN_DIFFERS_FROM_PLAN))
     validation = validate(index, graph, topology.chain, candidate)
     findings = tuple(f for f in validation.findings if f.severity is Severity.ERROR)
     if findings:
-        failures.append("candidate-validation-errors")
+        failures.append(Reason(CandidateFailure.VALIDATION_ERRORS))
     boundaries = sum(1 for r in index.records if r is not None and r.compact_boundary)
     summaries = sum(1 for r in index.records if r is not None and r.compact_summary)
     if boundaries != 1 or summaries != 1:
-        failures.append("candidate-compact-pair-count")
+        failures.append(Reason(CandidateFailure.COMPACT_PAIR_COUNT))
         findings += (Finding(FindingCode.CURRENT_COMPACT_PAIR, Severity.ERROR, count=boundaries + summaries),)
     if _internal_fields(candidate, index, new_lines):
-        failures.append("candidate-internal-field")
+        failures.append(Reason(CandidateFailure.INTERNAL_FIELD))
         findings += (Finding(FindingCode.INTERNAL_FIELD, Severity.ERROR),)
     output_tokens = sum(record.tokens for record in index.records if record is not None)
-    if target_tokens is not None and output_tokens > target_tokens:
-        failures.append("candidate-over-token-target")
+    if target_estimated_tokens is not None and output_tokens > target_estimated_tokens:
+        failures.append(Reason(CandidateFailure.OVER_TOKEN_TARGET))
     summary_line = next((line for line in topology.chain if index.record(line).compact_summary), None)  # type: ignore[union-attr]
     after = contract_messages(candidate, index, topology.chain, from_line=summary_line)
     violations = check_survival(source_messages, after, anchors=anchors)
-    failures.extend(f"contract-{violation.value}" for violation in violations)
+    failures.extend(Reason(CandidateFailure.CONTRACT, violation) for violation in violations)
     return CandidateCheck(tuple(failures), findings, violations, output_tokens, len(index))

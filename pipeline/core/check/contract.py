@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
+from pipeline.vocabulary import Role
+
 __all__ = ["ContractMessage", "Violation", "check_survival", "protected_round"]
 
 PROTECTED_EXCHANGES: Final = 2
@@ -68,7 +70,7 @@ class ProtectedRoundView:
 
 def _is_human(message: ContractMessage) -> bool:
     return (
-        message.role == "user"
+        message.role == Role.USER
         and not message.checkpoint
         and not message.tool_result_ids
         and bool(message.text.strip())
@@ -90,7 +92,7 @@ def protected_round(messages: Sequence[ContractMessage]) -> ProtectedRoundView:
         user_texts=tuple(messages[t].text for t in instruction_turns if _is_human(messages[t])),
         tool_use_ids=tuple(t for m in tail for t in m.tool_use_ids),
         tool_result_ids=tuple(t for m in tail for t in m.tool_result_ids),
-        assistant_texts=tuple(m.text for m in tail if m.role == "assistant" and m.text.strip()),
+        assistant_texts=tuple(m.text for m in tail if m.role == Role.ASSISTANT and m.text.strip()),
     )
 
 
@@ -121,7 +123,7 @@ def check_survival(
         violations.append(Violation.TOOL_USE_DROPPED)
     if not set(round_.tool_result_ids) <= after_results:
         violations.append(Violation.TOOL_RESULT_DROPPED)
-    after_assistant = {_normalized(m.text) for m in after if m.role == "assistant"}
+    after_assistant = {_normalized(m.text) for m in after if m.role == Role.ASSISTANT}
     if any(_normalized(text) not in after_assistant for text in round_.assistant_texts):
         violations.append(Violation.ASSISTANT_TEXT_DROPPED)
     if not checkpoints:

@@ -21,7 +21,8 @@ from typing import Final
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.formats.claude_code.decode import DecodedRecord
-from pipeline.vocabulary import ChainEnd, PointerState
+from pipeline.reasons import TopologyRefusal
+from pipeline.vocabulary import ChainEnd, PointerState, RecordType
 
 __all__ = ["ResumeChain", "ResumeStart", "claude_code_chain", "resume_start", "with_recovered_rows"]
 
@@ -38,7 +39,7 @@ class ResumeChain:
     chain: tuple[int, ...]
     chain_end: ChainEnd | None
     external_parent: str | None
-    refusal: str | None
+    refusal: TopologyRefusal | None
 
 
 class _View:
@@ -62,8 +63,8 @@ class _View:
         record = self.record(line)
         return (
             self.is_row(line)
-            and not (record.type == "system" and record.subtype == "file_snapshot")
-            and not (record.type == "attachment" and record.subtype == "fork_briefing")
+            and not (record.type == RecordType.SYSTEM and record.subtype == "file_snapshot")
+            and not (record.type == RecordType.ATTACHMENT and record.subtype == "fork_briefing")
         )
 
     def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:
@@ -73,7 +74,7 @@ class _View:
         while pending:
             node, via = pending.pop()
             for child in self.graph.children.get(node, ()):
-                if self.record(child).type == "progress":
+                if self.record(child).type == RecordType.PROGRESS:
                     pending.append((child, (*via, child)))
                 else:
                     found.append((child, via))
@@ -120,7 +121,7 @@ def _checkpoint(view: _View) -> _Checkpoint:
     for line, record in enumerate(view.index.records, 1):
         if record is None:
             continue
-        if record.type == "last-prompt":
+        if record.type == RecordType.LAST_PROMPT:
             state = record.pointer_state
             named = named or state is not PointerState.ABSENT
             if state is PointerState.LEAF or state is PointerState.INVALID:
@@ -142,7 +143,7 @@ def _parent_row(view: _View, line: int) -> int:
     """A row's parent with progress rows passed through (Claude Code re-links around them)."""
     parent = view.graph.parent_of(line)
     seen: set[int] = set()
-    while parent and view.record(parent).type == "progress" and parent not in seen:
+    while parent and view.record(parent).type == RecordType.PROGRESS and parent not in seen:
         seen.add(parent)
         parent = view.graph.parent_of(parent)
     return parent
@@ -150,11 +151,13 @@ def _parent_row(view: _View, line: int) -> int:
 
 def _in_batch(record: DecodedRecord, message_id: str | None) -> bool:
     """Whether a row belongs to the streaming of one assistant message's tool batch."""
-    if record.type == "assistant":
+    if record.type == RecordType.ASSISTANT:
         return message_id is not None and record.message_id == message_id
-    if record.type == "user":
+    if record.type == RecordType.USER:
         return record.meta or bool(record.tool_results)
-    return record.type == "attachment" or (record.type == "system" and not record.compact_boundary)
+    return record.type == RecordType.ATTACHMENT or (
+        record.type == RecordType.SYSTEM and not record.compact_boundary
+    )
 
 
 def _batch_ancestors(view: _View, line: int, message_id: str | None) -> list[int]:
@@ -177,12 +180,12 @@ def _batch_anchor(view: _View, checkpoint: int) -> tuple[int | None, tuple[str, 
         seen.add(node)
         top, node = node, _parent_row(view, node)
     record = view.record(node) if node else None
-    if record is not None and record.type == "user" and record.tool_results:
+    if record is not None and record.type == RecordType.USER and record.tool_results:
         return _parent_row(view, node) or None, record.tool_results, False
     if top is None:
         return node or None, (), False
     tool = view.record(top).attachment_tool_use
-    if record is None or record.type != "assistant" or not record.message_id or tool is None:
+    if record is None or record.type != RecordType.ASSISTANT or not record.message_id or tool is None:
         return None, (), False
     owner = next(
         (
@@ -206,7 +209,7 @@ def _continues_from(view: _View, start: int, checkpoint: int, *, through_batch: 
     owner_record = view.record(owner) if owner else None
     message_id = (
         owner_record.message_id
-        if owner_record is not None and owner_record.type == "assistant" and calls
+        if owner_record is not None and owner_record.type == RecordType.ASSISTANT and calls
         else None
     )
     earlier = set(_batch_ancestors(view, owner, message_id)) if owner and message_id else set()
@@ -223,7 +226,7 @@ def _continues_from(view: _View, start: int, checkpoint: int, *, through_batch: 
             if in_batch and node == owner:
                 return True
             if (
-                record.type == "assistant"
+                record.type == RecordType.ASSISTANT
                 and node != owner
                 and record.message_id == message_id
                 and record.tool_uses
@@ -301,9 +304,9 @@ def _walk_up_to_message(view: _View, line: int) -> int | None:
 
 def _is_side_row(record: DecodedRecord) -> bool:
     return (
-        record.type == "attachment"
-        or (record.type == "system" and not record.compact_boundary)
-        or (record.type == "user" and record.meta and not record.tool_results)
+        record.type == RecordType.ATTACHMENT
+        or (record.type == RecordType.SYSTEM and not record.compact_boundary)
+        or (record.type == RecordType.USER and record.meta and not record.tool_results)
     )
 
 
@@ -312,7 +315,7 @@ def _side_tail(view: _View, start: int, taken: set[int]) -> list[int]:
     run, line = [], start
     while True:
         record = view.record(line)
-        if record.type != "progress" and not _is_side_row(record):
+        if record.type != RecordType.PROGRESS and not _is_side_row(record):
             return []
         run.append(line)
         children = [c for c in view.graph.children.get(line, ()) if c not in taken]
@@ -328,12 +331,14 @@ def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
     chain = set(walk)
     recovered: set[int] = set()
     message_ids = {
-        mid for n in walk if view.record(n).type == "assistant" and (mid := view.record(n).message_id)
+        mid
+        for n in walk
+        if view.record(n).type == RecordType.ASSISTANT and (mid := view.record(n).message_id)
     }
     uses: dict[str, str] = {}  # tool id -> message id
     for line in view.graph.uuid_lines:
         record = view.record(line)
-        if record.type == "assistant" and record.message_id in message_ids:
+        if record.type == RecordType.ASSISTANT and record.message_id in message_ids:
             uses.update((tool, record.message_id) for tool in record.tool_uses if record.message_id)
     answered = {tool for n in walk for tool in view.record(n).tool_results}
 
@@ -348,7 +353,7 @@ def _recover(view: _View, walk: tuple[int, ...]) -> set[int]:
             if child in chain or child in recovered or view.record(child).sidechain != view.sidechain:
                 continue
             record = view.record(child)
-            if record.type == "assistant" and record.message_id in message_ids:
+            if record.type == RecordType.ASSISTANT and record.message_id in message_ids:
                 admit(child, via)
                 pending.append(child)
             elif (
@@ -414,12 +419,12 @@ def claude_code_chain(
     view = _View(index, graph, sidechain=not main_rows)
     leaf = _walk_up_to_message(view, start) if start else None
     if leaf is None:
-        return ResumeChain(None, (), (), None, None, "no-candidate-leaf")
+        return ResumeChain(None, (), (), None, None, TopologyRefusal.NO_CANDIDATE_LEAF)
     trace = graph.trace(index, leaf)
     if trace.end is ChainEnd.LOOP:
-        return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-loop")
+        return ResumeChain(leaf, trace.lines, (), trace.end, None, TopologyRefusal.CHAIN_LOOP)
     if trace.end is ChainEnd.MALFORMED_PARENT:
-        return ResumeChain(leaf, trace.lines, (), trace.end, None, "chain-malformed-parent")
+        return ResumeChain(leaf, trace.lines, (), trace.end, None, TopologyRefusal.CHAIN_MALFORMED_PARENT)
     chain = with_recovered_rows(index, graph, trace.lines, below_until=below_until)
     return ResumeChain(leaf, trace.lines, chain, trace.end, trace.missing_uuid, None)
 

@@ -12,6 +12,7 @@ whatever the policy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
@@ -31,9 +32,19 @@ from pipeline.core.topology.strict import (
     strict_verdict,
 )
 from pipeline.findings import Finding
-from pipeline.vocabulary import ChainEnd, FindingCode, LeafPolicy, LeafSource, Severity, StrictStatus
+from pipeline.reasons import StrictReason, TopologyRefusal
+from pipeline.vocabulary import (
+    ChainEnd,
+    FindingCode,
+    LeafPolicy,
+    LeafSource,
+    PromptCheck,
+    RecordType,
+    Severity,
+    StrictStatus,
+)
 
-__all__ = ["Topology", "TopologyOptions", "resolve_topology"]
+__all__ = ["AUTO", "Topology", "TopologyOptions", "resolve_topology"]
 
 C = FindingCode
 
@@ -42,9 +53,13 @@ C = FindingCode
 class TopologyOptions:
     """The knobs that choose a leaf."""
 
-    policy: LeafPolicy = LeafPolicy.AUTO
-    resume_leaf: str | None = None
-    max_extension: int = 0
+    policy: LeafPolicy
+    resume_leaf: str | None
+    max_post_last_prompt_extension: int
+
+
+AUTO: Final = TopologyOptions(LeafPolicy.AUTO, None, 0)
+"""Claude Code's own choice with no override: what a candidate is checked with and the proof reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +75,8 @@ class Topology:
     chain_end: ChainEnd | None
     external_parent: str | None
     pre_compaction: frozenset[int]
-    refusal: str | None  # a reason code when no chain could be selected safely
-    prompt_check: str  # matched | mismatched | absent | not-applicable
+    refusal: TopologyRefusal | StrictReason | None  # when no chain could be selected safely
+    prompt_check: PromptCheck
     lineage: Lineage | None
     branch_isolation: bool
     findings: tuple[Finding, ...] = field(default=())
@@ -90,19 +105,19 @@ def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) 
     return frozenset(seen - set(chain))
 
 
-def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | None) -> str:
+def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | None) -> PromptCheck:
     """Compare the pointer's `lastPrompt` text with the chain's last human prompt (by fingerprint)."""
     pointer = index.record(pointer_line) if pointer_line else None
     if pointer is None or pointer.prompt_key is None:
-        return "absent"
+        return PromptCheck.ABSENT
     keys = [
         record.prompt_key
         for line in chain
-        if (record := index.record(line)) is not None and record.type == "user" and record.prompt_key
+        if (record := index.record(line)) is not None and record.type == RecordType.USER and record.prompt_key
     ]
     if not keys:
-        return "not-applicable"
-    return "matched" if pointer.prompt_key in keys[-1:] else "mismatched"
+        return PromptCheck.NOT_APPLICABLE
+    return PromptCheck.MATCHED if pointer.prompt_key in keys[-1:] else PromptCheck.MISMATCHED
 
 
 def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, policy: LeafPolicy) -> Topology:
@@ -122,7 +137,7 @@ def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, pol
             None,
             frozenset(),
             verdict.reason,
-            "not-applicable",
+            PromptCheck.NOT_APPLICABLE,
             verdict.lineage,
             True,
             tuple(findings),
@@ -173,7 +188,7 @@ def _physical(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict) -> Top
         None,
         frozenset(),
         None,
-        "not-applicable",
+        PromptCheck.NOT_APPLICABLE,
         None,
         False,
         findings,
@@ -215,12 +230,12 @@ def _from_resume(
         lineage = analyze_lineage(index, walk, authority)
         duplicated = set(graph.duplicates)
         if any(index.entry(line).uuid in duplicated for line in chain):
-            refusal = "duplicate-uuid"
+            refusal = TopologyRefusal.DUPLICATE_UUID
         elif incompatible:
-            refusal = "chain-non-monotonic"
+            refusal = TopologyRefusal.CHAIN_NON_MONOTONIC
             findings.append(Finding(C.CHAIN_NON_MONOTONIC, Severity.ERROR, count=incompatible))
         elif not lineage.ok:
-            refusal = "lineage-unsafe"
+            refusal = TopologyRefusal.LINEAGE_UNSAFE
             findings.append(Finding(C.SESSION_LINEAGE_UNSAFE, Severity.ERROR, ids=(lineage.reason or "",)))
         else:
             if compatible:
@@ -239,7 +254,7 @@ def _from_resume(
     # A pointer's text names the prompt current when it was written: below it, compare up to it.
     judged = chain[: chain.index(start.checkpoint) + 1] if start.checkpoint in chain else chain
     check = _prompt_check(index, judged, latest_pointer_line(index))
-    if check == "mismatched":
+    if check is PromptCheck.MISMATCHED:
         findings.append(
             Finding(C.LAST_PROMPT_TEXT_MISMATCH, Severity.WARNING, line=latest_pointer_line(index))
         )
@@ -265,7 +280,7 @@ def _from_resume(
 def resolve_topology(index: LineIndex, graph: UuidGraph, options: TopologyOptions) -> Topology:
     """Select the leaf and active chain for one transcript under the requested policy."""
     verdict = strict_verdict(
-        index, graph, resume_leaf=options.resume_leaf, max_extension=options.max_extension
+        index, graph, resume_leaf=options.resume_leaf, max_extension=options.max_post_last_prompt_extension
     )
     if options.policy is LeafPolicy.STRICT:
         return _from_strict(index, graph, verdict, LeafPolicy.STRICT)

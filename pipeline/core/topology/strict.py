@@ -15,28 +15,29 @@ from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
-from pipeline.vocabulary import ChainEnd, LeafSource, StrictStatus
+from pipeline.reasons import LineageReason, StrictReason
+from pipeline.vocabulary import ChainEnd, LeafSource, RecordType, Role, StrictStatus
 
 __all__ = ["Lineage", "StrictVerdict", "analyze_lineage", "count_inversions", "strict_verdict"]
 
 _REASON_STATUS: Final = {
-    "last-prompt-absent": StrictStatus.ABSENT,
-    "duplicate-uuid": StrictStatus.DUPLICATE_UUID,
-    "leaf-uuid-malformed": StrictStatus.MALFORMED,
-    "chain-missing-uuid": StrictStatus.DANGLING,
-    "chain-loop": StrictStatus.LOOP,
-    "chain-malformed-parent": StrictStatus.MALFORMED_PARENT,
-    "chain-empty": StrictStatus.DANGLING,
-    "chain-non-monotonic": StrictStatus.NON_MONOTONIC,
-    "lineage-unsafe": StrictStatus.SESSION_MISMATCH,
-    "extension-limit-exceeded": StrictStatus.EXTENSION_LIMIT,
-    "extension-authority-session-missing": StrictStatus.SESSION_MISMATCH,
-    "extension-record-missing-uuid": StrictStatus.EXTENSION_UNSAFE,
-    "extension-record-not-linear-descendant": StrictStatus.EXTENSION_BRANCH,
-    "extension-record-session-mismatch": StrictStatus.SESSION_MISMATCH,
-    "extension-record-not-safe-closure": StrictStatus.EXTENSION_UNSAFE,
-    "extension-pending-tool-ids": StrictStatus.EXTENSION_UNSAFE,
-    "ok": StrictStatus.VALID,
+    StrictReason.LAST_PROMPT_ABSENT: StrictStatus.ABSENT,
+    StrictReason.DUPLICATE_UUID: StrictStatus.DUPLICATE_UUID,
+    StrictReason.LEAF_UUID_MALFORMED: StrictStatus.MALFORMED,
+    StrictReason.CHAIN_MISSING_UUID: StrictStatus.DANGLING,
+    StrictReason.CHAIN_LOOP: StrictStatus.LOOP,
+    StrictReason.CHAIN_MALFORMED_PARENT: StrictStatus.MALFORMED_PARENT,
+    StrictReason.CHAIN_EMPTY: StrictStatus.DANGLING,
+    StrictReason.CHAIN_NON_MONOTONIC: StrictStatus.NON_MONOTONIC,
+    StrictReason.LINEAGE_UNSAFE: StrictStatus.SESSION_MISMATCH,
+    StrictReason.EXTENSION_LIMIT_EXCEEDED: StrictStatus.EXTENSION_LIMIT,
+    StrictReason.EXTENSION_AUTHORITY_SESSION_MISSING: StrictStatus.SESSION_MISMATCH,
+    StrictReason.EXTENSION_RECORD_MISSING_UUID: StrictStatus.EXTENSION_UNSAFE,
+    StrictReason.EXTENSION_RECORD_NOT_LINEAR_DESCENDANT: StrictStatus.EXTENSION_BRANCH,
+    StrictReason.EXTENSION_RECORD_SESSION_MISMATCH: StrictStatus.SESSION_MISMATCH,
+    StrictReason.EXTENSION_RECORD_NOT_SAFE_CLOSURE: StrictStatus.EXTENSION_UNSAFE,
+    StrictReason.EXTENSION_PENDING_TOOL_IDS: StrictStatus.EXTENSION_UNSAFE,
+    StrictReason.OK: StrictStatus.VALID,
 }
 
 
@@ -45,7 +46,7 @@ class Lineage:
     """Contiguous sessionId runs along a chain (seed: one-way lineage, no A-B-A)."""
 
     ok: bool
-    reason: str | None
+    reason: LineageReason | None
     run_count: int
     current_session: str | None
     current_start: int  # position in the chain where the final session's run begins
@@ -61,7 +62,7 @@ class StrictVerdict:
     """The strict verdict and, when valid, the chain it selects."""
 
     status: StrictStatus
-    reason: str
+    reason: StrictReason
     leaf_uuid: str | None
     leaf_source: LeafSource
     pointer_line: int | None
@@ -82,7 +83,11 @@ def count_inversions(index: LineIndex, chain: tuple[int, ...]) -> tuple[int, int
         parent, child = index.record(parent_line), index.record(child_line)
         assert parent is not None
         assert child is not None
-        if parent.type == child.type == "attachment" and parent.session and parent.session == child.session:
+        if (
+            parent.type == child.type == RecordType.ATTACHMENT
+            and parent.session
+            and parent.session == child.session
+        ):
             compatible += 1
         else:
             incompatible += 1
@@ -107,19 +112,19 @@ def analyze_lineage(index: LineIndex, chain: tuple[int, ...], authority: str | N
     reason = None
     if len(runs) == 1:
         if authority and authority != final_session:
-            reason = "authority-session-does-not-match-chain"
+            reason = LineageReason.AUTHORITY_MISMATCH
     elif len(sessions) != len(chain):
-        reason = "mixed-session-lineage-has-missing-session-id"
+        reason = LineageReason.MISSING_SESSION_ID
     elif len(ids) != len(set(ids)):
-        reason = "session-lineage-returns-to-an-earlier-session"
+        reason = LineageReason.RETURNS_TO_EARLIER
     elif not authority:
-        reason = "mixed-session-lineage-requires-authority-session"
+        reason = LineageReason.REQUIRES_AUTHORITY
     elif authority != final_session:
-        reason = "authority-session-does-not-match-final-lineage-session"
+        reason = LineageReason.AUTHORITY_NOT_FINAL
     return Lineage(reason is None, reason, len(runs), final_session, final_start)
 
 
-def _reject(reason: str, **fields: object) -> StrictVerdict:
+def _reject(reason: StrictReason, **fields: object) -> StrictVerdict:
     base: dict[str, object] = {
         "leaf_uuid": None,
         "leaf_source": LeafSource.LAST_PROMPT,
@@ -141,44 +146,44 @@ def latest_pointer_line(index: LineIndex) -> int | None:
 
 def _extension(  # noqa: PLR0911 - one early return per seed extension rule, in the seed's order
     index: LineIndex, graph: UuidGraph, pointer_line: int, leaf_line: int, limit: int
-) -> tuple[str, tuple[int, ...], str | None]:
+) -> tuple[StrictReason, tuple[int, ...], str | None]:
     """Accept records after the pointer only as a direct, same-session tool-result closure."""
     after = [number for number in range(pointer_line + 1, len(index) + 1) if index.record(number) is not None]
     if not after:
-        return "ok", (), None
+        return StrictReason.OK, (), None
     if len(after) > limit:
-        return "extension-limit-exceeded", (), None
+        return StrictReason.EXTENSION_LIMIT_EXCEEDED, (), None
     pointer = index.record(pointer_line)
     leaf = index.record(leaf_line)
     assert pointer is not None
     assert leaf is not None
     if not pointer.session:
-        return "extension-authority-session-missing", (), None
+        return StrictReason.EXTENSION_AUTHORITY_SESSION_MISSING, (), None
     expected_parent = leaf.uuid
     pending = set(leaf.tool_uses)
     for number in after:
         record = index.record(number)
         assert record is not None
         if record.uuid is None:
-            return "extension-record-missing-uuid", (), None
+            return StrictReason.EXTENSION_RECORD_MISSING_UUID, (), None
         if record.parent != expected_parent:
-            return "extension-record-not-linear-descendant", (), None
+            return StrictReason.EXTENSION_RECORD_NOT_LINEAR_DESCENDANT, (), None
         if record.session != pointer.session:
-            return "extension-record-session-mismatch", (), None
+            return StrictReason.EXTENSION_RECORD_SESSION_MISMATCH, (), None
         closes = (
             record.is_api
-            and record.role == "user"
+            and record.role == Role.USER
             and record.tool_results
             and set(record.tool_results) <= pending
             and set(record.blocks) == {"R"}
         )
         if not closes:
-            return "extension-record-not-safe-closure", (), None
+            return StrictReason.EXTENSION_RECORD_NOT_SAFE_CLOSURE, (), None
         pending.difference_update(record.tool_results)
         expected_parent = record.uuid
     if pending:
-        return "extension-pending-tool-ids", (), None
-    return "ok", tuple(after), expected_parent
+        return StrictReason.EXTENSION_PENDING_TOOL_IDS, (), None
+    return StrictReason.OK, tuple(after), expected_parent
 
 
 def strict_verdict(  # noqa: PLR0911, PLR0912 - the seed's checks, one early return each, in order
@@ -191,48 +196,50 @@ def strict_verdict(  # noqa: PLR0911, PLR0912 - the seed's checks, one early ret
     """The seed's verdict for this file, exactly as the reference engine decides it."""
     source = LeafSource.MANUAL_OVERRIDE if resume_leaf else LeafSource.LAST_PROMPT
     if graph.duplicates:
-        return _reject("duplicate-uuid", leaf_source=source, detail_uuid=graph.duplicates[0])
+        return _reject(StrictReason.DUPLICATE_UUID, leaf_source=source, detail_uuid=graph.duplicates[0])
     pointer_line = latest_pointer_line(index)
     if pointer_line is None:
-        return _reject("last-prompt-absent", leaf_source=source)
+        return _reject(StrictReason.LAST_PROMPT_ABSENT, leaf_source=source)
     pointer = index.record(pointer_line)
     assert pointer is not None
     leaf = resume_leaf or pointer.pointer
     common: dict[str, object] = {"leaf_source": source, "pointer_line": pointer_line, "leaf_uuid": leaf}
     if not leaf:
-        return _reject("leaf-uuid-malformed", **common)
+        return _reject(StrictReason.LEAF_UUID_MALFORMED, **common)
     leaf_line = graph.line_of.get(leaf)
     if leaf_line is None:
-        return _reject("chain-missing-uuid", detail_uuid=leaf, **common)
+        return _reject(StrictReason.CHAIN_MISSING_UUID, detail_uuid=leaf, **common)
     trace = graph.trace(index, leaf_line)
     if trace.end is ChainEnd.EXTERNAL_PARENT:
-        return _reject("chain-missing-uuid", detail_uuid=trace.missing_uuid, **common)
+        return _reject(StrictReason.CHAIN_MISSING_UUID, detail_uuid=trace.missing_uuid, **common)
     if trace.end is ChainEnd.LOOP:
-        return _reject("chain-loop", detail_uuid=trace.loop_uuid, **common)
+        return _reject(StrictReason.CHAIN_LOOP, detail_uuid=trace.loop_uuid, **common)
     if trace.end is ChainEnd.MALFORMED_PARENT:
         malformed = index.record(trace.malformed_line or 0) if trace.malformed_line else None
-        return _reject("chain-malformed-parent", detail_uuid=malformed.uuid if malformed else None, **common)
+        return _reject(
+            StrictReason.CHAIN_MALFORMED_PARENT, detail_uuid=malformed.uuid if malformed else None, **common
+        )
     chain = trace.lines
     if not chain:
-        return _reject("chain-empty", **common)
+        return _reject(StrictReason.CHAIN_EMPTY, **common)
     incompatible, compatible = count_inversions(index, chain)
     common.update(inversions=incompatible + compatible, attachment_inversions=compatible)
     if incompatible:
-        return _reject("chain-non-monotonic", **common)
+        return _reject(StrictReason.CHAIN_NON_MONOTONIC, **common)
     lineage = analyze_lineage(index, chain, pointer.session)
     common["lineage"] = lineage
     if not lineage.ok:
-        return _reject("lineage-unsafe", **common)
+        return _reject(StrictReason.LINEAGE_UNSAFE, **common)
     extension: tuple[int, ...] = ()
     if max_extension > 0:
         reason, extension, new_leaf = _extension(index, graph, pointer_line, leaf_line, max_extension)
-        if reason != "ok":
+        if reason != StrictReason.OK:
             return _reject(reason, **common)
         if extension:
             common.update(leaf_uuid=new_leaf, leaf_source=LeafSource.POST_LAST_PROMPT_CLOSURE)
     return StrictVerdict(
         status=StrictStatus.VALID,
-        reason="ok",
+        reason=StrictReason.OK,
         chain=chain + extension,
         extension_lines=extension,
         **common,  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from pipeline.formats.claude_code.records import (
     compact_metadata,
     summary_has_text,
 )
-from pipeline.vocabulary import FindingCode, LineKind, PointerState, Severity
+from pipeline.vocabulary import FindingCode, LineKind, PointerState, RecordType, Severity
 
 __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
@@ -102,7 +102,11 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
 def _pointer_findings(index: LineIndex, graph: UuidGraph) -> list[Finding]:
     findings: list[Finding] = []
     for number, record in enumerate(index.records, 1):
-        if record is None or record.type != "last-prompt" or record.pointer_state is PointerState.ABSENT:
+        if (
+            record is None
+            or record.type != RecordType.LAST_PROMPT
+            or record.pointer_state is PointerState.ABSENT
+        ):
             continue
         if record.pointer_state is PointerState.NULL and record.pointer_explicit:
             continue  # Claude Code's own "nothing to resume" marker (written by /clear and rewinds)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.findings import Finding
-from pipeline.vocabulary import FindingCode, Severity
+from pipeline.vocabulary import FindingCode, Role, Severity
 
 __all__ = ["ApiMessage", "PairingResult", "api_messages", "check_pairing"]
 
@@ -96,10 +96,10 @@ def api_messages(index: LineIndex, chain: tuple[int, ...]) -> tuple[ApiMessage, 
     ]
     merged: list[ApiMessage] = []
     for message in singles:
-        if message.role == "user" and merged and merged[-1].role == "user":
+        if message.role == Role.USER and merged and merged[-1].role == Role.USER:
             merged[-1] = _join(merged[-1], message)
             continue
-        if message.role == "assistant" and message.message_id is not None:
+        if message.role == Role.ASSISTANT and message.message_id is not None:
             target = _same_call_target(merged, message.message_id)
             if target is not None:
                 merged[target] = _join(merged[target], message)
@@ -112,7 +112,7 @@ def _same_call_target(merged: list[ApiMessage], message_id: str) -> int | None:
     """The earlier assistant message this fragment continues, across tool-result-only users."""
     for position in range(len(merged) - 1, -1, -1):
         candidate = merged[position]
-        if candidate.role == "assistant":
+        if candidate.role == Role.ASSISTANT:
             return position if candidate.message_id == message_id else None
         if candidate.blocks.strip("R"):
             return None
@@ -171,7 +171,7 @@ def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) ->
     uses_by_uuid = {
         uuid: message.uses
         for message in messages
-        if message.role == "assistant" and message.uses
+        if message.role == Role.ASSISTANT and message.uses
         for uuid in message.uuids
     }
     partial = reordered = 0
@@ -183,7 +183,7 @@ def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) ->
                 findings.append(
                     Finding(FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING, line=line, ids=message.uses)
                 )
-            elif following.role != "user":
+            elif following.role != Role.USER:
                 findings.append(
                     Finding(FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E, line=line, ids=message.uses)
                 )
@@ -228,7 +228,7 @@ def _result_findings(
         source_uses = source_record.tool_uses if source_record is not None else ()
     # After an assistant message the check was made from the calls' side; here only results that
     # follow another user message are judged, against the calls their source names.
-    if previous.role != "assistant" and not _answers(message.results, source_uses or ()):
+    if previous.role != Role.ASSISTANT and not _answers(message.results, source_uses or ()):
         findings.append(Finding(FindingCode.TOOL_RESULT_MISMATCH, E, line=line, ids=message.results))
     if message.blocks[: len(message.results)] != "R" * len(message.results):
         misplaced = next(i for i, code in enumerate(message.blocks[: len(message.results)]) if code != "R")

@@ -16,6 +16,8 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
+from pipeline.vocabulary import RecordType
+
 __all__ = [
     "EMPTY_INPUT",
     "FrozenJson",
@@ -172,7 +174,7 @@ def _content_of(value: dict[str, Any]) -> RecordContent:
     role = msg.get("role") if msg.get("role") in ("user", "assistant") else None
     kind = _str(value.get("type"))
     replaced = value.get("inPlaceOfModel")
-    system_text = _str(value.get("content")) if kind == "system" else None
+    system_text = _str(value.get("content")) if kind == RecordType.SYSTEM else None
     return RecordContent(
         type=kind,
         subtype=_str(value.get("subtype")),
@@ -188,7 +190,7 @@ def _content_of(value: dict[str, Any]) -> RecordContent:
         parts=tuple(_part(block) for block in _blocks(content)),
         system_text=system_text,
         api_error=_api_error_text(value)
-        if kind == "system" and value.get("subtype") == "api_error"
+        if kind == RecordType.SYSTEM and value.get("subtype") == "api_error"
         else None,
     )
 

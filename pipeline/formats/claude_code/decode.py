@@ -27,7 +27,7 @@ from pipeline.formats.claude_code.schema import (
     RawTextBlock,
     TypedHead,
 )
-from pipeline.vocabulary import PointerState
+from pipeline.vocabulary import PointerState, RecordType, Role
 
 __all__ = [
     "BLOCK_CODES",
@@ -209,10 +209,10 @@ def _raw_estimate(head: TypedHead, canonical: bytes, is_api: bool) -> int | None
         # Without non-ASCII values the first figure is every removed character, commas included;
         # otherwise it is the member count (their commas) and the members are removed as bytes.
         return seed.estimate_json_parts((canonical,), removed=members, structural_ascii=-ascii_size)
-    if kind == "attachment":
+    if kind == RecordType.ATTACHMENT:
         raw = bytes(head.attachment)
         return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
-    if kind != "system":
+    if kind != RecordType.SYSTEM:
         return 0
     parts = (
         [_member("subtype", head.subtype)]
@@ -287,7 +287,7 @@ def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecor
     if tokens is None:
         tokens = seed.estimate_record(json.loads(canonical))
     attachment_tool = None
-    if kind == "attachment":
+    if kind == RecordType.ATTACHMENT:
         raw = bytes(head.attachment)
         if raw.startswith(b"{"):
             attachment_tool = _text(_ATTACHMENT.decode(raw).toolUseID)
@@ -317,9 +317,9 @@ def _prompt_key(
     first_text: str | None,
 ) -> str | None:
     """Fingerprint of a human prompt or of a pointer's `lastPrompt`, else None."""
-    if kind == "user":
+    if kind == RecordType.USER:
         if (
-            role == "user"
+            role == Role.USER
             and head.isCompactSummary is not True
             and head.isMeta is not True
             and not results
@@ -327,7 +327,7 @@ def _prompt_key(
             and not first_text.lstrip().startswith(_COMMAND_PREFIXES)
         ):
             return human_prompt_key(first_text)
-    elif kind == "last-prompt" and type(head.lastPrompt) is str:
+    elif kind == RecordType.LAST_PROMPT and type(head.lastPrompt) is str:
         return human_prompt_key(head.lastPrompt)
     return None
 
@@ -341,7 +341,7 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
     results: tuple[str, ...] = ()
     if message is not None:
         role = _text(message.role)
-        blocks, uses, results, first_text = _block_facts(message.content, want_text=kind == "user")
+        blocks, uses, results, first_text = _block_facts(message.content, want_text=kind == RecordType.USER)
     uuid = head.uuid
     parent = head.parentUuid
     leaf = head.leafUuid
@@ -366,13 +366,13 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
         head.sourceToolAssistantUUID or None,
         attachment_tool,
         head.isCompactSummary is True,
-        kind == "system" and head.subtype == "compact_boundary",
+        kind == RecordType.SYSTEM and head.subtype == "compact_boundary",
         head.isMeta is True,
         PointerState.ABSENT if leaf is UNSET else _pointer_state(leaf),
         _set(leaf),
         head.explicit is True,
         _prompt_key(head, kind, role, results, first_text),
-        (head.messageId or None) if kind == "file-history-snapshot" else None,
+        (head.messageId or None) if kind == RecordType.FILE_HISTORY_SNAPSHOT else None,
         head.agentId or None,
         tokens,
     )
@@ -394,7 +394,7 @@ def _from_python(value: dict[str, Any]) -> DecodedRecord:
     head = msgspec.convert(fields, LooseHead)
     raw_message = value.get("message")
     message = None
-    if head.type in ("user", "assistant") and isinstance(raw_message, dict):
+    if head.type in (RecordType.USER, RecordType.ASSISTANT) and isinstance(raw_message, dict):
         message = LooseMessage(raw_message.get("id"), raw_message.get("role"), raw_message.get("content"))
     attachment = value.get("attachment")
     attachment_tool = _text(attachment.get("toolUseID")) if isinstance(attachment, dict) else None
@@ -437,13 +437,13 @@ def _assemble(
         _text(head.sourceToolAssistantUUID),
         attachment_tool,
         head.isCompactSummary is True,
-        kind == "system" and head.subtype == "compact_boundary",
+        kind == RecordType.SYSTEM and head.subtype == "compact_boundary",
         head.isMeta is True,
         _pointer_state(leaf),
         _text(leaf),
         head.explicit is True,
         prompt_key,
-        _text(head.messageId) if kind == "file-history-snapshot" else None,
+        _text(head.messageId) if kind == RecordType.FILE_HISTORY_SNAPSHOT else None,
         _text(head.agentId),
         tokens,
     )

@@ -27,6 +27,7 @@ from typing import Any, Final
 import msgspec
 
 from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.vocabulary import RecordType
 
 __all__ = [
     "NAME_OTHER",
@@ -223,7 +224,7 @@ class _Splitter:
         self.tools: dict[str, str] = {}
 
     def message(self, record: DecodedRecord, content: str | list[_Block] | None) -> tuple[list[Piece], int]:
-        if record.type == "assistant":
+        if record.type == RecordType.ASSISTANT:
             text_class = ContentClass.ASSISTANT
         elif record.compact_summary:
             text_class = ContentClass.COMPACT_SUMMARY
@@ -299,13 +300,13 @@ def _split_record(
         envelope: _Envelope | _LooseEnvelope = _ENVELOPE.decode(line)
         message = envelope.message
         content = message.content if message is not None else None
-        if message is not None and record.type == "assistant":
+        if message is not None and record.type == RecordType.ASSISTANT:
             billed = _billed(message.usage, message.model)
     except msgspec.ValidationError:
         envelope = _LOOSE.decode(line)
         content = _loose_blocks(envelope.message)
         loose = envelope.message if isinstance(envelope.message, dict) else {}
-        if record.type == "assistant" and isinstance(loose.get("usage"), dict):
+        if record.type == RecordType.ASSISTANT and isinstance(loose.get("usage"), dict):
             usage = loose["usage"]
             billed = _billed(
                 _Usage(
@@ -319,13 +320,13 @@ def _split_record(
     if record.is_api:
         pieces, images = splitter.message(record, content)
         return pieces, images, billed
-    if kind == "attachment":
+    if kind == RecordType.ATTACHMENT:
         raw = bytes(envelope.attachment)
         if not raw.startswith(b"{"):
             return [], 0, None
         name = safe_name(_ATTACHMENT_TYPE.decode(raw).type)
         return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None
-    if kind == "system":
+    if kind == RecordType.SYSTEM:
         return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None
     return [], 0, None
 

@@ -14,33 +14,31 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import add
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from pipeline.core.topology.select import TopologyOptions
+import msgspec
+
 from pipeline.core.validate.checks import read_findings
 from pipeline.estimate import calibration
 from pipeline.estimate.calibrated import measure
-from pipeline.estimate.estimators import DEFAULT_ESTIMATORS, EstimatorName
+from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
-from pipeline.jobs.front import Analysis, analyze, leaf_report, session_block
+from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
-from pipeline.report.sessions import (
-    SESSION_SCHEMA,
-    SessionOutcome,
-    findings_report,
-    peak_rss_mb,
-    session_status,
-)
-from pipeline.vocabulary import FindingCode, LeafPolicy, Severity
+from pipeline.report.chain import leaf_section
+from pipeline.report.documents import Counted, Outcome, TokensReport
+from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_status
+from pipeline.report.tokens import ClassEntry, ScopePair, TokensMeasure, UsageSection
+from pipeline.report.tokens import Framing as FramingSection
+from pipeline.settings import SweepSettings
+from pipeline.vocabulary import FindingCode, Severity
 
-__all__ = ["MAX_NAMES_PER_CLASS", "SEED_RECORD", "Scope", "TokensOptions", "piece_counter", "tokens_session"]
+__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "tokens_session"]
 
 SEED_RECORD: Final = "seed-record"
 """The seed's own per-record figure (JSON payload + 12), what `validate` and `compress` budget with."""
-MAX_NAMES_PER_CLASS: Final = 24
-"""Names listed per class in a session report, by tokens; the rest are summed under `other`."""
 
 # Real tokenizers take about a second each to build. A worker process runs many sessions, so
 # each one is built once per process and kept here for the life of the worker. This is the only
@@ -49,26 +47,13 @@ _TOKENIZERS: dict[str, RealTokenizer] = {}
 _TOOL_BLOCKS: Final = frozenset({ContentClass.TOOL_USE, ContentClass.TOOL_RESULT})
 
 
-class Scope:
-    """Report keys of the two views of a session."""
-
-    SESSION: Final = "session"
-    ACTIVE: Final = "active_chain"
-
-
 @dataclass(frozen=True, slots=True)
 class TokensOptions:
-    """Options of a token benchmark, as plain values a worker process can receive."""
+    """What a token benchmark needs, as values a worker process receives."""
 
-    estimators: tuple[str, ...] = (EstimatorName.SEED.value, EstimatorName.CALIBRATED.value)
-    leaf_policy: str = LeafPolicy.AUTO.value
-    resume_leaf: str | None = None
-    max_extension: int = 0
-    max_names: int = MAX_NAMES_PER_CLASS
-
-    def topology(self) -> TopologyOptions:
-        """The topology part of these options."""
-        return TopologyOptions(LeafPolicy(self.leaf_policy), self.resume_leaf, self.max_extension)
+    sweep: SweepSettings
+    estimators: tuple[EstimatorName, ...]
+    max_names_per_class: int
 
 
 def _tokenizer(name: str) -> RealTokenizer:
@@ -88,7 +73,7 @@ def piece_counter(names: Sequence[EstimatorName]) -> PieceCounts:
     calibrated_at = names.index(EstimatorName.CALIBRATED) if EstimatorName.CALIBRATED in names else -1
     width = len(names)
     scales = calibration.CLASS_SCALE
-    if tuple(names) == DEFAULT_ESTIMATORS:  # the common run: `measure` already answers in this order
+    if tuple(names) == SEED_AND_CALIBRATED:  # the common run: `measure` already answers in this order
 
         def seed_and_calibrated(piece: Piece) -> tuple[int, ...]:
             return measure(piece.raw, scale=scales.get(piece.kind, 1.0))
@@ -146,14 +131,13 @@ def _sum(rows: Iterable[list[int]], width: int) -> list[int]:
     return total
 
 
-def _class_report(tally: _Tally, names: Sequence[str], max_names: int) -> dict[str, Any]:
+def _class_report(tally: _Tally, names: Sequence[str], max_names: int) -> dict[str, ClassEntry]:
     """Per class: totals in both scopes, and the largest names (the rest folded under `other`)."""
     width = len(names)
-    report: dict[str, Any] = {}
+    report: dict[str, ClassEntry] = {}
     for kind in ContentClass:
         rows = {name: row for (cls, name), row in tally.rows.items() if cls is kind}
-        total = _sum(rows.values(), 4 + 2 * width)
-        entry = _row_report(total, names)
+        entry = _row_report(_sum(rows.values(), 4 + 2 * width), names)
         named = sorted((name for name in rows if name), key=lambda n: (-rows[n][4], n))
         if named:
             kept = named[:max_names]
@@ -162,19 +146,19 @@ def _class_report(tally: _Tally, names: Sequence[str], max_names: int) -> dict[s
             rest = folded + ([rows[NAME_OTHER]] if NAME_OTHER in rows else [])
             if rest:
                 by_name[NAME_OTHER] = _row_report(_sum(rest, 4 + 2 * width), names)
-            entry["names"] = by_name
+            entry = msgspec.structs.replace(entry, names=by_name)
         report[kind.value] = entry
     return report
 
 
-def _row_report(row: list[int], names: Sequence[str]) -> dict[str, Any]:
+def _row_report(row: list[int], names: Sequence[str]) -> ClassEntry:
     width = len(names)
-    return {
-        "pieces": {Scope.SESSION: row[0], Scope.ACTIVE: row[2]},
-        "bytes": {Scope.SESSION: row[1], Scope.ACTIVE: row[3]},
-        Scope.SESSION: dict(zip(names, row[4 : 4 + width], strict=True)),
-        Scope.ACTIVE: dict(zip(names, row[4 + width :], strict=True)),
-    }
+    return ClassEntry(
+        pieces=ScopePair(session=row[0], active_chain=row[2]),
+        bytes=ScopePair(session=row[1], active_chain=row[3]),
+        session=dict(zip(names, row[4 : 4 + width], strict=True)),
+        active_chain=dict(zip(names, row[4 + width :], strict=True)),
+    )
 
 
 def _usage_report(
@@ -183,7 +167,7 @@ def _usage_report(
     billed: dict[int, int],
     tool_blocks: dict[int, int],
     names: Sequence[str],
-) -> dict[str, Any]:
+) -> UsageSection:
     """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed."""
     index, topology = analysis.index, analysis.topology
     segments = usage_segments(index, analysis.graph, topology.chain) if topology.chain else ()
@@ -198,19 +182,18 @@ def _usage_report(
         framing=framing,
         framed=len(names) - 1,
     )
-    fits = fit_usage(turns, names)
-    return {
-        "assistant_lines_with_usage": len(billed),
-        "turns": len(turns),
-        "segments": len(segments),
-        "billed_first": turns[0].billed if turns else None,
-        "billed_last": turns[-1].billed if turns else None,
-        "framing": {"message": framing.message, "tool_block": framing.tool_block},
-        "fits": {fit.estimator: fit.to_report() for fit in fits},
-    }
+    return UsageSection(
+        assistant_lines_with_usage=len(billed),
+        turns=len(turns),
+        segments=len(segments),
+        billed_first=turns[0].billed if turns else None,
+        billed_last=turns[-1].billed if turns else None,
+        framing=FramingSection(message=framing.message, tool_block=framing.tool_block),
+        fits={fit.estimator: fit.to_report() for fit in fit_usage(turns, names)},
+    )
 
 
-def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: TokensOptions) -> dict[str, Any]:
+def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: int) -> TokensMeasure:
     index = analysis.index
     active = frozenset(analysis.topology.chain)
     counts = piece_counter(names)
@@ -240,49 +223,47 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], options: Toke
         if line.billed_prompt:
             billed[line.line] = line.billed_prompt
     labels = [name.value for name in names]
-    classes = _class_report(tally, labels, options.max_names)
-    records = [r for r in index.records if r is not None]
-    return {
-        "estimators": labels,
-        "calibration_version": calibration.CALIBRATION_VERSION,
-        Scope.SESSION: {name: sum(c[Scope.SESSION][name] for c in classes.values()) for name in labels},
-        Scope.ACTIVE: {name: sum(c[Scope.ACTIVE][name] for c in classes.values()) for name in labels},
-        SEED_RECORD: {
-            Scope.SESSION: sum(record.tokens for record in records),
-            Scope.ACTIVE: sum(r.tokens for line in active if (r := index.record(line)) is not None),
-        },
-        "images": {Scope.SESSION: images[0], Scope.ACTIVE: images[1]},
-        "classes": classes,
-        "usage": _usage_report(analysis, line_estimates, billed, tool_blocks, [*labels, SEED_RECORD]),
-    }
+    classes = _class_report(tally, labels, max_names)
+    return TokensMeasure(
+        estimators=labels,
+        calibration_version=calibration.CALIBRATION_VERSION,
+        session={name: sum(c.session[name] for c in classes.values()) for name in labels},
+        active_chain={name: sum(c.active_chain[name] for c in classes.values()) for name in labels},
+        seed_record=ScopePair(
+            session=sum(r.tokens for r in index.records if r is not None),
+            active_chain=analysis.tokens_of(tuple(active)),
+        ),
+        images=ScopePair(session=images[0], active_chain=images[1]),
+        classes=classes,
+        usage=_usage_report(analysis, line_estimates, billed, tool_blocks, [*labels, SEED_RECORD]),
+    )
 
 
-def tokens_session(path: Path, label: str, options: TokensOptions) -> SessionOutcome:
+def tokens_session(path: Path, label: str, options: TokensOptions) -> Outcome:
     """Count one session's tokens with every requested estimator and build its report."""
     started = time.perf_counter()
-    analysis = analyze(path, label, options.topology(), command="tokens")
-    if isinstance(analysis, SessionOutcome):
-        return analysis
+    per_code = options.sweep.findings_per_code
+    opened = open_session(
+        path, label, topology_options(options.sweep, None), command="tokens", per_code=per_code
+    )
+    if not isinstance(opened, Analysis):
+        return opened
     analyzed = time.perf_counter()
-    names = tuple(EstimatorName(name) for name in options.estimators)
-    topology = analysis.topology
+    topology = opened.topology
     # Lines that are not records are counted by no estimator: say where they are, as validate does.
-    findings: list[Finding] = [*read_findings(analysis.index), *topology.findings]
-    if not analysis.graph.uuid_lines:
+    findings: list[Finding] = [*read_findings(opened.index), *topology.findings]
+    if not opened.graph.uuid_lines:
         findings.append(Finding(FindingCode.NO_ACTIVE_CHAIN, Severity.WARNING))
-    status = session_status(findings, refused=topology.refused and bool(analysis.graph.uuid_lines))
-    report = {
-        "schema": SESSION_SCHEMA,
-        "command": "tokens",
-        "session": session_block(label, analysis.source, analysis.index, analysis.format, analysis.kind),
-        "status": status.value,
-        "leaf": leaf_report(topology),
-        **findings_report(findings),
-        "tokens": _measure(analysis, names, options),
-        "timing_ms": {
-            "analyze": round((analyzed - started) * 1000, 2),
-            "total": round((time.perf_counter() - started) * 1000, 2),
-            "worker_peak_rss_mb": peak_rss_mb(),
-        },
-    }
-    return SessionOutcome(label, status, report)
+    report = TokensReport(
+        session=opened.session(),
+        status=session_status(findings, refused=topology.refused and bool(opened.graph.uuid_lines)),
+        leaf=leaf_section(topology),
+        findings=findings_section(findings, per_code=per_code),
+        tokens=_measure(opened, options.estimators, options.max_names_per_class),
+        timing_ms=Timing(
+            analyze=round((analyzed - started) * 1000, 2),
+            total=round((time.perf_counter() - started) * 1000, 2),
+            worker_peak_rss_mb=peak_rss_mb(),
+        ),
+    )
+    return Counted(label, report)

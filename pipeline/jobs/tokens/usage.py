@@ -31,10 +31,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
-from typing import Any, Final
+from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
+from pipeline.report.tokens import FitEntry
+from pipeline.vocabulary import RecordType
 
 __all__ = [
     "MIN_TURNS",
@@ -112,17 +114,17 @@ class UsageFit:
         """Residual error as a share of the mean billed prompt."""
         return self.fit.rmse / self.mean_billed if self.mean_billed else 0.0
 
-    def to_report(self) -> dict[str, Any]:
-        """JSON-ready figures."""
-        return {
-            "estimator": self.estimator,
-            "turns": self.fit.points,
-            "constant": round(self.fit.constant, 1),
-            "slope": round(self.fit.slope, 4),
-            "slope_error": round(self.slope_error, 4),
-            "rmse": round(self.fit.rmse, 1),
-            "relative_rmse": round(self.relative_rmse, 4),
-        }
+    def to_report(self) -> FitEntry:
+        """The report's figures of this fit."""
+        return FitEntry(
+            estimator=self.estimator,
+            turns=self.fit.points,
+            constant=round(self.fit.constant, 1),
+            slope=round(self.fit.slope, 4),
+            slope_error=round(self.slope_error, 4),
+            rmse=round(self.fit.rmse, 1),
+            relative_rmse=round(self.relative_rmse, 4),
+        )
 
 
 def usage_segments(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
@@ -184,7 +186,7 @@ def collect_turns(
                 role = None
                 continue
             message_id = record.message_id
-            if record.type == "assistant" and message_id and message_id not in seen_messages:
+            if record.type == RecordType.ASSISTANT and message_id and message_id not in seen_messages:
                 seen_messages.add(message_id)
                 prompt = billed.get(line)
                 if prompt:

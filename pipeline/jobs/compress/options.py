@@ -1,0 +1,55 @@
+"""What a compression run needs, as typed values a worker process receives, and where it writes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pipeline.core.plan import CutOptions
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.jobs.front import topology_options
+from pipeline.settings import CompressSettings, SummarySettings, SweepSettings, VerifySettings
+from pipeline.summarize import SummaryOptions
+
+__all__ = ["ENGINE_VERSION", "CompressOptions", "candidate_path"]
+
+ENGINE_VERSION = "v1"  # the compaction engine's version, recorded in every compact pair we write
+
+
+@dataclass(frozen=True, slots=True)
+class CompressOptions:
+    """The settings sections a compression reads, and what the command line decided per run."""
+
+    sweep: SweepSettings
+    compress: CompressSettings
+    summary: SummarySettings
+    verify: VerifySettings
+    resume_leaf: str | None
+    out_dir: str
+    root_label: str
+    anchors: tuple[str, ...]  # texts that must survive (restated verbatim in the summary)
+    claude: str | None  # the Claude Code the resume gate runs; None: no gate
+
+    def topology(self) -> TopologyOptions:
+        return topology_options(self.sweep, self.resume_leaf)
+
+    def cut(self) -> CutOptions:
+        compress = self.compress
+        return CutOptions(
+            compress.target_ratio,
+            compress.target_estimated_tokens or None,
+            compress.min_recent_records,
+            compress.summary_char_budget,
+        )
+
+    def summary_options(self) -> SummaryOptions:
+        return SummaryOptions(
+            char_budget=self.compress.summary_char_budget,
+            preserve_prior_verbatim=self.compress.preserve_prior_summaries_verbatim,
+            **asdict(self.summary),
+        )
+
+
+def candidate_path(out_dir: Path, root_label: str, label: str) -> Path:
+    """Where a session's candidate goes: the input layout mirrored under the output directory."""
+    return out_dir / root_label / label

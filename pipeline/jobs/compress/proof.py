@@ -1,0 +1,54 @@
+"""The resume gate: resume the source and the candidate in Claude Code before writing anything.
+
+A mismatch, or Claude Code failing to run, refuses the session. Loaded only by sessions that
+run the gate: the client starts processes and a server.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from pipeline.core.partition import Partition
+from pipeline.jobs.compress.options import CompressOptions
+from pipeline.jobs.compress.stages import Stop
+from pipeline.jobs.front import Analysis
+from pipeline.proof.client import ClaudeCodeError
+from pipeline.proof.excluded import excluded_texts
+from pipeline.proof.prove import ProofOptions, prove_resume
+from pipeline.proof.verdict import Verdict
+from pipeline.reasons import Reason, Refusal
+from pipeline.report.compression import ResumeCheckSection, resume_check_failed, resume_check_section
+from pipeline.vocabulary import SessionStatus
+
+__all__ = ["prove_candidate"]
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def prove_candidate(
+    analysis: Analysis, partition: Partition, candidate: bytes, options: CompressOptions
+) -> tuple[ResumeCheckSection, Stop | None]:
+    """The proof's report section, and a refusal unless Claude Code resumes both alike."""
+    assert options.claude is not None, "the command line resolves Claude Code before any session runs"
+    verify = options.verify
+    excluded = excluded_texts(
+        analysis.source.data, analysis.index, partition, min_chars=verify.min_excluded_text_chars
+    )
+    proof = ProofOptions(options.claude, verify.resume_timeout_seconds, verify.min_excluded_text_chars)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="compaction-candidate-") as scratch:
+        staged = Path(scratch) / analysis.path.name
+        staged.write_bytes(candidate)
+        try:
+            verdict = prove_resume(analysis.path, staged, proof, excluded=excluded)
+        except ClaudeCodeError as exc:
+            failed = resume_check_failed(type(exc).__name__, _elapsed_ms(started))
+            return failed, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
+    check = resume_check_section(verdict, _elapsed_ms(started))
+    if verdict.verdict is Verdict.MISMATCH:
+        return check, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_MISMATCH),))
+    return check, None

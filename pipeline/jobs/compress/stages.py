@@ -1,0 +1,222 @@
+"""The stages of one compression, each returning its value or a `Stop` saying why not.
+
+gate (topology, kind, source validity, size) -> plan and summary -> compose and check. A `Stop`
+is an ordinary outcome (a skip or a refusal), returned like any other value, never raised.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pipeline import __version__
+from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
+from pipeline.core.compose import (
+    SUMMARY_PREAMBLE,
+    ComposedTranscript,
+    ComposeError,
+    ComposeInput,
+    PairIds,
+    compose,
+)
+from pipeline.core.partition import Partition
+from pipeline.core.plan import Plan, PlanOutcome, plan_cut
+from pipeline.core.validate.checks import READING_CODES, validate
+from pipeline.errors import CompactionError
+from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
+from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, claude_timestamp
+from pipeline.formats.claude_code.records import message_text
+from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
+from pipeline.jobs.front import Analysis
+from pipeline.reasons import Reason, Refusal, SkipReason, SummaryFailure, TopologyRefusal
+from pipeline.summarize import SummaryResult, extract_evidence, write_summary
+from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
+
+__all__ = ["Candidate", "Stop", "compose_and_check", "gate", "plan_and_summarize", "summary_head"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A session that ends here: skipped or refused, with content-free reasons."""
+
+    status: SessionStatus
+    reasons: tuple[Reason, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A composed candidate and its check."""
+
+    composed: ComposedTranscript
+    checked: CandidateCheck
+
+
+def gate(analysis: Analysis, options: CompressOptions) -> Stop | None:
+    """Refuse or skip before any planning: topology, kind, source validity, size."""
+    topology = analysis.topology
+    if topology.refused or not topology.chain:
+        return Stop(
+            SessionStatus.REFUSED, (Reason(Refusal.TOPOLOGY, topology.refusal or TopologyRefusal.EMPTY),)
+        )
+    if analysis.kind is SessionKind.SUBAGENT:
+        return Stop(SessionStatus.SKIPPED_SUBAGENT, (Reason(SkipReason.SUBAGENT),))
+    source_validation = validate(analysis.index, analysis.graph, topology.chain, analysis.source.data)
+    # Unreadable lines are excluded as unattributed and cannot reach the output; any other error
+    # concerns the active chain itself, which a summary would only hide.
+    chain_errors = {
+        f.code
+        for f in source_validation.findings
+        if f.severity is Severity.ERROR and f.code not in READING_CODES
+    }
+    if chain_errors:
+        details = tuple(Reason(code) for code in sorted(chain_errors))
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHAIN_INVALID), *details))
+    if analysis.tokens_of(topology.chain) < options.compress.min_tokens:
+        return Stop(SessionStatus.SKIPPED_SMALL, (Reason(SkipReason.BELOW_MIN_TOKENS),))
+    return None
+
+
+def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult | Stop:
+    try:
+        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
+        return write_summary(evidence, options.summary_options())
+    except CompactionError as exc:
+        failure = SummaryFailure(type(exc).__name__)
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SUMMARY, failure),))
+
+
+def _instructions_carried(analysis: Analysis, plan: Plan, summary_text: str) -> bool:
+    """Whether every protected instruction that falls in the summarized part appears in it verbatim."""
+    summarized = set(plan.summary_lines)
+    wanted = [line for line in plan.protected.user_lines if line in summarized]
+    flat = " ".join(summary_text.split())
+    for line in wanted:
+        _, text, _ = message_text(analysis.index.raw_line(analysis.source.data, line))
+        if " ".join(text.split()) not in flat:
+            return False
+    return True
+
+
+def plan_and_summarize(
+    analysis: Analysis, options: CompressOptions
+) -> tuple[Plan, SummaryResult | None] | Stop:
+    """The cut and, when there is one, the summary of everything before it.
+
+    When the protected round's instruction would be summarized but is not carried verbatim (a
+    slash command, an over-long prompt), that whole turn stays raw instead.
+    """
+    topology = analysis.topology
+    lineage = topology.lineage
+    lineage_start = lineage.current_start if lineage and lineage.transitions else 0
+    plan = plan_cut(analysis.index, topology.chain, options.cut(), lineage_start=lineage_start)
+    summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
+    if isinstance(summary, SummaryResult) and not _instructions_carried(analysis, plan, summary.text):
+        plan = plan_cut(
+            analysis.index,
+            topology.chain,
+            options.cut(),
+            lineage_start=lineage_start,
+            keep_protected_turn=True,
+        )
+        summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
+    if isinstance(summary, Stop):
+        return summary
+    return plan, summary
+
+
+def summary_head(anchors: tuple[str, ...]) -> str:
+    """The preamble, and the pinned anchors restated verbatim (rebuilt from settings every pass)."""
+    pinned = [anchor for anchor in anchors if anchor.strip()]
+    if not pinned:
+        return SUMMARY_PREAMBLE
+    return SUMMARY_PREAMBLE + "\n\nPinned anchors, restated verbatim:\n" + "\n".join(f"- {a}" for a in pinned)
+
+
+def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens: int) -> ToolMetadata:
+    topology = analysis.topology
+    return ToolMetadata(
+        tool="session-compaction",
+        tool_version=__version__,
+        engine=ENGINE_VERSION,
+        preserve_mode="active-chain" if topology.branch_isolation else "physical-tail",
+        leaf=LeafStamp(topology.leaf_uuid, topology.leaf_source.value, topology.policy.value),
+        strict_status=topology.strict.status.value,
+        source_sha256=analysis.source.sha256,
+        counts={name.value: partition[name].count for name in PartitionSet},
+        digests={name.value: partition[name].digest for name in PartitionSet},
+        pre_estimated_tokens=analysis.tokens_of(topology.chain),
+        post_estimated_tokens=post_tokens,
+        cut_reasons=[note.value for note in plan.reasons],
+    )
+
+
+def fresh_ids() -> PairIds:
+    """New uuids for the compact pair and the time it is written (the one clock read of a run)."""
+    return PairIds(str(uuid.uuid4()), str(uuid.uuid4()), claude_timestamp(datetime.now(UTC)))
+
+
+def _compose(
+    analysis: Analysis,
+    plan: Plan,
+    partition: Partition,
+    summary_text: str,
+    side: frozenset[int],
+    ids: PairIds,
+) -> ComposedTranscript:
+    index, topology = analysis.index, analysis.topology
+    pointer = topology.strict.pointer_line
+    control = tuple(
+        sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - ({pointer} if pointer else set()))
+    )
+    last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
+    lineage = topology.lineage
+    post_tokens = analysis.tokens_of(plan.raw_lines) + estimate_text(summary_text) + RECORD_ALLOWANCE
+    return compose(
+        ComposeInput(
+            data=analysis.source.data,
+            index=index,
+            raw_lines=plan.raw_lines,
+            side_lines=tuple(sorted(side)),
+            control_lines=control,
+            summary_text=summary_text,
+            pointer_line=pointer,
+            session_id=lineage.current_session if lineage and lineage.transitions else None,
+            logical_parent=last_summarized.uuid if last_summarized else None,
+            metadata=_metadata(analysis, plan, partition, post_tokens),
+            pre_tokens=analysis.tokens_of(topology.chain),
+            ids=ids,
+        )
+    )
+
+
+def compose_and_check(
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    summary_text: str,
+    side: frozenset[int],
+) -> Candidate | Stop:
+    """Lay the candidate out and check it from scratch against the plan and the survival contract."""
+    index, data, topology = analysis.index, analysis.source.data, analysis.topology
+    try:
+        composed = _compose(analysis, plan, partition, summary_text, side, fresh_ids())
+    except ComposeError as exc:
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
+    expected = [
+        composed.boundary_uuid,
+        composed.summary_uuid,
+        *(index.entry(line).uuid or "" for line in plan.raw_lines),
+    ]
+    new_lines = [i for i, origin in enumerate(composed.source_lines, 1) if origin is None]
+    protected_from = topology.chain[plan.protected.group_start]
+    checked = check_candidate(
+        composed.data,
+        expected_chain_uuids=expected,
+        new_lines=new_lines,
+        source_messages=contract_messages(data, index, topology.chain, from_line=protected_from),
+        anchors=options.anchors,
+        target_estimated_tokens=options.compress.target_estimated_tokens or None,
+    )
+    return Candidate(composed, checked)

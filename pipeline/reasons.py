@@ -1,0 +1,135 @@
+"""Closed vocabularies of why: strict verdict reasons, topology refusals, plan notes, skip and
+refusal reasons, candidate failures.
+
+Reports carry these spellings; a consumer can rely on them. A refusal reason may carry a detail
+from another stage's vocabulary (`topology-duplicate-uuid`, `checkpoint-missing-heading`),
+rendered as the two joined by a hyphen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "CandidateFailure",
+    "LineageReason",
+    "PlanNote",
+    "Reason",
+    "Refusal",
+    "SkipReason",
+    "StrictReason",
+    "SummaryFailure",
+    "TopologyRefusal",
+]
+
+
+class StrictReason(StrEnum):
+    """Why the seed's strict topology accepts or refuses a file (seed 004's reason codes)."""
+
+    LAST_PROMPT_ABSENT = "last-prompt-absent"
+    DUPLICATE_UUID = "duplicate-uuid"
+    LEAF_UUID_MALFORMED = "leaf-uuid-malformed"
+    CHAIN_MISSING_UUID = "chain-missing-uuid"
+    CHAIN_LOOP = "chain-loop"
+    CHAIN_MALFORMED_PARENT = "chain-malformed-parent"
+    CHAIN_EMPTY = "chain-empty"
+    CHAIN_NON_MONOTONIC = "chain-non-monotonic"
+    LINEAGE_UNSAFE = "lineage-unsafe"
+    EXTENSION_LIMIT_EXCEEDED = "extension-limit-exceeded"
+    EXTENSION_AUTHORITY_SESSION_MISSING = "extension-authority-session-missing"
+    EXTENSION_RECORD_MISSING_UUID = "extension-record-missing-uuid"
+    EXTENSION_RECORD_NOT_LINEAR_DESCENDANT = "extension-record-not-linear-descendant"
+    EXTENSION_RECORD_SESSION_MISMATCH = "extension-record-session-mismatch"
+    EXTENSION_RECORD_NOT_SAFE_CLOSURE = "extension-record-not-safe-closure"
+    EXTENSION_PENDING_TOOL_IDS = "extension-pending-tool-ids"
+    OK = "ok"
+
+
+class LineageReason(StrEnum):
+    """Why a chain's sessionId runs are not a safe one-way lineage (seed 004)."""
+
+    AUTHORITY_MISMATCH = "authority-session-does-not-match-chain"
+    MISSING_SESSION_ID = "mixed-session-lineage-has-missing-session-id"
+    RETURNS_TO_EARLIER = "session-lineage-returns-to-an-earlier-session"
+    REQUIRES_AUTHORITY = "mixed-session-lineage-requires-authority-session"
+    AUTHORITY_NOT_FINAL = "authority-session-does-not-match-final-lineage-session"
+
+
+class TopologyRefusal(StrEnum):
+    """Why the `auto` policy selects no chain (strict refusals use `StrictReason`)."""
+
+    DUPLICATE_UUID = "duplicate-uuid"
+    CHAIN_NON_MONOTONIC = "chain-non-monotonic"
+    LINEAGE_UNSAFE = "lineage-unsafe"
+    NO_CANDIDATE_LEAF = "no-candidate-leaf"
+    CHAIN_LOOP = "chain-loop"
+    CHAIN_MALFORMED_PARENT = "chain-malformed-parent"
+    EMPTY = "empty"  # no refusal, but nothing on the chain either
+
+
+class PlanNote(StrEnum):
+    """Content-free notes on what moved or stopped the cut."""
+
+    WHOLE_CHAIN_FITS = "whole-chain-fits"
+    NOTHING_BEFORE_PROTECTED_ROUND = "nothing-summarizable-before-protected-round"
+    PRIOR_COMPACT_PAIR_FOLDED = "prior-compact-pair-folded"
+    EARLIER_SESSIONS_SUMMARIZED = "earlier-sessions-summarized"
+    PROTECTED_TURN_KEPT_WHOLE = "protected-turn-kept-whole"
+    CUT_INSIDE_LONG_TURN = "cut-inside-long-turn"
+    MOVED_TO_TURN_START = "moved-to-turn-start"
+    MOVED_AFTER_PRIOR_COMPACT_PAIR = "moved-after-prior-compact-pair"
+
+
+class SkipReason(StrEnum):
+    """Why a session needs no compaction (beside the plan's own notes when the chain fits)."""
+
+    SUBAGENT = "subagent-transcript-is-not-resumed"
+    BELOW_MIN_TOKENS = "below-min-tokens"
+    GAIN_BELOW_MINIMUM = "gain-below-minimum"
+
+
+class Refusal(StrEnum):
+    """Why a session that needs a compaction gets none (nothing is written)."""
+
+    TOPOLOGY = "topology"
+    SOURCE_CHAIN_INVALID = "source-active-chain-invalid"
+    SUMMARY = "summary"
+    CHECKPOINT = "checkpoint"
+    COMPOSE = "compose"
+    RESUME_CHECK_FAILED = "resume-check-failed"
+    RESUME_MISMATCH = "resume-mismatch"
+    SOURCE_CHANGED = "source-changed-during-compression"
+    OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
+
+
+class SummaryFailure(StrEnum):
+    """Why the summarizer wrote no summary (the failing error's name, as reports have shown it)."""
+
+    EVIDENCE_LINE_OUT_OF_RANGE = "EvidenceLineOutOfRange"
+    INVALID_OPTIONS = "InvalidSummaryOptions"
+    BUDGET_EXCEEDED = "SummaryBudgetExceeded"
+    CHECKPOINT_INVALID = "CheckpointInvalid"
+
+
+class CandidateFailure(StrEnum):
+    """Why a composed candidate may not be written (contract violations have their own codes)."""
+
+    TOPOLOGY = "candidate-topology"
+    CHAIN_DIFFERS_FROM_PLAN = "candidate-chain-differs-from-plan"
+    VALIDATION_ERRORS = "candidate-validation-errors"
+    COMPACT_PAIR_COUNT = "candidate-compact-pair-count"
+    INTERNAL_FIELD = "candidate-internal-field"
+    OVER_TOKEN_TARGET = "candidate-over-token-target"
+    CONTRACT = "contract"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """A reason code, with the detail code of the stage that decided it when there is one."""
+
+    code: StrEnum
+    detail: StrEnum | None = None
+
+    def __str__(self) -> str:
+        return self.code.value if self.detail is None else f"{self.code.value}-{self.detail.value}"

@@ -1,0 +1,176 @@
+"""Report sections of `compress`: the plan, the summary, the candidate's checks, the resume proof,
+and what was written."""
+
+from __future__ import annotations
+
+from msgspec import UNSET, UnsetType
+
+from pipeline.core.check.candidate import CandidateCheck
+from pipeline.core.plan import Plan, PlanOutcome
+from pipeline.proof.context import ContextSize
+from pipeline.proof.verdict import ResumeVerdict, Verdict
+from pipeline.reasons import PlanNote
+from pipeline.report.sections import FindingEntry, Section, finding_entry
+from pipeline.summarize import SummaryResult
+
+__all__ = [
+    "CHECK_FINDINGS_LISTED",
+    "ChecksSection",
+    "CompressTokens",
+    "OutputSection",
+    "PlanSection",
+    "ResumeCheckSection",
+    "SentSizes",
+    "SizeSection",
+    "SummarySection",
+    "checks_section",
+    "plan_section",
+    "resume_check_failed",
+    "resume_check_section",
+    "summary_section",
+]
+
+CHECK_FINDINGS_LISTED = 20  # a refused candidate's report names its first errors, not thousands
+
+
+class CompressTokens(Section, frozen=True, kw_only=True):
+    """Seed-estimated tokens of the active chain and, once written, of the candidate."""
+
+    estimator: str
+    active_chain: int
+    output: int | UnsetType = UNSET
+
+
+class PlanSection(Section, frozen=True, kw_only=True):
+    """Where the cut went and what moved it."""
+
+    outcome: PlanOutcome
+    cut_position: int
+    target_position: int
+    protected_start: int
+    groups: int
+    reasons: list[PlanNote]
+    summarized_records: int
+    raw_records: int
+    estimated_gain: float | UnsetType = UNSET
+
+
+class SummarySection(Section, frozen=True, kw_only=True):
+    """The summary written: size, budget, citations, prior summaries, bullets per heading."""
+
+    chars: int
+    budget: int
+    cited_lines: int
+    prior_summaries_folded: int
+    prior_mode: str
+    sections: dict[str, int]
+
+
+class ChecksSection(Section, frozen=True, kw_only=True):
+    """The candidate's check: failures, contract violations, and its first error findings."""
+
+    failures: list[str]
+    violations: list[str]
+    findings: list[FindingEntry]
+
+
+class SizeSection(Section, frozen=True, kw_only=True):
+    """What one Claude Code request held."""
+
+    messages: int
+    characters: int
+    estimated_tokens: int
+
+
+class SentSizes(Section, frozen=True, kw_only=True):
+    original: SizeSection | None
+    compacted: SizeSection | None
+
+
+class ResumeCheckSection(Section, frozen=True, kw_only=True):
+    """The resume proof: its verdict, content-free differences, what each side sent, its cost."""
+
+    verdict: Verdict
+    error: str | UnsetType = UNSET  # the failure's kind when Claude Code itself failed
+    differences: list[str] | UnsetType = UNSET
+    notes: list[str] | UnsetType = UNSET
+    summary_blocks: int | UnsetType = UNSET
+    kept_blocks: int | UnsetType = UNSET
+    sent: SentSizes | UnsetType = UNSET
+    characters_reduction: float | UnsetType | None = UNSET
+    elapsed_ms: float
+
+
+class OutputSection(Section, frozen=True, kw_only=True):
+    """The candidate written: where, its digest and size, and the new compact pair's uuids."""
+
+    path: str
+    sha256: str
+    bytes: int
+    lines: int
+    ratio: float
+    boundary_uuid: str
+    summary_uuid: str
+
+
+def plan_section(plan: Plan) -> PlanSection:
+    return PlanSection(
+        outcome=plan.outcome,
+        cut_position=plan.cut,
+        target_position=plan.target,
+        protected_start=plan.protected.start,
+        groups=len(plan.groups),
+        reasons=list(plan.reasons),
+        summarized_records=len(plan.summary_lines),
+        raw_records=len(plan.raw_lines),
+    )
+
+
+def summary_section(summary: SummaryResult, text: str, budget: int) -> SummarySection:
+    return SummarySection(
+        chars=len(text),
+        budget=budget,
+        cited_lines=len(summary.cited_lines),
+        prior_summaries_folded=len(summary.prior_summaries),
+        prior_mode=summary.prior_mode.value,
+        sections={heading.value: count for heading, count in summary.section_bullets},
+    )
+
+
+def checks_section(checked: CandidateCheck) -> ChecksSection:
+    return ChecksSection(
+        failures=[str(failure) for failure in checked.failures],
+        violations=[violation.value for violation in checked.violations],
+        findings=[finding_entry(finding) for finding in checked.findings[:CHECK_FINDINGS_LISTED]],
+    )
+
+
+def _size(size: ContextSize) -> SizeSection:
+    return SizeSection(
+        messages=size.messages, characters=size.characters, estimated_tokens=size.estimated_tokens
+    )
+
+
+def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeCheckSection:
+    before, after = verdict.original, verdict.compacted
+    reduction = None
+    if before is not None and after is not None and before.size.characters:
+        reduction = round(1 - after.size.characters / before.size.characters, 4)
+    return ResumeCheckSection(
+        verdict=verdict.verdict,
+        differences=list(verdict.differences),
+        notes=list(verdict.notes),
+        summary_blocks=verdict.summary_blocks,
+        kept_blocks=verdict.kept_blocks,
+        sent=SentSizes(
+            original=_size(before.size) if before is not None else None,
+            compacted=_size(after.size) if after is not None else None,
+        ),
+        characters_reduction=reduction,
+        elapsed_ms=elapsed_ms,
+    )
+
+
+def resume_check_failed(error: str, elapsed_ms: float) -> ResumeCheckSection:
+    """The proof could not run to a verdict: Claude Code failed (its error's kind, no text)."""
+    return ResumeCheckSection(verdict=Verdict.ERROR, error=error, elapsed_ms=elapsed_ms)

@@ -1,0 +1,166 @@
+"""The fleet summary of `validate` and `compress`: totals by status, verdict and leaf source.
+
+Pure: built from the typed outcomes the runner gathered, never from report files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from msgspec import UNSET, UnsetType
+
+from pipeline.report.compression import ResumeCheckSection
+from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
+from pipeline.report.sections import Section
+
+__all__ = [
+    "SUMMARY_SCHEMA",
+    "CompressRun",
+    "FleetSummary",
+    "ReportEntry",
+    "ResumeChecks",
+    "ValidateRun",
+    "summary_report",
+]
+
+SUMMARY_SCHEMA = "session-compaction/fleet-summary/v1"
+
+
+class ReportEntry(Section, frozen=True, kw_only=True):
+    session: str
+    status: str
+    report: str | None
+
+
+class CostMs(Section, frozen=True, kw_only=True):
+    total: float  # summed over sessions; they ran concurrently under --jobs
+    median: float
+    p90: float
+
+
+class ResumeChecks(Section, frozen=True, kw_only=True):
+    """Verdicts of the resume gate, what Claude Code sends in total before and after, and the cost."""
+
+    by_verdict: dict[str, int]
+    sent_by_claude_code: dict[str, dict[str, int]]
+    cost_ms: CostMs
+
+
+class ValidateRun(Section, frozen=True, kw_only=True):
+    """The options a `validate` run used, as recorded for the user (never read back)."""
+
+    leaf_policy: str
+    resume_leaf: str | None
+    max_extension: int
+    checkpoint_policy: str
+    max_snapshots: int
+    jobs: int
+    settings_sources: list[str]
+
+
+class CompressRun(ValidateRun, frozen=True, kw_only=True):
+    """The options a `compress` run used, as recorded for the user (never read back)."""
+
+    out_dir: str
+    min_tokens: int
+    target_ratio: float
+    target_tokens: int | None
+    min_recent_records: int
+    summary_char_budget: int
+    min_gain: float
+    preserve_prior_verbatim: bool
+    anchors: list[str]
+    summary_limits: list[tuple[str, int]]
+    verify_resume: bool
+    claude: str | None
+    resume_timeout: float
+    min_excluded_chars: int
+
+
+class FleetSummary(Section, frozen=True, kw_only=True):
+    schema: str = SUMMARY_SCHEMA
+    command: str
+    roots: list[str]
+    options: ValidateRun | CompressRun
+    sessions: int
+    failed: int
+    by_status: dict[str, int]
+    by_strict_status: dict[str, int]
+    by_leaf_source: dict[str, int]
+    bytes: int
+    seed_tokens: int
+    elapsed_ms: float
+    resume_checks: ResumeChecks | UnsetType = UNSET
+    reports: list[ReportEntry]
+
+
+def _quantile(ordered: Sequence[float], share: float) -> float:
+    """Nearest-rank quantile of sorted values (0 for none)."""
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
+def _resume_checks(checks: Sequence[ResumeCheckSection]) -> ResumeChecks | UnsetType:
+    if not checks:
+        return UNSET
+    sent: dict[str, Counter[str]] = {"original": Counter(), "compacted": Counter()}
+    for check in checks:
+        sizes = check.sent
+        if sizes is not UNSET and sizes.original is not None and sizes.compacted is not None:
+            for side, size in (("original", sizes.original), ("compacted", sizes.compacted)):
+                sent[side].update(
+                    messages=size.messages, characters=size.characters, estimated_tokens=size.estimated_tokens
+                )
+    elapsed = sorted(check.elapsed_ms for check in checks)
+    return ResumeChecks(
+        by_verdict=dict(sorted(Counter(check.verdict.value for check in checks).items())),
+        sent_by_claude_code={side: dict(sorted(values.items())) for side, values in sent.items()},
+        cost_ms=CostMs(
+            total=round(sum(elapsed), 1), median=_quantile(elapsed, 0.5), p90=_quantile(elapsed, 0.9)
+        ),
+    )
+
+
+def _tokens(report: object) -> int:
+    if isinstance(report, ValidateReport):
+        return report.tokens.session
+    return 0
+
+
+def summary_report(
+    outcomes: Mapping[str, Outcome],
+    *,
+    command: str,
+    options: ValidateRun | CompressRun,
+    report_paths: Mapping[str, str],
+    elapsed_ms: float,
+    roots: Iterable[str],
+) -> FleetSummary:
+    """The fleet summary: totals by status, by strict verdict and by leaf source."""
+    reports = [outcome.report for outcome in outcomes.values()]
+    chained = [r for r in reports if isinstance(r, ValidateReport | CompressReport | TokensReport)]
+    strict = Counter(r.strict_status.value for r in chained if not isinstance(r, TokensReport))
+    checks = [
+        r.resume_check for r in reports if isinstance(r, CompressReport) and r.resume_check is not UNSET
+    ]
+    return FleetSummary(
+        command=command,
+        roots=list(roots),
+        options=options,
+        sessions=len(reports),
+        failed=sum(outcome.failed for outcome in outcomes.values()),
+        by_status=dict(sorted(Counter(r.status.value for r in reports).items())),
+        by_strict_status=dict(sorted(strict.items())),
+        by_leaf_source=dict(sorted(Counter(r.leaf.source.value for r in chained).items())),
+        bytes=sum(r.session.bytes for r in reports if r.session.bytes is not UNSET),
+        seed_tokens=sum(_tokens(r) for r in reports),
+        elapsed_ms=round(elapsed_ms, 1),
+        resume_checks=_resume_checks(checks),
+        reports=[
+            ReportEntry(session=label, status=outcome.status.value, report=report_paths.get(label))
+            for label, outcome in sorted(outcomes.items())
+        ],
+    )

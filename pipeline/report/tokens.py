@@ -1,0 +1,69 @@
+"""Report sections of `tokens`: counts per content class and name, per estimator, and usage fits."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from pipeline.report.sections import Section
+
+__all__ = ["ClassEntry", "FitEntry", "Framing", "ScopePair", "TokensMeasure", "UsageSection"]
+
+
+class ScopePair(Section, frozen=True, kw_only=True):
+    """One figure for the whole file and for the active chain."""
+
+    session: int
+    active_chain: int
+
+
+class ClassEntry(Section, frozen=True, kw_only=True):
+    """One content class (or one name within it): pieces, bytes and each estimator's tokens."""
+
+    pieces: ScopePair
+    bytes: ScopePair
+    session: dict[str, int]  # estimator -> tokens in the whole file
+    active_chain: dict[str, int]  # estimator -> tokens on the active chain
+    names: dict[str, ClassEntry] | UnsetType = UNSET  # the largest names; the rest under `other`
+
+
+class FitEntry(Section, frozen=True, kw_only=True):
+    """One estimator's fit of prompt estimates against the prompts billed."""
+
+    estimator: str
+    turns: int
+    constant: float
+    slope: float
+    slope_error: float
+    rmse: float
+    relative_rmse: float
+
+
+class Framing(Section, frozen=True, kw_only=True):
+    message: int
+    tool_block: int
+
+
+class UsageSection(Section, frozen=True, kw_only=True):
+    """What the transcript's billed usage says of every estimator."""
+
+    assistant_lines_with_usage: int
+    turns: int
+    segments: int
+    billed_first: int | None
+    billed_last: int | None
+    framing: Framing
+    fits: dict[str, FitEntry]
+
+
+class TokensMeasure(Section, frozen=True, kw_only=True):
+    """The tokens a session holds, by estimator and class, and the usage fits."""
+
+    estimators: list[str]
+    calibration_version: str
+    session: dict[str, int]
+    active_chain: dict[str, int]
+    seed_record: ScopePair = msgspec.field(name="seed-record")
+    images: ScopePair
+    classes: dict[str, ClassEntry]
+    usage: UsageSection

@@ -1,0 +1,165 @@
+"""`validate` and `compress` as fleet commands: their options per session, their summary, their table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from pipeline.errors import UsageError
+from pipeline.read.discover import SessionFile, default_roots
+from pipeline.report.fleet import CompressRun, FleetSummary, ValidateRun, summary_report
+from pipeline.run.console import render_summary
+from pipeline.run.fleet import FleetCommand, default_report_dir
+from pipeline.run.runner import RunResult, resolve_jobs
+from pipeline.settings import Settings
+from pipeline.vocabulary import ResumeGate
+
+__all__ = ["check_compress_paths", "compress_command", "find_gate_claude", "validate_command"]
+
+
+def _validate_run(args: argparse.Namespace, settings: Settings) -> ValidateRun:
+    sweep = settings.sweep
+    return ValidateRun(
+        leaf_policy=sweep.leaf_policy.value,
+        resume_leaf=args.resume_leaf,
+        max_extension=sweep.max_post_last_prompt_extension,
+        checkpoint_policy=sweep.checkpoint_policy.value,
+        max_snapshots=sweep.max_file_history_snapshots,
+        jobs=resolve_jobs(sweep.jobs),
+        settings_sources=list(settings.sources),
+    )
+
+
+def _summarizer(
+    command: str, record: ValidateRun
+) -> Callable[[RunResult, Sequence[SessionFile]], FleetSummary]:
+    def summarize(result: RunResult, sessions: Sequence[SessionFile]) -> FleetSummary:
+        roots = [str(root) for root in dict.fromkeys(session.root for session in sessions)]
+        return summary_report(
+            result.outcomes,
+            command=command,
+            options=record,
+            report_paths=result.report_paths,
+            elapsed_ms=result.elapsed_ms,
+            roots=roots,
+        )
+
+    return summarize
+
+
+def _present(report_dir: Path) -> Callable[[FleetSummary, RunResult], None]:
+    def present(summary: FleetSummary, result: RunResult) -> None:
+        render_summary(result.outcomes, report_dir, result.elapsed_ms)
+
+    return present
+
+
+def validate_command(args: argparse.Namespace, settings: Settings) -> FleetCommand[FleetSummary]:
+    from pipeline.jobs.validate import ValidateOptions, validate_session  # noqa: PLC0415 - per command
+
+    options = ValidateOptions(settings.sweep, args.resume_leaf)
+    configured = settings.sweep.report_dir
+    report_dir = Path(configured) if configured else default_report_dir("validate")
+    return FleetCommand(
+        name="validate",
+        job=validate_session,
+        options_for=lambda session: options,
+        report_dir=report_dir,
+        per_code=settings.sweep.findings_per_code,
+        summarize=_summarizer("validate", _validate_run(args, settings)),
+        present=_present(report_dir),
+    )
+
+
+def find_gate_claude(settings: Settings) -> str | None:
+    """The Claude Code the resume gate runs, resolved once before any session starts.
+
+    `on` requires it; `auto` (the default) uses it when found and says in one line when not;
+    `off` skips the gate.
+    """
+    from pipeline.proof.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
+
+    gate = settings.compress.verify_resume
+    if gate is ResumeGate.OFF:
+        return None
+    configured = settings.verify.claude
+    try:
+        return str(require_claude_code(Path(configured) if configured else None))
+    except ClaudeCodeError as exc:
+        if gate is ResumeGate.ON:
+            raise UsageError(f"--verify-resume: {exc}") from exc
+    print(
+        "compaction: note: Claude Code not found, so candidates are written without the resume proof "
+        "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
+        file=sys.stderr,
+    )
+    return None
+
+
+def check_compress_paths(args: argparse.Namespace) -> None:
+    """Candidates never go into the live tree, nor into or around a session root."""
+    out = args.out.resolve()
+    if any(part.lower() == ".claude" for part in out.parts):
+        raise UsageError(
+            "--out must be outside any .claude directory: candidates never go into the live tree"
+        )
+    for root in {path.resolve() for path in (args.paths or default_roots())}:
+        if root.is_dir() and (out == root or root in out.parents or out in root.parents):
+            raise UsageError(
+                f"--out must be apart from the session root {root} (neither inside nor around it)"
+            )
+
+
+def _compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
+    compress, verify, base = settings.compress, settings.verify, _validate_run(args, settings)
+    return CompressRun(
+        **{field: getattr(base, field) for field in base.__struct_fields__},
+        out_dir=str(args.out.resolve()),
+        min_tokens=compress.min_tokens,
+        target_ratio=compress.target_ratio,
+        target_tokens=compress.target_estimated_tokens or None,
+        min_recent_records=compress.min_recent_records,
+        summary_char_budget=compress.summary_char_budget,
+        min_gain=compress.min_gain,
+        preserve_prior_verbatim=compress.preserve_prior_summaries_verbatim,
+        anchors=list(args.anchor),
+        summary_limits=sorted(asdict(settings.summary).items()),
+        verify_resume=claude is not None,
+        claude=claude,
+        resume_timeout=verify.resume_timeout_seconds,
+        min_excluded_chars=verify.min_excluded_text_chars,
+    )
+
+
+def compress_command(
+    args: argparse.Namespace, settings: Settings, claude: str | None
+) -> FleetCommand[FleetSummary]:
+    from pipeline.jobs.compress import CompressOptions, compress_session  # noqa: PLC0415 - per command
+
+    report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
+
+    def options_for(session: SessionFile) -> CompressOptions:
+        return CompressOptions(
+            sweep=settings.sweep,
+            compress=settings.compress,
+            summary=settings.summary,
+            verify=settings.verify,
+            resume_leaf=args.resume_leaf,
+            out_dir=str(args.out.resolve()),
+            root_label=session.root_label,
+            anchors=tuple(args.anchor),
+            claude=claude,
+        )
+
+    return FleetCommand(
+        name="compress",
+        job=compress_session,
+        options_for=options_for,
+        report_dir=report_dir,
+        per_code=settings.sweep.findings_per_code,
+        summarize=_summarizer("compress", _compress_run(args, settings, claude)),
+        present=_present(report_dir),
+    )

@@ -1,0 +1,78 @@
+"""The one run-level loop every fleet command shares: run the job over every session, then
+write the fleet summary, show it, and exit with a code.
+
+A command (`validate`, `compress`, `tokens`) is described by a `FleetCommand`: its job, the
+options each session gets, where reports go, how the outcomes are summed and shown. The loop
+itself knows nothing of any one command.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pipeline.publish import write_bytes_atomic
+from pipeline.read.discover import SessionFile
+from pipeline.report.render import json_bytes
+from pipeline.run.console import progress_bar
+from pipeline.run.runner import RunResult, SessionJob, run_sessions_blocking
+from pipeline.vocabulary import ExitCode
+
+__all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
+
+SUMMARY_NAME = "summary.json"
+S = TypeVar("S")
+
+
+def _nothing(summary: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCommand(Generic[S]):
+    """What one fleet command gives the run loop (`S`: the type of its fleet summary)."""
+
+    name: str
+    job: SessionJob[Any]
+    options_for: Callable[[SessionFile], object]
+    report_dir: Path
+    per_code: int  # findings of one code listed per report (a crash report too)
+    summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
+    present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
+    finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
+
+
+def default_report_dir(command: str) -> Path:
+    """A fresh `compaction-reports/<command>-<time>` directory under the current one."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}"
+    suffix = 2
+    while candidate.exists():
+        candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}-{suffix}"
+        suffix += 1
+    return candidate
+
+
+def run_fleet(
+    command: FleetCommand[Any], sessions: Sequence[SessionFile], *, jobs: int, quiet: bool
+) -> ExitCode:
+    """Run a command over every session; the exit code says whether any session failed."""
+    with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
+        result = run_sessions_blocking(
+            sessions,
+            command.job,
+            command.options_for,
+            jobs=jobs,
+            report_dir=command.report_dir,
+            per_code=command.per_code,
+            on_outcome=advance,
+        )
+    summary = command.summarize(result, sessions)
+    write_bytes_atomic(command.report_dir / SUMMARY_NAME, json_bytes(summary))
+    command.finish(summary)
+    if not quiet:
+        command.present(summary, result)
+    return ExitCode.FAILED if result.failed else ExitCode.OK

@@ -1,0 +1,201 @@
+"""The command line's grammar: one subcommand per job, every flag with its help.
+
+Defaults are not written here: an absent flag is None and the settings (`config/default.toml`,
+then a file, then the environment) decide. `flag_overrides` turns the parsed flags into the
+settings layer they form.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pipeline import __version__
+from pipeline.estimate.estimators import EstimatorName
+from pipeline.jobs.verify_resume import EXIT_CODES_HELP
+from pipeline.jobs.verify_resume import add_arguments as add_verify_arguments
+from pipeline.vocabulary import CheckpointPolicy, ExitCode, LeafPolicy, LogFormat, SummarizerName
+
+__all__ = ["build_parser", "flag_overrides"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
+    parser.add_argument(
+        "--report-dir", type=Path, help="where reports go (default: a fresh directory here, printed)"
+    )
+    parser.add_argument("--jobs", type=int, help="worker processes (default: the core count)")
+    parser.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+    parser.add_argument("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar or table; warnings and errors only"
+    )
+
+
+def _topology(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--leaf-policy",
+        choices=[p.value for p in LeafPolicy],
+        help="auto (default): where Claude Code resumes, the strict chain where the seed agrees; "
+        "strict: the seed's rules only; physical: physical tail, no branch isolation",
+    )
+    parser.add_argument("--resume-leaf", metavar="UUID", help="resume from this leaf (one session only)")
+    parser.add_argument(
+        "--max-post-last-prompt-extension",
+        type=int,
+        metavar="N",
+        help="accept up to N tool-result records after the last pointer (strict policy)",
+    )
+    parser.add_argument(
+        "--checkpoint-policy",
+        choices=[p.value for p in CheckpointPolicy],
+        help="which file-history snapshots travel with kept records",
+    )
+    parser.add_argument(
+        "--max-file-history-snapshots", type=int, metavar="N", help="keep at most N snapshots"
+    )
+
+
+def _compress(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--out", type=Path, required=True, help="directory for candidates and reports")
+    add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
+    add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
+    add("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
+    add("--target-estimated-tokens", type=int, metavar="N", help="hard gate on the candidate's seed tokens")
+    add("--min-recent-records", type=int, metavar="N", help="recent records kept raw at least")
+    add(
+        "--summary-char-budget",
+        type=int,
+        metavar="N",
+        help="maximum summary characters (at least 4000); exceeding it refuses the session",
+    )
+    add(
+        "--preserve-prior-summaries-verbatim",
+        action="store_true",
+        default=None,
+        help="copy prior compact summaries verbatim into the new one (budget x1.5)",
+    )
+    add(
+        "--verify-resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="resume each candidate and its source in Claude Code before writing it and refuse the "
+        "session on a mismatch (default: whenever Claude Code is found; --verify-resume requires it, "
+        "--no-verify-resume skips the proof)",
+    )
+    add(
+        "--claude",
+        type=Path,
+        metavar="PATH",
+        help="Claude Code for the resume gate (executable or npm prefix)",
+    )
+    add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
+
+
+def _tokens(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, help="write tokens.json, tokens.csv and PNG charts here")
+    parser.add_argument(
+        "--estimators",
+        metavar="NAMES",
+        help="comma-separated: "
+        + ", ".join(name.value for name in EstimatorName)
+        + " (default: [tokens] estimators; real tokenizers need the tokenizers extra)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with one subcommand per job."""
+    parser = _Parser(
+        prog="compaction", description="Validate and compact coding-agent session transcripts offline."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    validate = commands.add_parser(
+        "validate",
+        help="sweep sessions: read, select the active branch, partition every line, validate",
+        description="Validate every session under the given roots and write one JSON report per session "
+        "plus summary.json. Nothing is modified.",
+    )
+    compress = commands.add_parser(
+        "compress",
+        help="write a compacted candidate for every session that needs one (sources are never touched)",
+        description="Plan a cut per session, summarize the older turns, keep the recent tail byte-for-byte, "
+        "check the result, resume it in Claude Code when it is installed, and write it under --out, "
+        "mirroring the input layout, with one JSON report per session and summary.json.",
+    )
+    tokens = commands.add_parser(
+        "tokens",
+        help="count the tokens sessions hold, per content class, with each estimator, against billed usage",
+        description="Count every session's tokens per content class (whole file and active chain) with the "
+        "chosen estimators, fit each against the billed usage the transcripts carry, and report per corpus "
+        "(one per root) and overall. With --out: tokens.json, tokens.csv and PNG charts.",
+    )
+    for sub in (validate, compress, tokens):
+        _common(sub)
+    _topology(validate)
+    _topology(compress)
+    _compress(compress)
+    tokens.add_argument(
+        "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
+    )
+    _tokens(tokens)
+    verify = commands.add_parser(
+        "verify-resume",
+        help="resume a session and its compaction in Claude Code (offline) and compare what each sends",
+        description="Resume ORIGINAL and COMPACTED in Claude Code against a loopback capture server "
+        "(throwaway home and key, no real API call) and compare the contexts it sends: the compacted one "
+        "must be the summary followed by a non-empty suffix of the original, every tool_use answered, "
+        "no text of an excluded record. Prints the verdict and the size of both contexts.",
+        epilog=EXIT_CODES_HELP,
+    )
+    verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+    add_verify_arguments(verify)
+    return parser
+
+
+_GATE = {True: "on", False: "off", None: None}
+
+
+def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The settings layer the flags form (None: not given, the lower layers decide)."""
+    flags: dict[str, dict[str, Any]] = {
+        "sweep": {
+            "jobs": args.jobs,
+            "leaf_policy": getattr(args, "leaf_policy", None),
+            "max_post_last_prompt_extension": getattr(args, "max_post_last_prompt_extension", None),
+            "checkpoint_policy": getattr(args, "checkpoint_policy", None),
+            "max_file_history_snapshots": getattr(args, "max_file_history_snapshots", None),
+            "log_format": args.log_format,
+            "report_dir": str(args.report_dir) if args.report_dir else None,
+        }
+    }
+    if args.command == "compress":
+        flags["compress"] = {
+            "min_tokens": args.min_tokens,
+            "target_ratio": args.target_ratio,
+            "target_estimated_tokens": args.target_estimated_tokens,
+            "min_recent_records": args.min_recent_records,
+            "summary_char_budget": args.summary_char_budget,
+            "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
+            "summarizer": args.summarizer,
+            "verify_resume": _GATE[args.verify_resume],
+        }
+        flags["verify"] = {"claude": str(args.claude) if args.claude else None}
+    if args.command == "tokens":
+        flags["tokens"] = {"estimators": args.estimators}
+    return flags

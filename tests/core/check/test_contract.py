@@ -1,0 +1,44 @@
+"""The survival contract, driven by a language-neutral JSON matrix (fixtures/survival_matrix.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.core.check.contract import ContractMessage, Violation, check_survival, protected_round
+
+MATRIX = json.loads((Path(__file__).parent / "fixtures" / "survival_matrix.json").read_text())
+
+
+def messages(rows: list[dict[str, Any]]) -> list[ContractMessage]:
+    return [
+        ContractMessage(
+            row["role"],
+            row.get("text", ""),
+            tuple(row.get("tool_use_ids", ())),
+            tuple(row.get("tool_result_ids", ())),
+            row.get("checkpoint", False),
+        )
+        for row in rows
+    ]
+
+
+def test_the_matrix_covers_the_seed_behaviours() -> None:
+    assert len(MATRIX["cases"]) >= 14
+    expected = {v for case in MATRIX["cases"] for v in case["expect"]}
+    assert expected == {v.value for v in Violation}  # every violation is exercised at least once
+
+
+@pytest.mark.parametrize("case", MATRIX["cases"], ids=[c["name"] for c in MATRIX["cases"]])
+def test_survival_matrix(case: dict[str, Any]) -> None:
+    found = check_survival(messages(case["before"]), messages(case["after"]), anchors=case.get("anchors", ()))
+    assert sorted(v.value for v in found) == sorted(case["expect"])
+
+
+def test_protected_round_of_a_long_task_starts_at_its_second_to_last_exchange() -> None:
+    case = next(c for c in MATRIX["cases"] if c["name"].startswith("long single-request"))
+    view = protected_round(messages(case["before"]))
+    assert view.start == 7 and view.tool_use_ids == ("s4", "s5")

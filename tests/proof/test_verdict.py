@@ -1,0 +1,185 @@
+"""The resume verdict: how a captured request is read and how two contexts are judged.
+
+No Claude Code here: the comparison rules on hand-made contexts, the reading of a captured
+request, the excluded texts of a transcript, and the fleet summary's totals of resume checks.
+The real client judging real compactions is in test_verify_resume.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+
+from pipeline.jobs.verify_resume import original_exclusions
+from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
+from pipeline.proof.verdict import ExcludedText, Verdict, judge
+from pipeline.report.compression import resume_check_section
+from pipeline.report.render import to_builtins
+from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, build_session
+
+PROBE = "PROBE-PROMPT"
+SUMMARY = "This session is being continued from a previous conversation.\n\n## Goal\n- ship it (L2)\n"
+SIZE = ContextSize(0, 0, 0)
+
+
+def sent(*blocks: ContextBlock, strings: tuple[str, ...] | None = None) -> SentContext:
+    return SentContext(blocks, strings if strings is not None else tuple(b.text for b in blocks), SIZE)
+
+
+def text(role: str, body: str) -> ContextBlock:
+    return ContextBlock(role, "text", body, None)
+
+
+def call(tool_id: str) -> ContextBlock:
+    return ContextBlock("assistant", "tool_use", '{"command": "ls"}', tool_id)
+
+
+def result(tool_id: str) -> ContextBlock:
+    return ContextBlock("user", "tool_result", '"a.txt"', tool_id)
+
+
+ORIGINAL = sent(
+    text("user", "first request"),
+    call("toolu_1"),
+    result("toolu_1"),
+    text("assistant", "listed"),
+    text("user", "second request"),
+    call("toolu_2"),
+    result("toolu_2"),
+    text("assistant", "done"),
+)
+
+
+# the verdict ------------------------------------------------------------------------------
+def test_summary_then_a_suffix_of_the_original_is_a_match() -> None:
+    compacted = sent(text("user", SUMMARY + "\n"), *ORIGINAL.blocks[4:])
+    verdict = judge(ORIGINAL, compacted, summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MATCH, verdict.differences
+    assert (verdict.summary_blocks, verdict.kept_blocks) == (1, 4)
+
+
+def test_a_missing_summary_is_named() -> None:
+    verdict = judge(ORIGINAL, sent(*ORIGINAL.blocks[4:]), summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MISMATCH
+    assert any("does not open with the summary" in d for d in verdict.differences)
+
+
+def test_a_tail_that_is_not_the_end_of_the_original_names_the_first_difference() -> None:
+    wrong_leaf = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:6], text("user", "another branch"))
+    verdict = judge(ORIGINAL, wrong_leaf, summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MISMATCH
+    assert verdict.differences == (
+        "compacted block 3 is user/text (14 chars) where the original's block 7 is assistant/text "
+        "(4 chars); the last 0 blocks agree",
+        "the original's block 6 user/tool_result toolu_2 (7 chars) is not sent",
+        "tool_use toolu_2 is never answered",
+    )
+
+
+def test_a_changed_text_is_reported_without_the_text() -> None:
+    changed = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:7], text("assistant", "DONE"))
+    verdict = judge(ORIGINAL, changed, summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MISMATCH
+    assert "same kind but the text differs" in verdict.differences[0]
+    assert "DONE" not in " ".join(verdict.differences)
+
+
+def test_nothing_after_the_summary_is_a_mismatch() -> None:
+    verdict = judge(ORIGINAL, sent(text("user", SUMMARY)), summaries=[SUMMARY])
+    assert verdict.differences == ("nothing of the original context follows the summary",)
+
+
+def test_a_result_whose_call_was_summarized_away_is_orphaned() -> None:
+    cut_inside_pair = sent(text("user", SUMMARY), *ORIGINAL.blocks[2:])
+    verdict = judge(ORIGINAL, cut_inside_pair, summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MISMATCH
+    assert verdict.differences == ("block 1 answers tool_use toolu_1, which is never sent before it",)
+
+
+def test_a_pair_left_out_of_the_tail_is_named_by_its_tool_id() -> None:
+    dropped_pair = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:5], ORIGINAL.blocks[7])
+    verdict = judge(ORIGINAL, dropped_pair, summaries=[SUMMARY])
+    assert verdict.differences[1:] == (
+        "the original's block 5 assistant/tool_use toolu_2 (17 chars) is not sent",
+        "the original's block 6 user/tool_result toolu_2 (7 chars) is not sent",
+    )
+
+
+def test_an_unanswered_call_fails_unless_the_original_leaves_it_open_too() -> None:
+    dropped = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:6], ORIGINAL.blocks[7])
+    verdict = judge(ORIGINAL, dropped, summaries=[SUMMARY])
+    assert "tool_use toolu_2 is never answered" in verdict.differences
+    open_call = sent(*ORIGINAL.blocks[:5], call("toolu_3"))
+    inherited = judge(open_call, sent(text("user", SUMMARY), *open_call.blocks[4:]), summaries=[SUMMARY])
+    assert inherited.verdict is Verdict.MATCH, inherited.differences
+
+
+def test_excluded_text_is_a_leak_unless_the_original_sends_it_too() -> None:
+    secret = ExcludedText("abandoned idea on the rewound branch", 7, "excluded_branch")
+    retyped = ExcludedText("second request", 9, "excluded_branch")
+    leaky = sent(text("user", SUMMARY + secret.text + " and second request"), *ORIGINAL.blocks[4:])
+    verdict = judge(
+        ORIGINAL, leaky, summaries=[SUMMARY + secret.text + " and second request"], excluded=[secret, retyped]
+    )
+    assert verdict.differences == ("text of excluded line 7 (excluded_branch) is sent",)
+
+
+def test_a_verdict_report_carries_sizes_and_no_text() -> None:
+    original = SentContext(ORIGINAL.blocks, (), ContextSize(8, 1000, 300))
+    compacted = SentContext((text("user", SUMMARY), *ORIGINAL.blocks[4:]), (), ContextSize(5, 600, 170))
+    report = to_builtins(resume_check_section(judge(original, compacted, summaries=[SUMMARY]), 12.5))
+    assert report["verdict"] == "match" and report["elapsed_ms"] == 12.5
+    assert report["sent"]["compacted"] == {"messages": 5, "characters": 600, "estimated_tokens": 170}
+    assert report["characters_reduction"] == 0.4
+    assert "ship it" not in json.dumps(report)
+
+
+# reading a request ------------------------------------------------------------------------
+def test_a_request_is_read_without_reminders_probe_or_system_messages() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "system", "content": []},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm", "signature": "x"},
+                    {"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {"command": "make test"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_9", "content": "ok"},
+                    {"type": "text", "text": "<system-reminder>\nnoise</system-reminder>"},
+                    {"type": "text", "text": PROBE},
+                ],
+            },
+        ]
+    }
+    context = read_request(body, PROBE)
+    assert context.blocks == (
+        ContextBlock("user", "text", "hello", None),
+        ContextBlock("assistant", "thinking", "hmm", None),
+        ContextBlock("assistant", "tool_use", '{"command": "make test"}', "toolu_9"),
+        ContextBlock("user", "tool_result", '"ok"', "toolu_9"),
+    )
+    assert "make test" in context.strings and "noise" not in " ".join(context.strings)
+    assert context.size.messages == 4
+    assert context.size.characters == sum(len(orjson.dumps(m).decode()) for m in body["messages"])
+    assert context.size.estimated_tokens > context.size.characters // 4
+
+
+# excluded texts ---------------------------------------------------------------------------
+def test_excluded_texts_cover_rewound_and_malformed_lines_but_not_retyped_prompts(tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    build_session(source, turns=4)
+    found = original_exclusions(source, min_chars=8)
+    texts = {item.text: item for item in found}
+    assert f"abandoned idea {CANARY_BRANCH}" in texts
+    assert texts[f"abandoned idea {CANARY_BRANCH}"].partition_set == "excluded_branch"
+    assert texts[CANARY_MALFORMED].partition_set == "excluded_unattributed"
+    # The rewound prompt was typed again on the active branch: it cannot be attributed.
+    assert not any("Set up the parser module" in t or "不要修改" in t for t in texts)
