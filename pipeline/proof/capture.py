@@ -222,76 +222,79 @@ def _stream_events(model: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+class _CaptureHandler(BaseHTTPRequestHandler):
+    """Answers the Messages API for one `CaptureServer` (bound as `fake` by `_handler_for`)."""
+
+    fake: CaptureServer
+    server_version = "CaptureServer/1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: tests read `.requests`, not stderr."""
+
+    def do_GET(self) -> None:
+        self._record(b"", None)
+        self._json(200, {"data": [], "has_more": False} if self.path.startswith("/v1/models") else {})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        route = self.path.split("?", 1)[0].rstrip("/")
+        fault = self.fake._next_fault() if route == MESSAGES_PATH else None
+        self._record(raw, body, fault)
+        if route == COUNT_TOKENS_PATH:
+            self._json(200, {"input_tokens": 10})
+        elif route != MESSAGES_PATH:
+            self._json(200, {})
+        else:
+            self._reply(body if isinstance(body, dict) else {}, fault)
+
+    def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
+        headers = tuple(self.headers.items())
+        self.fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
+
+    def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:
+        if fault is not None and fault.delay > 0:
+            time.sleep(fault.delay)
+        if fault is not None and fault.status != 200:
+            kind = _ERROR_TYPES.get(fault.status, "api_error")
+            extra = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+            error = {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
+            self._json(fault.status, error, extra)
+            return
+        model = str(body.get("model") or "claude-fake")
+        if body.get("stream"):
+            self._stream(model)
+        else:
+            self._json(200, _message(model, [{"type": "text", "text": self.fake.reply_text}], "end_turn"))
+
+    def _stream(self, model: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+        for event, data in _stream_events(model, self.fake.reply_text):
+            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", "req_fake")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
 def _handler_for(fake: CaptureServer) -> type[BaseHTTPRequestHandler]:
     """A handler class bound to one fake (the server instantiates it per request)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "CaptureServer/1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Silent: tests read `.requests`, not stderr."""
-
-        def do_GET(self) -> None:
-            self._record(b"", None)
-            self._json(200, {"data": [], "has_more": False} if self.path.startswith("/v1/models") else {})
-
-        def do_HEAD(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
-            route = self.path.split("?", 1)[0].rstrip("/")
-            fault = fake._next_fault() if route == MESSAGES_PATH else None
-            self._record(raw, body, fault)
-            if route == COUNT_TOKENS_PATH:
-                self._json(200, {"input_tokens": 10})
-            elif route != MESSAGES_PATH:
-                self._json(200, {})
-            else:
-                self._reply(body if isinstance(body, dict) else {}, fault)
-
-        def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
-            headers = tuple(self.headers.items())
-            fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
-
-        def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:
-            if fault is not None and fault.delay > 0:
-                time.sleep(fault.delay)
-            if fault is not None and fault.status != 200:
-                kind = _ERROR_TYPES.get(fault.status, "api_error")
-                extra = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
-                error = {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
-                self._json(fault.status, error, extra)
-                return
-            model = str(body.get("model") or "claude-fake")
-            if body.get("stream"):
-                self._stream(model)
-            else:
-                self._json(200, _message(model, [{"type": "text", "text": fake.reply_text}], "end_turn"))
-
-        def _stream(self, model: str) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.end_headers()
-            for event, data in _stream_events(model, fake.reply_text):
-                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
-
-        def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", "req_fake")
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
+    return type("Handler", (_CaptureHandler,), {"fake": fake})

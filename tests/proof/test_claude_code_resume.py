@@ -41,7 +41,9 @@ from tests.conftest import RESUME_GATE_ENV
 pytestmark = pytest.mark.claude_code
 
 GOLDEN_RECORDED_ON = "2026-11-30"
-TIMEOUT = default_settings().verify.resume_timeout_seconds  # model retirement is judged as of the golden run's day
+TIMEOUT = (
+    default_settings().verify.resume_timeout_seconds
+)  # model retirement is judged as of the golden run's day
 
 # Resumes run concurrently; each is one Claude Code process (~1 core for 10-20 s) plus a fake API.
 WORKERS = 3
@@ -191,7 +193,9 @@ def candidate_resumes(
     def run(case: str) -> CandidateRun:
         source = corpus_files / COMPRESSED[case]
         candidate = compress(source, Path(tempfile.mkdtemp(prefix=f"{case}-", dir=root)))
-        result = resume(candidate, executable=claude_code, model=pinned_model(source, golden), timeout=TIMEOUT)
+        result = resume(
+            candidate, executable=claude_code, model=pinned_model(source, golden), timeout=TIMEOUT
+        )
         return CandidateRun(candidate, compact_summary(candidate), result)
 
     cases = sorted(COMPRESSED)
@@ -228,7 +232,9 @@ def scenario_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def scenario_resumes(claude_code: Path, scenario_root: Path) -> dict[str, ResumeResult]:
     names = sorted(SCENARIOS)
-    runs = in_parallel(lambda name: resume(scenario_root / f"{name}.jsonl", executable=claude_code, timeout=TIMEOUT), names)
+    runs = in_parallel(
+        lambda name: resume(scenario_root / f"{name}.jsonl", executable=claude_code, timeout=TIMEOUT), names
+    )
     return dict(zip(names, runs, strict=True))
 
 

@@ -16,13 +16,8 @@ from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
-from pipeline.core.topology.resume import (
-    ResumeChain,
-    ResumeStart,
-    claude_code_chain,
-    resume_start,
-    with_recovered_rows,
-)
+from pipeline.core.topology.checkpoint import ResumeStart, resume_start
+from pipeline.core.topology.resume import ResumeChain, claude_code_chain, with_recovered_rows
 from pipeline.core.topology.strict import (
     Lineage,
     StrictVerdict,
@@ -206,6 +201,35 @@ def _resume_source(resumed: ResumeChain, start: ResumeStart) -> tuple[LeafSource
     return LeafSource.NEWEST_LEAF, [Finding(C.LEAF_INFERRED, Severity.INFO, line=resumed.leaf_line)]
 
 
+def _resume_safety(
+    index: LineIndex, graph: UuidGraph, resumed: ResumeChain, findings: list[Finding]
+) -> tuple[TopologyRefusal | None, Lineage]:
+    """The strict rules an inferred walk is held to: no duplicate uuid, monotonic, one-way lineage."""
+    walk, chain = resumed.walk, resumed.chain
+    incompatible, compatible = count_inversions(index, walk)
+    pointer_line = latest_pointer_line(index)
+    pointer = index.record(pointer_line) if pointer_line else None
+    # Without a pointer naming a session, the inferred leaf's own session is the authority.
+    authority = pointer.session if pointer is not None and pointer.session else None
+    if authority is None and resumed.leaf_line is not None:
+        authority = index.entry(resumed.leaf_line).session
+    lineage = analyze_lineage(index, walk, authority)
+    duplicated = set(graph.duplicates)
+    if any(index.entry(line).uuid in duplicated for line in chain):
+        return TopologyRefusal.DUPLICATE_UUID, lineage
+    if incompatible:
+        findings.append(Finding(C.CHAIN_NON_MONOTONIC, Severity.ERROR, count=incompatible))
+        return TopologyRefusal.CHAIN_NON_MONOTONIC, lineage
+    if not lineage.ok:
+        findings.append(Finding(C.SESSION_LINEAGE_UNSAFE, Severity.ERROR, ids=(lineage.reason or "",)))
+        return TopologyRefusal.LINEAGE_UNSAFE, lineage
+    if compatible:
+        findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=compatible))
+    if lineage.transitions:
+        findings.append(Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=lineage.transitions))
+    return None, lineage
+
+
 def _from_resume(
     index: LineIndex,
     graph: UuidGraph,
@@ -215,35 +239,9 @@ def _from_resume(
 ) -> Topology:
     """A chain chosen as Claude Code chooses it, held to the same safety rules as a strict one."""
     source, findings = _resume_source(resumed, start)
-    refusal = resumed.refusal
-    chain = resumed.chain
-    lineage = None
+    refusal, chain, lineage = resumed.refusal, resumed.chain, None
     if refusal is None:
-        walk = resumed.walk
-        incompatible, compatible = count_inversions(index, walk)
-        pointer_line = latest_pointer_line(index)
-        pointer = index.record(pointer_line) if pointer_line else None
-        # Without a pointer naming a session, the inferred leaf's own session is the authority.
-        authority = pointer.session if pointer is not None and pointer.session else None
-        if authority is None and resumed.leaf_line is not None:
-            authority = index.record(resumed.leaf_line).session  # type: ignore[union-attr]
-        lineage = analyze_lineage(index, walk, authority)
-        duplicated = set(graph.duplicates)
-        if any(index.entry(line).uuid in duplicated for line in chain):
-            refusal = TopologyRefusal.DUPLICATE_UUID
-        elif incompatible:
-            refusal = TopologyRefusal.CHAIN_NON_MONOTONIC
-            findings.append(Finding(C.CHAIN_NON_MONOTONIC, Severity.ERROR, count=incompatible))
-        elif not lineage.ok:
-            refusal = TopologyRefusal.LINEAGE_UNSAFE
-            findings.append(Finding(C.SESSION_LINEAGE_UNSAFE, Severity.ERROR, ids=(lineage.reason or "",)))
-        else:
-            if compatible:
-                findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=compatible))
-            if lineage.transitions:
-                findings.append(
-                    Finding(C.SESSION_LINEAGE_TRANSITION, Severity.WARNING, count=lineage.transitions)
-                )
+        refusal, lineage = _resume_safety(index, graph, resumed, findings)
     if resumed.chain_end is ChainEnd.EXTERNAL_PARENT and refusal is None:
         findings.append(Finding(C.EXTERNAL_PARENT, Severity.INFO, line=chain[0] if chain else None))
     if resumed.chain_end is ChainEnd.LOOP:
@@ -258,7 +256,7 @@ def _from_resume(
         findings.append(
             Finding(C.LAST_PROMPT_TEXT_MISMATCH, Severity.WARNING, line=latest_pointer_line(index))
         )
-    leaf_uuid = index.record(resumed.leaf_line).uuid if resumed.leaf_line else None  # type: ignore[union-attr]
+    leaf_uuid = index.entry(resumed.leaf_line).uuid if resumed.leaf_line else None
     return Topology(
         LeafPolicy.AUTO,
         verdict,

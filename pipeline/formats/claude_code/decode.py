@@ -19,6 +19,7 @@ import orjson
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate import seed
+from pipeline.formats.claude_code.line_estimate import raw_estimate
 from pipeline.formats.claude_code.schema import (
     Attachment,
     Block,
@@ -48,8 +49,6 @@ BLOCK_CODES: Final = {
 }
 """One letter per content block kind; `O` for any other. Validation reads block order from these."""
 
-_IDENTITY_KEYS: Final = ("uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version")
-_SYSTEM_RAW_KEYS: Final = ("content", "error", "compactMetadata")
 _COMMAND_PREFIXES: Final = ("<command-", "<local-command-")
 # Claude Code's `lastPrompt` is the prompt cut to a display length and ended with an ellipsis;
 # fingerprints cover a prefix short enough to survive that cut.
@@ -58,7 +57,6 @@ _ELLIPSIS: Final = "\u2026"
 # A JSON writer spaces all of its separators or none, so the first member of an object tells
 # whether a line must be compacted before its characters can be counted.
 _FIRST_MEMBER_PROBE: Final = 512
-_PYTHON_EXPONENT_BELOW: Final = 1e-4  # Python writes smaller floats as 5e-05, JavaScript as 0.00005
 
 _TYPED_HEAD = msgspec.json.Decoder(TypedHead)
 _ATTACHMENT = msgspec.json.Decoder(Attachment)
@@ -159,73 +157,6 @@ def _raw_text(raw: msgspec.Raw) -> Any:
     return msgspec.json.decode(raw) if raw else None
 
 
-def _member(key: str, value: Any) -> bytes:
-    """Compact JSON of one object member `"key":value`."""
-    return b'"' + key.encode() + b'":' + orjson.dumps(value)
-
-
-# `"key":` plus the comma each identity member takes with it, by key.
-_IDENTITY_OVERHEAD: Final = {key: len(key) + 4 for key in _IDENTITY_KEYS}
-_ALL_IDENTITY_OVERHEAD: Final = sum(_IDENTITY_OVERHEAD.values())
-
-
-def _identity_members(head: TypedHead) -> tuple[int, tuple[bytes, ...]]:
-    """The identity members the seed leaves out of an API payload.
-
-    Returns the ASCII characters they take (with their commas) and, for the rare value holding
-    non-ASCII text, the member itself so its characters can be subtracted one by one.
-    """
-    values_in_order = (head.uuid, head.parentUuid, head.sessionId, head.timestamp, head.cwd, head.version)
-    if UNSET not in values_in_order:  # the usual record: all six present, one dump, no key loop
-        dumped = orjson.dumps(values_in_order)
-        if dumped.isascii():
-            return len(dumped) - 2 - (len(_IDENTITY_KEYS) - 1) + _ALL_IDENTITY_OVERHEAD, ()
-    present = [(key, value) for key in _IDENTITY_KEYS if (value := getattr(head, key)) is not UNSET]
-    values = orjson.dumps([value for _, value in present])  # one call: "[v1,v2,...]"
-    if values.isascii():
-        # Each value's JSON plus its key and comma; the array's brackets and separators are not.
-        ascii_size = (
-            len(values) - 2 - max(len(present) - 1, 0) + sum(_IDENTITY_OVERHEAD[k] for k, _ in present)
-        )
-        return ascii_size, ()
-    others = tuple(_member(key, value) for key, value in present)
-    return len(present), others
-
-
-def _raw_estimate(head: TypedHead, canonical: bytes, is_api: bool) -> int | None:
-    """Seed estimate from the line's bytes, or None when only re-serializing is exact.
-
-    The caller has ruled out writers that escape printable characters; the one JavaScript
-    spelling Python writes differently that Claude Code records carry is a tiny `costUSD`.
-    """
-    kind = head.type
-    if kind not in ("user", "assistant", "attachment", "system"):
-        return 0
-    cost = head.costUSD
-    if cost is not None and 0 < abs(cost) < _PYTHON_EXPONENT_BELOW:
-        return None
-    if is_api:
-        ascii_size, members = _identity_members(head)
-        # Without non-ASCII values the first figure is every removed character, commas included;
-        # otherwise it is the member count (their commas) and the members are removed as bytes.
-        return seed.estimate_json_parts((canonical,), removed=members, structural_ascii=-ascii_size)
-    if kind == RecordType.ATTACHMENT:
-        raw = bytes(head.attachment)
-        return seed.estimate_json_parts((raw,)) if raw.startswith(b"{") else 0
-    if kind != RecordType.SYSTEM:
-        return 0
-    parts = (
-        [_member("subtype", head.subtype)]
-        if head.subtype is not None or b'"subtype":null' in canonical
-        else []
-    )
-    for key in _SYSTEM_RAW_KEYS:
-        raw = bytes(getattr(head, key))
-        if raw:
-            parts.append(b'"' + key.encode() + b'":' + raw)
-    return seed.estimate_json_parts(tuple(parts), structural_ascii=2 + max(len(parts) - 1, 0))
-
-
 def _is_loose(stripped: bytes) -> bool:
     """Whether the writer put whitespace between tokens (Python's default json.dumps does)."""
     if stripped[1:2] != b'"':
@@ -281,7 +212,7 @@ def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecor
     tokens = None
     if not loose and not (escapes_possible and not seed.raw_inventory_is_exact(canonical)):
         try:
-            tokens = _raw_estimate(head, canonical, message is not None)
+            tokens = raw_estimate(head, canonical, message is not None)
         except TypeError:  # a value orjson cannot write (beyond 64 bits): count the exact way
             tokens = None
     if tokens is None:

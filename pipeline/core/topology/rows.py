@@ -1,0 +1,78 @@
+"""Claude Code's view of a transcript's rows: which rows are conversation, and the links between.
+
+`progress` rows are transparent bridges between a row and its parent; a subagent transcript
+(sidechain rows only) is its own main line.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pipeline.core.graph import UuidGraph
+from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.vocabulary import RecordType
+
+__all__ = ["MESSAGE_TYPES", "RowView", "is_side_row"]
+
+ROW_TYPES: Final = frozenset(
+    {RecordType.USER, RecordType.ASSISTANT, RecordType.ATTACHMENT, RecordType.SYSTEM}
+)
+MESSAGE_TYPES: Final = frozenset({RecordType.USER, RecordType.ASSISTANT})
+
+
+class RowView:
+    """Graph helpers that see through progress rows, bound to one transcript."""
+
+    def __init__(self, index: LineIndex, graph: UuidGraph, sidechain: bool) -> None:
+        self.index = index
+        self.graph = graph
+        self.sidechain = sidechain
+        self._records = index.records
+
+    def record(self, line: int) -> DecodedRecord:
+        """The record on a graph node's line (every line the walk visits holds one)."""
+        return self._records[line - 1]  # type: ignore[return-value]
+
+    def is_row(self, line: int) -> bool:
+        record = self.record(line)
+        return record.type in ROW_TYPES and record.sidechain == self.sidechain
+
+    def counts_as_last(self, line: int) -> bool:
+        record = self.record(line)
+        return (
+            self.is_row(line)
+            and not (record.type == RecordType.SYSTEM and record.subtype == "file_snapshot")
+            and not (record.type == RecordType.ATTACHMENT and record.subtype == "fork_briefing")
+        )
+
+    def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:
+        """Children of a row with progress rows passed through: (child, progress lines crossed)."""
+        found: list[tuple[int, tuple[int, ...]]] = []
+        pending: list[tuple[int, tuple[int, ...]]] = [(line, ())]
+        while pending:
+            node, via = pending.pop()
+            for child in self.graph.children.get(node, ()):
+                if self.record(child).type == RecordType.PROGRESS:
+                    pending.append((child, (*via, child)))
+                else:
+                    found.append((child, via))
+        return sorted(found)
+
+    def descendants(self, line: int) -> set[int]:
+        seen: set[int] = set()
+        pending = [line]
+        while pending:
+            for child in self.graph.children.get(pending.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    pending.append(child)
+        return seen
+
+
+def is_side_row(record: DecodedRecord) -> bool:
+    return (
+        record.type == RecordType.ATTACHMENT
+        or (record.type == RecordType.SYSTEM and not record.compact_boundary)
+        or (record.type == RecordType.USER and record.meta and not record.tool_results)
+    )
