@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.core.partition import partition_lines, select_snapshots
+from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.validate.checks import validate
 from pipeline.findings import Finding
 from pipeline.jobs.front import Analysis, open_session, topology_options
@@ -27,7 +27,7 @@ from pipeline.report.sections import (
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, Severity
 
-__all__ = ["ValidateOptions", "validate_session"]
+__all__ = ["ValidateOptions", "sweep_partition", "validate_session"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +55,28 @@ def validate_session(path: Path, label: str, options: ValidateOptions) -> Outcom
     return Validated(label, _report(opened, sweep, started, analyzed))
 
 
-def _report(analysis: Analysis, sweep: SweepSettings, started: float, analyzed: float) -> ValidateReport:
-    index, graph, topology = analysis.index, analysis.graph, analysis.topology
+def sweep_partition(analysis: Analysis, sweep: SweepSettings) -> Partition:
+    """A sweep's partition: no cut, the whole chain kept, with its correlated snapshots."""
+    topology = analysis.topology
     side = select_snapshots(
-        index,
+        analysis.index,
         topology.chain,
         policy=sweep.checkpoint_policy,
         limit=sweep.max_file_history_snapshots,
         stop_line=topology.strict.pointer_line if topology.branch_isolation else None,
     )
-    partition = partition_lines(
-        index, summary=(), raw_keep=topology.chain, side_keep=side, branch_isolation=topology.branch_isolation
+    return partition_lines(
+        analysis.index,
+        summary=(),
+        raw_keep=topology.chain,
+        side_keep=side,
+        branch_isolation=topology.branch_isolation,
     )
+
+
+def _report(analysis: Analysis, sweep: SweepSettings, started: float, analyzed: float) -> ValidateReport:
+    index, graph, topology = analysis.index, analysis.graph, analysis.topology
+    partition = sweep_partition(analysis, sweep)
     validation = validate(index, graph, topology.chain, analysis.source.data)
     findings: list[Finding] = [*topology.findings, *validation.findings]
     if not graph.uuid_lines:

@@ -44,7 +44,7 @@ def _command(args: argparse.Namespace, settings: Settings) -> FleetCommand[Any]:
     if args.command == "compress":
         return compress_command(args, settings, find_gate_claude(settings))
     if args.command == "tokens":
-        from pipeline.jobs.tokens.command import tokens_command  # noqa: PLC0415 - loaded for tokens only
+        from pipeline.run.tokens import tokens_command  # noqa: PLC0415 - loaded for tokens only
 
         return tokens_command(args, settings)
     return validate_command(args, settings)

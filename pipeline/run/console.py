@@ -46,7 +46,9 @@ def configure_logging(log_format: LogFormat, *, quiet: bool) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # Resolved per logger, not once: whoever replaced sys.stderr since (a test, a host
+        # program embedding the CLI) gets the lines, and a closed stream is never written to.
+        logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
 

@@ -8,17 +8,7 @@ clock, no files: values in, values out.
 
 from __future__ import annotations
 
-from pipeline.summarize.appendix import (
-    ActiveWorkKind,
-    ActiveWorkRecord,
-    CommandRecord,
-    DeterministicState,
-    FileOperation,
-    TodoItem,
-    collect_state,
-    render_appendix,
-    strip_appendix,
-)
+from pipeline.summarize.appendix import render_appendix, strip_appendix
 from pipeline.summarize.checkpoint import (
     APPENDIX_MARKER,
     CHECKPOINT_MARKER,
@@ -50,6 +40,15 @@ from pipeline.summarize.shell import (
     is_validation_command,
     parse_shell,
     shell_file_operations,
+)
+from pipeline.summarize.work_state import (
+    ActiveWorkKind,
+    ActiveWorkRecord,
+    CommandRecord,
+    DeterministicState,
+    FileOperation,
+    TodoItem,
+    collect_state,
 )
 
 __all__ = [

@@ -121,18 +121,7 @@ def write_subagent(
     of ``b`` and ``None`` is returned.
     """
     if open_subagent is None:
-        with b.sidechain():
-            made = _work(b, rng, call, tools=tools, hooks=False)
-        b.tool_result(
-            call.tool_use_id,
-            [{"type": "text", "text": call.report}],
-            tool_use_result={
-                "content": [{"type": "text", "text": call.report}],
-                "totalDurationMs": rng.randint(10_000, 400_000),
-                "totalTokens": rng.randint(8_000, 90_000),
-                "totalToolUseCount": made,
-            },
-        )
+        _write_inline(b, rng, call, tools)
         return None
     trailing = profile_for(b.version).layout is Layout.TRAILING
     agent_id = "a" + (f"{rng.getrandbits(64):016x}" if trailing else f"{rng.getrandbits(24):06x}")
@@ -148,19 +137,50 @@ def write_subagent(
         made = _work(sb, rng, call, tools=tools, hooks=hooks)
     elapsed = int(sb.now.timestamp() * 1000) - start_ms
     if hooks and not trailing:
-        for rec in seen:
-            b.progress(
-                data={
-                    "message": _mirror(rec),
-                    "normalizedMessages": [],
-                    "type": "agent_progress",
-                    "prompt": call.prompt,
-                    "agentId": agent_id,
-                },
-                tool_use_id="agent_" + call.message_id,
-                parent_tool_use_id=call.tool_use_id,
-            )
+        _mirror_progress(b, call, agent_id, seen)
     b.pause(elapsed / 1000)
+    _write_report(b, rng, call, agent_id, made, elapsed)
+    return SubagentOutcome(agent_id, sb.line_count, sb.byte_count, sb.features)
+
+
+def _write_inline(b: TranscriptBuilder, rng: random.Random, call: Delegation, tools: ToolKit) -> None:
+    """Before 2.1: the subagent's steps are a sidechain of the parent file."""
+    with b.sidechain():
+        made = _work(b, rng, call, tools=tools, hooks=False)
+    b.tool_result(
+        call.tool_use_id,
+        [{"type": "text", "text": call.report}],
+        tool_use_result={
+            "content": [{"type": "text", "text": call.report}],
+            "totalDurationMs": rng.randint(10_000, 400_000),
+            "totalTokens": rng.randint(8_000, 90_000),
+            "totalToolUseCount": made,
+        },
+    )
+
+
+def _mirror_progress(
+    b: TranscriptBuilder, call: Delegation, agent_id: str, seen: Sequence[dict[str, Any]]
+) -> None:
+    """The parent's agent_progress rows that mirror the subagent's first steps."""
+    for rec in seen:
+        b.progress(
+            data={
+                "message": _mirror(rec),
+                "normalizedMessages": [],
+                "type": "agent_progress",
+                "prompt": call.prompt,
+                "agentId": agent_id,
+            },
+            tool_use_id="agent_" + call.message_id,
+            parent_tool_use_id=call.tool_use_id,
+        )
+
+
+def _write_report(
+    b: TranscriptBuilder, rng: random.Random, call: Delegation, agent_id: str, made: int, elapsed: int
+) -> None:
+    """The delegating call's result: the subagent's report and its usage note."""
     tokens = rng.randint(8_000, 120_000)
     usage_note = (
         f"agentId: {agent_id} (for resuming to continue this agent's work if needed)\n"
@@ -180,7 +200,6 @@ def write_subagent(
         [{"type": "text", "text": call.report}, {"type": "text", "text": usage_note}],
         tool_use_result=result,
     )
-    return SubagentOutcome(agent_id, sb.line_count, sb.byte_count, sb.features)
 
 
 def write_compact_agent(

@@ -11,13 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.core.graph import build_graph
-from pipeline.core.index import build_index
-from pipeline.core.topology.select import AUTO, resolve_topology
-from pipeline.formats.detect import detect_format
+from pipeline.core.index import LineIndex
+from pipeline.core.topology.select import Topology
 from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import TranscriptBuilder, as_json
+from pipeline.testing.resolved import resolve
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, PROMPTS, build_session
 from pipeline.testing.settings import compress_options, validate_options
 
@@ -26,10 +25,9 @@ def options(out: Path, **extra: Any) -> CompressOptions:
     return compress_options(out, **{"min_tokens": 0, "min_recent_records": 8, **extra})
 
 
-def chain_of(data: bytes) -> tuple[Any, Any]:
-    index = build_index(data, detect_format(data))
-    topology = resolve_topology(index, build_graph(index), AUTO)
-    return index, topology
+def chain_of(data: bytes) -> tuple[LineIndex, Topology]:
+    resolved = resolve(data)
+    return resolved.index, resolved.topology
 
 
 def test_compress_writes_a_valid_candidate_that_keeps_the_tail_byte_for_byte(tmp_path: Path) -> None:

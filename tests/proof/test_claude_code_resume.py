@@ -24,16 +24,13 @@ from typing import TypeVar
 
 import pytest
 
-from pipeline.core.graph import build_graph
-from pipeline.core.index import build_index
-from pipeline.core.topology.select import AUTO, resolve_topology
-from pipeline.formats.detect import detect_format
 from pipeline.proof.client import ResumeResult, resume
 from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.proof.expected import expected_context
 from pipeline.proof.model import resumed_model
 from pipeline.proof.prove import summary_texts
 from pipeline.testing.cli import compaction, reports
+from pipeline.testing.resolved import resolve
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.settings import default_settings
 from tests.conftest import RESUME_GATE_ENV
@@ -239,11 +236,9 @@ def scenario_resumes(claude_code: Path, scenario_root: Path) -> dict[str, Resume
 
 
 def selected_context(path: Path) -> tuple[ContextBlock, ...]:
-    data = path.read_bytes()
-    index = build_index(data, detect_format(data))
-    topology = resolve_topology(index, build_graph(index), AUTO)
-    assert not topology.refused, topology.refusal
-    return expected_context(data, index, topology.chain)
+    session = resolve(path.read_bytes())
+    assert not session.topology.refused, session.topology.refusal
+    return expected_context(session.data, session.index, session.chain)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

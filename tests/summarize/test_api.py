@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from pipeline import summarize
-from pipeline.summarize import appendix, checkpoint, deterministic, evidence, shell
+from pipeline.summarize import (
+    appendix,
+    bullets,
+    checkpoint,
+    deterministic,
+    evidence,
+    shell,
+    shell_lex,
+    work_state,
+)
 
 
 def test_every_exported_name_resolves_once() -> None:
@@ -12,6 +21,6 @@ def test_every_exported_name_resolves_once() -> None:
 
 
 def test_submodules_export_what_they_define() -> None:
-    for module in (appendix, checkpoint, deterministic, evidence, shell):
+    for module in (appendix, bullets, checkpoint, deterministic, evidence, shell, shell_lex, work_state):
         assert all(hasattr(module, name) for name in module.__all__), module.__name__
         assert summarize.write_summary is deterministic.write_summary

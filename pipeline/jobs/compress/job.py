@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pipeline.core.partition import Partition, partition_lines, select_snapshots
+from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
@@ -24,6 +24,7 @@ from pipeline.jobs.compress.proof import prove_candidate
 from pipeline.jobs.compress.stages import (
     Candidate,
     Stop,
+    candidate_partition,
     compose_and_check,
     gate,
     plan_and_summarize,
@@ -98,14 +99,7 @@ def _compress(analysis: Analysis, options: CompressOptions) -> _Progress:
             progress, stop=Stop(SessionStatus.SKIPPED_FITS, tuple(Reason(n) for n in plan.reasons))
         )
     index, topology = analysis.index, analysis.topology
-    side = select_snapshots(
-        index,
-        plan.raw_lines,
-        policy=options.sweep.checkpoint_policy,
-        limit=options.sweep.max_file_history_snapshots,
-        stop_line=topology.strict.pointer_line,
-    )
-    partition = partition_lines(index, summary=plan.summary_lines, raw_keep=plan.raw_lines, side_keep=side)
+    partition, side = candidate_partition(analysis, options, plan)
     progress = replace(
         progress,
         partition=partition_section(partition),

@@ -20,7 +20,7 @@ from pipeline.core.compose import (
     PairIds,
     compose,
 )
-from pipeline.core.partition import Partition
+from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut
 from pipeline.core.validate.checks import READING_CODES, validate
 from pipeline.errors import CompactionError
@@ -33,7 +33,15 @@ from pipeline.reasons import Reason, Refusal, SkipReason, SummaryFailure, Topolo
 from pipeline.summarize import SummaryResult, extract_evidence, write_summary
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
-__all__ = ["Candidate", "Stop", "compose_and_check", "gate", "plan_and_summarize", "summary_head"]
+__all__ = [
+    "Candidate",
+    "Stop",
+    "candidate_partition",
+    "compose_and_check",
+    "gate",
+    "plan_and_summarize",
+    "summary_head",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +131,23 @@ def plan_and_summarize(
     if isinstance(summary, Stop):
         return summary
     return plan, summary
+
+
+def candidate_partition(
+    analysis: Analysis, options: CompressOptions, plan: Plan
+) -> tuple[Partition, frozenset[int]]:
+    """The six sets of a cut, and the snapshots kept beside the raw tail."""
+    side = select_snapshots(
+        analysis.index,
+        plan.raw_lines,
+        policy=options.sweep.checkpoint_policy,
+        limit=options.sweep.max_file_history_snapshots,
+        stop_line=analysis.topology.strict.pointer_line,
+    )
+    partition = partition_lines(
+        analysis.index, summary=plan.summary_lines, raw_keep=plan.raw_lines, side_keep=side
+    )
+    return partition, side
 
 
 def summary_head(anchors: tuple[str, ...]) -> str:

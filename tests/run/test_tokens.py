@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.estimate.real import MissingExtra, check_available
-from pipeline.jobs.tokens import command
 from pipeline.jobs.tokens.charts import ChartsUnavailable
+from pipeline.run import tokens as command
 from pipeline.run.cli import main
 from pipeline.testing import TranscriptBuilder
 

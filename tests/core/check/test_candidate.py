@@ -1,0 +1,140 @@
+"""The candidate check on its own: a real candidate passes, and each way of breaking it is named.
+
+The candidate comes from compress's own stages over a builder session; each test damages its
+bytes the way a bug in composing could, and the check must refuse with the matching reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import pytest
+
+from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
+from pipeline.jobs.compress.stages import (
+    Candidate,
+    candidate_partition,
+    compose_and_check,
+    plan_and_summarize,
+    summary_head,
+)
+from pipeline.jobs.front import Analysis, open_session
+from pipeline.reasons import CandidateFailure
+from pipeline.testing.sessions import PROMPTS, build_session
+from pipeline.testing.settings import compress_options
+from pipeline.vocabulary import FindingCode
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """A candidate and the inputs the check was given for it."""
+
+    data: bytes
+    expected_uuids: tuple[str, ...]
+    new_lines: tuple[int, ...]
+    analysis: Analysis
+    protected_from: int
+
+    def check(
+        self, data: bytes | None = None, *, expected: tuple[str, ...] | None = None, target: int | None = None
+    ) -> CandidateCheck:
+        index, chain = self.analysis.index, self.analysis.topology.chain
+        return check_candidate(
+            self.data if data is None else data,
+            expected_chain_uuids=self.expected_uuids if expected is None else expected,
+            new_lines=self.new_lines,
+            source_messages=contract_messages(
+                self.analysis.source.data, index, chain, from_line=self.protected_from
+            ),
+            target_estimated_tokens=target,
+        )
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    folder = tmp_path_factory.mktemp("candidate")
+    build_session(folder / "session.jsonl", turns=6)
+    options = compress_options(folder / "out", min_tokens=0, min_recent_records=8)
+    analysis = open_session(folder / "session.jsonl", "s", options.topology(), command="compress", per_code=9)
+    assert isinstance(analysis, Analysis)
+    planned = plan_and_summarize(analysis, options)
+    assert isinstance(planned, tuple) and planned[1] is not None
+    plan, summary = planned
+    partition, side = candidate_partition(analysis, options, plan)
+    text = f"{summary_head(())}\n\n{summary.text}"
+    candidate = compose_and_check(analysis, options, plan, partition, text, side)
+    assert isinstance(candidate, Candidate) and candidate.checked.ok, candidate
+    composed = candidate.composed
+    expected = (
+        composed.boundary_uuid,
+        composed.summary_uuid,
+        *(analysis.index.entry(line).uuid or "" for line in plan.raw_lines),
+    )
+    new = tuple(i for i, origin in enumerate(composed.source_lines, 1) if origin is None)
+    return Made(composed.data, expected, new, analysis, analysis.topology.chain[plan.protected.group_start])
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.rstrip(b"\n").split(b"\n")
+
+
+def _join(lines: list[bytes]) -> bytes:
+    return b"\n".join(lines) + b"\n"
+
+
+def _failures(check: CandidateCheck) -> set[str]:
+    return {reason.code for reason in check.failures}
+
+
+def test_the_composed_candidate_passes_with_its_figures(made: Made) -> None:
+    check = made.check()
+    assert check.ok and not check.violations
+    assert check.output_lines == len(_lines(made.data)) and check.output_tokens > 0
+
+
+def test_a_second_compact_pair_is_refused(made: Made) -> None:
+    lines = _lines(made.data)
+    boundary, summary = made.new_lines[0], made.new_lines[1]
+    extra = [lines[boundary - 1], lines[summary - 1]]
+    damaged = _join(lines[:2] + extra + lines[2:]) if boundary > 2 else _join(extra + lines)
+    assert CandidateFailure.COMPACT_PAIR_COUNT in _failures(made.check(damaged))
+
+
+def test_an_internal_planning_field_in_a_new_record_is_refused(made: Made) -> None:
+    lines = _lines(made.data)
+    at = made.new_lines[1] - 1
+    lines[at] = orjson.dumps({**orjson.loads(lines[at]), "_plan_cut": 12})
+    assert CandidateFailure.INTERNAL_FIELD in _failures(made.check(_join(lines)))
+
+
+def test_a_result_that_answers_no_call_is_refused(made: Made) -> None:
+    lines = _lines(made.data)
+    at = max(i for i, line in enumerate(lines) if b'"tool_result"' in line)
+    record = orjson.loads(lines[at])
+    record["message"]["content"][0]["tool_use_id"] = "toolu_01NeverIssued"
+    lines[at] = orjson.dumps(record)
+    check = made.check(_join(lines))
+    assert CandidateFailure.VALIDATION_ERRORS in _failures(check)
+    assert [(f.code, f.ids) for f in check.findings] == [
+        (FindingCode.TOOL_RESULT_MISMATCH, ("toolu_01NeverIssued",))
+    ]
+
+
+def test_a_chain_other_than_the_plan_is_refused(made: Made) -> None:
+    expected = (*made.expected_uuids[:-1], "some-other-leaf")
+    assert _failures(made.check(expected=expected)) == {CandidateFailure.CHAIN_DIFFERS_FROM_PLAN}
+
+
+def test_the_token_target_is_a_hard_gate_when_set(made: Made) -> None:
+    tokens = made.check().output_tokens
+    assert made.check(target=tokens).ok
+    assert _failures(made.check(target=tokens - 1)) == {CandidateFailure.OVER_TOKEN_TARGET}
+
+
+def test_a_lost_current_instruction_breaks_the_survival_contract(made: Made) -> None:
+    last_prompt = PROMPTS[5 % len(PROMPTS)].encode()
+    assert last_prompt in made.data
+    damaged = made.data.replace(last_prompt, b"something else entirely")
+    check = made.check(damaged)
+    assert CandidateFailure.CONTRACT in _failures(check) and check.violations

@@ -1,0 +1,170 @@
+"""The planner on its own: where the cut goes and what it never splits.
+
+Sessions come from the transcript builder with random shapes (multi-fragment messages, parallel
+calls, long single-turn tasks, Claude Code's own compactions); every plan is checked against the
+rules the cut must obey, computed here from the records themselves.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import pairwise
+
+import pytest
+
+from pipeline.core.plan import Plan, PlanOutcome, plan_cut, semantic_groups
+from pipeline.reasons import PlanNote
+from pipeline.testing import ToolSpec, TranscriptBuilder
+from pipeline.testing.records import jsonl, rec
+from pipeline.testing.resolved import Resolved, resolve
+from pipeline.testing.settings import cut_options
+
+
+def _turn(b: TranscriptBuilder, rng: random.Random, number: int, steps: int) -> None:
+    b.user(f"request {number}: " + "please change the module " * rng.randint(1, 20))
+    for step in range(steps):
+        shape = rng.random()
+        output = "line of output\n" * rng.randint(5, 200)
+        if shape < 0.2:
+            b.parallel_tool_calls(
+                [ToolSpec("Read", {"file_path": f"/r/{number}_{step}_{k}.py"}, output) for k in range(3)]
+            )
+        elif shape < 0.4:
+            lead = b.assistant(b.thinking("considering the options " * 10), tool_follows=True)
+            b.tool_call("Bash", {"command": f"make test-{step}"}, output, message_id=lead.message_id)
+        else:
+            b.tool_call("Edit", {"file_path": f"/r/{number}_{step}.py", "old_string": "a"}, output)
+    b.assistant(b.text(f"turn {number} done " * rng.randint(1, 30)))
+
+
+def random_session(seed: int, *, turns: int, compact_at: int | None = None) -> Resolved:
+    rng = random.Random(seed)
+    b = TranscriptBuilder(seed=seed)
+    for number in range(turns):
+        if number == compact_at:
+            b.compact("Summary of the work so far. " * 20)
+        _turn(b, rng, number, rng.randint(0, 6))
+    return resolve(b.to_bytes())
+
+
+def _assert_obeys_the_rules(session: Resolved, plan: Plan, min_recent: int) -> None:
+    chain = session.chain
+    assert plan.summary_lines + plan.raw_lines == chain
+    if plan.outcome is not PlanOutcome.CUT:
+        assert plan.summary_lines == () and plan.raw_lines == chain
+        return
+    summarized = [session.record(line) for line in plan.summary_lines]
+    kept = [session.record(line) for line in plan.raw_lines]
+    # No message is split: its fragments are all on one side.
+    assert not {r.message_id for r in summarized if r.message_id} & {
+        r.message_id for r in kept if r.message_id
+    }
+    # Every result kept raw has its call kept raw (or the call is outside the chain altogether).
+    summarized_uses = {tool for r in summarized for tool in r.tool_uses}
+    assert not summarized_uses & {tool for r in kept for tool in r.tool_results}
+    assert not summarized_uses & {r.attachment_tool_use for r in kept if r.attachment_tool_use}
+    # The protected round stays raw, and so do the most recent records asked for.
+    assert plan.cut <= plan.protected.start
+    assert len(plan.raw_lines) >= min(min_recent, len(chain) - plan.cut)
+    # A compact pair already in the chain is folded into the summary, never kept raw.
+    assert not any(r.compact_boundary or r.compact_summary for r in kept)
+    # The tail starts where an API message starts.
+    assert kept[0].is_api
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_sessions_are_cut_where_nothing_is_split(seed: int) -> None:
+    session = random_session(seed, turns=random.Random(seed).randint(2, 14))
+    for ratio in (0.1, 0.3, 0.6):
+        options = cut_options(target_ratio=ratio, min_recent_records=4, summary_char_budget=4000)
+        plan = plan_cut(session.index, session.chain, options)
+        _assert_obeys_the_rules(session, plan, min_recent=4)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_prior_compaction_is_summarized_with_the_history_before_it(seed: int) -> None:
+    session = random_session(seed, turns=10, compact_at=3)
+    options = cut_options(target_ratio=0.2, min_recent_records=4, summary_char_budget=4000)
+    plan = plan_cut(session.index, session.chain, options)
+    _assert_obeys_the_rules(session, plan, min_recent=4)
+    if plan.outcome is PlanOutcome.CUT:
+        assert PlanNote.PRIOR_COMPACT_PAIR_FOLDED in plan.reasons
+        assert any(session.record(line).compact_summary for line in plan.summary_lines)
+
+
+def test_a_smaller_target_never_keeps_more_raw() -> None:
+    session = random_session(7, turns=16)
+    kept = []
+    for ratio in (0.8, 0.5, 0.3, 0.15, 0.05):
+        options = cut_options(target_ratio=ratio, min_recent_records=4, summary_char_budget=4000)
+        kept.append(len(plan_cut(session.index, session.chain, options).raw_lines))
+    assert kept == sorted(kept, reverse=True) and kept[0] > kept[-1]
+
+
+def test_a_chain_that_fits_is_left_whole() -> None:
+    b = TranscriptBuilder(seed=3)
+    b.user("one small question")
+    b.assistant(b.text("one small answer"))
+    session = resolve(b.to_bytes())
+    plan = plan_cut(session.index, session.chain, cut_options())
+    assert plan.outcome is PlanOutcome.FITS and plan.reasons == (PlanNote.WHOLE_CHAIN_FITS,)
+    assert plan.raw_lines == session.chain
+
+
+def test_one_long_task_is_cut_between_its_completed_exchanges() -> None:
+    b = TranscriptBuilder(seed=5)
+    b.user("refactor everything in one go")
+    for step in range(40):
+        b.tool_call("Bash", {"command": f"step {step}"}, "output line\n" * 300)
+    b.assistant(b.text("all done"))
+    session = resolve(b.to_bytes())
+    options = cut_options(target_ratio=0.2, min_recent_records=4, summary_char_budget=4000)
+    plan = plan_cut(session.index, session.chain, options)
+    assert plan.outcome is PlanOutcome.CUT and PlanNote.CUT_INSIDE_LONG_TURN in plan.reasons
+    _assert_obeys_the_rules(session, plan, min_recent=4)
+    assert session.record(session.chain[plan.cut]).tool_uses  # the tail opens on a tool call
+    # The turn's instruction itself is summarized; keeping the turn whole leaves nothing to cut.
+    whole = plan_cut(session.index, session.chain, options, keep_protected_turn=True)
+    assert whole.outcome is PlanOutcome.FITS and PlanNote.NOTHING_BEFORE_PROTECTED_ROUND in whole.reasons
+
+
+def test_turns_group_a_prompt_with_all_its_work() -> None:
+    session = random_session(11, turns=6)
+    records = [session.record(line) for line in session.chain]
+    groups = semantic_groups(records)
+    assert [g.start for g in groups] == [
+        i
+        for i, r in enumerate(records)
+        if r.role == "user" and r.is_api and "T" in r.blocks and not r.tool_results
+    ]
+    assert groups[-1].end == len(records)
+    assert all(a.end == b.start for a, b in pairwise(groups))
+
+
+def test_a_call_and_its_late_result_are_never_separated() -> None:
+    """A result that arrives after later assistant messages (a background task) binds the span."""
+    big = "x" * 3000
+    tool = [{"type": "tool_use", "id": "toolu_late", "name": "Bash", "input": {"command": "sleep"}}]
+    result = [{"type": "tool_result", "tool_use_id": "toolu_late", "content": "done"}]
+    records = [rec("user", "u0", text="start a long task"), rec("assistant", "call", "u0", content=tool)]
+    for n in range(30):  # assistant messages of their own between the call and its result
+        records.append(
+            rec("assistant", f"mid{n}", records[-1]["uuid"], content=[{"type": "text", "text": big}])
+        )
+    records.append(rec("user", "late", records[-1]["uuid"], text=result))
+    records.append(rec("assistant", "end", "late"))
+    records.append(rec("user", "u1", "end", text="one more small thing"))
+    for n in range(3):
+        use = [{"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": "f"}}]
+        done = [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "ok"}]
+        records.append(rec("assistant", f"c{n}", records[-1]["uuid"], content=use))
+        records.append(rec("user", f"r{n}", f"c{n}", text=done))
+    records.append(rec("assistant", "fin", records[-1]["uuid"]))
+    session = resolve(jsonl(records))
+    assert len(session.chain) == len(records)
+    options = cut_options(target_ratio=0.3, min_recent_records=1, summary_char_budget=4000)
+    plan = plan_cut(session.index, session.chain, options)
+    assert plan.outcome is PlanOutcome.CUT
+    _assert_obeys_the_rules(session, plan, min_recent=1)
+    kept = {session.record(line).uuid for line in plan.raw_lines}
+    assert "call" in kept or "late" not in kept

@@ -1,0 +1,141 @@
+"""The package's shape is a contract: stages import only earlier stages, functions fit on a screen,
+untyped JSON stays at the boundaries that read or write it.
+
+These tests read the source with `ast`; a new module or package must find its place here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+PACKAGE: Final = Path(__file__).resolve().parents[1] / "pipeline"
+
+STAGES: Final = (
+    # The base everything may use: names, errors, findings, reasons, the typed settings.
+    frozenset({"__init__", "vocabulary", "errors", "findings", "reasons", "settings"}),
+    frozenset({"estimate"}),  # the token-estimator library, below the readers that count bytes
+    frozenset({"read"}),  # discover and load files
+    frozenset({"formats"}),  # Claude Code's schema, decode, accessors, output record builders
+    frozenset({"core"}),  # pure: index, topology, partition, validate, plan, compose, check
+    frozenset({"summarize"}),
+    frozenset({"proof"}),  # the resume proof: Claude Code as judge
+    frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
+    frozenset({"publish"}),
+    frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
+    frozenset({"run"}),  # runner, fleet loop, commands, cli, console
+    frozenset({"__main__"}),
+)
+TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
+
+MAX_FUNCTION_LINES: Final = 60
+MAX_MODULE_LINES: Final = 420  # "~400": a module this long should be split by concern
+LONG_MODULES: Final = {
+    "testing/_corpora.py": "pure text data (code, logs, prose in several languages) for the generator",
+}
+
+UNTYPED_JSON: Final = ("dict[str, Any]", "Mapping[str, Any]")
+UNTYPED_JSON_ALLOWED: Final = {
+    "formats": "the Claude Code format boundary: raw records are parsed and built here",
+    "testing": "builders write raw records on purpose, including malformed ones",
+    "settings.py": "the TOML and environment layers before they become the typed Settings",
+    "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
+    "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
+    "proof/capture.py": "the Messages API wire format the loopback server answers",
+    "proof/client.py": "the captured request body, JSON from Claude Code",
+    "proof/context.py": "reads the captured Messages API request into typed blocks",
+}
+
+
+def _modules() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _stage(name: str) -> int:
+    for rank, members in enumerate(STAGES):
+        if name in members:
+            return rank
+    raise AssertionError(f"pipeline/{name} has no place in STAGES: add it where the flow uses it")
+
+
+def _top(relative: str) -> str:
+    first = relative.split("/", 1)[0]
+    return first.removesuffix(".py")
+
+
+def _imported(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "pipeline":
+                yield node.lineno, parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_import_follows_the_stage_order() -> None:
+    against = []
+    for relative, tree in _modules():
+        if _top(relative) == TESTING:
+            continue
+        mine = _stage(_top(relative))
+        for line, target in _imported(tree):
+            if target == TESTING or _stage(target) > mine:
+                against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+    assert not against, "imports against the stage order:\n" + "\n".join(against)
+
+
+def test_the_check_catches_a_backward_import() -> None:
+    tree = ast.parse("from pipeline.run.cli import main\nimport pipeline.testing\n")
+    assert [target for _, target in _imported(tree)] == ["run", "testing"]
+    assert _stage("run") > _stage("core")
+    with pytest.raises(AssertionError, match="no place"):
+        _stage("newpackage")
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    long = [
+        f"pipeline/{relative}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for relative, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, "\n".join(long)
+
+
+def test_modules_stay_small_unless_listed_with_a_reason() -> None:
+    sizes = {relative: (PACKAGE / relative).read_text().count("\n") for relative, _ in _modules()}
+    long = [f"pipeline/{name}: {lines} lines" for name, lines in sizes.items() if lines > MAX_MODULE_LINES]
+    assert sorted(set(long) - {f"pipeline/{n}: {sizes[n]} lines" for n in LONG_MODULES}) == []
+    stale = [name for name in LONG_MODULES if sizes.get(name, 0) <= MAX_MODULE_LINES]
+    assert not stale, f"listed as long but no longer are: {stale}"
+
+
+def _allowed_untyped(relative: str) -> bool:
+    return any(relative == key or relative.startswith(key + "/") for key in UNTYPED_JSON_ALLOWED)
+
+
+def test_untyped_json_stays_at_its_boundaries() -> None:
+    hits = [
+        (relative, node.lineno)
+        for relative, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript) and ast.unparse(node) in UNTYPED_JSON
+    ]
+    found = [f"pipeline/{relative}:{line}" for relative, line in hits if not _allowed_untyped(relative)]
+    assert not found, "dict[str, Any] between stages:\n" + "\n".join(found)
+    used = {key for key in UNTYPED_JSON_ALLOWED for relative, _ in hits if relative.startswith(key)}
+    assert used == set(UNTYPED_JSON_ALLOWED), (
+        f"exceptions no longer needed: {set(UNTYPED_JSON_ALLOWED) - used}"
+    )
