@@ -38,6 +38,7 @@ from pipeline.estimate.real import MissingExtra, load_tokenizer
 from pipeline.formats.claude_code.pieces import split_records
 from pipeline.jobs.front import open_session
 from pipeline.read.discover import discover
+from pipeline.testing.settings import LIMITS
 
 REAL = ("o200k", "cl100k", "claude-legacy", "deepseek", "qwen")
 OVERHEAD_TARGET = 1.20
@@ -103,7 +104,9 @@ def overhead(name: str, root: Path, rounds: int, jobs: int) -> dict[str, Any]:
 def _corpus_texts() -> list[str]:
     texts = []
     for session in discover([CORPUS]):
-        analysis = open_session(session.path, session.label, AUTO, command="benchmark", per_code=1)
+        analysis = open_session(
+            session.path, session.label, AUTO, command="benchmark", per_code=1, limits=LIMITS
+        )
         if hasattr(analysis, "index"):
             texts.extend(
                 p.text()

@@ -19,8 +19,10 @@ REASONS: Final = MappingProxyType(
     {
         C.LINE_NOT_JSON: "the line is not valid JSON",
         C.LINE_NOT_OBJECT: "the line is JSON but not an object",
-        C.LINE_INVALID_UTF8: "the line is not valid UTF-8",
+        C.LINE_INVALID_UTF8: "bytes that are not UTF-8, read as U+FFFD the way Claude Code reads them",
         C.LINE_TRUNCATED: "the line ends before its JSON value is complete",
+        C.LINE_NESTING_TOO_DEEP: "the line nests deeper than sweep.max_json_depth; it is not read",
+        C.LINE_TOO_LONG: "the line is longer than sweep.max_line_bytes; it is not read",
         C.BLANK_LINE: "the line is empty or whitespace only",
         C.BYTE_ORDER_MARK: "the file starts with a UTF-8 byte order mark",
         C.CRLF_LINE_ENDINGS: "lines end with CR LF",
@@ -67,6 +69,7 @@ REASONS: Final = MappingProxyType(
         C.CURRENT_COMPACT_PAIR: "the output does not hold exactly one current compact pair on its chain",
         C.INTERNAL_FIELD: "an internal planning field leaked into a record",
         C.UNSUPPORTED_FORMAT: "a known transcript format this tool does not process yet",
+        C.NOT_A_TRANSCRIPT: "no line of the file is a record of a known agent (ids say what it holds)",
         C.UNREADABLE: "the file could not be read",
         C.INTERNAL_ERROR: "an unexpected error stopped this session; see the log",
     }

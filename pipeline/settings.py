@@ -24,6 +24,7 @@ from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, LogFormat, ResumeG
 __all__ = [
     "DEFAULTS_PATH",
     "MIN_SUMMARY_CHARS",
+    "READER_DEPTH_CEILING",
     "CompressSettings",
     "Settings",
     "SummarySettings",
@@ -35,6 +36,8 @@ __all__ = [
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
+READER_DEPTH_CEILING: Final = 800
+"""The deepest `sweep.max_json_depth` allowed: Python's JSON readers recurse per level and stop near 1000."""
 _ENV_PREFIX: Final = "COMPACTION_"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
 # Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
@@ -54,6 +57,11 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "max_post_last_prompt_extension": (_at_least(0), "0 or more"),
     "max_file_history_snapshots": (_at_least(0), "0 or more"),
     "findings_per_code": (_at_least(1), "1 or more"),
+    "max_line_bytes": (_at_least(1), "1 or more"),
+    "max_json_depth": (
+        lambda value: 1 <= value <= READER_DEPTH_CEILING,
+        f"between 1 and {READER_DEPTH_CEILING} (the JSON readers' own limit)",
+    ),
     "min_tokens": (_at_least(0), "0 or more"),
     "target_ratio": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
     "target_estimated_tokens": (_at_least(0), "0 (no gate) or more"),
@@ -79,6 +87,8 @@ class SweepSettings:
     report_dir: str
     log_format: LogFormat
     findings_per_code: int
+    max_line_bytes: int
+    max_json_depth: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,7 @@ class SessionStatus(StrEnum):
     INVALID = "invalid"
     REFUSED = "refused"
     UNSUPPORTED_FORMAT = "unsupported-format"
+    NOT_A_TRANSCRIPT = "not-a-transcript"
     UNREADABLE = "unreadable"
     INTERNAL_ERROR = "internal-error"
     COMPRESSED = "compressed"
@@ -215,8 +216,9 @@ class LineKind(StrEnum):
     BLANK = "blank"
     NOT_JSON = "not-json"
     NOT_OBJECT = "not-object"
-    INVALID_UTF8 = "invalid-utf8"
     TRUNCATED = "truncated"
+    NESTING_TOO_DEEP = "nesting-too-deep"
+    TOO_LONG = "too-long"
 
 
 class PartitionSet(StrEnum):
@@ -253,6 +255,8 @@ class FindingCode(StrEnum):
     LINE_NOT_OBJECT = "line-not-object"
     LINE_INVALID_UTF8 = "line-invalid-utf8"
     LINE_TRUNCATED = "line-truncated"
+    LINE_NESTING_TOO_DEEP = "line-nesting-too-deep"
+    LINE_TOO_LONG = "line-too-long"
     BLANK_LINE = "blank-line"
     BYTE_ORDER_MARK = "byte-order-mark"
     CRLF_LINE_ENDINGS = "crlf-line-endings"
@@ -304,5 +308,6 @@ class FindingCode(StrEnum):
     INTERNAL_FIELD = "internal-field"
     # Whole-session outcomes
     UNSUPPORTED_FORMAT = "unsupported-format"
+    NOT_A_TRANSCRIPT = "not-a-transcript"
     UNREADABLE = "unreadable"
     INTERNAL_ERROR = "internal-error"

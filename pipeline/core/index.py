@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 
 __all__ = ["LineIndex", "build_index", "iter_line_spans"]
@@ -49,13 +50,18 @@ class LineIndex:
 
     def raw_line(self, data: bytes, line: int) -> bytes:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
+        start, end = self.span(data, line)
+        return data[start:end]
+
+    def span(self, data: bytes, line: int) -> tuple[int, int]:
+        """Where `raw_line` is in `data`, for readers of huge lines that must not copy them."""
         start = self.offsets[line - 1]
-        raw = data[start : start + self.lengths[line - 1]]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if line == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM) :]
-        return raw
+        end = start + self.lengths[line - 1]
+        if end > start and data[end - 1] == 0x0D:
+            end -= 1
+        if line == 1 and data.startswith(BOM, start, end):
+            start += len(BOM)
+        return start, end
 
     def record_lines(self, data: bytes) -> Iterator[tuple[int, DecodedRecord, bytes]]:
         """(1-based line, record, exact bytes) of every record line, in physical order."""
@@ -84,7 +90,7 @@ def iter_line_spans(data: bytes) -> Iterator[tuple[int, int]]:
 _PROBLEM_KINDS: Final = {kind.value: kind for kind in LineKind}
 
 
-def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
+def build_index(data: bytes, fmt: SourceFormat, limits: LineLimits) -> LineIndex:
     """Index every physical line of a Claude Code transcript's bytes."""
     offsets: array[int] = array("q")
     lengths: array[int] = array("q")
@@ -107,7 +113,7 @@ def build_index(data: bytes, fmt: SourceFormat) -> LineIndex:
             kinds.append(LineKind.BLANK)
             records.append(None)
             continue
-        decoded = decode_record(line, escapes_possible=escapes_possible)
+        decoded = decode_record(line, limits=limits, escapes_possible=escapes_possible)
         if isinstance(decoded, LineProblem):
             kinds.append(_PROBLEM_KINDS[decoded.kind])
             records.append(None)

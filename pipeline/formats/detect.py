@@ -6,15 +6,17 @@ sweep can report them as a known format that is not supported yet.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Final
 
 import orjson
 
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["detect_format"]
+__all__ = ["NotTranscript", "detect_format", "why_not_a_transcript"]
 
 _SNIFF_LINES: Final = 64
+_BINARY_PROBE: Final = 65536  # NUL bytes or many invalid sequences here: not text at all
 _WHOLE_DOCUMENT_LIMIT: Final = 256 * 1024 * 1024  # gemini-cli writes one JSON document per session
 _CODEX_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _PI_TYPES: Final = frozenset({"session", "message", "model_change", "thinking_level_change", "compaction"})
@@ -37,6 +39,16 @@ _CLAUDE_TYPES: Final = frozenset(
         "agent-name",
     }
 )
+
+
+class NotTranscript(StrEnum):
+    """What a file holds when it is no agent's transcript."""
+
+    EMPTY = "empty"
+    BINARY = "binary"
+    JSON_DOCUMENT = "json-document"  # one JSON value, not JSON lines
+    UNKNOWN_RECORDS = "json-lines-of-no-known-agent"
+    TEXT = "text"  # lines, none of them a JSON object
 
 
 def _vote(record: dict[str, Any]) -> SourceFormat | None:
@@ -66,26 +78,58 @@ def _is_gemini(data: bytes) -> bool:
     )
 
 
-def detect_format(data: bytes) -> SourceFormat:
-    """Name the transcript format of a whole file's bytes."""
-    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-    if not body.strip():
-        return SourceFormat.EMPTY
-    start = 0
-    for _ in range(_SNIFF_LINES):
+def _votes(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | None, int, int]:
+    """The first format a line votes for, from `start`, within `limit` lines; objects seen; end."""
+    objects, seen = 0, 0
+    while start < len(body) and (limit is None or seen < limit):
         end = body.find(b"\n", start)
         line = body[start:] if end < 0 else body[start:end]
+        seen += 1
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             record = None
         if isinstance(record, dict):
+            objects += 1
             verdict = _vote(record)
             if verdict is not None:
-                return verdict
+                return verdict, objects, start
         if end < 0:
-            break
+            return None, objects, len(body)
         start = end + 1
+    return None, objects, start
+
+
+def detect_format(data: bytes) -> SourceFormat:
+    """Name the transcript format of a whole file's bytes."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not body.strip():
+        return SourceFormat.EMPTY
+    verdict, _, resume_at = _votes(body, 0, _SNIFF_LINES)
+    if verdict is not None:
+        return verdict
     if body.lstrip().startswith(b"{") and _is_gemini(body):
         return SourceFormat.GEMINI_CLI
-    return SourceFormat.UNKNOWN
+    # A damaged head must not hide a transcript: read on until a line says what the file is.
+    verdict, _, _ = _votes(body, resume_at, None)
+    return verdict if verdict is not None else SourceFormat.UNKNOWN
+
+
+def why_not_a_transcript(data: bytes) -> NotTranscript:
+    """What a file that no line marks as any agent's transcript holds instead."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not body.strip():
+        return NotTranscript.EMPTY
+    head = body[:_BINARY_PROBE]
+    if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) // 100:
+        return NotTranscript.BINARY
+    stripped = body.strip()
+    if stripped[:1] in (b"[", b"{") and b"\n" not in stripped and len(stripped) <= _WHOLE_DOCUMENT_LIMIT:
+        try:
+            orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return NotTranscript.JSON_DOCUMENT
+    _, objects, _ = _votes(body, 0, None)
+    return NotTranscript.UNKNOWN_RECORDS if objects else NotTranscript.TEXT

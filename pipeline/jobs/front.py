@@ -14,9 +14,10 @@ from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
 from pipeline.errors import UnreadableSource
 from pipeline.findings import Finding
-from pipeline.formats.detect import detect_format
+from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.detect import detect_format, why_not_a_transcript
 from pipeline.read.load import SourceBytes, read_source
-from pipeline.report.documents import BriefReport, Outcome, Unreadable, Unsupported
+from pipeline.report.documents import BriefReport, NotATranscript, Outcome, Unreadable, Unsupported
 from pipeline.report.sections import SessionSection, findings_section, session_section
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
@@ -65,8 +66,29 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (not data.endswith(b"\n"))
 
 
+def _not_processed(
+    label: str, source: SourceBytes, fmt: SourceFormat, *, command: str, per_code: int
+) -> Outcome:
+    """Another agent's transcript, or a file that is nobody's transcript (saying what it is)."""
+    known = fmt not in (SourceFormat.EMPTY, SourceFormat.UNKNOWN)
+    if known:
+        finding = Finding(FindingCode.UNSUPPORTED_FORMAT, Severity.INFO, ids=(fmt.value,))
+        status = SessionStatus.UNSUPPORTED_FORMAT
+    else:
+        why = why_not_a_transcript(source.data)
+        finding = Finding(FindingCode.NOT_A_TRANSCRIPT, Severity.WARNING, ids=(why.value,))
+        status = SessionStatus.NOT_A_TRANSCRIPT
+    report = BriefReport(
+        command=command,
+        session=session_section(label, source, (), _line_count(source.data), fmt, None),
+        status=status,
+        findings=findings_section([finding], per_code=per_code),
+    )
+    return Unsupported(label, report) if known else NotATranscript(label, report)
+
+
 def open_session(
-    path: Path, label: str, options: TopologyOptions, *, command: str, per_code: int
+    path: Path, label: str, options: TopologyOptions, *, command: str, per_code: int, limits: LineLimits
 ) -> Analysis | Outcome:
     """Read, detect, index and resolve; or the outcome of a file that goes no further."""
     try:
@@ -81,16 +103,9 @@ def open_session(
         )
         return Unreadable(label, report)
     fmt = detect_format(source.data)
-    if fmt not in (SourceFormat.CLAUDE_CODE, SourceFormat.EMPTY):
-        finding = Finding(FindingCode.UNSUPPORTED_FORMAT, Severity.INFO, ids=(fmt.value,))
-        report = BriefReport(
-            command=command,
-            session=session_section(label, source, (), _line_count(source.data), fmt, None),
-            status=SessionStatus.UNSUPPORTED_FORMAT,
-            findings=findings_section([finding], per_code=per_code),
-        )
-        return Unsupported(label, report)
-    index = build_index(source.data, fmt)
+    if fmt is not SourceFormat.CLAUDE_CODE:
+        return _not_processed(label, source, fmt, command=command, per_code=per_code)
+    index = build_index(source.data, fmt, limits)
     graph = build_graph(index)
     topology = resolve_topology(index, graph, options)
     return Analysis(path, label, source, fmt, index, graph, topology)

@@ -13,6 +13,7 @@ from pathlib import Path
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.validate.checks import validate
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section
 from pipeline.report.documents import Outcome, SweepTokens, Validated, ValidateReport
@@ -48,6 +49,7 @@ def validate_session(path: Path, label: str, options: ValidateOptions) -> Outcom
         topology_options(sweep, options.resume_leaf),
         command="validate",
         per_code=sweep.findings_per_code,
+        limits=LineLimits.of(sweep),
     )
     if not isinstance(opened, Analysis):
         return opened

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
 from pipeline.proof.excluded import excluded_texts
@@ -105,15 +106,9 @@ def _print(verdict: ResumeVerdict, check: ResumeCheckSection) -> None:
         console.print(_table(verdict))
 
 
-def original_exclusions(original: Path, min_chars: int) -> tuple[ExcludedText, ...]:
+def original_exclusions(original: Path, min_chars: int, limits: LineLimits) -> tuple[ExcludedText, ...]:
     """Excluded texts of a source as a sweep partitions it (its active chain kept)."""
-    opened = open_session(
-        original,
-        original.name,
-        AUTO,
-        command="verify-resume",
-        per_code=1,
-    )
+    opened = open_session(original, original.name, AUTO, command="verify-resume", per_code=1, limits=limits)
     if not isinstance(opened, Analysis):
         return ()
     topology = opened.topology
@@ -132,7 +127,7 @@ def _usage(message: str) -> ResumeExit:
     return ResumeExit.USAGE
 
 
-def run(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
+def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) -> ResumeExit:
     """Run the check; print it; return the exit code."""
     for path in (args.original, args.compacted):
         if not path.is_file():
@@ -144,7 +139,7 @@ def run(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
     options = ProofOptions(
         str(executable), args.timeout or verify.resume_timeout_seconds, verify.min_excluded_text_chars
     )
-    excluded = original_exclusions(args.original, verify.min_excluded_text_chars)
+    excluded = original_exclusions(args.original, verify.min_excluded_text_chars, limits)
     # Two resumes take seconds: say what is happening on an interactive stderr.
     waiting = Console(stderr=True).status("resuming both files in Claude Code (offline)")
     started = time.perf_counter()

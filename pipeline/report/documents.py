@@ -40,6 +40,7 @@ __all__ = [
     "Compressed",
     "Counted",
     "Failed",
+    "NotATranscript",
     "Outcome",
     "Refused",
     "Report",
@@ -163,7 +164,12 @@ class Counted(Outcome):
 
 @dataclass(frozen=True, slots=True)
 class Unsupported(Outcome):
-    """A transcript format this tool does not process (or not a transcript at all)."""
+    """A transcript format this tool does not process yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotATranscript(Outcome):
+    """A file no agent wrote as a transcript: empty, binary, one JSON document, other lines."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.errors import ConfigError, UsageError
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs import verify_resume
 from pipeline.read.discover import RootError, SessionFile, default_roots, discover
 from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command
@@ -55,7 +56,7 @@ def _verify_resume(args: argparse.Namespace) -> int:
         settings = load_settings(args.config)
     except ConfigError as exc:
         return _usage(exc)
-    return verify_resume.run(args, settings.verify)
+    return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from pipeline.formats.claude_code.content import (
     FrozenJson,
     RecordContent,
     freeze_json,
-    read_content,
+    read_content_at,
 )
 from pipeline.vocabulary import RecordType, Role
 
@@ -100,7 +100,7 @@ def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tup
         record = index.record(line)
         if record is None or record.type not in _RECORD_TYPES:
             continue
-        content = read_content(index.raw_line(data, line))
+        content = read_content_at(data, *index.span(data, line))
         if content is not None:
             items.extend(_items_of(content, line, names))
     return tuple(items)

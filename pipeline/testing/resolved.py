@@ -9,6 +9,7 @@ from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import AUTO, Topology, TopologyOptions, resolve_topology
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.formats.detect import detect_format
+from pipeline.testing.settings import LIMITS
 
 __all__ = ["Resolved", "resolve"]
 
@@ -36,6 +37,6 @@ class Resolved:
 
 def resolve(data: bytes, options: TopologyOptions = AUTO) -> Resolved:
     """Index `data`, build its graph and choose its chain under `options` (Claude Code's own by default)."""
-    index = build_index(data, detect_format(data))
+    index = build_index(data, detect_format(data), LIMITS)
     graph = build_graph(index)
     return Resolved(data, index, graph, resolve_topology(index, graph, options))

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.core.plan import CutOptions
 from pipeline.estimate.estimators import parse_estimators
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.tokens.job import TokensOptions
 from pipeline.jobs.validate import ValidateOptions
@@ -20,6 +21,7 @@ from pipeline.settings import SECTIONS, Settings, load_settings
 from pipeline.summarize import SummaryOptions
 
 __all__ = [
+    "LIMITS",
     "compress_options",
     "cut_options",
     "default_settings",
@@ -42,6 +44,10 @@ def default_settings(**knobs: Any) -> Settings:
     for knob, value in knobs.items():
         flags.setdefault(_section_of(knob), {})[knob] = value.value if hasattr(value, "value") else value
     return load_settings(environ={}, flags=flags)
+
+
+LIMITS = LineLimits.of(default_settings().sweep)
+"""The line limits `config/default.toml` sets."""
 
 
 def validate_options(*, resume_leaf: str | None = None, **knobs: Any) -> ValidateOptions:

@@ -8,6 +8,7 @@ import pytest
 from pipeline.core.compose import ComposeError, ComposeInput, PairIds, compose
 from pipeline.core.index import build_index
 from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, replace_parent
+from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import SourceFormat
 
 IDS = PairIds(
@@ -71,7 +72,7 @@ def test_layout_prefix_side_pair_suffix_pointer() -> None:
         {"type": "last-prompt", "lastPrompt": "b", "sessionId": "s", "unknownField": {"kept": True}},
     ]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     composed = compose(
         ComposeInput(
             data=data,
@@ -126,7 +127,7 @@ def test_layout_prefix_side_pair_suffix_pointer() -> None:
 
 def test_an_empty_suffix_cannot_be_composed() -> None:
     data = b'{"type":"user","uuid":"u1","message":{"role":"user","content":"a"}}\n'
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     with pytest.raises(ComposeError):
         compose(
             ComposeInput(

@@ -7,6 +7,8 @@ import pytest
 
 from pipeline.core.index import build_index
 from pipeline.core.validate.checks import read_findings
+from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, LineKind, Severity, SourceFormat
 
 GOOD = orjson.dumps(
@@ -30,7 +32,7 @@ GOOD2 = orjson.dumps(
 
 
 def index_of(data: bytes):
-    return build_index(data, SourceFormat.CLAUDE_CODE)
+    return build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +41,12 @@ def index_of(data: bytes):
         (b"this is not json", LineKind.NOT_JSON, FindingCode.LINE_NOT_JSON),
         (b"[1, 2, 3]", LineKind.NOT_OBJECT, FindingCode.LINE_NOT_OBJECT),
         (b'"a string"', LineKind.NOT_OBJECT, FindingCode.LINE_NOT_OBJECT),
-        (b'{"type": "user", "uuid": "x\xff"}', LineKind.INVALID_UTF8, FindingCode.LINE_INVALID_UTF8),
+        (
+            b'{"type":"user","deep":' + b"[" * 600 + b"]" * 600 + b"}",
+            LineKind.NESTING_TOO_DEEP,
+            FindingCode.LINE_NESTING_TOO_DEEP,
+        ),
+        (b"[" * 100_000, LineKind.NESTING_TOO_DEEP, FindingCode.LINE_NESTING_TOO_DEEP),
         (
             b'{"type":"user","uuid":"u9","message":{"role":"user","content":"cut',
             LineKind.TRUNCATED,
@@ -60,6 +67,38 @@ def test_a_bad_line_is_a_finding_and_the_rest_is_still_read(
     findings = [f for f in read_findings(index) if f.code is code]
     assert [f.line for f in findings] == [2]
     assert findings[0].severity is (Severity.INFO if kind is LineKind.BLANK else Severity.ERROR)
+
+
+def test_a_line_over_the_size_limit_is_reported_and_not_parsed() -> None:
+    huge = b'{"type":"user","uuid":"big","message":{"role":"user","content":"' + b"x" * 5000 + b'"}}'
+    index = build_index(
+        GOOD + b"\n" + huge + b"\n" + GOOD2 + b"\n", SourceFormat.CLAUDE_CODE, LineLimits(4096, 500)
+    )
+    assert index.kinds == (LineKind.RECORD, LineKind.TOO_LONG, LineKind.RECORD)
+    assert [(f.code, f.line) for f in read_findings(index) if f.severity is Severity.ERROR] == [
+        (FindingCode.LINE_TOO_LONG, 2)
+    ]
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = "[" * 2000 + "{" * 2000
+    line = b'{"type":"user","uuid":"s1","message":{"role":"user","content":"' + text.encode() + b'"}}'
+    index = index_of(GOOD + b"\n" + line + b"\n")
+    assert index.kinds == (LineKind.RECORD, LineKind.RECORD)
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xc0\xaf", b"\xe2\x82", b"\xed\xa0\x80", b"\x80\x80\x80"])
+def test_invalid_utf8_keeps_the_record_read_as_claude_code_reads_it(bad: bytes) -> None:
+    """Claude Code replaces each bad sequence with U+FFFD and keeps the record; so do we."""
+    line = b'{"type":"user","uuid":"u' + bad + b'","parentUuid":"a0","message":{"role":"user","content":"hi'
+    line += bad + b'"}}'
+    index = index_of(GOOD + b"\n" + line + b"\n")
+    record = index.record(2)
+    assert index.kinds == (LineKind.RECORD, LineKind.RECORD) and record is not None
+    assert record.uuid == "u" + bad.decode("utf-8", "replace") and record.replaced_utf8
+    assert record.tokens > 0
+    findings = [f for f in read_findings(index) if f.code is FindingCode.LINE_INVALID_UTF8]
+    assert [(f.line, f.severity) for f in findings] == [(2, Severity.WARNING)]
 
 
 def test_truncated_final_line_without_newline() -> None:

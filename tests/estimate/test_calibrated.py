@@ -26,6 +26,7 @@ from pipeline.estimate.calibrated import (
 from pipeline.estimate.real import MissingExtra, RealTokenizer, check_available, load_tokenizer
 from pipeline.formats.claude_code.pieces import ContentClass, Piece, split_records
 from pipeline.formats.detect import detect_format
+from pipeline.testing.settings import LIMITS
 
 REFERENCES = ("o200k", "claude-legacy")
 DENSE = frozenset({ContentClass.TOOL_RESULT, ContentClass.TOOL_USE, ContentClass.ATTACHMENT})
@@ -57,7 +58,7 @@ def corpus_pieces(corpus_files: Path, keep: Callable[[Piece], bool]) -> list[tup
     chosen = []
     for path in sorted(corpus_files.glob("*.jsonl")):
         data = path.read_bytes()
-        for line in split_records(build_index(data, detect_format(data)).record_lines(data)):
+        for line in split_records(build_index(data, detect_format(data), LIMITS).record_lines(data)):
             chosen.extend((p.raw, p.kind.value, p.text()) for p in line.pieces if keep(p))
     return chosen
 

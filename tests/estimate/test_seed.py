@@ -15,6 +15,7 @@ from pipeline.core.index import build_index
 from pipeline.estimate.seed import estimate_record, estimate_text
 from pipeline.formats.claude_code.decode import decode_record
 from pipeline.formats.detect import detect_format
+from pipeline.testing.settings import LIMITS
 
 
 def reference_estimate_text(text: str) -> int:
@@ -78,7 +79,7 @@ def test_index_matches_golden_estimates_on_every_corpus_line(corpus_files: Path,
     compared = 0
     for name, expected in golden.items():
         data = (corpus_files / name).read_bytes()
-        index = build_index(data, detect_format(data))
+        index = build_index(data, detect_format(data), LIMITS)
         got = [record.tokens if record is not None else None for record in index.records]
         assert got == expected, name
         compared += len(got)
@@ -159,6 +160,6 @@ def test_every_writer_spelling_gets_the_reference_estimate(record: dict[str, Any
         line = json.dumps(record).encode()
     else:
         line = json.dumps(record, separators=(",", ":")).encode()
-    decoded = decode_record(line, escapes_possible=line.isascii())
+    decoded = decode_record(line, limits=LIMITS, escapes_possible=line.isascii())
     assert decoded.tokens == reference_estimate_record(json.loads(line))  # type: ignore[union-attr]
     assert estimate_record(json.loads(line)) == reference_estimate_record(json.loads(line))

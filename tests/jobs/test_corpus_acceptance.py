@@ -32,7 +32,7 @@ from pipeline.core.partition import line_digest
 from pipeline.jobs.compress.stages import Stop, candidate_partition, plan_and_summarize
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.validate import sweep_partition
-from pipeline.testing.settings import compress_options, validate_options
+from pipeline.testing.settings import LIMITS, compress_options, validate_options
 from pipeline.vocabulary import PartitionSet
 
 EXPECTED: dict[str, tuple[str, str | None, str]] = {
@@ -419,7 +419,9 @@ def test_partitions_are_disjoint_complete_and_the_reported_ones(
 ) -> None:
     sweep = validate_options().sweep
     options = compress_options(tmp_path, min_tokens=0)
-    opened = open_session(corpus_files / name, name, options.topology(), command="validate", per_code=1)
+    opened = open_session(
+        corpus_files / name, name, options.topology(), command="validate", per_code=1, limits=LIMITS
+    )
     if not isinstance(opened, Analysis):
         assert "partition" not in runs["validate"][name]
         return

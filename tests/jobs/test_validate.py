@@ -15,7 +15,7 @@ from pipeline.testing import as_json
 from pipeline.testing.records import jsonl, rec
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.sessions import build_session
-from pipeline.testing.settings import validate_options
+from pipeline.testing.settings import LIMITS, validate_options
 from pipeline.vocabulary import SourceFormat
 
 
@@ -79,6 +79,6 @@ def test_the_scenarios_cover_every_way_the_leaf_is_chosen() -> None:
     sources = set()
     for name in SCENARIOS:
         data = build_scenario(name)
-        index = build_index(data, SourceFormat.CLAUDE_CODE)
+        index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
         sources.add(resolve_topology(index, build_graph(index), AUTO).leaf_source.value)
     assert sources == {"last-prompt", "last-prompt-descendant", "inferred-newest-leaf"}

@@ -18,6 +18,7 @@ from pipeline.proof.verdict import ExcludedText, Verdict, judge
 from pipeline.report.compression import resume_check_section
 from pipeline.report.render import to_builtins
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, build_session
+from pipeline.testing.settings import LIMITS
 
 PROBE = "PROBE-PROMPT"
 SUMMARY = "This session is being continued from a previous conversation.\n\n## Goal\n- ship it (L2)\n"
@@ -176,7 +177,7 @@ def test_a_request_is_read_without_reminders_probe_or_system_messages() -> None:
 def test_excluded_texts_cover_rewound_and_malformed_lines_but_not_retyped_prompts(tmp_path: Path) -> None:
     source = tmp_path / "session.jsonl"
     build_session(source, turns=4)
-    found = original_exclusions(source, min_chars=8)
+    found = original_exclusions(source, 8, LIMITS)
     texts = {item.text: item for item in found}
     assert f"abandoned idea {CANARY_BRANCH}" in texts
     assert texts[f"abandoned idea {CANARY_BRANCH}"].partition_set == "excluded_branch"

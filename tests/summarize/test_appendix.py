@@ -19,6 +19,7 @@ from pipeline.summarize import (
 )
 from pipeline.summarize.appendix import parse_appendix
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.settings import LIMITS as LINE_LIMITS
 from pipeline.vocabulary import SourceFormat
 
 LIMITS = {
@@ -31,7 +32,7 @@ LIMITS = {
 
 def items_of(b: TranscriptBuilder) -> tuple[EvidenceItem, ...]:
     data = b.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LINE_LIMITS)
     return extract_evidence(data, index, range(1, len(index) + 1))
 
 

@@ -15,7 +15,7 @@ from pipeline.summarize import (
     write_summary,
 )
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.settings import summary_options
+from pipeline.testing.settings import LIMITS, summary_options
 from pipeline.vocabulary import SourceFormat
 
 CLAUDE_CODE = (
@@ -38,7 +38,7 @@ def test_every_corpus_transcript_gets_a_valid_checkpoint_with_every_prompt(corpu
     assert files
     for path in files:
         data = path.read_bytes()
-        index = build_index(data, SourceFormat.CLAUDE_CODE)
+        index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
         items = extract_evidence(data, index, range(1, len(index) + 1))
         result = write_summary(items, ROOMY)
         assert validate_checkpoint(result.text) == (), path.name
@@ -52,13 +52,13 @@ def test_every_corpus_transcript_gets_a_valid_checkpoint_with_every_prompt(corpu
 def test_a_corpus_summary_summarized_again_keeps_one_checkpoint_and_one_appendix(corpus_files: Path) -> None:
     for path in claude_files(corpus_files)[:6]:
         data = path.read_bytes()
-        index = build_index(data, SourceFormat.CLAUDE_CODE)
+        index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
         first = write_summary(extract_evidence(data, index, range(1, len(index) + 1)), ROOMY).text
         b = TranscriptBuilder(seed=1)
         b.compact(first)
         b.user("and now?")
         again = b.to_bytes()
-        again_index = build_index(again, SourceFormat.CLAUDE_CODE)
+        again_index = build_index(again, SourceFormat.CLAUDE_CODE, LIMITS)
         items = extract_evidence(again, again_index, range(1, len(again_index) + 1))
         second = write_summary(items, ROOMY).text
         assert second.count(APPENDIX_MARKER) == 1, path.name
@@ -69,7 +69,7 @@ def test_a_corpus_summary_summarized_again_keeps_one_checkpoint_and_one_appendix
 def test_native_compactions_in_the_corpus_are_folded_or_embedded(corpus_files: Path, verbatim: bool) -> None:
     path = next(p for p in claude_files(corpus_files) if b'"isCompactSummary":true' in p.read_bytes())
     data = path.read_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     items = extract_evidence(data, index, range(1, len(index) + 1))
     result = write_summary(items, summary_options(char_budget=1_000_000, preserve_prior_verbatim=verbatim))
     priors = [item.line for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY]

@@ -28,7 +28,7 @@ from pipeline.summarize import (
 from pipeline.summarize.checkpoint import parse_bullets
 from pipeline.summarize.deterministic import PRIOR_BLOCK_END
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.settings import summary_options
+from pipeline.testing.settings import LIMITS, summary_options
 from pipeline.vocabulary import SourceFormat
 
 MULTILINGUAL = (
@@ -44,7 +44,7 @@ def summarize(
     builder: TranscriptBuilder, lines: Sequence[int] | None = None, options: SummaryOptions | None = None
 ) -> SummaryResult:
     data = builder.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     chosen = range(1, len(index) + 1) if lines is None else lines
     return write_summary(extract_evidence(data, index, chosen), options or summary_options())
 

@@ -7,12 +7,13 @@ import pytest
 from pipeline.core.index import build_index
 from pipeline.summarize import EvidenceItem, EvidenceKind, EvidenceLineOutOfRange, extract_evidence
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import SourceFormat
 
 
 def evidence(b: TranscriptBuilder, lines: list[int] | None = None) -> tuple[EvidenceItem, ...]:
     data = b.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     return extract_evidence(data, index, range(1, len(index) + 1) if lines is None else lines)
 
 

@@ -19,6 +19,7 @@ from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.core.validate.checks import validate
 from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.records import has_internal_field, message_text
 from pipeline.reasons import CandidateFailure, Reason
 from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
@@ -83,10 +84,11 @@ def check_candidate(
     source_messages: Sequence[ContractMessage],
     anchors: Sequence[str] = (),
     target_estimated_tokens: int | None,
+    limits: LineLimits,
 ) -> CandidateCheck:
     """Validate candidate bytes as a fresh transcript and hold them to the survival contract."""
     failures: list[Reason] = []
-    index = build_index(candidate, SourceFormat.CLAUDE_CODE)
+    index = build_index(candidate, SourceFormat.CLAUDE_CODE, limits)
     graph = build_graph(index)
     topology = resolve_topology(index, graph, AUTO)
     if topology.refused:

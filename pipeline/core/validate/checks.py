@@ -29,12 +29,18 @@ E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 _LINE_CODES: Final = {
     LineKind.NOT_JSON: (C.LINE_NOT_JSON, E),
     LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, E),
-    LineKind.INVALID_UTF8: (C.LINE_INVALID_UTF8, E),
     LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
+    LineKind.NESTING_TOO_DEEP: (C.LINE_NESTING_TOO_DEEP, E),
+    LineKind.TOO_LONG: (C.LINE_TOO_LONG, E),
     LineKind.BLANK: (C.BLANK_LINE, INFO),
 }
 
-READING_CODES: Final = frozenset(code for code, _ in _LINE_CODES.values())
+READING_CODES: Final = frozenset({C.LINE_NOT_JSON, C.LINE_NOT_OBJECT, C.LINE_TRUNCATED, C.BLANK_LINE})
+"""Lines Claude Code skips as well, so a compaction that leaves them out changes nothing it reads.
+
+A line too deep or too long for our readers is one Claude Code keeps: it is an error of the
+session, and a compaction is refused rather than made without it.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +60,11 @@ def read_findings(index: LineIndex) -> list[Finding]:
         if kind is not LineKind.RECORD
         for code, severity in (_LINE_CODES[kind],)
     ]
+    findings.extend(
+        Finding(C.LINE_INVALID_UTF8, W, line=number)
+        for number, record in enumerate(index.records, 1)
+        if record is not None and record.replaced_utf8
+    )
     if index.has_bom:
         findings.append(Finding(C.BYTE_ORDER_MARK, INFO, line=1))
     if index.crlf_lines:

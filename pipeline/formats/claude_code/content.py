@@ -16,6 +16,8 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
+from pipeline.formats.claude_code.guard import readable_utf8, too_deep
+from pipeline.settings import READER_DEPTH_CEILING
 from pipeline.vocabulary import RecordType
 
 __all__ = [
@@ -26,7 +28,10 @@ __all__ = [
     "freeze_json",
     "iter_contents",
     "joined_text",
+    "parse_object",
+    "parse_span",
     "read_content",
+    "read_content_at",
 ]
 
 FrozenJson: TypeAlias = "bool | int | float | str | tuple[FrozenJson, ...] | Mapping[str, FrozenJson] | None"
@@ -57,9 +62,15 @@ class Part:
     tool_id: str | None = None
     tool_name: str | None = None
     tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
-    shown: str = ""
+    shown_source: Any = field(default="", compare=False, repr=False)  # what `shown` is rendered from
     is_error: bool = False
     loads_tools: bool = False  # a tool result made of `tool_reference` blocks (deferred tools)
+
+    @property
+    def shown(self) -> str:
+        """Rendered when asked: a 50 MB tool output is not copied as JSON for readers that never look."""
+        source = self.shown_source
+        return source if isinstance(source, str) else json.dumps(source.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +120,13 @@ def joined_text(content: Any) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Json:
+    """A JSON value `Part.shown` renders, kept apart from a plain string shown as it is."""
+
+    value: Any
+
+
 def _part(block: dict[str, Any]) -> Part:
     kind = str(block.get("type"))
     if kind == "text":
@@ -119,17 +137,17 @@ def _part(block: dict[str, Any]) -> Part:
         raw = block.get("input")
         frozen = freeze_json(raw) if isinstance(raw, dict) else EMPTY_INPUT
         assert isinstance(frozen, Mapping)
-        return Part(kind, "", _str(block.get("id")), _str(block.get("name")), frozen, json.dumps(raw))
+        return Part(kind, "", _str(block.get("id")), _str(block.get("name")), frozen, _Json(raw))
     if kind == "tool_result":
         content = block.get("content")
-        shown = block["text"] if "text" in block else json.dumps(content)
+        shown = str(block["text"]) if "text" in block else _Json(content)
         loads = isinstance(content, list) and any(p.get("type") == "tool_reference" for p in _blocks(content))
         tool_id = _str(block.get("tool_use_id") or block.get("toolUseID"))
         return Part(
             kind,
             joined_text(content),
             tool_id,
-            shown=str(shown),
+            shown_source=shown,
             is_error=block.get("is_error") is True,
             loads_tools=loads,
         )
@@ -155,14 +173,33 @@ def _api_error_text(value: dict[str, Any]) -> str:
 
 
 def parse_object(line: bytes) -> dict[str, Any] | None:
-    """The JSON object a line holds, or None (the stdlib also reads lone surrogates orjson rejects)."""
+    """The JSON object a line holds, or None.
+
+    Bytes that are not UTF-8 read as U+FFFD, as Claude Code reads them; the stdlib also reads
+    the lone surrogates orjson rejects. A line nested beyond what the recursive readers of its
+    value can walk is no object to them.
+    """
+    if too_deep(line, READER_DEPTH_CEILING):
+        return None
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
         try:
-            value = json.loads(line)
-        except ValueError:
+            value = json.loads(readable_utf8(line))
+        except (ValueError, RecursionError):
             return None
+    return value if isinstance(value, dict) else None
+
+
+def parse_span(data: bytes, start: int, end: int) -> dict[str, Any] | None:
+    """`parse_object(data[start:end])` without copying the line first (a line can be 50 MB)."""
+    openers = data.count(b"[", start, end) + data.count(b"{", start, end)
+    if openers > READER_DEPTH_CEILING and too_deep(data[start:end], READER_DEPTH_CEILING):
+        return None
+    try:
+        value = orjson.loads(memoryview(data)[start:end])
+    except orjson.JSONDecodeError:
+        return parse_object(data[start:end])
     return value if isinstance(value, dict) else None
 
 
@@ -198,6 +235,12 @@ def _content_of(value: dict[str, Any]) -> RecordContent:
 def read_content(line: bytes) -> RecordContent | None:
     """The content of one line (terminator removed), or None for a line that is not a JSON object."""
     value = parse_object(line)
+    return _content_of(value) if value is not None else None
+
+
+def read_content_at(data: bytes, start: int, end: int) -> RecordContent | None:
+    """`read_content` of the line at `data[start:end]`, read in place."""
+    value = parse_span(data, start, end)
     return _content_of(value) if value is not None else None
 
 

@@ -19,6 +19,7 @@ import orjson
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate import seed
+from pipeline.formats.claude_code.guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.claude_code.line_estimate import raw_estimate
 from pipeline.formats.claude_code.schema import (
     Attachment,
@@ -101,6 +102,7 @@ class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
     snapshot_message_id: str | None
     agent_id: str | None
     tokens: int
+    replaced_utf8: bool = False  # read with U+FFFD for bytes that are not UTF-8 (as Claude Code does)
 
 
 def human_prompt_key(text: str) -> str:
@@ -169,10 +171,7 @@ def _is_loose(stripped: bytes) -> bool:
 
 def _classify_failure(line: bytes) -> tuple[LineProblem | None, Any]:
     """Slow path for lines msgspec refused: tell the reasons apart, or parse the oddity."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return LineProblem("invalid-utf8"), None
+    text = line.decode("utf-8")  # the caller made it valid UTF-8
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (json.JSONDecodeError, ValueError) as exc:
@@ -189,14 +188,32 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def decode_record(line: bytes, *, escapes_possible: bool = True) -> DecodedRecord | LineProblem:
+def decode_record(
+    line: bytes, *, limits: LineLimits, escapes_possible: bool = True
+) -> DecodedRecord | LineProblem:
     """Decode one non-blank physical line (terminator and BOM already removed by the caller).
 
-    `escapes_possible` is False when the file holds raw non-ASCII text, which proves its writer
-    does not escape printable characters; the byte-level estimate then needs no escape scan.
-    Lines written with spaces between tokens come from another writer and are counted the
-    exact, slower way.
+    A line over the size or nesting limits is a problem and is not parsed; a line that is not
+    UTF-8 is read with U+FFFD replacements and its record marked. `escapes_possible` is False
+    when the file holds raw non-ASCII text, which proves its writer does not escape printable
+    characters; the byte-level estimate then needs no escape scan. Lines written with spaces
+    between tokens come from another writer and are counted the exact, slower way.
     """
+    if len(line) > limits.max_line_bytes:
+        return LineProblem("too-long")
+    if too_deep(line, limits.max_json_depth):
+        return LineProblem("nesting-too-deep")
+    readable = readable_utf8(line)
+    try:
+        decoded = _decode(readable, escapes_possible or readable is not line)
+    except RecursionError:  # a reader deeper in the stack than the limit allows for
+        return LineProblem("nesting-too-deep")
+    if readable is not line and isinstance(decoded, DecodedRecord):
+        return msgspec.structs.replace(decoded, replaced_utf8=True)
+    return decoded
+
+
+def _decode(line: bytes, escapes_possible: bool) -> DecodedRecord | LineProblem:
     stripped = line.strip()
     loose = _is_loose(stripped)
     try:
@@ -310,10 +327,13 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
 
 
 def _decode_loose(canonical: bytes) -> DecodedRecord | LineProblem:
+    """A line whose members have unusual types (msgspec stops at the first, before the line's end)."""
     try:
         value = orjson.loads(canonical)
     except orjson.JSONDecodeError:
-        value = json.loads(canonical)
+        problem, value = _classify_failure(canonical)
+        if problem is not None:
+            return problem
     if not isinstance(value, dict):
         return LineProblem("not-object")
     return _from_python(value)

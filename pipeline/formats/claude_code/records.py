@@ -6,6 +6,8 @@ not parse get the answer a missing record would.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,6 +30,7 @@ __all__ = [
 
 _CONTENT_KEYS: Final = ("message", "attachment", "content", "summary", "toolUseResult", "lastPrompt")
 _SEGMENT_KEYS: Final = ("headUuid", "anchorUuid", "tailUuid")
+_STRING_LITERAL: Final = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|$)', re.DOTALL)
 
 
 class RefState(StrEnum):
@@ -96,11 +99,21 @@ def record_strings(line: bytes) -> Iterator[str]:
     """
     record = parse_object(line)
     if record is None:
-        yield from line.decode("utf-8", "replace").split('"')
+        yield from _string_pieces(line.decode("utf-8", "replace"))
         return
     for key in _CONTENT_KEYS:
         if key in record:
             yield from plain_strings(record[key])
+
+
+def _string_pieces(text: str) -> Iterator[str]:
+    """The string literals of a broken line, unescaped where they are whole (the last may be cut)."""
+    for match in _STRING_LITERAL.finditer(text):
+        literal = match.group(0)
+        try:
+            yield json.loads(literal if literal.endswith('"') and len(literal) > 1 else literal + '"')
+        except ValueError:
+            yield literal.strip('"')
 
 
 def summary_has_text(line: bytes) -> bool:

@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.proof import prove_candidate
 from pipeline.jobs.compress.stages import (
@@ -79,7 +80,12 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
     """Compress one session into a candidate under the output directory, or say why not."""
     started = time.perf_counter()
     opened = open_session(
-        path, label, options.topology(), command="compress", per_code=options.sweep.findings_per_code
+        path,
+        label,
+        options.topology(),
+        command="compress",
+        per_code=options.sweep.findings_per_code,
+        limits=LineLimits.of(options.sweep),
     )
     if not isinstance(opened, Analysis):
         return opened

@@ -26,6 +26,7 @@ from pipeline.core.validate.checks import READING_CODES, validate
 from pipeline.errors import CompactionError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, claude_timestamp
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.front import Analysis
@@ -243,5 +244,6 @@ def compose_and_check(
         source_messages=contract_messages(data, index, topology.chain, from_line=protected_from),
         anchors=options.anchors,
         target_estimated_tokens=options.compress.target_estimated_tokens or None,
+        limits=LineLimits.of(options.sweep),
     )
     return Candidate(composed, checked)

@@ -24,6 +24,7 @@ from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
@@ -244,7 +245,12 @@ def tokens_session(path: Path, label: str, options: TokensOptions) -> Outcome:
     started = time.perf_counter()
     per_code = options.sweep.findings_per_code
     opened = open_session(
-        path, label, topology_options(options.sweep, None), command="tokens", per_code=per_code
+        path,
+        label,
+        topology_options(options.sweep, None),
+        command="tokens",
+        per_code=per_code,
+        limits=LineLimits.of(options.sweep),
     )
     if not isinstance(opened, Analysis):
         return opened

@@ -22,7 +22,7 @@ from pipeline.jobs.compress.stages import (
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import CandidateFailure
 from pipeline.testing.sessions import PROMPTS, build_session
-from pipeline.testing.settings import compress_options
+from pipeline.testing.settings import LIMITS, compress_options
 from pipeline.vocabulary import FindingCode
 
 
@@ -48,6 +48,7 @@ class Made:
                 self.analysis.source.data, index, chain, from_line=self.protected_from
             ),
             target_estimated_tokens=target,
+            limits=LIMITS,
         )
 
 
@@ -56,7 +57,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     folder = tmp_path_factory.mktemp("candidate")
     build_session(folder / "session.jsonl", turns=6)
     options = compress_options(folder / "out", min_tokens=0, min_recent_records=8)
-    analysis = open_session(folder / "session.jsonl", "s", options.topology(), command="compress", per_code=9)
+    analysis = open_session(
+        folder / "session.jsonl", "s", options.topology(), command="compress", per_code=9, limits=LIMITS
+    )
     assert isinstance(analysis, Analysis)
     planned = plan_and_summarize(analysis, options)
     assert isinstance(planned, tuple) and planned[1] is not None

@@ -23,6 +23,7 @@ from pipeline.formats.detect import detect_format
 from pipeline.proof.context import REMINDER_PREFIX, TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.proof.expected import TOOL_LOADED, expected_context
 from pipeline.proof.model import DEFAULT_MODEL, resumed_model
+from pipeline.testing.settings import LIMITS
 from tests.conftest import GOLDEN as GOLDEN_DIR
 
 GOLDEN_RECORDED_ON = "2026-11-30"
@@ -54,7 +55,7 @@ def comparable(block: ContextBlock) -> ContextBlock:
 
 def our_context(path: Path) -> tuple[ContextBlock, ...] | None:
     data = path.read_bytes()
-    index = build_index(data, detect_format(data))
+    index = build_index(data, detect_format(data), LIMITS)
     topology = resolve_topology(index, build_graph(index), AUTO)
     if topology.refused:
         return None
@@ -95,6 +96,6 @@ def test_sidechain_only_files_are_their_own_sessions(corpus_files: Path, which: 
     """Claude Code refuses to resume them by session id; by path they load as their own chain."""
     path = next(corpus_files.glob(f"*{which}*.jsonl"))
     data = path.read_bytes()
-    index = build_index(data, detect_format(data))
+    index = build_index(data, detect_format(data), LIMITS)
     topology = resolve_topology(index, build_graph(index), AUTO)
     assert topology.chain and all(index.entry(line).sidechain for line in topology.chain)

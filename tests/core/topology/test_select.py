@@ -11,6 +11,7 @@ from pipeline.core.index import build_index
 from pipeline.core.topology.select import AUTO, Topology, TopologyOptions, resolve_topology
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.records import SESSION_A, SESSION_B, jsonl, pointer, rec
+from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import ChainEnd, LeafPolicy, LeafSource, SourceFormat, StrictStatus
 
 S, B = SESSION_A, SESSION_B
@@ -23,7 +24,7 @@ def resolve(
     resume_leaf: str | None = None,
     max_extension: int = 0,
 ) -> Topology:
-    index = build_index(jsonl(records), SourceFormat.CLAUDE_CODE)
+    index = build_index(jsonl(records), SourceFormat.CLAUDE_CODE, LIMITS)
     return resolve_topology(index, build_graph(index), TopologyOptions(policy, resume_leaf, max_extension))
 
 
@@ -195,7 +196,7 @@ def test_auto_stops_at_a_compact_boundary_and_reports_history_before_it() -> Non
     builder.user("second task")
     builder.assistant(builder.text("also done"))
     data = builder.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     topology = resolve_topology(index, build_graph(index), AUTO)
     root = index.record(topology.chain[0])
     assert root is not None and root.compact_boundary
@@ -209,7 +210,7 @@ def test_auto_recovers_parallel_tool_calls_hanging_off_the_walk() -> None:
     builder.parallel_tool_calls([("Read", {"file_path": "/a"}, "A"), ("Read", {"file_path": "/b"}, "B")])
     builder.assistant(builder.text("both read"))
     data = builder.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     topology = resolve_topology(index, build_graph(index), AUTO)
     on_chain_results = [
         r.tool_results for line in topology.chain if (r := index.record(line)) and r.tool_results

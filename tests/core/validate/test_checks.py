@@ -14,6 +14,7 @@ from pipeline.core.validate.checks import validate
 from pipeline.findings import REASONS, Finding
 from pipeline.testing.records import SESSION_B as B
 from pipeline.testing.records import pointer, rec
+from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
 
 C = FindingCode
@@ -49,7 +50,7 @@ def summary(uuid: str, parent: str | None, text: Any = "summary of earlier work"
 
 def findings_of(records: list[dict[str, Any]], policy: LeafPolicy = LeafPolicy.AUTO) -> list[Finding]:
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
-    index = build_index(data, SourceFormat.CLAUDE_CODE)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
     graph = build_graph(index)
     topology = resolve_topology(index, graph, TopologyOptions(policy, None, 0))
     return list(topology.findings) + list(validate(index, graph, topology.chain, data).findings)

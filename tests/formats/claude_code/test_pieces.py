@@ -19,10 +19,11 @@ from pipeline.formats.claude_code.pieces import (
 )
 from pipeline.formats.detect import detect_format
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.settings import LIMITS
 
 
 def pieces_of(data: bytes) -> list[LinePieces]:
-    return list(split_records(build_index(data, detect_format(data)).record_lines(data)))
+    return list(split_records(build_index(data, detect_format(data), LIMITS).record_lines(data)))
 
 
 def every_class_session() -> TranscriptBuilder:
@@ -140,7 +141,7 @@ def test_corpus_files_split_without_loss(corpus_files: Path) -> None:
     total = 0
     for path in sorted(corpus_files.glob("*.jsonl"))[:20]:
         data = path.read_bytes()
-        index = build_index(data, detect_format(data))
+        index = build_index(data, detect_format(data), LIMITS)
         for line in split_records(index.record_lines(data)):
             total += len(line.pieces)
             assert all(isinstance(p, Piece) and p.name == safe_name(p.name) for p in line.pieces)

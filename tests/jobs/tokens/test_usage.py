@@ -25,7 +25,7 @@ from pipeline.jobs.tokens.usage import (
     usage_segments,
 )
 from pipeline.testing import TranscriptBuilder, as_json
-from pipeline.testing.settings import tokens_options
+from pipeline.testing.settings import LIMITS, tokens_options
 
 CONSTANT = 14_000  # the system prompt and tool definitions the transcript does not hold
 SLOPE = 1.3
@@ -99,7 +99,7 @@ JOB_FRAMING = Framing(calibration.FRAMING_MESSAGE, calibration.FRAMING_TOOL_BLOC
 
 def session_turns(path: Path, estimator: str, framing: Framing = JOB_FRAMING) -> tuple[TurnSample, ...]:
     """Each billed turn with its prefix, counted independently of the job (content ignores usage)."""
-    analysis = open_session(path, path.name, AUTO, command="tokens", per_code=1)
+    analysis = open_session(path, path.name, AUTO, command="tokens", per_code=1, limits=LIMITS)
     assert isinstance(analysis, Analysis)
     counts = piece_counter((EstimatorName(estimator),))
     estimates: dict[int, tuple[int, ...]] = {}
@@ -246,7 +246,7 @@ def test_framing_is_added_once_to_framed_estimators_only(tmp_path: Path) -> None
     b.tool_call("Read", {"file_path": "/a.py"}, "x = 1\n", message_id=message.message_id)
     b.assistant(b.text("Done."), usage=placeholder(1))
     path = b.write(tmp_path / "s.jsonl")
-    analysis = open_session(path, path.name, AUTO, command="tokens", per_code=1)
+    analysis = open_session(path, path.name, AUTO, command="tokens", per_code=1, limits=LIMITS)
     assert isinstance(analysis, Analysis)
     api = [line.line for line in split_records(analysis.index.record_lines(analysis.source.data)) if line.api]
     estimates = {line: (10, 10) for line in api}
