@@ -10,7 +10,6 @@ edge, then passed down explicitly.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +153,8 @@ SECTIONS: Final[Mapping[str, type[Any]]] = {
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # noqa: PLC0415 - only the loader reads TOML; workers receive typed settings
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

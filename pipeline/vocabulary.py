@@ -311,3 +311,19 @@ class FindingCode(StrEnum):
     NOT_A_TRANSCRIPT = "not-a-transcript"
     UNREADABLE = "unreadable"
     INTERNAL_ERROR = "internal-error"
+
+
+class Verdict(StrEnum):
+    """The outcome of a resume comparison."""
+
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
+    ERROR = "error"  # Claude Code itself failed or timed out: no verdict
+
+
+class PlanOutcome(StrEnum):
+    """Whether a cut was found."""
+
+    CUT = "cut"
+    FITS = "fits"  # the whole chain already fits, or nothing before the protected round can go

@@ -13,13 +13,12 @@ keeps an earlier session of a one-way lineage raw (seed 004).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.reasons import PlanNote
-from pipeline.vocabulary import RecordType, Role
+from pipeline.vocabulary import PlanOutcome, RecordType, Role
 
 __all__ = [
     "CutOptions",
@@ -36,13 +35,6 @@ SUMMARY_FIXED_BYTES: Final = 20_000  # and this much for the compact pair's own 
 MIN_RECENT_BUDGET: Final = 4096  # the seed's floor on the raw tail's byte budget
 PROTECTED_EXCHANGES: Final = 2  # seed 000: the two most recent complete tool exchanges
 LONG_TURN_FACTOR: Final = 2  # a turn keeping more than twice the byte budget raw may be split
-
-
-class PlanOutcome(StrEnum):
-    """Whether a cut was found."""
-
-    CUT = "cut"
-    FITS = "fits"  # the whole chain already fits, or nothing before the protected round can go
 
 
 @dataclass(frozen=True, slots=True)

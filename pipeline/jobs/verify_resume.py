@@ -12,7 +12,6 @@ import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import Final
 
 import msgspec
 from rich.console import Console
@@ -32,7 +31,7 @@ from pipeline.report.sections import Section
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import ResumeExit
 
-__all__ = ["EXIT_CODES_HELP", "add_arguments", "original_exclusions", "run"]
+__all__ = ["original_exclusions", "run"]
 
 
 class ClaudeCodeFound(Section, frozen=True, kw_only=True):
@@ -44,27 +43,6 @@ class VerifyReport(ResumeCheckSection, frozen=True, kw_only=True):
     """What `verify-resume --json` prints: the verdict, and which Claude Code judged."""
 
     claude_code: ClaudeCodeFound
-
-
-EXIT_CODES_HELP: Final = (
-    "exit codes: 0 match; 1 mismatch; 2 usage error or no Claude Code; 3 Claude Code finds no "
-    "conversation to resume in the original (not a mismatch); 4 Claude Code failed or timed out"
-)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The subcommand's flags."""
-    parser.add_argument("original", type=Path, help="the source transcript")
-    parser.add_argument("compacted", type=Path, help="its compacted candidate")
-    parser.add_argument(
-        "--claude",
-        type=Path,
-        metavar="PATH",
-        help="Claude Code executable or npm prefix (default: $COMPACTION_CLAUDE_CODE, the pinned build "
-        "in .cache/claude-code, else `claude` on PATH)",
-    )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="limit for one resume")
-    parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
 
 def _table(verdict: ResumeVerdict) -> Table:

@@ -13,23 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from pipeline.proof.context import ContextBlock, SentContext
-from pipeline.vocabulary import Role
+from pipeline.vocabulary import Role, Verdict
 
 __all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]
 
 _SEPARATOR = "\x00"  # joins searchable strings; never inside JSON text Claude Code sends
-
-
-class Verdict(StrEnum):
-    """The outcome of a resume comparison."""
-
-    MATCH = "match"
-    MISMATCH = "mismatch"
-    NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
-    ERROR = "error"  # Claude Code itself failed or timed out: no verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,15 +3,20 @@ and what was written."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec import UNSET, UnsetType
 
-from pipeline.core.check.candidate import CandidateCheck
-from pipeline.core.plan import Plan, PlanOutcome
-from pipeline.proof.context import ContextSize
-from pipeline.proof.verdict import ResumeVerdict, Verdict
 from pipeline.reasons import PlanNote
 from pipeline.report.sections import FindingEntry, Section, finding_entry
-from pipeline.summarize import SummaryResult
+from pipeline.vocabulary import PlanOutcome, Verdict
+
+if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
+    from pipeline.core.check.candidate import CandidateCheck
+    from pipeline.core.plan import Plan
+    from pipeline.proof.context import ContextSize
+    from pipeline.proof.verdict import ResumeVerdict
+    from pipeline.summarize import SummaryResult
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",

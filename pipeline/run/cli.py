@@ -15,7 +15,6 @@ from typing import Any
 
 from pipeline.errors import ConfigError, UsageError
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.jobs import verify_resume
 from pipeline.read.discover import RootError, SessionFile, default_roots, discover
 from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command
 from pipeline.run.console import configure_logging
@@ -56,6 +55,8 @@ def _verify_resume(args: argparse.Namespace) -> int:
         settings = load_settings(args.config)
     except ConfigError as exc:
         return _usage(exc)
+    from pipeline.jobs import verify_resume  # noqa: PLC0415 - loaded for verify-resume only
+
     return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep))
 
 

@@ -10,15 +10,33 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.jobs.verify_resume import EXIT_CODES_HELP
-from pipeline.jobs.verify_resume import add_arguments as add_verify_arguments
 from pipeline.vocabulary import CheckpointPolicy, ExitCode, LeafPolicy, LogFormat, SummarizerName
 
 __all__ = ["build_parser", "flag_overrides"]
+
+EXIT_CODES_HELP: Final = (
+    "exit codes: 0 match; 1 mismatch; 2 usage error or no Claude Code; 3 Claude Code finds no "
+    "conversation to resume in the original (not a mismatch); 4 Claude Code failed or timed out"
+)
+
+
+def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """`verify-resume`'s flags."""
+    parser.add_argument("original", type=Path, help="the source transcript")
+    parser.add_argument("compacted", type=Path, help="its compacted candidate")
+    parser.add_argument(
+        "--claude",
+        type=Path,
+        metavar="PATH",
+        help="Claude Code executable or npm prefix (default: $COMPACTION_CLAUDE_CODE, the pinned build "
+        "in .cache/claude-code, else `claude` on PATH)",
+    )
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="limit for one resume")
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
     )
     verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
-    add_verify_arguments(verify)
+    _add_verify_arguments(verify)
     return parser
 
 

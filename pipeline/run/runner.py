@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -28,17 +27,11 @@ from pipeline.publish import write_report
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
+from pipeline.run.guard import SessionJob, run_guarded
 
 __all__ = ["RunResult", "SessionJob", "report_path", "resolve_jobs", "run_sessions", "run_sessions_blocking"]
 
 log = structlog.get_logger(__name__)
-Options_contra = TypeVar("Options_contra", contravariant=True)
-
-
-class SessionJob(Protocol[Options_contra]):
-    """One session's work: a module-level function, so worker processes can run it."""
-
-    def __call__(self, path: Path, label: str, options: Options_contra, /) -> Outcome: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +56,6 @@ def resolve_jobs(jobs: int) -> int:
 def report_path(report_dir: Path, session: SessionFile) -> Path:
     """`<report dir>/<root label>/<label>.report.json`, mirroring the input layout."""
     return report_dir / f"{session.report_label}.report.json"
-
-
-def run_guarded(job: SessionJob[Any], path: str, label: str, options: object, per_code: int) -> Outcome:
-    """Run one session's job; an unexpected exception becomes this session's `Failed` outcome."""
-    try:
-        return job(Path(path), label, options)
-    except Exception:
-        return crashed(label, traceback.format_exc(), per_code=per_code)
 
 
 async def run_sessions(

@@ -14,15 +14,17 @@ import codecs
 import re
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pipeline.settings import SweepSettings
+if TYPE_CHECKING:
+    from pipeline.settings import SweepSettings
 
 __all__ = ["LineLimits", "nesting_depth", "readable_utf8", "too_deep"]
 
-_STRING: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\Z)', re.DOTALL)
+_STRING: Final = re.compile(rb'"[^"]*+(?:"|\Z)')  # over a skeleton with no escapes left
 _NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
-_OPENERS: Final = frozenset(b"[{")
+_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'[]{}"')
+_STEP: Final = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")  # +1 or -1 as a signed byte
 _DECODE_CHUNK: Final = 1 << 20  # huge lines are checked a megabyte at a time, never decoded whole
 
 
@@ -40,12 +42,20 @@ class LineLimits:
 
 
 def nesting_depth(line: bytes) -> int:
-    """The deepest array/object nesting of a JSON line, brackets inside strings not counted."""
-    brackets = _STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
-    if not brackets:
-        return 0
-    deepest = max(accumulate(1 if byte in _OPENERS else -1 for byte in brackets))
-    return max(0, deepest)
+    """The deepest array/object nesting of a JSON line, brackets inside strings not counted.
+
+    Escaped backslashes, then escaped quotes, are dropped first, so every quote left delimits a
+    string; after that only quotes and brackets matter, and the string scan runs over those. A
+    cut line's unclosed openers count as the levels they open.
+    """
+    unescaped = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = unescaped.translate(None, _NOT_STRUCTURE)
+    brackets = _STRING.sub(b"", skeleton).translate(None, _NOT_BRACKETS)
+    return max(accumulate(brackets.translate(_STEP), _add_signed, initial=0))
+
+
+def _add_signed(depth: int, step: int) -> int:
+    return depth + (step if step < 128 else step - 256)
 
 
 def too_deep(line: bytes, limit: int) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import random
 
+import orjson
 import pytest
 
 from pipeline.formats.claude_code.guard import nesting_depth, readable_utf8, too_deep
@@ -52,3 +54,36 @@ def test_bad_sequences_read_as_python_and_claude_code_replace_them(bad: bytes, s
 def test_a_sequence_split_across_a_chunk_boundary_is_still_valid() -> None:
     line = b"a" * ((1 << 20) - 1) + "€".encode() + b"b" * 10  # the euro sign straddles 1 MiB
     assert readable_utf8(line) is line
+
+
+KEY_NOISE = '[{"\\'
+
+
+def _random_value(rng: random.Random, depth: int) -> object:
+    pick = rng.random()
+    if depth > 12 or pick < 0.3:
+        return "".join(rng.choice('ab[]{}"\\\n é') for _ in range(rng.randint(0, 12)))
+    if pick < 0.65:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    keys = ["k" + str(n) + rng.choice(KEY_NOISE) for n in range(rng.randint(0, 3))]
+    return {key: _random_value(rng, depth + 1) for key in keys}
+
+
+def _true_depth(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max((_true_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_true_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+def test_the_depth_of_random_json_is_measured_exactly() -> None:
+    rng = random.Random(3)
+    for _ in range(2000):
+        value = _random_value(rng, 0)
+        for line in (
+            orjson.dumps(value),
+            json.dumps(value).encode(),
+            json.dumps(value, ensure_ascii=False).encode(),
+        ):
+            assert nesting_depth(line) == _true_depth(value), line
