@@ -23,6 +23,7 @@ from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, LogFormat, ResumeG
 __all__ = [
     "DEFAULTS_PATH",
     "MIN_SUMMARY_CHARS",
+    "MIN_TOOL_OUTPUT_LIMIT",
     "READER_DEPTH_CEILING",
     "CompressSettings",
     "Settings",
@@ -35,6 +36,7 @@ __all__ = [
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
+MIN_TOOL_OUTPUT_LIMIT: Final = 1024  # room for a head, a tail and the marker line between them
 READER_DEPTH_CEILING: Final = 800
 """The deepest `sweep.max_json_depth` allowed: Python's JSON readers recurse per level and stop near 1000."""
 _ENV_PREFIX: Final = "COMPACTION_"
@@ -65,6 +67,13 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "target_ratio": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
     "target_estimated_tokens": (_at_least(0), "0 (no gate) or more"),
     "min_recent_records": (_at_least(0), "0 or more"),
+    "context_window": (_at_least(1000), "at least 1000"),
+    "max_window_share": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
+    "tool_output_limit": (
+        lambda value: value == 0 or value >= MIN_TOOL_OUTPUT_LIMIT,
+        f"0 (keep every byte) or at least {MIN_TOOL_OUTPUT_LIMIT}",
+    ),
+    "max_replans": (_at_least(0), "0 or more"),
     "min_gain": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
     "summary_char_budget": (_at_least(MIN_SUMMARY_CHARS), f"at least {MIN_SUMMARY_CHARS}"),
     "max_names_per_class": (_at_least(1), "1 or more"),
@@ -96,9 +105,13 @@ class CompressSettings:
 
     min_tokens: int
     target_ratio: float
+    context_window: int
+    max_window_share: float
     target_estimated_tokens: int
     min_recent_records: int
+    tool_output_limit: int
     min_gain: float
+    max_replans: int
     summary_char_budget: int
     preserve_prior_summaries_verbatim: bool
     summarizer: SummarizerName

@@ -111,7 +111,9 @@ class SessionStatus(StrEnum):
     INTERNAL_ERROR = "internal-error"
     COMPRESSED = "compressed"
     SKIPPED_SMALL = "skipped-small"
-    SKIPPED_FITS = "skipped-fits"
+    SKIPPED_FITS = "skipped-fits"  # the active chain already fits the target
+    SKIPPED_NO_CUT = "skipped-no-cut"  # nothing before the protected round may be summarized
+    SKIPPED_LOW_GAIN = "skipped-low-gain"  # a candidate would save less than compress.min_gain
     SKIPPED_SUBAGENT = "skipped-subagent"
 
     @property
@@ -326,4 +328,5 @@ class PlanOutcome(StrEnum):
     """Whether a cut was found."""
 
     CUT = "cut"
-    FITS = "fits"  # the whole chain already fits, or nothing before the protected round can go
+    FITS = "fits"  # the whole chain already fits the goal
+    NO_CUT = "no-cut"  # nothing before the protected round may be summarized

@@ -3,6 +3,7 @@ and what was written."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
@@ -14,12 +15,15 @@ from pipeline.vocabulary import PlanOutcome, Verdict
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
+    from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
     from pipeline.summarize import SummaryResult
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
+    "BoundedOutput",
+    "BoundedSection",
     "ChecksSection",
     "CompressTokens",
     "OutputSection",
@@ -28,6 +32,7 @@ __all__ = [
     "SentSizes",
     "SizeSection",
     "SummarySection",
+    "bounded_section",
     "checks_section",
     "plan_section",
     "resume_check_failed",
@@ -39,11 +44,36 @@ CHECK_FINDINGS_LISTED = 20  # a refused candidate's report names its first error
 
 
 class CompressTokens(Section, frozen=True, kw_only=True):
-    """Seed-estimated tokens of the active chain and, once written, of the candidate."""
+    """Seed-estimated tokens of the active chain, the target, and once written, of the candidate."""
 
     estimator: str
     active_chain: int
+    target: int | UnsetType = UNSET  # the most the candidate may hold
     output: int | UnsetType = UNSET
+    ratio: float | UnsetType = UNSET  # output / active_chain
+    target_met: bool | UnsetType = UNSET
+
+
+class BoundedOutput(Section, frozen=True, kw_only=True):
+    """One kept tool output bounded: where, which call, how big before and after, its digest."""
+
+    line: int
+    tool_use_id: str
+    part: str
+    original_bytes: int
+    kept_bytes: int
+    sha256: str
+    media_replaced: int
+
+
+class BoundedSection(Section, frozen=True, kw_only=True):
+    """Kept tool outputs bounded to `limit` bytes (head, marker, tail), every one listed."""
+
+    limit: int
+    records: int
+    original_bytes: int
+    kept_bytes: int
+    outputs: list[BoundedOutput]
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -57,6 +87,9 @@ class PlanSection(Section, frozen=True, kw_only=True):
     reasons: list[PlanNote]
     summarized_records: int
     raw_records: int
+    chain_tokens: int
+    goal_tokens: int
+    planned_tokens: int
     estimated_gain: float | UnsetType = UNSET
 
 
@@ -128,6 +161,37 @@ def plan_section(plan: Plan) -> PlanSection:
         reasons=list(plan.reasons),
         summarized_records=len(plan.summary_lines),
         raw_records=len(plan.raw_lines),
+        chain_tokens=plan.chain_tokens,
+        goal_tokens=plan.goal_tokens,
+        planned_tokens=plan.planned_tokens,
+    )
+
+
+def bounded_section(
+    declared: Mapping[int, Sequence[BoundedRecord]], lines: Sequence[int], limit: int
+) -> BoundedSection | UnsetType:
+    """The bounded outputs among the kept `lines`; unset when none was bounded."""
+    outputs = [
+        BoundedOutput(
+            line=line,
+            tool_use_id=item.tool_use_id,
+            part=item.part.value,
+            original_bytes=item.original_bytes,
+            kept_bytes=item.kept_bytes,
+            sha256=item.sha256,
+            media_replaced=item.media_replaced,
+        )
+        for line in lines
+        for item in declared.get(line, ())
+    ]
+    if not outputs:
+        return UNSET
+    return BoundedSection(
+        limit=limit,
+        records=len({o.line for o in outputs}),
+        original_bytes=sum(o.original_bytes for o in outputs),
+        kept_bytes=sum(o.kept_bytes for o in outputs),
+        outputs=outputs,
     )
 
 

@@ -15,6 +15,7 @@ from pipeline.findings import Finding
 from pipeline.reasons import StrictReason
 from pipeline.report.chain import ChainSection, LeafSection, StrictSection
 from pipeline.report.compression import (
+    BoundedSection,
     ChecksSection,
     CompressTokens,
     OutputSection,
@@ -99,6 +100,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    bounded: BoundedSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET

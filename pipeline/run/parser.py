@@ -93,9 +93,22 @@ def _compress(parser: argparse.ArgumentParser) -> None:
     add("--out", type=Path, required=True, help="directory for candidates and reports")
     add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
     add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
-    add("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
-    add("--target-estimated-tokens", type=int, metavar="N", help="hard gate on the candidate's seed tokens")
-    add("--min-recent-records", type=int, metavar="N", help="recent records kept raw at least")
+    add("--target-ratio", type=float, metavar="R", help="most of the source chain's tokens to keep")
+    add("--context-window", type=int, metavar="N", help="the client's context window in tokens")
+    add("--max-window-share", type=float, metavar="S", help="most of the window a candidate may fill")
+    add(
+        "--target-estimated-tokens",
+        type=int,
+        metavar="N",
+        help="hard gate on the candidate's seed tokens, replacing the ratio and the window",
+    )
+    add("--min-recent-records", type=int, metavar="N", help="recent records kept raw when the target allows")
+    add(
+        "--tool-output-limit",
+        type=int,
+        metavar="BYTES",
+        help="bound kept tool outputs to head and tail within BYTES (0: keep every byte)",
+    )
     add(
         "--summary-char-budget",
         type=int,
@@ -207,7 +220,10 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "min_tokens": args.min_tokens,
             "target_ratio": args.target_ratio,
             "target_estimated_tokens": args.target_estimated_tokens,
+            "context_window": args.context_window,
+            "max_window_share": args.max_window_share,
             "min_recent_records": args.min_recent_records,
+            "tool_output_limit": args.tool_output_limit,
             "summary_char_budget": args.summary_char_budget,
             "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
             "summarizer": args.summarizer,

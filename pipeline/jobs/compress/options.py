@@ -38,8 +38,9 @@ class CompressOptions:
         return CutOptions(
             compress.target_ratio,
             compress.target_estimated_tokens or None,
+            compress.context_window,
+            compress.max_window_share,
             compress.min_recent_records,
-            compress.summary_char_budget,
         )
 
     def summary_options(self) -> SummaryOptions:
