@@ -121,3 +121,22 @@ def test_a_window_ceiling_bounds_a_session_however_large(tmp_path: Path) -> None
     assert report["tokens"]["target"] == 4000 < round(0.3 * report["tokens"]["active_chain"])
     assert report["status"] == "compressed"
     assert report["tokens"]["target_met"] or report["reasons"][:1] == ["target-missed"]
+
+
+def test_a_cut_the_contract_would_refuse_is_never_proposed(tmp_path: Path) -> None:
+    """One long task under a long instruction: summarizing inside the turn would cut the instruction
+    (the summary quotes prompts up to a length), so the plan keeps that whole turn raw instead."""
+    b = TranscriptBuilder(seed=33)
+    b.user("an earlier, finished request")
+    b.tool_call("Read", {"file_path": "/a"}, "contents of a\n" * 300)
+    b.assistant(b.text("read it"))
+    b.user("Refactor the whole module as follows. " + "Keep every public name and its docstring. " * 200)
+    for step in range(30):
+        b.tool_call("Bash", {"command": f"step {step}"}, "output of the step\n" * 400)
+    b.assistant(b.text("all steps done"))
+    source = tmp_path / "long.jsonl"
+    b.write(source)
+    report = as_json(compress_session(source, "long.jsonl", compress_options(tmp_path / "out", min_tokens=0)))
+    assert report["status"] != "refused", report.get("reasons")
+    assert "protected-turn-kept-whole" in report["plan"]["reasons"]
+    assert not any(r.startswith("contract") for r in report.get("reasons", []))
