@@ -21,7 +21,7 @@ import orjson
 from pipeline.errors import CompactionError
 from pipeline.estimate.seed import estimate_text
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
-from pipeline.summarize.redaction import RedactionCounts, redact
+from pipeline.summarize.redaction import Redacted, RedactionCounts, redact
 from pipeline.summarize.shell import is_validation_command
 
 __all__ = [
@@ -131,8 +131,7 @@ def _has_content(item: EvidenceItem) -> bool:
 def _entry(item: EvidenceItem, max_optional_chars: int) -> PackEntry:
     mandatory = item.kind in _MANDATORY
     kind, label = _kind_and_label(item)
-    raw = _tool_input_text(item) if item.kind is EvidenceKind.TOOL_CALL else item.text
-    cleaned = redact(raw)
+    cleaned = _redacted_input(item) if item.kind is EvidenceKind.TOOL_CALL else redact(item.text)
     shown = cleaned.text if mandatory else _cut(cleaned.text, max_optional_chars)
     rendered = render_entry(item.line, kind, shown, label)
     rank = 0 if mandatory else int(_rank(item))
@@ -156,15 +155,22 @@ def _kind_and_label(item: EvidenceItem) -> tuple[AnchorKind, str]:
     return AnchorKind.NOTICE, ""
 
 
-def _tool_input_text(item: EvidenceItem) -> str:
-    return orjson.dumps(_thawed(item.tool_input)).decode()
+def _redacted_input(item: EvidenceItem) -> Redacted:
+    """A tool call's input as compact JSON, each string redacted before it is escaped into JSON."""
+    counts: list[RedactionCounts] = []
+    text = orjson.dumps(_thawed(item.tool_input, counts)).decode()
+    return Redacted(text, RedactionCounts.summed(counts))
 
 
-def _thawed(value: object) -> object:
+def _thawed(value: object, counts: list[RedactionCounts]) -> object:
     if isinstance(value, Mapping):
-        return {str(key): _thawed(item) for key, item in value.items()}
+        return {str(key): _thawed(item, counts) for key, item in value.items()}
     if isinstance(value, tuple):
-        return [_thawed(item) for item in value]
+        return [_thawed(item, counts) for item in value]
+    if isinstance(value, str):
+        cleaned = redact(value)
+        counts.append(cleaned.counts)
+        return cleaned.text
     return value
 
 
