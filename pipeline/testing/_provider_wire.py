@@ -7,9 +7,10 @@ envelope, `retry-after`, stop reasons, usage, and llama.cpp's ways of refusing a
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final, Protocol
 
@@ -83,32 +84,49 @@ def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:
             body = _json_object(raw)
             _, answer = host._next_answer()
             time.sleep(host.latency + answer.delay)
-            served = self._answer(protocol, body, answer)
-            host._record(ServedRequest(arrived, protocol, bool(body.get("stream")), raw, *served))
+            status, behavior, tokens_in, tokens_out, write = self._answer(protocol, body, answer)
+            # recorded before the reply goes out, so a caller that has its reply also sees the record
+            stream = bool(body.get("stream"))
+            host._record(
+                ServedRequest(arrived, protocol, stream, raw, status, behavior, tokens_in, tokens_out)
+            )
+            write()
 
         def _answer(
             self, protocol: str, body: dict[str, Any], answer: Answer
-        ) -> tuple[int, Behavior, int, int]:
+        ) -> tuple[int, Behavior, int, int, Callable[[], object]]:
+            """What to answer (status, behavior, billed tokens) and the writer that sends it."""
             prompt = prompt_text(body)
             input_tokens = tokens_of(prompt)
             behavior = answer.behavior
             if host.context_window is not None and input_tokens > host.context_window:
                 behavior = Behavior.CONTEXT_EXCEEDED
             if behavior is Behavior.STATUS:
-                self._error(protocol, answer.status, answer.retry_after)
-                return answer.status, behavior, 0, 0
+                write = functools.partial(self._error, protocol, answer.status, answer.retry_after)
+                return answer.status, behavior, 0, 0, write
+            stream = bool(body.get("stream"))
             if behavior is Behavior.CONTEXT_EXCEEDED:
-                return self._too_long(protocol, bool(body.get("stream")), input_tokens), behavior, 0, 0
+                status = 200 if stream and protocol == OPENAI else 400
+                return (
+                    status,
+                    behavior,
+                    0,
+                    0,
+                    functools.partial(self._too_long, protocol, stream, input_tokens),
+                )
             text = answer_text(behavior, prompt)
             limit = int(body.get("max_tokens") or 0)
             if limit and tokens_of(text) > limit:  # a real model stops at its bound
                 text, behavior = text[: limit * 4], Behavior.TRUNCATED
             usage = (input_tokens, tokens_of(text)) if answer.usage else None
-            if protocol == ANTHROPIC:
-                self._anthropic(body, text, behavior, usage)
-            else:
-                self._openai(body, text, behavior, usage)
-            return 200, behavior, input_tokens, tokens_of(text)
+            send = self._anthropic if protocol == ANTHROPIC else self._openai
+            return (
+                200,
+                behavior,
+                input_tokens,
+                tokens_of(text),
+                functools.partial(send, body, text, behavior, usage),
+            )
 
         # anthropic ----------------------------------------------------------------------------
         def _anthropic(
@@ -193,19 +211,18 @@ def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:
                     status, {"error": {"message": f"local {kind}", "type": kind, "code": status}}, extra
                 )
 
-        def _too_long(self, protocol: str, stream: bool, tokens: int) -> int:
+        def _too_long(self, protocol: str, stream: bool, tokens: int) -> None:
             message = f"prompt is too long: {tokens} tokens > {host.context_window} maximum"
             if protocol == ANTHROPIC:
                 self._json(
                     400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
                 )
-                return 400
+                return
             if stream:  # llama.cpp: 200 and nothing at all
                 self._events(())
-                return 200
+                return
             error = {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}
             self._json(400, {"error": error})
-            return 400
 
         # writing ------------------------------------------------------------------------------
         def _events(self, events: Iterable[str]) -> None:

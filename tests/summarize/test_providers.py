@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from pipeline.summarize.providers import (
+    AnthropicOptions,
+    ClaudeCodeOptions,
     InputTooLong,
     ModelRequest,
+    OpenAIOptions,
+    ProviderName,
+    ProviderSettings,
     ProviderStatusError,
+    ProviderUnavailable,
     Role,
+    Secret,
     StopKind,
     SummaryProvider,
     Turn,
+    check_available,
 )
+from pipeline.summarize.providers.claude_code import OFFLINE_ENV, command_line, environment
 from pipeline.summarize.providers.http import retry_after_seconds
 from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
 from tests.summarize._support import TEST_KEY, anthropic, client, openai
@@ -134,3 +144,85 @@ def test_retry_after_is_read_in_seconds_milliseconds_or_a_date_and_bounded(
     headers: dict[str, str], seconds: float | None
 ) -> None:
     assert retry_after_seconds(httpx.Headers(headers)) == seconds
+
+
+@pytest.mark.parametrize(
+    ("name", "environ", "message"),
+    [
+        (ProviderName.ANTHROPIC, {}, "anthropic: set ANTHROPIC_API_KEY"),
+        (ProviderName.ANTHROPIC, {"ANTHROPIC_API_KEY": ""}, "anthropic: set ANTHROPIC_API_KEY"),
+    ],
+)
+def test_a_missing_key_is_one_line_before_any_work(
+    name: ProviderName, environ: dict[str, str], message: str
+) -> None:
+    settings = ProviderSettings(
+        name, "m", "https://api.example", "ANTHROPIC_API_KEY", "2023-06-01", False, "", ""
+    )
+    with pytest.raises(ProviderUnavailable, match=f"^{message}$"):
+        check_available(settings, environ)
+
+
+def test_resolved_settings_hold_the_key_as_a_secret_and_openai_needs_none() -> None:
+    anthropic_settings = ProviderSettings(
+        ProviderName.ANTHROPIC, "m", "https://x", "ANTHROPIC_API_KEY", "v", True, "", ""
+    )
+    resolved = check_available(anthropic_settings, {"ANTHROPIC_API_KEY": TEST_KEY})
+    assert (
+        isinstance(resolved, AnthropicOptions)
+        and resolved.api_key.value == TEST_KEY
+        and TEST_KEY not in repr(resolved)
+    )
+    local = ProviderSettings(
+        ProviderName.OPENAI, "m", "http://127.0.0.1:8080/v1", "OPENAI_API_KEY", "", False, "", ""
+    )
+    opened = check_available(local, {})
+    assert isinstance(opened, OpenAIOptions) and opened.api_key is None
+
+
+def test_claude_code_runs_in_a_clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-for-claude")
+    monkeypatch.setenv("HOME", "/home/someone")
+    user = ClaudeCodeOptions(Path("/bin/claude"), "", None, None, None)
+    env = environment(user, tmp_path, 1234)
+    assert (
+        env["HOME"] == "/home/someone"
+        and "ANTHROPIC_API_KEY" not in env
+        and "AWS_SECRET_ACCESS_KEY" not in env
+    )
+    assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "1234" and env["TMPDIR"] == str(tmp_path)
+    assert set(env) <= {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+        *OFFLINE_ENV,
+    }
+    isolated = ClaudeCodeOptions(Path("/bin/claude"), "opus", tmp_path, "http://127.0.0.1:1", Secret("k"))
+    env = environment(isolated, tmp_path, 1)
+    assert (env["HOME"], env["ANTHROPIC_BASE_URL"], env["ANTHROPIC_API_KEY"]) == (
+        str(tmp_path),
+        "http://127.0.0.1:1",
+        "k",
+    )
+    args = command_line(isolated, "SYS")
+    assert args[1:] == [
+        "-p",
+        "--output-format",
+        "json",
+        "--max-turns",
+        "1",
+        "--tools",
+        "",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--disable-slash-commands",
+        "--setting-sources",
+        "",
+        "--system-prompt",
+        "SYS",
+        "--model",
+        "opus",
+    ]

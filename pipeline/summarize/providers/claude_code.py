@@ -51,6 +51,7 @@ OFFLINE_ENV: Final = {
 """The switches pipeline.proof.client uses: no telemetry, updates, error reports or proxies for loopback."""
 _STOPS: Final = {"max_tokens": StopKind.TRUNCATED, "refusal": StopKind.REFUSED}
 _TOO_LONG: Final = ("prompt is too long", "context window", "context length")
+_OUTPUT_LIMIT: Final = "output token maximum"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,14 +189,23 @@ def _reply(stdout: bytes, returncode: int) -> ModelReply:
         result = msgspec.json.decode(stdout.strip() or b"null", type=_Result)
     except msgspec.DecodeError as exc:
         raise ProviderProtocolError("claude-code-output", returncode) from exc
+    usage = _usage(result.usage)
     if result.is_error:
-        if any(hint in result.result.lower() for hint in _TOO_LONG):
+        lowered = result.result.lower()
+        if result.stop_reason == "refusal":
+            return ModelReply("", StopKind.REFUSED, usage)
+        if _OUTPUT_LIMIT in lowered:  # Claude Code ends a cut answer as an error, not as max_tokens
+            return ModelReply("", StopKind.TRUNCATED, usage)
+        if any(hint in lowered for hint in _TOO_LONG):
             raise InputTooLong(result.api_error_status, "claude-code-prompt-too-long")
         if result.api_error_status is not None:
             raise ProviderStatusError(result.api_error_status)
         raise ProviderProtocolError(f"claude-code-{result.subtype or 'error'}", returncode)
-    usage = None
-    if result.usage is not None:
-        cached = result.usage.cache_creation_input_tokens + result.usage.cache_read_input_tokens
-        usage = Usage(result.usage.input_tokens + cached, result.usage.output_tokens)
     return ModelReply(result.result, _STOPS.get(result.stop_reason or "", StopKind.COMPLETE), usage)
+
+
+def _usage(usage: _Usage | None) -> Usage | None:
+    if usage is None:
+        return None
+    cached = usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+    return Usage(usage.input_tokens + cached, usage.output_tokens)
