@@ -113,6 +113,7 @@ async def _attempt(
 ) -> ModelReply:
     grant = await limiter.acquire(estimate)
     billed = estimate  # a call that timed out or was cut may well have been billed
+    arrived_by: float | None = None  # unknown: the limiter takes the moment it is settled
     try:
         with anyio.fail_after(policy.call_timeout_seconds):
             reply = await provider.complete(request)
@@ -130,6 +131,7 @@ async def _attempt(
         raise
     else:
         ledger.last_status = 200
+        arrived_by = reply.answer_began
         if reply.usage is None:
             ledger.calls_without_usage += 1
         else:
@@ -139,4 +141,4 @@ async def _attempt(
         return reply
     finally:
         with anyio.CancelScope(shield=True):
-            await limiter.settle(grant, billed)
+            await limiter.settle(grant, billed, arrived_by)

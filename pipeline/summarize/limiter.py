@@ -1,30 +1,31 @@
 """The run's one limiter: requests and tokens per window, calls in flight, and pauses after a 429.
 
-Every model call of every session acquires a grant first, weighted by its estimated input plus
-its output bound, and settles it with the tokens the provider billed (or 0 when it billed none),
-so the window counts what the provider counts. The window is a sliding log, not a bucket: a
-bucket lets a full burst follow a full refill and so allows twice the limit within one minute;
-the log never grants more than the limits in any window of that length.
+Every model call of every session acquires a grant first, weighed at its estimated input plus
+its output bound, and settles it with the tokens the provider billed (nothing when it refused the
+call). A provider counts a request when it arrives, which is after our grant and before we see
+the answer begin, so a grant occupies the window from the grant until one window after the
+answer began (after the call ended when that was not seen): then no window of the provider's,
+wherever it starts, holds more than the limits, whatever the delays. The log slides; a bucket
+would let a full burst follow a full refill, twice the limit in one minute.
 
 No released library fits both rates, weights corrected after the fact and anyio (aiolimiter and
 pyrate-limiter are asyncio-only and weigh a call once; aiometer has no token weights), so this is
 a small log on anyio primitives. The protocol is three async methods on small values, so a Dask
-actor can back it for a cluster-wide limit.
+actor can back it for a cluster-wide limit (it would read `arrived_by` as an age, not a time).
 """
 
 from __future__ import annotations
 
-from collections import deque
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Protocol
 
 import anyio
 
 from pipeline.errors import CompactionError
 
 __all__ = [
-    "WINDOW_GUARD",
     "CallLimiter",
     "Grant",
     "LimiterStatistics",
@@ -32,9 +33,6 @@ __all__ = [
     "RequestOverRateLimit",
     "WindowLimiter",
 ]
-
-WINDOW_GUARD: Final = 0.02
-"""Share of the window added to it: a grant and the request's arrival are not the same instant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +87,9 @@ class CallLimiter(Protocol):
         """Wait until a call of `tokens` fits every limit, then count it."""
         ...
 
-    async def settle(self, grant: Grant, billed_tokens: int) -> None:
-        """The call ended: count what it really cost, and free its in-flight slot."""
+    async def settle(self, grant: Grant, billed_tokens: int, arrived_by: float | None = None) -> None:
+        """The call ended: count what it really cost from when it had surely arrived (None: now),
+        and free its in-flight slot."""
         ...
 
     async def pause(self, seconds: float) -> None:
@@ -100,22 +99,19 @@ class CallLimiter(Protocol):
 
 @dataclass(slots=True, eq=False)
 class _Entry:
-    at: float
     tokens: int
-    counted: bool = True  # False once it left the window
+    arrived_by: float = math.inf  # in flight: it may arrive at any moment, so it never expires
 
 
 class WindowLimiter:
-    """A sliding-window log of grants; waiters are served first come, first served."""
+    """A sliding log of grants; waiters are served first come, first served."""
 
     def __init__(self, limits: RateLimits, clock: Callable[[], float] = anyio.current_time) -> None:
         self.limits = limits
         self._clock = clock
-        self._window = limits.window_seconds * (1 + WINDOW_GUARD)
-        self._log: deque[_Entry] = deque()
-        self._open: dict[int, _Entry] = {}
+        self._entries: dict[int, _Entry] = {}
         self._tokens = 0
-        self._paused_until = 0.0
+        self._paused_until = -math.inf
         self._turn = anyio.Lock()  # FIFO: the head waiter alone waits for capacity
         self._slots = anyio.Semaphore(limits.max_in_flight)
         self._changed = anyio.Event()
@@ -130,27 +126,25 @@ class WindowLimiter:
         try:
             async with self._turn:
                 await self._wait_for_room(tokens)
-                entry = _Entry(self._clock(), tokens)
-                self._log.append(entry)
-                self._tokens += tokens
                 self._grants += 1
                 grant = Grant(self._grants, tokens)
-                self._open[grant.id] = entry
+                self._entries[grant.id] = _Entry(tokens)
+                self._tokens += tokens
                 return grant
         except BaseException:
             self._slots.release()
             raise
 
-    async def settle(self, grant: Grant, billed_tokens: int) -> None:
-        """Replace the grant's weight by the billed tokens and free its slot."""
-        entry = self._open.pop(grant.id, None)
-        if entry is None:
+    async def settle(self, grant: Grant, billed_tokens: int, arrived_by: float | None = None) -> None:
+        """Weigh the grant at the billed tokens from `arrived_by` (default now); free its slot."""
+        entry = self._entries.get(grant.id)
+        if entry is None or entry.arrived_by != math.inf:
             return
-        if entry.counted:
-            self._tokens += billed_tokens - entry.tokens
+        self._tokens += billed_tokens - entry.tokens
         entry.tokens = billed_tokens
+        entry.arrived_by = min(self._clock(), arrived_by) if arrived_by is not None else self._clock()
         self._slots.release()
-        self._wake()
+        self._changed.set()
 
     async def pause(self, seconds: float) -> None:
         """Hold every grant until `seconds` from now (a later pause never shortens an earlier one)."""
@@ -160,38 +154,37 @@ class WindowLimiter:
     def statistics(self) -> LimiterStatistics:
         """Grants and pauses so far, calls in flight, tokens counted in the current window."""
         self._expire(self._clock())
-        return LimiterStatistics(self._grants, self._pauses, len(self._open), self._tokens)
+        flying = sum(1 for entry in self._entries.values() if entry.arrived_by == math.inf)
+        return LimiterStatistics(self._grants, self._pauses, flying, self._tokens)
 
     async def _wait_for_room(self, tokens: int) -> None:
         while True:
             delay = self._delay(self._clock(), tokens)
             if delay <= 0:
                 return
-            self._changed = anyio.Event()
+            self._changed = anyio.Event()  # a settle may make room before the delay is over
             with anyio.move_on_after(delay):
                 await self._changed.wait()
 
     def _delay(self, now: float, tokens: int) -> float:
-        """Seconds until a call of `tokens` fits (0 when it fits now); settling may shorten it."""
+        """Seconds until a call of `tokens` fits (0 when it fits now, inf until a call settles)."""
         if now < self._paused_until:
             return self._paused_until - now
         self._expire(now)
-        if len(self._log) + 1 > self.limits.requests_per_window:
-            return self._log[0].at + self._window - now
+        window = self.limits.window_seconds
+        leaving = sorted(self._entries.values(), key=lambda entry: entry.arrived_by)
+        if len(leaving) + 1 > self.limits.requests_per_window:
+            return leaving[0].arrived_by + window - now
         excess = self._tokens + tokens - self.limits.tokens_per_window
-        if excess <= 0:
-            return 0.0
-        for entry in self._log:
+        for entry in leaving:
+            if excess <= 0:
+                break
             excess -= entry.tokens
             if excess <= 0:
-                return entry.at + self._window - now
-        return self._window  # unreachable while tokens <= the limit; a safe bound all the same
+                return entry.arrived_by + window - now
+        return 0.0 if excess <= 0 else math.inf
 
     def _expire(self, now: float) -> None:
-        while self._log and self._log[0].at <= now - self._window:
-            gone = self._log.popleft()
-            gone.counted = False
-            self._tokens -= gone.tokens
-
-    def _wake(self) -> None:
-        self._changed.set()
+        horizon = now - self.limits.window_seconds
+        for key in [key for key, entry in self._entries.items() if entry.arrived_by <= horizon]:
+            self._tokens -= self._entries.pop(key).tokens

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import anyio
+import anyio.to_thread
 
 from pipeline.summarize.appendix import collect_state, parse_appendix, render_appendix
 from pipeline.summarize.calls import CallLedger, RetryPolicy, call_model
@@ -119,11 +120,17 @@ class ModelSummaryOptions:
 
 @dataclass(frozen=True, slots=True)
 class ModelServices:
-    """The run's shared parts: the provider (holding the one HTTP client), the limiter, an abort signal."""
+    """The run's shared parts: the provider (holding the one HTTP client), the limiter, an abort signal.
+
+    `pack_threads` bounds the threads that build evidence packs (redaction and estimates are CPU
+    work): one or two leave the event loop its share of the interpreter, so the first sessions'
+    calls go out while later packs are still being built.
+    """
 
     provider: SummaryProvider
     limiter: CallLimiter
     abort: anyio.Event | None
+    pack_threads: anyio.CapacityLimiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +169,9 @@ async def write_model_summary(
     """A model-written, grounded checkpoint of `evidence`, or the typed reason there is none."""
     started = anyio.current_time()
     ledger = CallLedger()
-    entries = entries_of(evidence, options.pack.max_optional_chars)
+    # Redacting and measuring a large session is CPU work: in a thread, so other sessions' calls go on.
+    limit = options.pack.max_optional_chars
+    entries = await anyio.to_thread.run_sync(entries_of, evidence, limit, limiter=services.pack_threads)
     redactions = RedactionCounts.summed(entry.redactions for entry in entries)
     outcome: str | SummaryFailed | None = None
     with anyio.CancelScope() as scope:

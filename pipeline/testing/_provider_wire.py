@@ -56,6 +56,7 @@ def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as a real API serves the shared client
         server_version = "ProviderServer/1"
+        _pending_delay = 0.0
 
         def log_message(self, format: str, *args: Any) -> None:
             """Silent: tests read the recorded requests."""
@@ -83,7 +84,7 @@ def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:
                 return
             body = _json_object(raw)
             _, answer = host._next_answer()
-            time.sleep(host.latency + answer.delay)
+            self._pending_delay = host.latency + answer.delay
             status, behavior, tokens_in, tokens_out, write = self._answer(protocol, body, answer)
             # recorded before the reply goes out, so a caller that has its reply also sees the record
             stream = bool(body.get("stream"))
@@ -225,18 +226,26 @@ def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:
             self._json(400, {"error": error})
 
         # writing ------------------------------------------------------------------------------
+        def _wait(self) -> None:
+            """The answer's latency, once: a stream's headers come first, as a real server's do."""
+            delay, self._pending_delay = self._pending_delay, 0.0
+            time.sleep(delay)
+
         def _events(self, events: Iterable[str]) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.send_header("connection", "close")
             self.end_headers()
+            self.wfile.flush()
             self.close_connection = True
+            self._wait()
             for event in events:
                 self.wfile.write(f"{event}\n\n".encode())
             self.wfile.flush()
 
         def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            self._wait()
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")

@@ -30,6 +30,7 @@ FAST_RETRY = RetryPolicy(
 APPENDIX = AppendixOptions(
     max_file_operations=64, max_validation_records=32, max_active_work_records=32, max_command_chars=600
 )
+PACK_THREADS = 1  # as a run would use: the event loop keeps its share of the interpreter
 OPEN_LIMITS = RateLimits(
     requests_per_window=10_000, tokens_per_window=10**9, max_in_flight=16, window_seconds=60.0
 )
@@ -99,7 +100,7 @@ def services(
     provider: SummaryProvider, limits: RateLimits = OPEN_LIMITS, abort: anyio.Event | None = None
 ) -> ModelServices:
     """A provider with a fresh limiter."""
-    return ModelServices(provider, WindowLimiter(limits), abort)
+    return ModelServices(provider, WindowLimiter(limits), abort, anyio.CapacityLimiter(PACK_THREADS))
 
 
 @asynccontextmanager

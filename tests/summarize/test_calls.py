@@ -54,8 +54,7 @@ async def test_server_errors_overload_and_timeouts_are_retried(server: ProviderS
             REQUEST, openai(server.base_url, http), WindowLimiter(OPEN_LIMITS), policy, ledger
         )
     assert reply.text and ledger.attempts == 5 and ledger.last_status == 200
-    # the held answer is recorded only after its delay, when the client had given up on it
-    assert [request.status for request in server.requests] == [500, 529, 503, 200]
+    assert [request.status for request in server.requests] == [500, 529, 200, 503, 200]  # the third timed out
 
 
 async def test_attempts_are_bounded_and_the_last_error_is_raised(server: ProviderServer) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from pipeline.summarize.limiter import RateLimits, WindowLimiter
-from pipeline.summarize.model import ModelServices, ModelSummary, write_model_summary
+from pipeline.summarize.limiter import RateLimits
+from pipeline.summarize.model import ModelSummary, write_model_summary
 from pipeline.summarize.outcomes import SummaryFailure
 from pipeline.testing.provider_server import Answer, ProviderServer
-from tests.summarize._support import anthropic, client, options, session
+from tests.summarize._support import anthropic, client, options, services, session
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +27,7 @@ async def test_a_fleet_with_a_third_of_calls_rate_limited_completes_within_the_l
     results: list[ModelSummary | SummaryFailure] = []
     with ProviderServer(latency=0.02, chooser=every_third_rate_limited) as server:
         async with client() as http:
-            shared = ModelServices(anthropic(server.base_url, http), WindowLimiter(LIMITS), None)
+            shared = services(anthropic(server.base_url, http), LIMITS)
 
             async def one(items: list) -> None:  # type: ignore[type-arg]
                 results.append(await write_model_summary(items, options(context_window=6_000), shared))

@@ -130,3 +130,29 @@ async def test_a_call_heavier_than_a_whole_window_is_refused_at_once() -> None:
 def test_limits_must_be_positive(requests: int, tokens: int, flight: int, window: float) -> None:
     with pytest.raises(ValueError, match="positive"):
         RateLimits(requests, tokens, flight, window)
+
+
+async def test_a_call_in_flight_longer_than_the_window_still_holds_its_place() -> None:
+    limiter = WindowLimiter(RateLimits(1, 10**6, 5, 0.1))
+    grant = await limiter.acquire(1)
+    await anyio.sleep(0.25)  # the provider may see it arrive only now
+    with anyio.move_on_after(0.05) as blocked:
+        await limiter.acquire(1)
+    assert blocked.cancelled_caught
+    await limiter.settle(grant, 1)
+    started = anyio.current_time()
+    second = await limiter.acquire(1)
+    assert anyio.current_time() - started >= 0.09  # one window after it ended
+    await limiter.settle(second, 1)
+
+
+async def test_a_settled_call_leaves_one_window_after_it_had_surely_arrived() -> None:
+    limiter = WindowLimiter(RateLimits(1, 10**6, 5, 0.3))
+    grant = await limiter.acquire(1)
+    await anyio.sleep(0.2)
+    await limiter.settle(grant, 1, arrived_by=anyio.current_time() - 0.19)  # its stream began at once
+    started = anyio.current_time()
+    second = await limiter.acquire(1)
+    waited = anyio.current_time() - started
+    assert 0.05 <= waited <= 0.2  # 0.3 after the arrival, not after the end
+    await limiter.settle(second, 1)

@@ -8,9 +8,10 @@ is truncation, `refusal` a refusal); a 400 that says the prompt is too long is `
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
+import anyio
 import httpx
 import msgspec
 
@@ -129,9 +130,10 @@ class AnthropicProvider:
 
     async def _streamed(self, body: bytes) -> ModelReply:
         async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
+            began = anyio.current_time()
             if response.status_code != 200:
                 _raise_for(response, await response.aread())
-            return await _read_events(lines)
+            return replace(await _read_events(lines), answer_began=began)
 
 
 async def _read_events(lines: AsyncIterator[str]) -> ModelReply:

@@ -105,11 +105,16 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ModelReply:
-    """The model's text, why it stopped, and its usage (None when the provider sent none)."""
+    """The model's text, why it stopped, its usage (None when the provider sent none).
+
+    `answer_began` is when a streamed answer's headers came, on anyio's clock: the request had
+    reached the provider by then. None when only the whole answer was seen.
+    """
 
     text: str
     stop: StopKind
     usage: Usage | None
+    answer_began: float | None = None
 
 
 class ProviderError(CompactionError):

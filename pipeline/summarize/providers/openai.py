@@ -10,9 +10,10 @@ carries no `usage` (the reply says so with `usage=None`), and a cut answer ends 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
+import anyio
 import httpx
 import msgspec
 
@@ -115,9 +116,10 @@ class OpenAIProvider:
 
     async def _streamed(self, body: bytes) -> ModelReply:
         async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
+            began = anyio.current_time()
             if response.status_code != 200:
                 _raise_for(response, await response.aread())
-            return await _read_chunks(lines)
+            return replace(await _read_chunks(lines), answer_began=began)
 
 
 async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
