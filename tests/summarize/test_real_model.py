@@ -140,6 +140,10 @@ async def test_a_whole_summary_ends_in_a_typed_result_within_the_limits(llama: s
         result = await write_model_summary(
             items, options(context_window=N_CTX, max_output=256, retry=SLOW), shared
         )
+    outcome = result.outcome.value if isinstance(result, SummaryFailure) else "summary"
+    print(
+        f"stream={stream} outcome={outcome} calls={result.account.calls} seconds={result.account.wall_seconds:.1f}"
+    )
     assert isinstance(shared.limiter, WindowLimiter)
     stats = shared.limiter.statistics()
     account = result.account
