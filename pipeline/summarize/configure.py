@@ -41,13 +41,18 @@ def provider_settings(settings: Settings, name: ProviderName, model: str | None 
 
 
 def model_summary_options(settings: Settings, name: ProviderName) -> ModelSummaryOptions:
-    """Budget, pack, retry and appendix bounds for summaries written by provider `name`."""
+    """Budget, pack, retry and appendix bounds for summaries written by provider `name`.
+
+    The context window used is at most the tokens a limiter window allows: a request weighing
+    more could never be granted, so it is never planned.
+    """
     shared = settings.section("model_summary")
     provider = settings.section(PROVIDER_SECTIONS[name])
     summary = settings.section("summary")
+    window = min(provider["context_window_tokens"], settings.get("limits", "tokens_per_minute"))
     return ModelSummaryOptions(
         budget=RequestBudget(
-            provider["context_window_tokens"],
+            window,
             provider["max_output_tokens"],
             shared["provider_reserve_tokens"],
             shared["safety_margin"],

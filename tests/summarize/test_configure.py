@@ -28,3 +28,9 @@ def test_limits_prices_and_environment_overrides() -> None:
     prices = price_table(settings)
     assert prices.cost("claude-sonnet-4-5", 1_000_000, 0) == pytest.approx(3.0)
     assert prices.cost("no-such-model", 1, 1) is None
+
+
+def test_the_window_used_never_outweighs_the_token_limit() -> None:
+    settings = load_settings(environ={"COMPACTION_LIMITS_TOKENS_PER_MINUTE": "30000"})
+    budget = model_summary_options(settings, ProviderName.ANTHROPIC).budget
+    assert budget.context_window_tokens == 30_000 < settings.get("anthropic", "context_window_tokens")
