@@ -92,6 +92,7 @@ class SkipReason(StrEnum):
     SUBAGENT = "subagent-transcript-is-not-resumed"
     BELOW_MIN_TOKENS = "below-min-tokens"
     GAIN_BELOW_MINIMUM = "gain-below-minimum"
+    RUN_TOKEN_BUDGET = "run-token-budget-reached"
 
 
 class Refusal(StrEnum):

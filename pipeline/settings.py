@@ -18,14 +18,27 @@ from typing import Any, Final, get_type_hints
 import msgspec
 
 from pipeline.errors import ConfigError
-from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, LogFormat, ResumeGate, SummarizerName
+from pipeline.vocabulary import (
+    CheckpointPolicy,
+    LeafPolicy,
+    LogFormat,
+    ResumeGate,
+    SummarizerName,
+    SummaryFallback,
+)
 
 __all__ = [
     "DEFAULTS_PATH",
+    "FREE_TABLES",
     "MIN_SUMMARY_CHARS",
     "MIN_TOOL_OUTPUT_LIMIT",
     "READER_DEPTH_CEILING",
+    "AnthropicSettings",
+    "ClaudeCodeSettings",
     "CompressSettings",
+    "LimitsSettings",
+    "ModelSummarySettings",
+    "OpenAISettings",
     "Settings",
     "SummarySettings",
     "SweepSettings",
@@ -74,13 +87,17 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
         f"0 (keep every byte) or at least {MIN_TOOL_OUTPUT_LIMIT}",
     ),
     "max_replans": (_at_least(0), "0 or more"),
+    "safety_margin": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
+    "context_window_tokens": (_at_least(1000), "at least 1000"),
+    "max_output_tokens": (_at_least(1), "1 or more"),
     "min_gain": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
     "summary_char_budget": (_at_least(MIN_SUMMARY_CHARS), f"at least {MIN_SUMMARY_CHARS}"),
     "max_names_per_class": (_at_least(1), "1 or more"),
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
     "min_excluded_text_chars": (_at_least(1), "1 or more"),
 }
-_POSITIVE_SECTIONS: Final = frozenset({"summary"})  # every knob there is a bound of at least 1
+_POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits"})  # bounds of at least 1
+FREE_TABLES: Final = frozenset({"prices"})  # tables whose keys are the user's (model names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +132,7 @@ class CompressSettings:
     summary_char_budget: int
     preserve_prior_summaries_verbatim: bool
     summarizer: SummarizerName
+    on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
 
 
@@ -148,6 +166,70 @@ class VerifySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSummarySettings:
+    """`[model_summary]`: budgets, packs and retries shared by every model provider."""
+
+    provider_reserve_tokens: int
+    safety_margin: float
+    planned_output_tokens: int
+    pack_char_budget: int
+    pack_token_budget: int
+    max_optional_evidence_chars: int
+    call_timeout_seconds: float
+    max_attempts: int
+    backoff_initial_seconds: float
+    backoff_max_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSettings:
+    """`[limits]`: the run's one rate limiter, shared by every session and call."""
+
+    requests_per_minute: int
+    tokens_per_minute: int
+    max_in_flight: int
+    window_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicSettings:
+    """`[anthropic]`: the Messages API."""
+
+    base_url: str
+    api_key_env: str
+    api_version: str
+    model: str
+    stream: bool
+    context_window_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    """`[openai]`: OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama)."""
+
+    base_url: str
+    api_key_env: str
+    model: str
+    stream: bool
+    context_window_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeSettings:
+    """`[claude_code]`: the user's own Claude Code as the summarizer."""
+
+    executable: str
+    home: str
+    model: str
+    base_url: str
+    api_key_env: str
+    context_window_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every knob, by section, after all overrides, and where the values came from."""
 
@@ -156,6 +238,12 @@ class Settings:
     summary: SummarySettings
     tokens: TokensSettings
     verify: VerifySettings
+    model_summary: ModelSummarySettings
+    limits: LimitsSettings
+    anthropic: AnthropicSettings
+    openai: OpenAISettings
+    claude_code: ClaudeCodeSettings
+    prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
     sources: tuple[str, ...]  # the defaults file, then each override layer, for the summary report
 
 
@@ -208,6 +296,9 @@ def _merge(base: dict[str, dict[str, Any]], override: Mapping[str, Any], origin:
         if section not in base or not isinstance(values, Mapping):
             raise ConfigError(f"{origin}: unknown section [{section}]")
         for key, value in values.items():
+            if section in FREE_TABLES and key not in base[section]:
+                base[section][key] = value  # a new row; its type is checked with the whole table
+                continue
             if key not in base[section]:
                 raise ConfigError(f"{origin}: unknown setting {section}.{key}")
             base[section][key] = _coerce(section, key, base[section][key], value, origin)
@@ -227,9 +318,8 @@ def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) ->
 
 
 def _check_range(section: str, key: str, value: Any) -> None:
-    check, wanted = _RANGES.get(
-        key, (_at_least(1), "1 or more") if section in _POSITIVE_SECTIONS else (None, "")
-    )
+    positive = (lambda v: v > 0, "more than 0") if isinstance(value, float) else (_at_least(1), "1 or more")
+    check, wanted = _RANGES.get(key, positive if section in _POSITIVE_SECTIONS else (None, ""))
     if check is not None and not isinstance(value, bool) and not check(value):
         raise ConfigError(f"{section}.{key} must be {wanted} (got {value!r})")
 
@@ -244,7 +334,8 @@ def _typed(base: dict[str, dict[str, Any]], sources: list[str]) -> Settings:
     sections: dict[str, Any] = {}
     for name, kind in SECTIONS.items():
         for key, value in base[name].items():
-            _check_range(name, key, value)
+            if name not in FREE_TABLES:
+                _check_range(name, key, value)
         try:
             sections[name] = msgspec.convert(base[name], kind, strict=True)
         except msgspec.ValidationError as exc:

@@ -96,6 +96,16 @@ class SummarizerName(StrEnum):
     """Who writes the summary."""
 
     DETERMINISTIC = "deterministic"
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+    CLAUDE_CODE = "claude-code"
+
+
+class SummaryFallback(StrEnum):
+    """What a failed model summary leads to."""
+
+    REFUSE = "refuse"  # the session is refused; its source untouched
+    DETERMINISTIC = "deterministic"  # the embedded summarizer writes it instead, said in the report
 
 
 class SessionStatus(StrEnum):
@@ -114,6 +124,8 @@ class SessionStatus(StrEnum):
     SKIPPED_FITS = "skipped-fits"  # the active chain already fits the target
     SKIPPED_NO_CUT = "skipped-no-cut"  # nothing before the protected round may be summarized
     SKIPPED_LOW_GAIN = "skipped-low-gain"  # a candidate would save less than compress.min_gain
+    SKIPPED_RUN_BUDGET = "skipped-run-budget"  # the run's billed tokens reached --max-run-tokens
+    PLANNED = "planned"  # --dry-run: what a model summary would cost, nothing written or called
     SKIPPED_SUBAGENT = "skipped-subagent"
 
     @property

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
-    from pipeline.summarize import SummaryResult
+    from pipeline.summarize.outcomes import SummaryAccount
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
@@ -26,18 +26,21 @@ __all__ = [
     "BoundedSection",
     "ChecksSection",
     "CompressTokens",
+    "ModelPlanSection",
     "OutputSection",
     "PlanSection",
     "ResumeCheckSection",
     "SentSizes",
     "SizeSection",
     "SummarySection",
+    "WriterSection",
     "bounded_section",
     "checks_section",
     "plan_section",
     "resume_check_failed",
     "resume_check_section",
     "summary_section",
+    "writer_section",
 ]
 
 CHECK_FINDINGS_LISTED = 20  # a refused candidate's report names its first errors, not thousands
@@ -93,6 +96,38 @@ class PlanSection(Section, frozen=True, kw_only=True):
     estimated_gain: float | UnsetType = UNSET
 
 
+class WriterSection(Section, frozen=True, kw_only=True):
+    """A model's summary: provider, model, calls, retries, repairs, billed tokens, depth, time."""
+
+    provider: str
+    model: str
+    calls: int
+    retries: int
+    repairs: int
+    billed_input_tokens: int
+    billed_output_tokens: int
+    calls_without_usage: int
+    reduction_depth: int
+    chunks: int
+    wall_seconds: float
+    redactions: dict[str, int]
+    optional_evidence_omitted: int
+    fallback_from: str | UnsetType = UNSET  # the model's outcome when the embedded summarizer wrote it
+
+
+class ModelPlanSection(Section, frozen=True, kw_only=True):
+    """`--dry-run`: what a model summary of this session would take, if every answer were grounded."""
+
+    model: str
+    calls: int
+    rounds: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
+    estimated_cost_usd: float | None
+    min_wall_seconds: float
+    refusal: str | UnsetType = UNSET  # the outcome it would end in (a group over the budget, ...)
+
+
 class SummarySection(Section, frozen=True, kw_only=True):
     """The summary written: size, budget, citations, prior summaries, bullets per heading."""
 
@@ -102,6 +137,7 @@ class SummarySection(Section, frozen=True, kw_only=True):
     prior_summaries_folded: int
     prior_mode: str
     sections: dict[str, int]
+    writer: WriterSection | UnsetType = UNSET
 
 
 class ChecksSection(Section, frozen=True, kw_only=True):
@@ -195,14 +231,44 @@ def bounded_section(
     )
 
 
-def summary_section(summary: SummaryResult, text: str, budget: int) -> SummarySection:
+def summary_section(
+    text: str,
+    budget: int,
+    *,
+    cited_lines: int,
+    prior_summaries: int,
+    prior_mode: str,
+    sections: dict[str, int],
+    writer: WriterSection | UnsetType = UNSET,
+) -> SummarySection:
     return SummarySection(
         chars=len(text),
         budget=budget,
-        cited_lines=len(summary.cited_lines),
-        prior_summaries_folded=len(summary.prior_summaries),
-        prior_mode=summary.prior_mode.value,
-        sections={heading.value: count for heading, count in summary.section_bullets},
+        cited_lines=cited_lines,
+        prior_summaries_folded=prior_summaries,
+        prior_mode=prior_mode,
+        sections=sections,
+        writer=writer,
+    )
+
+
+def writer_section(account: SummaryAccount, fallback_from: str | None) -> WriterSection:
+    """Who wrote the summary and what it cost (counts only, never prompt text)."""
+    return WriterSection(
+        provider=account.provider,
+        model=account.model,
+        calls=account.calls,
+        retries=account.retries,
+        repairs=account.repairs,
+        billed_input_tokens=account.billed_input_tokens,
+        billed_output_tokens=account.billed_output_tokens,
+        calls_without_usage=account.calls_without_usage,
+        reduction_depth=account.reduction_depth,
+        chunks=account.chunks,
+        wall_seconds=round(account.wall_seconds, 3),
+        redactions={kind.value: count for kind, count in account.redactions.counts},
+        optional_evidence_omitted=account.optional_evidence_omitted,
+        fallback_from=fallback_from or UNSET,
     )
 
 

@@ -18,6 +18,7 @@ from pipeline.report.compression import (
     BoundedSection,
     ChecksSection,
     CompressTokens,
+    ModelPlanSection,
     OutputSection,
     PlanSection,
     ResumeCheckSection,
@@ -101,6 +102,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
+    model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET

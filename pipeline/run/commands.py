@@ -138,6 +138,7 @@ def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
     from pipeline.jobs.compress import CompressOptions, compress_session  # noqa: PLC0415 - per command
+    from pipeline.run.models import model_provider, model_services  # noqa: PLC0415 - httpx on use only
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
 
@@ -154,12 +155,23 @@ def compress_command(
             claude=claude,
         )
 
+    record = _compress_run(args, settings, claude)
+    if args.dry_run:
+        from pipeline.run.dry_run import dry_run_command  # noqa: PLC0415 - per command
+
+        return dry_run_command(args, settings, record, options_for, report_dir)
+    provider = model_provider(args, settings)
     return FleetCommand(
         name="compress",
         job=compress_session,
         options_for=options_for,
         report_dir=report_dir,
         per_code=settings.sweep.findings_per_code,
-        summarize=_summarizer("compress", _compress_run(args, settings, claude)),
+        summarize=_summarizer("compress", record),
         present=_present(report_dir),
+        prepare=(
+            model_services(settings, provider, options_for, args.max_run_tokens)
+            if provider is not None
+            else None
+        ),
     )

@@ -14,7 +14,14 @@ from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.vocabulary import CheckpointPolicy, ExitCode, LeafPolicy, LogFormat, SummarizerName
+from pipeline.vocabulary import (
+    CheckpointPolicy,
+    ExitCode,
+    LeafPolicy,
+    LogFormat,
+    SummarizerName,
+    SummaryFallback,
+)
 
 __all__ = ["build_parser", "flag_overrides"]
 
@@ -88,10 +95,36 @@ def _topology(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _model_summary(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--model", metavar="NAME", help="the model of a --summarizer provider (default: its config section)")
+    add("--base-url", metavar="URL", help="the provider's endpoint (an OpenAI-compatible server, a gateway)")
+    add(
+        "--dry-run",
+        action="store_true",
+        help="with a model summarizer: print each session's and the run's calls, tokens, cost and least "
+        "wall time, calling nothing and writing no candidate",
+    )
+    add(
+        "--max-run-tokens",
+        type=int,
+        metavar="N",
+        help="with a model summarizer: no new summary once the run's billed tokens reach N (sessions "
+        "already summarizing finish; the rest are skipped-run-budget)",
+    )
+    add(
+        "--on-summary-failure",
+        choices=[f.value for f in SummaryFallback],
+        help="when a model summary fails after its repair: refuse the session (default) or write the "
+        "embedded summary instead",
+    )
+
+
 def _compress(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--out", type=Path, required=True, help="directory for candidates and reports")
     add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
+    _model_summary(parser)
     add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
     add("--target-ratio", type=float, metavar="R", help="most of the source chain's tokens to keep")
     add("--context-window", type=int, metavar="N", help="the client's context window in tokens")
@@ -227,6 +260,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "summary_char_budget": args.summary_char_budget,
             "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
             "summarizer": args.summarizer,
+            "on_summary_failure": args.on_summary_failure,
             "verify_resume": _GATE[args.verify_resume],
         }
         flags["verify"] = {"claude": str(args.claude) if args.claude else None}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.to_process
+import anyio.to_thread
 import structlog
 
 from pipeline.publish import write_report
@@ -29,7 +31,15 @@ from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
 from pipeline.run.guard import SessionJob, run_guarded
 
-__all__ = ["RunResult", "SessionJob", "report_path", "resolve_jobs", "run_sessions", "run_sessions_blocking"]
+__all__ = [
+    "Prepare",
+    "RunResult",
+    "SessionJob",
+    "report_path",
+    "resolve_jobs",
+    "run_sessions",
+    "run_sessions_blocking",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -58,6 +68,11 @@ def report_path(report_dir: Path, session: SessionFile) -> Path:
     return report_dir / f"{session.report_label}.report.json"
 
 
+Prepare = Callable[[], AbstractAsyncContextManager[Callable[[SessionFile], object]]]
+"""Opens what a run's sessions share in this process (a model's client and limiter) and yields
+the options of each session; its jobs then run in threads, next to the event loop they call."""
+
+
 async def run_sessions(
     sessions: Sequence[SessionFile],
     job: SessionJob[Any],
@@ -67,14 +82,36 @@ async def run_sessions(
     report_dir: Path,
     per_code: int,
     on_outcome: Callable[[Outcome], None] = lambda outcome: None,
+    prepare: Prepare | None = None,
 ) -> RunResult:
-    """Run `job(path, label, options_for(session))` for every session in worker processes."""
+    """Run `job(path, label, options_for(session))` for every session in worker processes.
+
+    With `prepare`, the jobs run in threads of this process with the options it yields.
+    """
+    if prepare is None:
+        return await _run(sessions, job, options_for, jobs, report_dir, per_code, on_outcome, threads=False)
+    async with prepare() as shared_options:
+        return await _run(sessions, job, shared_options, jobs, report_dir, per_code, on_outcome, threads=True)
+
+
+async def _run(
+    sessions: Sequence[SessionFile],
+    job: SessionJob[Any],
+    options_for: Callable[[SessionFile], object],
+    jobs: int,
+    report_dir: Path,
+    per_code: int,
+    on_outcome: Callable[[Outcome], None],
+    *,
+    threads: bool,
+) -> RunResult:
     started = time.perf_counter()
     outcomes: dict[str, Outcome] = {}
     paths: dict[str, str] = {}
     pending: Iterator[SessionFile] = iter(sessions)
     limiter = anyio.CapacityLimiter(resolve_jobs(jobs))
     made: set[Path] = set()
+    run_sync = anyio.to_thread.run_sync if threads else anyio.to_process.run_sync
 
     async def record(session: SessionFile, outcome: Outcome) -> None:
         destination = report_path(report_dir, session)
@@ -87,7 +124,7 @@ async def run_sessions(
         for session in pending:
             arguments = (job, str(session.path), session.label, options_for(session), per_code)
             try:
-                outcome = await anyio.to_process.run_sync(run_guarded, *arguments, limiter=limiter)
+                outcome = await run_sync(run_guarded, *arguments, limiter=limiter)
             except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
                 outcome = crashed(session.label, repr(exc), per_code=per_code)
             if outcome.error:
@@ -110,6 +147,7 @@ def run_sessions_blocking(
     report_dir: Path,
     per_code: int,
     on_outcome: Callable[[Outcome], None] = lambda outcome: None,
+    prepare: Prepare | None = None,
 ) -> RunResult:
     """`run_sessions` in a fresh event loop, for the command line's synchronous entry points."""
     run = partial(
@@ -121,5 +159,6 @@ def run_sessions_blocking(
         report_dir=report_dir,
         per_code=per_code,
         on_outcome=on_outcome,
+        prepare=prepare,
     )
     return anyio.run(run)

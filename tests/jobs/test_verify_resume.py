@@ -360,10 +360,10 @@ def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """This checkout always holds the pinned build, so "nowhere to be found" is the one patched part."""
-    from pipeline.proof import client
+    from pipeline import installed
     from pipeline.run.cli import main
 
-    monkeypatch.setattr(client, "_search_places", lambda root: [tmp_path / "no-claude-here"])
+    monkeypatch.setattr(installed, "_search_places", lambda root: [tmp_path / "no-claude-here"])
     monkeypatch.delenv(RESUME_GATE_ENV)
     session = tmp_path / "sessions" / "session.jsonl"
     session.parent.mkdir()

@@ -30,8 +30,8 @@ from pipeline.jobs.compress.stages import (
     candidate_partition,
     compose_and_check,
     gate,
-    summary_head,
 )
+from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.publish import write_bytes_atomic
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
@@ -48,6 +48,7 @@ from pipeline.report.compression import (
     checks_section,
     plan_section,
     summary_section,
+    writer_section,
 )
 from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
 from pipeline.report.sections import (
@@ -58,7 +59,7 @@ from pipeline.report.sections import (
     partition_section,
     peak_rss_mb,
 )
-from pipeline.summarize import SummaryResult, validate_checkpoint
+from pipeline.summarize import validate_checkpoint
 from pipeline.vocabulary import SessionStatus
 
 __all__ = ["compress_session"]
@@ -102,7 +103,10 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
 def _compress(analysis: Analysis, options: CompressOptions) -> _Progress:
     planned = plan_and_summarize(analysis, options)
     if isinstance(planned, Reason):
-        return _Progress(stop=Stop(SessionStatus.REFUSED, (planned,)))
+        budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
+        return _Progress(
+            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,))
+        )
     plan, summary = planned.plan, planned.summary
     progress = _Progress(plan=plan_section(plan), planned=planned)
     if plan.outcome is not PlanOutcome.CUT or summary is None:
@@ -137,10 +141,10 @@ def _write(
     planned: Planned,
     partition: Partition,
     side: frozenset[int],
-    summary: SummaryResult,
+    summary: Written,
     progress: _Progress,
 ) -> _Progress:
-    text = f"{summary_head(options.anchors)}\n\n{summary.text}"
+    text = planned.text
     plan = planned.plan
     before = analysis.tokens_of(analysis.topology.chain)
     after = sum(planned.bounding.kept_tokens[plan.cut :]) + estimate_text(text) + 2 * RECORD_ALLOWANCE
@@ -151,7 +155,16 @@ def _write(
         return replace(
             progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
         )
-    progress = replace(progress, summary=summary_section(summary, text, options.compress.summary_char_budget))
+    section = summary_section(
+        text,
+        options.compress.summary_char_budget,
+        cited_lines=len(summary.cited_lines),
+        prior_summaries=summary.prior_summaries,
+        prior_mode=summary.prior_mode,
+        sections=summary.sections,
+        writer=writer_section(summary.account, summary.fallback_from) if summary.account else UNSET,
+    )
+    progress = replace(progress, summary=section)
     candidate = compose_and_check(analysis, options, planned, partition, text, side)
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)

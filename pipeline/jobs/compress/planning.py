@@ -11,23 +11,25 @@ replaced by one that keeps that whole turn raw: the contract never refuses a cut
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.core.check.candidate import contract_messages
 from pipeline.core.check.contract import ContractMessage, Violation, check_survival
+from pipeline.core.compose import SUMMARY_PREAMBLE
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of
-from pipeline.errors import CompactionError
 from pipeline.estimate.seed import estimate_text
 from pipeline.formats.claude_code.bound import BoundedRecord, BoundRule, bound_line
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import CompressOptions
+from pipeline.jobs.compress.writers import SummaryWriter, Written
 from pipeline.jobs.front import Analysis
-from pipeline.reasons import PlanNote, Reason, Refusal, SummaryFailure
-from pipeline.summarize import SummaryResult, extract_evidence, write_summary
+from pipeline.reasons import PlanNote, Reason
+from pipeline.summarize import extract_evidence
 from pipeline.vocabulary import Role
 
-__all__ = ["ChainBounding", "Planned", "bound_chain", "plan_and_summarize"]
+__all__ = ["ChainBounding", "Planned", "bound_chain", "plan_and_summarize", "summary_head"]
 
 INITIAL_SUMMARY_SHARE = 5  # room first reserved for the summary: a fifth of the goal, at most its budget
 CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
@@ -45,12 +47,34 @@ class ChainBounding:
 
 @dataclass(frozen=True, slots=True)
 class Planned:
-    """The plan, the summary written for it (None unless there is a cut), and the bounding."""
+    """The plan, the summary written for it (None unless there is a cut), and the bounding.
+
+    `head` goes before the summary in the compact summary record: the preamble, the pinned
+    anchors and, for a model's summary, the summarized protected instructions, verbatim.
+    """
 
     plan: Plan
-    summary: SummaryResult | None
+    summary: Written | None
     bounding: ChainBounding
     notes: tuple[PlanNote, ...] = ()
+    head: str = SUMMARY_PREAMBLE
+
+    @property
+    def text(self) -> str:
+        """The compact summary record's text."""
+        assert self.summary is not None
+        return f"{self.head}\n\n{self.summary.text}"
+
+
+def summary_head(anchors: tuple[str, ...], instructions: tuple[str, ...] = ()) -> str:
+    """The preamble, the pinned anchors and the instructions to restate, verbatim, rebuilt every pass."""
+    parts = [SUMMARY_PREAMBLE]
+    pinned = [anchor for anchor in anchors if anchor.strip()]
+    if pinned:
+        parts.append("Pinned anchors, restated verbatim:\n" + "\n".join(f"- {a}" for a in pinned))
+    if instructions:
+        parts.append("The current instructions, restated verbatim:\n" + "\n\n".join(instructions))
+    return "\n\n".join(parts)
 
 
 def bound_chain(analysis: Analysis, options: CompressOptions, protected_start: int) -> ChainBounding:
@@ -77,12 +101,19 @@ def bound_chain(analysis: Analysis, options: CompressOptions, protected_start: i
     return ChainBounding(lines, declared, rules, tuple(tokens))
 
 
-def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult | CompactionError:
-    try:
-        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
-        return write_summary(evidence, options.summary_options())
-    except CompactionError as exc:
-        return exc
+def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan) -> Written | Reason:
+    return writer(extract_evidence(analysis.source.data, analysis.index, plan.summary_lines))
+
+
+def _restated(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
+    """The protected round's instructions that fall in the summarized part, as their records hold them."""
+    summarized = set(plan.summary_lines)
+    data, index = analysis.source.data, analysis.index
+    return tuple(
+        message_text(index.raw_line(data, line))[1]
+        for line in plan.protected.user_lines
+        if line in summarized
+    )
 
 
 def _contract_accepts(analysis: Analysis, plan: Plan, summary_text: str) -> bool:
@@ -102,11 +133,12 @@ def _first_reserve(options: CompressOptions, goal: int) -> int:
 
 
 def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned | Reason:
-    """The cut, the bounding of the kept tail, and the summary of everything before the cut."""
+    """The cut, the bounding of the kept tail, and the summary of everything before it."""
     index, topology = analysis.index, analysis.topology
     lineage = topology.lineage
     lineage_start = lineage.current_start if lineage and lineage.transitions else 0
     bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start)
+    writer = options.summary_writer()
     cut = options.cut()
     reserve = _first_reserve(options, cut.goal(analysis.tokens_of(topology.chain)))
     keep_turn, last = False, None
@@ -123,16 +155,21 @@ def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned 
         )
         if plan.outcome is not PlanOutcome.CUT:
             return Planned(plan, None, bounding, notes)
-        summary = _summarize(analysis, options, plan)
-        if isinstance(summary, CompactionError):
-            return Reason(Refusal.SUMMARY, SummaryFailure(type(summary).__name__))
-        if not keep_turn and not _contract_accepts(analysis, plan, summary.text):
+        summary = _summarize(analysis, writer, plan)
+        if isinstance(summary, Reason):
+            return summary
+        restated = _restated(analysis, plan) if writer.restates_instructions else ()
+        last = Planned(plan, summary, bounding, notes, summary_head(options.anchors, restated))
+        if not keep_turn and not _contract_accepts(analysis, plan, last.text):
             keep_turn = True
             continue
-        last = Planned(plan, summary, bounding, notes)
-        written = estimate_text(summary.text)
-        if written <= reserve or plan.planned_tokens - reserve + written <= plan.goal_tokens:
+        written = estimate_text(last.text)
+        if (
+            not writer.replans
+            or written <= reserve
+            or plan.planned_tokens - reserve + written <= plan.goal_tokens
+        ):
             return last
         reserve, notes = written, (PlanNote.SUMMARY_LARGER_THAN_PLANNED,)
     assert last is not None  # the loop runs at least twice and writes a summary on a cut
-    return Planned(last.plan, last.summary, bounding, notes)
+    return replace(last, notes=notes)

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pipeline import __version__
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.compose import (
-    SUMMARY_PREAMBLE,
     ComposedTranscript,
     ComposeError,
     ComposeInput,
@@ -39,7 +38,7 @@ from pipeline.jobs.front import Analysis
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
-__all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gate", "summary_head"]
+__all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +101,6 @@ def candidate_partition(
         pointer_line=analysis.topology.strict.pointer_line,
     )
     return partition, side
-
-
-def summary_head(anchors: tuple[str, ...]) -> str:
-    """The preamble, and the pinned anchors restated verbatim (rebuilt from settings every pass)."""
-    pinned = [anchor for anchor in anchors if anchor.strip()]
-    if not pinned:
-        return SUMMARY_PREAMBLE
-    return SUMMARY_PREAMBLE + "\n\nPinned anchors, restated verbatim:\n" + "\n".join(f"- {a}" for a in pinned)
 
 
 def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[BoundStamp]:
