@@ -16,9 +16,9 @@ from typing import Final
 
 from pipeline.errors import CompactionError
 
-__all__ = ["RootError", "SessionFile", "default_roots", "discover"]
+__all__ = ["SESSION_SUFFIXES", "RootError", "SessionFile", "default_roots", "discover", "root_labels"]
 
-_SUFFIXES: Final = (".jsonl", ".json")
+SESSION_SUFFIXES: Final = (".jsonl", ".json")
 
 
 class RootError(CompactionError):
@@ -33,6 +33,14 @@ class SessionFile:
     root: Path
     root_label: str  # distinguishes roots that share a basename
     label: str  # path relative to its root, with forward slashes
+    url: str | None = None  # an fsspec URL (`s3://...`): `path` is then only its key, read by URL
+    root_url: str | None = None  # the root as the user named it, for a URL session
+    stamp: str | None = None  # a URL session's size and version (ETag or mtime) from the listing
+
+    @property
+    def root_name(self) -> str:
+        """The root as the user named it (a directory, or a URL)."""
+        return self.root_url or str(self.root)
 
     @property
     def report_label(self) -> str:
@@ -54,7 +62,7 @@ def _walk(root: Path) -> Iterator[Path]:
     for directory, subdirectories, files in os.walk(root, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
         for name in sorted(files):
-            if name.endswith(_SUFFIXES) and not name.startswith("."):
+            if name.endswith(SESSION_SUFFIXES) and not name.startswith("."):
                 yield Path(directory) / name
 
 
@@ -67,6 +75,11 @@ def _root_labels(roots: Sequence[Path]) -> list[str]:
             label, suffix = f"{base}-{suffix}", suffix + 1
         labels.append(label)
     return labels
+
+
+def root_labels(roots: Sequence[Path]) -> list[str]:
+    """One label per root: its basename, made unique with a numeric suffix."""
+    return _root_labels(roots)
 
 
 def discover(roots: Sequence[Path]) -> list[SessionFile]:

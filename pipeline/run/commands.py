@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline.errors import UsageError
 from pipeline.read.discover import SessionFile, default_roots
+from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary, ValidateRun, summary_report
 from pipeline.run.console import render_summary
 from pipeline.run.fleet import FleetCommand, default_report_dir
@@ -37,7 +38,7 @@ def _summarizer(
     command: str, record: ValidateRun
 ) -> Callable[[RunResult, Sequence[SessionFile]], FleetSummary]:
     def summarize(result: RunResult, sessions: Sequence[SessionFile]) -> FleetSummary:
-        roots = [str(root) for root in dict.fromkeys(session.root for session in sessions)]
+        roots = list(dict.fromkeys(session.root_name for session in sessions))
         return summary_report(
             result.outcomes,
             command=command,
@@ -50,7 +51,7 @@ def _summarizer(
     return summarize
 
 
-def _present(report_dir: Path) -> Callable[[FleetSummary, RunResult], None]:
+def _present(report_dir: Path | str) -> Callable[[FleetSummary, RunResult], None]:
     def present(summary: FleetSummary, result: RunResult) -> None:
         render_summary(result.outcomes, report_dir, result.elapsed_ms)
 
@@ -62,6 +63,7 @@ def validate_command(args: argparse.Namespace, settings: Settings) -> FleetComma
 
     options = ValidateOptions(settings.sweep, args.resume_leaf)
     configured = settings.sweep.report_dir
+    report_url = configured if is_url(configured) else None
     report_dir = Path(configured) if configured else default_report_dir("validate")
     return FleetCommand(
         name="validate",
@@ -70,7 +72,8 @@ def validate_command(args: argparse.Namespace, settings: Settings) -> FleetComma
         report_dir=report_dir,
         per_code=settings.sweep.findings_per_code,
         summarize=_summarizer("validate", _validate_run(args, settings)),
-        present=_present(report_dir),
+        present=_present(report_url or report_dir),
+        report_url=report_url,
     )
 
 
@@ -106,7 +109,12 @@ def check_compress_paths(args: argparse.Namespace) -> None:
         raise UsageError(
             "--out must be outside any .claude directory: candidates never go into the live tree"
         )
-    for root in {path.resolve() for path in (args.paths or default_roots())}:
+    if isinstance(args.report_dir, str):
+        raise UsageError(
+            "compress writes reports beside its candidates: --report-dir must be a local directory"
+        )
+    local = [Path(path) for path in (args.paths or default_roots()) if not is_url(str(path))]
+    for root in {path.resolve() for path in local}:
         if root.is_dir() and (out == root or root in out.parents or out in root.parents):
             raise UsageError(
                 f"--out must be apart from the session root {root} (neither inside nor around it)"

@@ -1,0 +1,261 @@
+"""The Dask backend: the same jobs and typed outcomes as the local runner, as tasks on a cluster.
+
+`--cluster local:N` starts a `LocalCluster` of N worker processes (loopback, no dashboard);
+`--cluster tcp://host:port` joins a running scheduler. Sessions are grouped into batches (up to
+`[cluster] batch_bytes` of sources or `batch_sessions` sessions) so each task carries enough work
+to hide its few milliseconds of scheduling. A batch's key is derived from its sessions (report
+label, size and version, options digest), so a resubmitted batch runs once. A task whose worker
+died is retried (`retries`, Dask's `allowed-failures`); a batch that still fails is split into
+one task per session, and a session that keeps killing its worker becomes its own `Failed`
+outcome while the run goes on. Only paths, options and outcomes cross the network.
+
+Reports are written here, by the client, with the bytes and the writers the local runner uses
+(an atomic rename locally, a conditional whole-object put on an object store), so a cluster run
+and a local run over the same files leave the same reports. Beside each report a resume marker
+(`pipeline.report.resume`) lets a rerun skip a session already done with the same source and
+options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+
+from pipeline.errors import UsageError
+from pipeline.publish import PublishConflict, put_object, write_bytes_atomic
+from pipeline.read.discover import SessionFile
+from pipeline.report.documents import Outcome, crashed
+from pipeline.report.render import report_bytes
+from pipeline.report.resume import config_digest, marker_bytes, marker_label
+from pipeline.run.cluster_task import SessionTask, TaskResult, run_batch
+from pipeline.run.guard import SessionJob
+from pipeline.run.runner import RunResult
+from pipeline.settings import ClusterSettings
+from pipeline.vocabulary import LogFormat
+
+__all__ = ["EXTRA_HINT", "ClusterRun", "batches", "require_cluster_extra", "run_on_cluster"]
+
+log = structlog.get_logger(__name__)
+
+EXTRA_HINT: Final = "--cluster needs the cluster extra: pip install 'session-compaction[cluster]'"
+LOCAL_PREFIX: Final = "local:"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRun:
+    """Where the run's tasks go, and the `[cluster]` settings."""
+
+    address: str  # `local:N` or a scheduler address
+    settings: ClusterSettings
+
+
+def require_cluster_extra() -> None:
+    """A one-line usage error when Dask or fsspec is not installed."""
+    try:
+        import distributed  # noqa: F401, PLC0415 - only to see whether the extra is there
+        import fsspec  # noqa: F401, PLC0415
+    except ImportError as exc:
+        raise UsageError(EXTRA_HINT) from exc
+
+
+@contextmanager
+def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
+    import dask  # noqa: PLC0415 - the optional extra, on use only
+    from distributed import Client, LocalCluster  # noqa: PLC0415
+
+    # A worker that died while running a task counts against it this many times before the task
+    # fails as KilledWorker (for a local cluster; a remote scheduler keeps its own setting).
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # Dask's info lines are not ours to show
+    with dask.config.set({"distributed.scheduler.allowed-failures": settings.retries}):
+        if not address.startswith(LOCAL_PREFIX):
+            with Client(address, timeout=settings.connect_timeout_seconds) as client:
+                yield client
+            return
+        workers = int(address.removeprefix(LOCAL_PREFIX) or "0") or (os.cpu_count() or 1)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,  # a session is CPU-bound Python: one per process, as the local runner
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.WARNING,
+        )
+        with cluster, Client(cluster) as client:
+            yield client
+
+
+def _size(session: SessionFile) -> tuple[int, str]:
+    if session.url is not None:
+        stamp = session.stamp or ""
+        size = stamp.split(":", 1)[0]
+        return (int(size) if size.isdigit() else 0), stamp
+    stat = session.path.stat()
+    return stat.st_size, f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def batches(
+    sized: Sequence[tuple[SessionFile, int]], max_bytes: int, max_sessions: int
+) -> list[list[SessionFile]]:
+    """Consecutive sessions grouped until a batch holds `max_bytes` or `max_sessions`."""
+    groups: list[list[SessionFile]] = []
+    current: list[SessionFile] = []
+    held = 0
+    for session, size in sized:
+        if current and (held + size > max_bytes or len(current) >= max_sessions):
+            groups.append(current)
+            current, held = [], 0
+        current.append(session)
+        held += size
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _digest_options(options: Any) -> object:
+    """Options without the knobs that never change a report (worker count, log format, report dir)."""
+    sweep = getattr(options, "sweep", None)
+    if sweep is None:
+        return options
+    return replace(options, sweep=replace(sweep, jobs=0, report_dir="", log_format=LogFormat.JSON))
+
+
+@dataclass(frozen=True, slots=True)
+class _Destination:
+    """The report directory: a local one (atomic renames) or an fsspec URL (conditional puts)."""
+
+    root: str
+
+    def location(self, relative: str) -> str:
+        if "://" in self.root:
+            return f"{self.root.rstrip('/')}/{relative}"
+        return str(Path(self.root) / relative)
+
+    def write(self, relative: str, data: bytes, *, once: bool) -> None:
+        if "://" in self.root:
+            put_object(self.location(relative), data, once=once)
+        else:  # reports are regenerated by any rerun: not fsynced, as the local runner's
+            write_bytes_atomic(Path(self.location(relative)), data, durable=False)
+
+
+def _task_key(command: str, session_keys: Sequence[str]) -> str:
+    return f"compaction-{command}-" + hashlib.sha256("\n".join(session_keys).encode()).hexdigest()[:32]
+
+
+@dataclass(slots=True)
+class _Plan:
+    """Every session as a worker task, its key, and the batches they are submitted in."""
+
+    tasks: dict[str, SessionTask]
+    keys: dict[str, str]
+    groups: list[list[SessionFile]]
+
+
+def _plan(
+    sessions: Sequence[SessionFile],
+    command: str,
+    options_for: Callable[[SessionFile], object],
+    destination: _Destination,
+    settings: ClusterSettings,
+) -> _Plan:
+    tasks: dict[str, SessionTask] = {}
+    keys: dict[str, str] = {}
+    sized: list[tuple[SessionFile, int]] = []
+    for session in sessions:
+        label, options = session.report_label, options_for(session)
+        size, stamp = _size(session)
+        digest = config_digest(command, _digest_options(options))
+        marker = destination.location(marker_label(label)) if settings.resume else None
+        path = str(session.path)
+        tasks[label] = SessionTask(label, session.label, path, session.url, options, digest, marker)
+        keys[label] = hashlib.sha256(f"{label}\0{stamp}\0{digest}".encode()).hexdigest()
+        sized.append((session, size))
+    return _Plan(tasks, keys, batches(sized, settings.batch_bytes, settings.batch_sessions))
+
+
+def _results(
+    client: Any, job: SessionJob[Any], plan: _Plan, command: str, settings: ClusterSettings, per_code: int
+) -> Iterator[TaskResult]:
+    """Submit every batch and yield results as they finish; a batch that failed is split, and a
+    lone session that failed (its worker died every time) yields its crash outcome."""
+    from distributed import as_completed  # noqa: PLC0415 - the optional extra
+
+    groups: dict[str, list[SessionFile]] = {}
+
+    def submit(group: list[SessionFile]) -> Any:
+        labels = [session.report_label for session in group]
+        key = _task_key(command, [plan.keys[label] for label in labels])
+        batch = tuple(plan.tasks[label] for label in labels)
+        groups[key] = group
+        return client.submit(
+            run_batch, job, batch, per_code, settings.read_block_bytes, key=key, retries=settings.retries
+        )
+
+    running = as_completed([submit(group) for group in plan.groups])
+    for future in running:
+        group = groups.pop(future.key)
+        try:
+            results: tuple[TaskResult, ...] = future.result()
+        except Exception as exc:  # a lost worker, an error outside the guarded job
+            if len(group) > 1:
+                for session in group:
+                    running.add(submit([session]))
+                continue
+            session = group[0]
+            log.error("session_task_failed", session=session.report_label, error=repr(exc))
+            results = (
+                TaskResult(session.report_label, crashed(session.label, repr(exc), per_code=per_code), False),
+            )
+        finally:
+            future.release()
+        yield from results
+
+
+def run_on_cluster(
+    sessions: Sequence[SessionFile],
+    job: SessionJob[Any],
+    options_for: Callable[[SessionFile], object],
+    *,
+    command: str,
+    cluster: ClusterRun,
+    destination: str,
+    per_code: int,
+    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
+) -> RunResult:
+    """Run `job` for every session as Dask tasks; write each report and marker as it arrives."""
+    started = time.perf_counter()
+    target, settings = _Destination(destination), cluster.settings
+    plan = _plan(sessions, command, options_for, target, settings)
+    outcomes: dict[str, Outcome] = {}
+    paths: dict[str, str] = {}
+    with _client(cluster.address, settings) as client:
+        for result in _results(client, job, plan, command, settings, per_code):
+            label, outcome = result.report_label, result.outcome
+            if not result.resumed:
+                outcome = _publish(target, label, plan.tasks[label], outcome, per_code)
+            if outcome.error:
+                log.error("session_internal_error", session=label, traceback=outcome.error)
+            paths[label], outcomes[label] = f"{label}.report.json", outcome
+            on_outcome(outcome)
+    ordered = {label: outcomes[label] for label in sorted(outcomes)}
+    return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)
+
+
+def _publish(target: _Destination, label: str, task: SessionTask, outcome: Outcome, per_code: int) -> Outcome:
+    """Write a fresh outcome's report, then its marker; a report another run wrote fails the session."""
+    try:
+        target.write(f"{label}.report.json", report_bytes(outcome.report), once=True)
+    except PublishConflict as exc:
+        return crashed(task.label, str(exc), per_code=per_code)
+    marker = marker_bytes(outcome, task.digest) if task.marker is not None else None
+    if marker is not None:
+        target.write(marker_label(label), marker, once=False)
+    return outcome
