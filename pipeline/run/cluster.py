@@ -72,10 +72,16 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
     import dask  # noqa: PLC0415 - the optional extra, on use only
     from distributed import Client, LocalCluster  # noqa: PLC0415
 
-    # A worker that died while running a task counts against it this many times before the task
-    # fails as KilledWorker (for a local cluster; a remote scheduler keeps its own setting).
     logging.getLogger("distributed").setLevel(logging.WARNING)  # Dask's info lines are not ours to show
-    with dask.config.set({"distributed.scheduler.allowed-failures": settings.retries}):
+    # A worker that died while running a task counts against it this many times before the task
+    # fails as KilledWorker; a saturation of 1 keeps queued tasks on the scheduler, so a worker that
+    # dies takes down only the task it was running (both for a local cluster: a remote scheduler
+    # keeps its own settings, and the client's resubmissions below cover it).
+    local = {
+        "distributed.scheduler.allowed-failures": settings.retries,
+        "distributed.scheduler.worker-saturation": 1.0,
+    }
+    with dask.config.set(local):
         if not address.startswith(LOCAL_PREFIX):
             with Client(address, timeout=settings.connect_timeout_seconds) as client:
                 yield client
@@ -86,7 +92,8 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
             threads_per_worker=1,  # a session is CPU-bound Python: one per process, as the local runner
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # Dask's metrics server on any free loopback port...
+            scheduler_kwargs={"dashboard": False},  # ...and no dashboard
             silence_logs=logging.WARNING,
         )
         with cluster, Client(cluster) as client:
@@ -188,32 +195,35 @@ def _results(
     lone session that failed (its worker died every time) yields its crash outcome."""
     from distributed import as_completed  # noqa: PLC0415 - the optional extra
 
-    groups: dict[str, list[SessionFile]] = {}
+    groups: dict[str, tuple[list[SessionFile], int]] = {}
 
-    def submit(group: list[SessionFile]) -> Any:
+    def submit(group: list[SessionFile], attempt: int = 0) -> Any:
         labels = [session.report_label for session in group]
         key = _task_key(command, [plan.keys[label] for label in labels])
+        key += f"-again{attempt}" if attempt else ""
         batch = tuple(plan.tasks[label] for label in labels)
-        groups[key] = group
+        groups[key] = (group, attempt)
         return client.submit(
             run_batch, job, batch, per_code, settings.read_block_bytes, key=key, retries=settings.retries
         )
 
     running = as_completed([submit(group) for group in plan.groups])
     for future in running:
-        group = groups.pop(future.key)
+        group, attempt = groups.pop(future.key)
         try:
             results: tuple[TaskResult, ...] = future.result()
         except Exception as exc:  # a lost worker, an error outside the guarded job
-            if len(group) > 1:
+            if len(group) > 1:  # find the culprit: every session on its own
                 for session in group:
                     running.add(submit([session]))
                 continue
+            if attempt < settings.retries:  # it may have shared a worker with the culprit
+                running.add(submit(group, attempt + 1))
+                continue
             session = group[0]
             log.error("session_task_failed", session=session.report_label, error=repr(exc))
-            results = (
-                TaskResult(session.report_label, crashed(session.label, repr(exc), per_code=per_code), False),
-            )
+            crash = crashed(session.label, repr(exc), per_code=per_code)
+            results = (TaskResult(session.report_label, crash, False),)
         finally:
             future.release()
         yield from results
