@@ -23,6 +23,7 @@ import anyio.abc
 import anyio.to_process
 import structlog
 
+from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
 from pipeline.publish import write_report
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
@@ -70,6 +71,8 @@ async def run_sessions(
 ) -> RunResult:
     """Run `job(path, label, options_for(session))` for every session in worker processes."""
     started = time.perf_counter()
+    if not scanner_built():
+        log.warning("line_scanner_not_compiled", notice=NOTICE)
     outcomes: dict[str, Outcome] = {}
     paths: dict[str, str] = {}
     pending: Iterator[SessionFile] = iter(sessions)
