@@ -15,7 +15,7 @@ from pathlib import Path
 import aiofiles
 import aiofiles.os
 
-__all__ = ["fsync_directory", "write_bytes_atomic", "write_report"]
+__all__ = ["fsync_directory", "write_bytes_atomic", "write_report", "write_report_now"]
 
 
 def fsync_directory(path: Path) -> bool:
@@ -69,4 +69,18 @@ async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             await aiofiles.os.remove(temporary)
+        raise
+
+
+def write_report_now(path: Path, data: bytes) -> None:
+    """`write_report` for a worker process (no event loop): temp file, then rename, not fsynced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with temporary.open("xb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
         raise
