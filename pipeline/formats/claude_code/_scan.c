@@ -246,18 +246,41 @@ static int scan_literal(Scan *s, Val *v, const char *word, size_t n, int type) {
  * and scans the value itself; returns 0 to stop. */
 typedef int (*MemberFn)(Scan *s, const uint8_t *key, Py_ssize_t key_len, int key_escaped, void *ctx, int depth);
 
-static int scan_members(Scan *s, Val *v, int depth, MemberFn on_member, void *ctx) {
-    if (depth > s->max_depth) { s->fallback = 1; return 0; }
+/* Opens the container at s->p: 1 when it is empty (and closed), 0 to read its items, -1 to stop. */
+static int open_container(Scan *s, Val *v, int depth, int type, uint8_t close) {
+    if (depth > s->max_depth) { s->fallback = 1; return -1; }
     v->start = s->p;
-    v->type = V_OBJ;
-    s->p++; /* { */
+    v->type = type;
+    s->p++;
     skip_ws(s);
-    if (s->p < s->end && *s->p == '}') {
+    if (s->p < s->end && *s->p == close) {
         s->p++;
         v->end = s->p;
         return 1;
     }
-    for (;;) {
+    return 0;
+}
+
+/* After an item: 0 when another follows, 1 when the container closed, -1 to stop. */
+static int next_item(Scan *s, Val *v, uint8_t close) {
+    skip_ws(s);
+    if (s->p < s->end && *s->p == ',') {
+        s->p++;
+        skip_ws(s);
+        return 0;
+    }
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        v->end = s->p;
+        return 1;
+    }
+    s->fallback = 1;
+    return -1;
+}
+
+static int scan_members(Scan *s, Val *v, int depth, MemberFn on_member, void *ctx) {
+    int state = open_container(s, v, depth, V_OBJ, '}');
+    while (state == 0) {
         if (s->p >= s->end || *s->p != '"') { s->fallback = 1; return 0; }
         Val key;
         if (!scan_string(s, &key)) return 0;
@@ -266,13 +289,9 @@ static int scan_members(Scan *s, Val *v, int depth, MemberFn on_member, void *ct
         s->p++;
         skip_ws(s);
         if (!on_member(s, key.start + 1, key.end - key.start - 2, key.escaped, ctx, depth)) return 0;
-        skip_ws(s);
-        if (s->p >= s->end) { s->fallback = 1; return 0; }
-        if (*s->p == ',') { s->p++; skip_ws(s); continue; }
-        if (*s->p == '}') { s->p++; v->end = s->p; return 1; }
-        s->fallback = 1;
-        return 0;
+        state = next_item(s, v, '}');
     }
+    return state > 0;
 }
 
 static int skip_member(Scan *s, const uint8_t *key, Py_ssize_t key_len, int key_escaped, void *ctx, int depth) {
@@ -282,30 +301,13 @@ static int skip_member(Scan *s, const uint8_t *key, Py_ssize_t key_len, int key_
 }
 
 static int scan_array(Scan *s, Val *v, int depth, int (*on_item)(Scan *, void *, int), void *ctx) {
-    if (depth > s->max_depth) { s->fallback = 1; return 0; }
-    v->start = s->p;
-    v->type = V_ARR;
-    s->p++; /* [ */
-    skip_ws(s);
-    if (s->p < s->end && *s->p == ']') {
-        s->p++;
-        v->end = s->p;
-        return 1;
+    int state = open_container(s, v, depth, V_ARR, ']');
+    while (state == 0) {
+        Val item;
+        if (on_item ? !on_item(s, ctx, depth) : !scan_value(s, &item, depth + 1)) return 0;
+        state = next_item(s, v, ']');
     }
-    for (;;) {
-        if (on_item) {
-            if (!on_item(s, ctx, depth)) return 0;
-        } else {
-            Val item;
-            if (!scan_value(s, &item, depth + 1)) return 0;
-        }
-        skip_ws(s);
-        if (s->p >= s->end) { s->fallback = 1; return 0; }
-        if (*s->p == ',') { s->p++; skip_ws(s); continue; }
-        if (*s->p == ']') { s->p++; v->end = s->p; return 1; }
-        s->fallback = 1;
-        return 0;
-    }
+    return state > 0;
 }
 
 static int scan_value(Scan *s, Val *v, int depth) {
@@ -369,15 +371,15 @@ static int scan_any(Scan *s, Val *slot, int depth) {
 }
 
 static int block_member(Scan *s, const uint8_t *key, Py_ssize_t len, int escaped, void *ctx, int depth) {
+    static const char *NAMES[5] = {"type", "id", "tool_use_id", "toolUseID", "text"};
     BlockVals *b = (BlockVals *)ctx;
+    Val *slots[5] = {&b->type, &b->id, &b->tool_use_id, &b->tool_use_id2, &b->text};
     if (escaped) { s->fallback = 1; return 0; }
-    if (key_is(key, len, "type")) return scan_any(s, &b->type, depth);
-    if (key_is(key, len, "id")) return scan_any(s, &b->id, depth);
-    if (key_is(key, len, "tool_use_id")) return scan_any(s, &b->tool_use_id, depth);
-    if (key_is(key, len, "toolUseID")) return scan_any(s, &b->tool_use_id2, depth);
-    if (key_is(key, len, "text")) {
-        if (b->text.type != V_ABSENT) { s->fallback = 1; return 0; }
-        return scan_value(s, &b->text, depth + 1);
+    for (int i = 0; i < 5; i++) {
+        if ((size_t)len != strlen(NAMES[i]) || memcmp(key, NAMES[i], (size_t)len) != 0) continue;
+        if (i < 4) return scan_any(s, slots[i], depth);
+        if (slots[i]->type != V_ABSENT) { s->fallback = 1; return 0; } /* text: any value, kept raw */
+        return scan_value(s, slots[i], depth + 1);
     }
     return skip_member(s, key, len, escaped, NULL, depth);
 }
