@@ -15,7 +15,7 @@ from pathlib import Path
 import aiofiles
 import aiofiles.os
 
-__all__ = ["fsync_directory", "write_bytes_atomic", "write_report"]
+__all__ = ["fsync_directory", "write_bytes_atomic", "write_report", "write_report_now"]
 
 
 def fsync_directory(path: Path) -> bool:
@@ -33,20 +33,26 @@ def fsync_directory(path: Path) -> bool:
         os.close(descriptor)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write bytes to `path` atomically (temp file, fsync, rename)."""
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+    """Write a temporary file beside `path` (fsynced when `durable`) and rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         with temporary.open("xb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write bytes to `path` atomically (temp file, fsync, rename)."""
+    _replace(path, data, durable=True)
     fsync_directory(path.parent)
 
 
@@ -70,3 +76,8 @@ async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None
         with contextlib.suppress(FileNotFoundError):
             await aiofiles.os.remove(temporary)
         raise
+
+
+def write_report_now(path: Path, data: bytes) -> None:
+    """`write_report` for a worker process (no event loop): temp file, then rename, not fsynced."""
+    _replace(path, data, durable=False)
