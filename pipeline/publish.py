@@ -29,6 +29,7 @@ __all__ = [
     "read_object",
     "write_bytes_atomic",
     "write_report",
+    "write_report_now",
 ]
 
 
@@ -55,8 +56,8 @@ def fsync_directory(path: Path) -> bool:
         os.close(descriptor)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write bytes to `path` atomically (temp file, fsync unless not `durable`, rename)."""
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+    """Write a temporary file beside `path` (fsynced when `durable`) and rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
@@ -70,8 +71,12 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
-    if durable:
-        fsync_directory(path.parent)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write bytes to `path` atomically (temp file, fsync, rename)."""
+    _replace(path, data, durable=True)
+    fsync_directory(path.parent)
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
@@ -130,3 +135,8 @@ async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None
         with contextlib.suppress(FileNotFoundError):
             await aiofiles.os.remove(temporary)
         raise
+
+
+def write_report_now(path: Path, data: bytes) -> None:
+    """`write_report` for a worker process (no event loop): temp file, then rename, not fsynced."""
+    _replace(path, data, durable=False)
