@@ -120,7 +120,9 @@ def estimate_utf8(encoded: bytes) -> int:
     if encoded.isascii():
         return max(1, -(-len(encoded) // 4))
     non_ascii = encoded.translate(None, _ASCII_BYTES)
-    return _estimate_counts(len(encoded) - len(non_ascii), non_ascii.decode("utf-8"))
+    # surrogatepass: a lone surrogate escape (JavaScript's JSON.parse and Python's json accept
+    # one) is serialized as its three bytes, and the seed counts it as one character.
+    return _estimate_counts(len(encoded) - len(non_ascii), non_ascii.decode("utf-8", "surrogatepass"))
 
 
 def payload_for_estimate(record: Mapping[str, Any]) -> Any:

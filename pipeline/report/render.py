@@ -11,6 +11,8 @@ from typing import Any
 import msgspec
 import orjson
 
+from pipeline.formats.json_text import well_formed
+
 __all__ = ["json_bytes", "report_bytes", "to_builtins"]
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
@@ -24,9 +26,26 @@ def to_builtins(value: object) -> Any:
     return data
 
 
+def _well_formed(value: Any) -> Any:
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed(key): _well_formed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_well_formed(item) for item in value]
+    return value
+
+
 def json_bytes(value: object) -> bytes:
-    """Any typed value or builtins as the indented, sorted JSON our reports use."""
-    return orjson.dumps(to_builtins(value), option=_OPTIONS) + b"\n"
+    """Any typed value or builtins as the indented, sorted JSON our reports use.
+
+    A metadata string read from a transcript (a client version, a model name) may hold a lone
+    surrogate orjson cannot write; it is written as U+FFFD, as Claude Code reads it."""
+    data = to_builtins(value)
+    try:
+        return orjson.dumps(data, option=_OPTIONS) + b"\n"
+    except TypeError:
+        return orjson.dumps(_well_formed(data), option=_OPTIONS) + b"\n"
 
 
 def report_bytes(report: object) -> bytes:

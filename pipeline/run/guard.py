@@ -42,6 +42,11 @@ def run_batch(job: SessionJob[Any], items: tuple[BatchItem, ...], per_code: int)
     outcomes = []
     for path, label, options, destination in items:
         outcome = run_guarded(job, path, label, options, per_code)
-        write_report_now(Path(destination), report_bytes(outcome.report))
+        try:
+            rendered = report_bytes(outcome.report)
+        except Exception:  # a report that cannot be rendered is this session's failure only
+            outcome = crashed(label, traceback.format_exc(), per_code=per_code)
+            rendered = report_bytes(outcome.report)
+        write_report_now(Path(destination), rendered)
         outcomes.append(outcome)
     return tuple(outcomes)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-import orjson
-
+from pipeline.formats import json_text
 from pipeline.summarize.checkpoint import (
     APPENDIX_MARKER,
     BULLET,
@@ -174,7 +173,7 @@ def _bullet_defects(
 
 def _contains(source: str, quote: str) -> bool:
     """The quote as the record's text has it, or as its JSON-escaped pack line showed it."""
-    return quote in source or quote in orjson.dumps(source).decode()[1:-1]
+    return quote in source or quote in json_text.dumps(source).decode()[1:-1]
 
 
 def cited_lines(answer: str) -> tuple[int, ...]:

@@ -16,10 +16,9 @@ from enum import IntEnum, StrEnum
 from types import MappingProxyType
 from typing import Final
 
-import orjson
-
 from pipeline.errors import CompactionError
 from pipeline.estimate.seed import estimate_text
+from pipeline.formats import json_text
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
 from pipeline.summarize.redaction import Redacted, RedactionCounts, redact
 from pipeline.summarize.shell import is_validation_command
@@ -116,7 +115,7 @@ class MandatoryOverflow(CompactionError):
 def render_entry(line: int, kind: AnchorKind, shown: str, label: str = "") -> str:
     """`L12 human: "text"`, the tool or error label before the colon when there is one."""
     head = f"L{line} {kind.value}{' ' + label if label else ''}"
-    return f"{head}: {orjson.dumps(shown).decode()}"
+    return f"{head}: {json_text.dumps(shown).decode()}"
 
 
 def entries_of(items: Sequence[EvidenceItem], max_optional_chars: int) -> tuple[PackEntry, ...]:
@@ -158,7 +157,7 @@ def _kind_and_label(item: EvidenceItem) -> tuple[AnchorKind, str]:
 def _redacted_input(item: EvidenceItem) -> Redacted:
     """A tool call's input as compact JSON, each string redacted before it is escaped into JSON."""
     counts: list[RedactionCounts] = []
-    text = orjson.dumps(_thawed(item.tool_input, counts)).decode()
+    text = json_text.dumps(_thawed(item.tool_input, counts)).decode()
     return Redacted(text, RedactionCounts.summed(counts))
 
 

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import orjson
-
 from pipeline.estimate.seed import estimate_text
+from pipeline.formats import json_text
 from pipeline.summarize.checkpoint import Heading
 from pipeline.summarize.grounding import UNKNOWN_LINE, GroundingDefect
 from pipeline.summarize.pack import HUMAN_ANCHORS_LABEL, PACK_MARKER, PackEntry
@@ -94,7 +93,7 @@ def summary_request(
 
 def _partial_line(number: int, partial: Partial) -> str:
     span = f"L{partial.first_line}-L{partial.last_line}"
-    return f"{PARTIAL_LABEL}{number} ({span}): {orjson.dumps(partial.text).decode()}"
+    return f"{PARTIAL_LABEL}{number} ({span}): {json_text.dumps(partial.text).decode()}"
 
 
 def partial_tokens(partial: Partial) -> int:

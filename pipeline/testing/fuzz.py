@@ -82,6 +82,7 @@ class Mutation(StrEnum):
     HUGE_NUMBER = "huge-number"
     HUGE_LINE = "huge-line"  # a huge tool output on one line
     NOT_OBJECT = "not-object"  # an array, number or string where a record belongs
+    LONE_SURROGATE = "lone-surrogate"  # half of an escaped emoji, cut by a tool that counts UTF-16
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -173,6 +174,9 @@ def _line_mutation(kind: Mutation, lines: list[bytes], rng: random.Random, huge_
     elif kind is Mutation.NUL:
         nul = rng.choice((b"\x00", b"\\u0000", b"\x00\x00\x00"))
         lines[at] = _insert_in_string(lines[at], rng, nul, _STRING_START)
+    elif kind is Mutation.LONE_SURROGATE:
+        half = rng.choice((b"\\ud800", b"\\udfff", b"\\ud83d", b"\\ude00x"))
+        lines[at] = _insert_in_string(lines[at], rng, half, _STRING_START)
     elif kind is Mutation.HUGE_NUMBER:
         number = rng.choice(HUGE_NUMBERS)
         lines[at] = re.sub(rb"(?<=:)-?\d+(\.\d+)?", lambda m: number, lines[at], count=1)

@@ -21,6 +21,8 @@ from typing import Any, Final
 
 import orjson
 
+from pipeline.formats import json_text
+
 __all__ = [
     "BoundPart",
     "BoundRule",
@@ -88,7 +90,7 @@ def bound_text(text: str, limit: int) -> str:
 
 
 def _media_placeholder(block: dict[str, Any]) -> dict[str, Any]:
-    size = len(orjson.dumps(block))
+    size = len(json_text.dumps(block))
     kind = block.get("type")
     return {"type": "text", "text": f"[session-compaction: a {kind} of {size} bytes was left out]"}
 
@@ -217,7 +219,7 @@ def bound_line(
             declared.append(stamp)
     if not declared:
         return None
-    return orjson.dumps(changed), tuple(declared)
+    return json_text.dumps(changed), tuple(declared)
 
 
 def _bound_mirror(record: dict[str, Any], limit: int) -> tuple[Any, BoundedRecord] | None:
@@ -232,7 +234,7 @@ def _bound_mirror(record: dict[str, Any], limit: int) -> tuple[Any, BoundedRecor
         for b in message.get("content") or ()
         if isinstance(b, dict) and b.get("type") == "tool_result"
     ]
-    before, after = orjson.dumps(original), orjson.dumps(bounded)
+    before, after = json_text.dumps(original), json_text.dumps(bounded)
     stamp = BoundedRecord(
         str(ids[0]) if ids else "",
         BoundPart.MIRROR,

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import msgspec
-import orjson
 
+from pipeline.formats import json_text
 from pipeline.formats.claude_code.content import parse_object
 
 __all__ = [
@@ -145,7 +145,7 @@ def boundary_line(
             "compactMetadata": msgspec.to_builtins(metadata),
         }
     )
-    return orjson.dumps(record)
+    return json_text.dumps(record)
 
 
 def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: str) -> bytes:
@@ -155,14 +155,14 @@ def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: 
     record.update(
         {
             "type": "user",
-            "message": {"role": "user", "content": text},
+            "message": {"role": "user", "content": json_text.well_formed(text)},
             "isVisibleInTranscriptOnly": True,
             "isCompactSummary": True,
             "uuid": uid,
             "timestamp": stamp,
         }
     )
-    return orjson.dumps(record)
+    return json_text.dumps(record)
 
 
 def projected_pointer(line: bytes, leaf_uuid: str | None, session_id: str | None) -> bytes | None:
@@ -176,7 +176,7 @@ def projected_pointer(line: bytes, leaf_uuid: str | None, session_id: str | None
     pointer["leafUuid"] = leaf_uuid
     if "sessionId" in pointer and isinstance(session_id, str):
         pointer["sessionId"] = session_id
-    return orjson.dumps(pointer)
+    return json_text.dumps(pointer)
 
 
 def _string_end(line: bytes, opening: int) -> int:
@@ -241,7 +241,7 @@ def _find_top_level_value(line: bytes, key: bytes) -> tuple[int, int] | None:
 
 def replace_parent(line: bytes, new_parent: str) -> bytes:
     """The line with only its top-level `parentUuid` value replaced (inserted when absent)."""
-    value = orjson.dumps(new_parent)
+    value = json_text.dumps(new_parent)
     prefix = b'{"parentUuid":'
     if line.startswith(prefix):  # Claude Code writes parentUuid first: no scan needed
         start = len(prefix)
