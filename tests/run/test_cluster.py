@@ -16,7 +16,8 @@ import pytest
 
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
-from pipeline.run.cluster import ClusterRun, _Destination, _plan, batches, run_on_cluster
+from pipeline.run.cluster import ClusterRun, _plan, batches, run_on_cluster
+from pipeline.run.cluster_task import Destination
 from pipeline.settings import load_settings
 from pipeline.testing.cli import compaction
 from pipeline.testing.jobs import flaky_validate
@@ -182,16 +183,23 @@ def test_a_rerun_skips_what_is_done_and_redoes_what_changed(tmp_path: Path, clus
 
 
 def test_batches_hold_small_sessions_together_and_large_ones_apart() -> None:
-    sessions = [(f"s{index}", size) for index, size in enumerate([10, 10, 10, 100, 10, 10])]
+    sessions = [(f"s{index}", size) for index, size in enumerate([10, 10, 10, 100, 10, 10, 20])]
     grouped = batches(sessions, max_bytes=40, max_sessions=2)  # type: ignore[arg-type]
-    assert grouped == [["s0", "s1"], ["s2"], ["s3"], ["s4", "s5"]]
+    assert grouped == [
+        ["s3"],
+        ["s6"],
+        ["s0", "s1"],
+        ["s2", "s4"],
+        ["s5"],
+    ]  # largest first, 170 // 8 bytes each
+    assert len(batches(sessions, max_bytes=40, max_sessions=8, workers=2)) == 7  # 170 // 16 bytes each
 
 
 def test_task_keys_follow_the_session_and_its_options(tmp_path: Path) -> None:
     root = tmp_path / "fleet"
     build_session(root / "a.jsonl", turns=2, seed=1)
     settings = load_settings(environ={}).cluster
-    destination = _Destination(str(tmp_path / "r"))
+    destination = Destination(str(tmp_path / "r"))
 
     def keys(options: object) -> dict[str, str]:
         return _plan(discover([root]), "validate", lambda session: options, destination, settings).keys
