@@ -6,8 +6,8 @@ cluster started beforehand (steady state, as a long-lived cluster is used). Targ
 throughput at least 0.85 of the local runner's. Scheduling overhead per session is the extra
 wall time per session over the local run, batched (the default) and with one session per task.
 
-    python benchmarks/cluster.py               # a 128 MB fleet
-    python benchmarks/cluster.py --fleet-mb 64
+    python benchmarks/cluster.py               # a 512 MB fleet
+    python benchmarks/cluster.py --fleet-mb 128
 """
 
 from __future__ import annotations
@@ -36,25 +36,41 @@ def _best(args: list[str], report_dir: Path, repeats: int, env: dict[str, str] |
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fleet-mb", type=int, default=128)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--fleet-mb", type=int, default=512)
+    parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    import distributed  # noqa: PLC0415 - the cluster extra
+    import dask  # noqa: PLC0415 - the cluster extra
+    import distributed  # noqa: PLC0415
 
     root = fleet(options.fleet_mb * MB)
     files = session_files(root)
     out = CACHE / "cluster-reports"
     common = ["validate", str(root), "--report-dir", str(out)]
     no_resume = {"COMPACTION_CLUSTER_RESUME": "false"}  # every repeat does the work again
-    local = _best([*common, "--jobs", "2"], out, options.repeats)
-    started = _best([*common, "--jobs", "2", "--cluster", "local:2"], out, options.repeats, no_resume)
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=40
-    ) as cluster:
+    single = {**no_resume, "COMPACTION_CLUSTER_BATCH_SESSIONS": "1"}
+    times: dict[str, list[float]] = {"local": [], "started": [], "steady": [], "unbatched": []}
+    profile_off = {"distributed.worker.profile.enabled": False}  # as `--cluster local:N` sets it
+    with (
+        dask.config.set(profile_off),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=40,
+        ) as cluster,
+    ):
         address = cluster.scheduler_address
-        steady = _best([*common, "--jobs", "2", "--cluster", address], out, options.repeats, no_resume)
-        single = {**no_resume, "COMPACTION_CLUSTER_BATCH_SESSIONS": "1"}
-        unbatched = _best([*common, "--jobs", "2", "--cluster", address], out, options.repeats, single)
+        for _ in range(options.repeats):  # interleaved, so a noisy neighbour slows every variant alike
+            times["local"].append(_best([*common, "--jobs", "2"], out, 1))
+            times["started"].append(
+                _best([*common, "--jobs", "2", "--cluster", "local:2"], out, 1, no_resume)
+            )
+            times["steady"].append(_best([*common, "--jobs", "2", "--cluster", address], out, 1, no_resume))
+            times["unbatched"].append(_best([*common, "--jobs", "2", "--cluster", address], out, 1, single))
+    local, started, steady, unbatched = (
+        min(times[name]) for name in ("local", "started", "steady", "unbatched")
+    )
     sessions = len(files)
     emit(
         "cluster",
@@ -71,6 +87,7 @@ def main() -> None:
             "target": TARGET,
             "overhead_ms_per_session_batched": round((steady - local) * 1000 / sessions, 2),
             "overhead_ms_per_session_unbatched": round((unbatched - local) * 1000 / sessions, 2),
+            "all_seconds": {name: [round(t, 2) for t in values] for name, values in times.items()},
         },
     )
 

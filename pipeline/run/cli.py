@@ -58,12 +58,13 @@ def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
     return ClusterRun(args.cluster, settings.cluster)
 
 
-def _check_cluster(command: FleetCommand[Any], cluster: ClusterRun | None) -> None:
-    if cluster is not None and command.prepare is not None:
-        raise UsageError(
-            "--cluster runs the deterministic summarizer only: a model's limiter is not yet shared by "
-            "a cluster's workers"
-        )
+def _check_cluster(args: argparse.Namespace, command: FleetCommand[Any], cluster: ClusterRun | None) -> None:
+    if cluster is None or command.prepare is None:
+        return
+    if getattr(args, "max_run_tokens", None) is not None:
+        raise UsageError("--max-run-tokens counts in one process: it is not available with --cluster")
+    if command.cluster_prepare is None:
+        raise UsageError(f"{command.name} with a model summarizer cannot run on a cluster")
 
 
 def _command(args: argparse.Namespace, settings: Settings) -> FleetCommand[Any]:
@@ -99,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sessions = discover_roots(list(args.paths) or default_roots())
         _check_scope(args, sessions)
         command = _command(args, settings)
-        _check_cluster(command, cluster)
+        _check_cluster(args, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
     jobs = resolve_jobs(settings.sweep.jobs)

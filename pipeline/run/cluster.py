@@ -39,12 +39,17 @@ from pipeline.run.runner import RunResult
 from pipeline.settings import ClusterSettings
 from pipeline.vocabulary import LogFormat
 
-__all__ = ["EXTRA_HINT", "ClusterRun", "batches", "require_cluster_extra", "run_on_cluster"]
+__all__ = ["EXTRA_HINT", "ClusterPrepare", "ClusterRun", "batches", "require_cluster_extra", "run_on_cluster"]
 
 log = structlog.get_logger(__name__)
 
 EXTRA_HINT: Final = "--cluster needs the cluster extra: pip install 'session-compaction[cluster]'"
 LOCAL_PREFIX: Final = "local:"
+
+
+ClusterPrepare = Callable[[Any], tuple[SessionJob[Any], Callable[[SessionFile], object]]]
+"""Given the connected client, makes what the run's sessions share on the cluster (a model's
+limiter actor) and returns the job and the options each session gets instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +77,14 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
     logging.getLogger("distributed").setLevel(logging.WARNING)  # Dask's info lines are not ours to show
     # A worker that died while running a task counts against it this many times before the task
     # fails as KilledWorker; a saturation of 1 keeps queued tasks on the scheduler, so a worker that
-    # dies takes down only the task it was running (both for a local cluster: a remote scheduler
-    # keeps its own settings, and the client's resubmissions below cover it).
+    # dies takes down only the task it was running (for a local cluster: a remote scheduler and its
+    # workers keep their own settings, and the client's resubmissions cover a lost worker there).
     local = {
         "distributed.scheduler.allowed-failures": settings.retries,
         "distributed.scheduler.worker-saturation": 1.0,
+        # Dask's sampling profiler wakes every 10 ms in each worker and takes the GIL from the job:
+        # measured here, a third longer sweeps (benchmarks/cluster.py). Off for a local cluster.
+        "distributed.worker.profile.enabled": False,
     }
     with dask.config.set(local):
         if not address.startswith(LOCAL_PREFIX):
@@ -233,13 +241,16 @@ def run_on_cluster(
     destination: str,
     per_code: int,
     on_outcome: Callable[[Outcome], None] = lambda outcome: None,
+    prepare: ClusterPrepare | None = None,
 ) -> RunResult:
-    """Run `job` for every session as Dask tasks; write each report and marker as it arrives."""
+    """Run `job` for every session as Dask tasks (with `prepare`, the job and options it makes)."""
     started = time.perf_counter()
     target, settings = Destination(destination), cluster.settings
     outcomes: dict[str, Outcome] = {}
     paths: dict[str, str] = {}
     with _client(cluster.address, settings) as client:
+        if prepare is not None:
+            job, options_for = prepare(client)
         workers = max(1, sum(client.nthreads().values()))
         plan = _plan(sessions, command, options_for, target, settings, workers)
         for result in _results(client, job, plan, command, settings, per_code):

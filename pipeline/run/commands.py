@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import UsageError
 from pipeline.read.discover import SessionFile, default_roots
@@ -16,7 +17,7 @@ from pipeline.run.console import render_summary
 from pipeline.run.fleet import FleetCommand, default_report_dir
 from pipeline.run.runner import RunResult, resolve_jobs
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate
+from pipeline.vocabulary import ResumeGate, SummaryFallback
 
 __all__ = ["check_compress_paths", "compress_command", "find_gate_claude", "validate_command"]
 
@@ -169,6 +170,9 @@ def compress_command(
 
         return dry_run_command(args, settings, record, options_for, report_dir)
     provider = model_provider(args, settings)
+    cluster_prepare = None
+    if provider is not None and args.cluster is not None:
+        cluster_prepare = _cluster_models(settings, provider, options_for)
     return FleetCommand(
         name="compress",
         job=compress_session,
@@ -182,4 +186,20 @@ def compress_command(
             if provider is not None
             else None
         ),
+        cluster_prepare=cluster_prepare,
+    )
+
+
+def _cluster_models(settings: Settings, provider: Any, options_for: Callable[[SessionFile], Any]) -> Any:
+    """A model run's cluster hook: the limiter actor, and the worker job calling the model."""
+    from pipeline.run.cluster_models import model_cluster_prepare  # noqa: PLC0415 - Dask on use
+    from pipeline.summarize.configure import model_summary_options, rate_limits  # noqa: PLC0415
+
+    name, config = provider
+    return model_cluster_prepare(
+        options_for,
+        config,
+        model_summary_options(settings, name),
+        fallback=settings.compress.on_summary_failure is SummaryFallback.DETERMINISTIC,
+        limits=rate_limits(settings),
     )

@@ -23,7 +23,7 @@ from pipeline.run.runner import Prepare, RunResult, SessionJob, run_sessions_blo
 from pipeline.vocabulary import ExitCode
 
 if TYPE_CHECKING:
-    from pipeline.run.cluster import ClusterRun
+    from pipeline.run.cluster import ClusterPrepare, ClusterRun
 
 __all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
 
@@ -49,6 +49,7 @@ class FleetCommand(Generic[S]):
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
     prepare: Prepare | None = None  # shared in-process services: sessions then run in threads
     report_url: str | None = None  # reports go to this fsspec URL (with --cluster) instead
+    cluster_prepare: ClusterPrepare | None = None  # `prepare` on a cluster: shared services there
 
 
 def default_report_dir(command: str) -> Path:
@@ -81,6 +82,7 @@ def _run(
             destination=command.report_url or str(command.report_dir),
             per_code=command.per_code,
             on_outcome=advance,
+            prepare=command.cluster_prepare,
         )
     return run_sessions_blocking(
         sessions,
