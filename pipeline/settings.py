@@ -88,7 +88,7 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
         f"0 (keep every byte) or at least {MIN_TOOL_OUTPUT_LIMIT}",
     ),
     "max_replans": (_at_least(0), "0 or more"),
-    "retries": (_at_least(0), "0 or more"),
+    "task_retries": (_at_least(0), "0 or more"),
     "safety_margin": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
     "context_window_tokens": (_at_least(1000), "at least 1000"),
     "max_output_tokens": (_at_least(1), "1 or more"),
@@ -238,7 +238,7 @@ class ClusterSettings:
 
     batch_bytes: int
     batch_sessions: int
-    retries: int
+    task_retries: int
     resume: bool
     read_block_bytes: int
     connect_timeout_seconds: float

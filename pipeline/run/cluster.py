@@ -80,7 +80,7 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
     # dies takes down only the task it was running (for a local cluster: a remote scheduler and its
     # workers keep their own settings, and the client's resubmissions cover a lost worker there).
     local = {
-        "distributed.scheduler.allowed-failures": settings.retries,
+        "distributed.scheduler.allowed-failures": settings.task_retries,
         "distributed.scheduler.worker-saturation": 1.0,
         # Dask's sampling profiler wakes every 10 ms in each worker and takes the GIL from the job:
         # measured here, a third longer sweeps (benchmarks/cluster.py). Off for a local cluster.
@@ -202,7 +202,7 @@ def _results(
         batch = tuple(plan.tasks[label] for label in labels)
         groups[key] = (group, attempt)
         return client.submit(
-            run_batch, job, batch, per_code, settings.read_block_bytes, key=key, retries=settings.retries
+            run_batch, job, batch, per_code, settings.read_block_bytes, key=key, retries=settings.task_retries
         )
 
     running = as_completed([submit(group) for group in plan.groups])
@@ -215,7 +215,7 @@ def _results(
                 for session in group:
                     running.add(submit([session]))
                 continue
-            if attempt < settings.retries:  # it may have shared a worker with the culprit
+            if attempt < settings.task_retries:  # it may have shared a worker with the culprit
                 running.add(submit(group, attempt + 1))
                 continue
             session = group[0]

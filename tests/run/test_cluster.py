@@ -133,7 +133,7 @@ def _run(sessions: list[Any], report_dir: Path, address: str) -> Any:
         flaky_validate,
         lambda session: validate_options(),
         command="validate",
-        cluster=ClusterRun(address, replace(settings.cluster, retries=1)),
+        cluster=ClusterRun(address, replace(settings.cluster, task_retries=1)),
         destination=str(report_dir),
         per_code=5,
     )
