@@ -175,6 +175,7 @@ def verify_published(work: Replacement, validate: Validator) -> None:
         data, status = work.ops.read(Step.PUBLISHED_VERIFY, work.directory, work.frozen.name)
     if status.st_ino != work.stage_inode or data != work.candidate:
         raise Stop(StopReason.PUBLISHED_MISMATCH, Step.PUBLISHED_VERIFY)
+    work.verified = status
     codes = tuple(validate(data))
     if codes:
         work.candidate_codes = codes
@@ -186,24 +187,58 @@ def rollback(work: Replacement) -> OperationState:
     displaced = work.stage if work.strategy is PublishStrategy.EXCHANGE else work.capture
     if not _candidate_at_live(work):
         # Something replaced the published file after we published it: it is not ours to touch.
-        work.leftovers.append(work.directory.child(displaced))
-        return OperationState.ROLLBACK_FAILED
+        return _abandon(work, displaced)
+    if work.strategy is PublishStrategy.EXCHANGE:
+        state = _rollback_by_exchange(work)
+    else:
+        state = _rollback_by_link(work)
+    if state is OperationState.ROLLED_BACK:
+        work.directory_synced = work.ops.fsync_directory(Step.DIRECTORY_FSYNC, work.directory)
+    return state
+
+
+def _abandon(work: Replacement, displaced: str) -> OperationState:
+    """The original cannot go back: keep its displaced copy (listed) beside the verified backup."""
+    work.leftovers.append(work.directory.child(displaced))
+    if work.strategy is PublishStrategy.LINK:
+        _dispose(work, work.stage)  # only a second name of our candidate
+    return OperationState.ROLLBACK_FAILED
+
+
+def _rollback_by_exchange(work: Replacement) -> OperationState:
     try:
-        if work.strategy is PublishStrategy.EXCHANGE:
-            work.ops.exchange(Step.ROLLBACK, work.directory, work.stage, work.frozen.name)
-        else:
-            # The candidate keeps its stage link, so nothing written into it meanwhile is lost.
-            work.ops.rename(Step.ROLLBACK, work.directory, work.capture, work.frozen.name)
+        work.ops.exchange(Step.ROLLBACK, work.directory, work.stage, work.frozen.name)
     except OSError:
         if _candidate_at_live(work):
-            work.leftovers.append(work.directory.child(displaced))
+            work.leftovers.append(work.directory.child(work.stage))
             return OperationState.ROLLBACK_FAILED
-    work.directory_synced = work.ops.fsync_directory(Step.DIRECTORY_FSYNC, work.directory)
-    _dispose(work, work.stage)
+    _dispose(work, work.stage)  # the candidate, or whatever the swap took from the live path
+    return OperationState.ROLLED_BACK
+
+
+def _rollback_by_link(work: Replacement) -> OperationState:
+    """Move whatever is at the live path aside (nothing is destroyed), then link the original back."""
+    ops, directory, name = work.ops, work.directory, work.frozen.name
+    try:
+        ops.rename(Step.ROLLBACK, directory, name, work.retired)
+    except OSError:
+        if lstat(directory, work.retired) is None:
+            return _abandon(work, work.capture)
+    try:
+        ops.link(Step.CLEANUP, directory, work.capture, directory, name)
+    except OSError:
+        if lstat(directory, name) is None:
+            work.preserved.append(directory.child(work.capture))
+            return OperationState.ROLLBACK_FAILED
+        _preserve(work, work.capture)  # a new live file appeared meanwhile: keep both
+        _dispose(work, work.retired)
+        return OperationState.ROLLBACK_FAILED
+    for leftover in (work.capture, work.retired, work.stage):
+        _dispose(work, leftover)
     return OperationState.ROLLED_BACK
 
 
 def cleanup(work: Replacement) -> None:
     """After commit: remove the stage name and the displaced original (the backup is verified)."""
     for name in (work.stage, work.capture):
-        _dispose(work, name)
+        _dispose(work, name)  # never a numbered backup: those names are not ours to remove

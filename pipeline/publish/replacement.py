@@ -88,6 +88,7 @@ class Replacement:
         self.token = uuid.uuid4().hex[:_TOKEN_HEX]
         self.stage = f".{frozen.name}.compaction-{self.token}.stage"
         self.capture = f".{frozen.name}.compaction-{self.token}.capture"
+        self.retired = f".{frozen.name}.compaction-{self.token}.retired"
         self.strategy = options.strategy
         self.stage_inode: int | None = None
         self.backup: Backup | None = None
@@ -97,6 +98,7 @@ class Replacement:
         self.candidate_codes: tuple[str, ...] = ()
         self.directory_synced = False
         self.published: Fingerprint | None = None
+        self.verified: os.stat_result | None = None  # the live file's status when its bytes were verified
 
     @contextlib.contextmanager
     def failing_as(self, reason: StopReason) -> Iterator[None]:

@@ -37,7 +37,7 @@ from pipeline.publish.publication import (
     rollback,
     verify_published,
 )
-from pipeline.publish.records import fingerprint_of
+from pipeline.publish.records import Fingerprint, fingerprint_of
 from pipeline.publish.replacement import (
     NO_JOURNAL,
     Journal,
@@ -90,9 +90,28 @@ def _run(
     except Stop as stop:
         return work.receipt(rollback(work), stop)
     cleanup(work)
-    published = lstat(work.directory, work.frozen.name)  # after our last link change
-    work.published = fingerprint_of(published) if published is not None else None
+    work.published = _published_fingerprint(work)
     return work.receipt(OperationState.COMMITTED, None)
+
+
+def _published_fingerprint(work: Replacement) -> Fingerprint | None:
+    """The live file's fingerprint after our last link change, if it is still what we verified.
+
+    Cleanup may change the change time (a link count), so size, modification time and inode are
+    compared with the status the verified read saw; a file another process wrote to or replaced
+    since gets no fingerprint, so the state database never vouches for bytes it did not verify.
+    """
+    status = lstat(work.directory, work.frozen.name)
+    verified = work.verified
+    if status is None or verified is None:
+        return None
+    if (status.st_size, status.st_mtime_ns, status.st_ino) != (
+        verified.st_size,
+        verified.st_mtime_ns,
+        verified.st_ino,
+    ):
+        return None
+    return fingerprint_of(status)
 
 
 def replace_session(
