@@ -29,8 +29,8 @@ __all__ = ["NO_JOURNAL", "Journal", "OpenCheck", "ReplaceOptions", "Replacement"
 
 Validator = Callable[[bytes], tuple[str, ...]]
 """Structural check of a transcript's bytes: the failure codes, empty when the bytes are sound."""
-OpenCheck = Callable[[int, int], tuple[int, ...]]
-"""(device, inode) of the live file -> ids of the processes holding it open."""
+OpenCheck = Callable[[Path, int, int], tuple[int, ...]]
+"""(path, device, inode) of the live file -> ids of the processes holding it open."""
 Journal = Callable[[Intent], None]
 """Records an intent durably before the first write in the session's directory."""
 
@@ -197,7 +197,7 @@ class Replacement:
             return
         with self.failing_as(StopReason.OPEN_CHECK_FAILED):
             self.ops.checkpoint(Step.OPEN_CHECK)
-            self.holders = open_check(self.frozen.status.st_dev, self.frozen.status.st_ino)
+            self.holders = open_check(self.frozen.path, self.frozen.status.st_dev, self.frozen.status.st_ino)
         if self.holders:
             raise Stop(StopReason.HELD_OPEN, Step.OPEN_CHECK)
 
