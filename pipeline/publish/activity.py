@@ -76,22 +76,24 @@ class ProcFdProbe:
 
     def holders(self, path: Path, device: int, inode: int) -> tuple[int, ...]:
         """Processes whose descriptors point at this device and inode."""
+        name = path.name
         found = []
-        for entry in os.scandir(_PROC):
-            if entry.name.isdigit() and _holds(Path(entry.path, "fd"), path.name, device, inode):
-                found.append(int(entry.name))
+        with os.scandir(_PROC) as entries:
+            for entry in entries:
+                if entry.name.isdigit() and _holds(f"{entry.path}/fd", name, device, inode):
+                    found.append(int(entry.name))
         return tuple(sorted(found))
 
 
-def _holds(fd_dir: Path, name: str, device: int, inode: int) -> bool:
+def _holds(fd_dir: str, name: str, device: int, inode: int) -> bool:
     try:
         descriptors = os.listdir(fd_dir)
     except OSError:
         return False  # gone, or not ours to inspect
     for descriptor in descriptors:
-        link = fd_dir / descriptor
+        link = f"{fd_dir}/{descriptor}"
         try:
-            if name and name not in os.readlink(link):
+            if name not in os.readlink(link):
                 continue  # a cheap name filter before the stat that decides
             status = os.stat(link)
         except OSError:

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> InPlaceRun:
             "backup_compression": args.backup_compression,
             "idle_for": args.idle_for,
             "confirm_sessions_closed": True if args.confirm_sessions_closed else None,
+            "publish_strategy": args.publish_strategy,
         },
         "state": {"dir": str(args.state_dir)},
     }
@@ -135,6 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--backup-compression", choices=("none", "gzip", "zstd"))
     parser.add_argument("--idle-for")
     parser.add_argument("--confirm-sessions-closed", action="store_true")
+    parser.add_argument("--publish-strategy", choices=("auto", "exchange", "link"))
+    parser.add_argument("--summary", type=Path, help="also write the summary line to this file")
     parser.add_argument("--min-tokens", type=int)
     parser.add_argument("--min-recent-records", type=int)
     parser.add_argument("--serve", action="store_true", help="fork one run per stdin line of arguments")
@@ -156,8 +159,7 @@ def _serve() -> int:
         if pid == 0:  # the child: one real run, then leave without running the parent's cleanup
             code = 1
             try:
-                print(json.dumps(_summary(run(_parser().parse_args(argv)))), file=sys.stderr, flush=True)
-                code = 0
+                code = main(argv)
             finally:
                 os._exit(code)
         print(f"pid {pid}", flush=True)
@@ -174,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.serve:
         return _serve()
-    print(json.dumps(_summary(run(args))))
+    line = json.dumps(_summary(run(args)))
+    if args.summary:
+        args.summary.write_text(line + "\n")
+    else:
+        print(line)
     return 0
 
 

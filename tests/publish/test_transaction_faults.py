@@ -117,7 +117,7 @@ def run_case(
     frozen = freeze_source(SessionTarget(live, session_dir, "root", "session.jsonl"), seam=plan)
     options = ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), strategy, keep_times=True)
     receipt = replace_session(
-        frozen, compacted.candidate, validator, options, open_check=lambda dev, ino: (), seam=plan
+        frozen, compacted.candidate, validator, options, open_check=lambda path, dev, ino: (), seam=plan
     )
     return receipt, plan
 
