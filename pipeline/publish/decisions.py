@@ -77,6 +77,7 @@ class InPlaceOutcome:
     holders: tuple[int, ...] = ()
     hashed: bool = False  # deciding to skip needed a hash, not only a stat
     built: bool = False  # a candidate was built (compression or repair work was done)
+    report_failed: bool = False  # its report could not be written (after a commit: exit code 3)
 
     def to_report(self) -> dict[str, Any]:
         """JSON-ready: the session's labels, what happened, and the receipt if a transaction ran."""
@@ -87,6 +88,7 @@ class InPlaceOutcome:
             "reasons": list(self.reasons),
             "holders": list(self.holders),
             "hashed": self.hashed,
+            "report_failed": self.report_failed,
             "receipt": self.receipt.to_report() if self.receipt else None,
         }
 

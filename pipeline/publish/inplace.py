@@ -259,9 +259,8 @@ def _reported(outcome: InPlaceOutcome, report: ReportWriter | None) -> InPlaceOu
     try:
         report(outcome)
     except OSError:
-        if outcome.receipt is None or not outcome.receipt.committed:
-            raise
-        return replace(outcome, receipt=outcome.receipt.report_failed())
+        receipt = outcome.receipt.report_failed() if outcome.receipt is not None else None
+        return replace(outcome, receipt=receipt, report_failed=True)
     return outcome
 
 
