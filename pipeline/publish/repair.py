@@ -1,0 +1,105 @@
+"""The `Read.pages` repair, published: in place through the transaction, or as a candidate file.
+
+`repair_builder` plugs the pure plan (`pipeline.core.read_pages`) into `run_in_place` as a
+`BuildCandidate`: the candidate is the original with the planned spans deleted, and its
+validator checks, on the immutable candidate and again on the bytes re-read from the live path,
+that they are exactly the planned bytes, that no invariant moved, that a second pass finds
+nothing, and that the shared validator finds no error the original did not have.
+`write_repaired_candidate` is the candidate mode: the repaired bytes go to a separate output
+path, are re-read and checked the same way. Reports spell the state `operationState`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.core.read_pages import (
+    CallVerdict,
+    RepairPlan,
+    RepairScope,
+    apply_patches,
+    plan_repair,
+    repair_failures,
+)
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.publish.decisions import Candidate, Declined
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.inplace import BuildCandidate
+from pipeline.publish.outcome import OperationState
+from pipeline.publish.source import FrozenSource
+
+__all__ = ["REPAIRED", "RepairOptions", "plan_report", "repair_builder", "write_repaired_candidate"]
+
+REPAIRED = "repaired"
+NOTHING_TO_REPAIR = "nothing-to-repair"
+
+
+@dataclass(frozen=True, slots=True)
+class RepairOptions:
+    """Which calls the repair considers."""
+
+    scope: RepairScope
+    topology: TopologyOptions  # the chain of the active-chain scope
+
+
+def plan_report(plan: RepairPlan) -> dict[str, Any]:
+    """Counts by verdict and the calls with their lines and ids (no content)."""
+    return {
+        "patches": len(plan.patches),
+        "verdicts": {v.value: plan.count(v) for v in CallVerdict if plan.count(v)},
+        "calls": [
+            {
+                "line": c.line,
+                "tool_use_id": c.tool_use_id,
+                "verdict": c.verdict.value,
+                "result_line": c.result_line,
+            }
+            for c in plan.calls
+        ],
+        "unscannable_lines": list(plan.unscannable_lines),
+    }
+
+
+def repair_builder(options: RepairOptions) -> BuildCandidate:
+    """A `BuildCandidate` that repairs instead of compressing (nothing to do is a final no)."""
+
+    def build(frozen: FrozenSource, work_dir: Path) -> Candidate | Declined:
+        del work_dir  # the repair is computed in memory; nothing is staged outside the transaction
+        plan = plan_repair(frozen.data, options.scope, options.topology)
+        if not plan.patches:
+            return Declined(
+                NOTHING_TO_REPAIR, tuple(sorted({c.verdict.value for c in plan.calls})), final=True
+            )
+        original = frozen.data
+
+        def validate(data: bytes) -> tuple[str, ...]:
+            return repair_failures(original, data, plan, options.scope, options.topology)
+
+        return Candidate(apply_patches(original, plan.patches), validate, proven=False, status=REPAIRED)
+
+    return build
+
+
+def write_repaired_candidate(frozen: FrozenSource, out: Path, options: RepairOptions) -> dict[str, Any]:
+    """Candidate mode: write the repaired bytes to `out` (never the source), re-read and check them."""
+    plan = plan_repair(frozen.data, options.scope, options.topology)
+    report: dict[str, Any] = {"plan": plan_report(plan), "frozenSha256": frozen.sha256}
+    if not plan.patches:
+        return {**report, "operationState": OperationState.NOT_COMMITTED.value, "reason": NOTHING_TO_REPAIR}
+    if out.resolve() == frozen.path:
+        raise ValueError("the candidate path must differ from the source")
+    expected = apply_patches(frozen.data, plan.patches)
+    write_bytes_atomic(out, expected)
+    published = out.read_bytes()
+    failures = repair_failures(frozen.data, published, plan, options.scope, options.topology)
+    state = OperationState.NOT_COMMITTED if failures else OperationState.COMMITTED
+    return {
+        **report,
+        "operationState": state.value,
+        "candidateSha256": hashlib.sha256(expected).hexdigest(),
+        "publishedSha256": hashlib.sha256(published).hexdigest(),
+        "failures": list(failures),
+    }
