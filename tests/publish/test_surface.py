@@ -1,0 +1,29 @@
+"""The public surface of `pipeline.publish`: complete, sorted, and cheap to import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pipeline.publish as publish
+
+
+def test_every_public_name_resolves_and_the_list_is_sorted() -> None:
+    assert publish.__all__ == sorted(publish.__all__)
+    for name in publish.__all__:
+        assert getattr(publish, name) is not None, name
+    lazy = {name for names in publish._LAZY.values() for name in names}
+    assert set(publish.__all__) - lazy == {
+        "fsync_directory",
+        "write_bytes_atomic",
+        "write_json_atomic",
+        "write_json_report",
+    }
+
+
+def test_importing_the_package_for_report_writes_loads_no_in_place_machinery() -> None:
+    probe = "import sys, pipeline.publish; print(sorted(m for m in sys.modules if m.startswith('pipeline.publish.')))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "['pipeline.publish.files']"
