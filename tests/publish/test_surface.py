@@ -1,15 +1,15 @@
-"""The public surface of `pipeline.publish`: complete, sorted, and cheap to import."""
+"""The public surface of `pipeline.publish`: complete, and cheap to import."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import pipeline.publish as publish
+from pipeline import publish
 
 
-def test_every_public_name_resolves_and_the_list_is_sorted() -> None:
-    assert publish.__all__ == sorted(publish.__all__)
+def test_every_public_name_resolves_and_none_is_missing() -> None:
+    assert len(set(publish.__all__)) == len(publish.__all__)  # ruff (RUF022) keeps it sorted
     for name in publish.__all__:
         assert getattr(publish, name) is not None, name
     lazy = {name for names in publish._LAZY.values() for name in names}
