@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from types import MappingProxyType
 from typing import Final, Protocol
 
 from pipeline.publish.records import Fingerprint
@@ -33,6 +36,8 @@ from pipeline.publish.records import Fingerprint
 __all__ = [
     "ActivityOptions",
     "OpenFileProbe",
+    "OpenFileSnapshot",
+    "OpenFiles",
     "SessionActivity",
     "assess_activity",
     "parse_duration",
@@ -63,12 +68,32 @@ class ActivityOptions:
     detect_open_files: bool
 
 
-class OpenFileProbe(Protocol):
-    """Finds the processes holding one file open."""
+class OpenFiles(Protocol):
+    """Answers which processes hold a file open."""
 
     def holders(self, path: Path, device: int, inode: int) -> tuple[int, ...]:
         """Ids of processes with the file open (empty when none are seen)."""
         ...
+
+
+class OpenFileProbe(OpenFiles, Protocol):
+    """A live probe, which can also take one snapshot of every open file for a whole run."""
+
+    def snapshot(self) -> OpenFiles:
+        """What is open now, for cheap look-ups (a later fresh `holders` call sees changes)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class OpenFileSnapshot:
+    """Every regular file open at one moment, by (device, inode)."""
+
+    open_files: Mapping[tuple[int, int], tuple[int, ...]]
+
+    def holders(self, path: Path, device: int, inode: int) -> tuple[int, ...]:
+        """The processes that held this file when the snapshot was taken."""
+        del path
+        return self.open_files.get((device, inode), ())
 
 
 class ProcFdProbe:
@@ -83,6 +108,30 @@ class ProcFdProbe:
                 if entry.name.isdigit() and _holds(f"{entry.path}/fd", name, device, inode):
                     found.append(int(entry.name))
         return tuple(sorted(found))
+
+    def snapshot(self) -> OpenFiles:
+        """One pass over every descriptor of every process we may inspect."""
+        found: dict[tuple[int, int], list[int]] = {}
+        with os.scandir(_PROC) as entries:
+            for entry in entries:
+                if entry.name.isdigit():
+                    for key in _open_regular_files(f"{entry.path}/fd"):
+                        found.setdefault(key, []).append(int(entry.name))
+        return OpenFileSnapshot(MappingProxyType({key: tuple(sorted(set(p))) for key, p in found.items()}))
+
+
+def _open_regular_files(fd_dir: str) -> Iterator[tuple[int, int]]:
+    try:
+        descriptors = os.listdir(fd_dir)
+    except OSError:
+        return
+    for descriptor in descriptors:
+        try:
+            status = os.stat(f"{fd_dir}/{descriptor}")
+        except OSError:
+            continue
+        if stat.S_ISREG(status.st_mode):
+            yield status.st_dev, status.st_ino
 
 
 def _holds(fd_dir: str, name: str, device: int, inode: int) -> bool:
@@ -124,6 +173,10 @@ class LsofProbe:
             return ()
         return tuple(sorted(int(word) for word in done.stdout.split() if word.isdigit()))
 
+    def snapshot(self) -> OpenFiles:
+        """lsof answers per file; there is no cheaper whole-system view to take."""
+        return self
+
 
 def platform_probe() -> OpenFileProbe | None:
     """The best probe this platform offers, or None where there is none."""
@@ -138,7 +191,7 @@ def assess_activity(
     fingerprint: Fingerprint,
     now_ns: int,
     options: ActivityOptions,
-    probe: OpenFileProbe | None,
+    probe: OpenFiles | None,
 ) -> tuple[SessionActivity, tuple[int, ...]]:
     """Whether a session may be replaced now, and the holders found (the clock is the caller's)."""
     if options.detect_open_files and probe is not None:

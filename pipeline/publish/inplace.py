@@ -12,11 +12,17 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.publish.activity import ActivityOptions, OpenFileProbe, SessionActivity, assess_activity
+from pipeline.publish.activity import (
+    ActivityOptions,
+    OpenFileProbe,
+    OpenFiles,
+    SessionActivity,
+    assess_activity,
+)
 from pipeline.publish.backups import backup_subdirectory
 from pipeline.publish.decisions import Candidate, Declined, Disposition, InPlaceOutcome, incremental_skip
 from pipeline.publish.faults import NO_FAULTS, FaultSeam
@@ -98,12 +104,17 @@ def recover(state: StateDb, config_digest: str) -> tuple[Recovered, ...]:
 class _Session:
     """One session's way through the run."""
 
-    def __init__(self, target: SessionTarget, options: InPlaceOptions, state: StateDb) -> None:
+    def __init__(self, target: SessionTarget, key: str, options: InPlaceOptions, state: StateDb) -> None:
         self.target = target
         self.options = options
         self.state = state
-        self.path = Path(os.path.realpath(target.path.parent)) / target.path.name
+        self.key = key  # resolved directory and own name: the state database's key
         self.hashed = False
+
+    @property
+    def path(self) -> Path:
+        """The session's resolved path."""
+        return Path(self.key)
 
     def outcome(
         self,
@@ -124,20 +135,21 @@ class _Session:
         with self.path.open("rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
 
-    def skip(self, now_ns: int, probe: OpenFileProbe | None) -> InPlaceOutcome | None:
+    def skip(self, now_ns: int, context: _RunContext) -> InPlaceOutcome | None:
         """The cheap checks: a stat, the state row, a hash only when needed, the activity rule."""
         try:
-            status = os.lstat(self.path)
+            status = os.lstat(self.key)
         except OSError:
             return self.outcome(Disposition.UNSAFE_TARGET, reasons=("missing",))
         fingerprint = fingerprint_of(status)
-        record = self.state.record(self.path)
+        record = self.state.record(self.key)
         skipped = incremental_skip(record, fingerprint, self.options.config_digest, self.digest)
         if skipped is not None:
             if self.hashed and record is not None:  # next time the stat alone will do
                 self.state.save(_refreshed(record, fingerprint), _now())
             return self.outcome(skipped)
-        activity, holders = assess_activity(self.path, fingerprint, now_ns, self.options.activity, probe)
+        open_files = context.open_files()
+        activity, holders = assess_activity(self.path, fingerprint, now_ns, self.options.activity, open_files)
         if activity is SessionActivity.HELD_OPEN:
             return self.outcome(Disposition.HELD_OPEN, holders=holders)
         if activity is SessionActivity.RECENTLY_MODIFIED:
@@ -231,14 +243,38 @@ def _committed_record(session: _Session, frozen: FrozenSource, receipt: Receipt)
     )
 
 
+@dataclass(slots=True)
+class _RunContext:
+    """What a run takes once, and only when a session first needs it."""
+
+    probe: OpenFileProbe | None
+    detect_open: bool
+    snapshot: OpenFiles | None = None
+    taken: bool = False
+    swept: set[Path] = field(default_factory=set)
+
+    def open_files(self) -> OpenFiles | None:
+        """One snapshot of open files screens every session; an unchanged fleet never takes it."""
+        if not self.taken and self.probe is not None and self.detect_open:
+            self.snapshot = self.probe.snapshot()
+        self.taken = True
+        return self.snapshot
+
+    def sweep(self, directory: Path) -> None:
+        """Remove a killed run's backup temporaries from a directory about to get a backup."""
+        if directory not in self.swept:
+            sweep_backup_temporaries(directory)
+            self.swept.add(directory)
+
+
 def _process(
     session: _Session,
     build: BuildCandidate,
     now_ns: int,
-    probe: OpenFileProbe | None,
+    context: _RunContext,
     seam: FaultSeam,
 ) -> InPlaceOutcome:
-    skipped = session.skip(now_ns, probe)
+    skipped = session.skip(now_ns, context)
     if skipped is not None:
         return skipped
     try:
@@ -250,7 +286,8 @@ def _process(
         return _declined(session, frozen, built)
     if session.options.require_resume_proof and not built.proven:
         return session.outcome(Disposition.UNPROVEN, status=built.status, reasons=("resume-proof-missing",))
-    return _replace(session, frozen, built, probe, seam)
+    context.sweep(_backup_directory(session.target, session.options))
+    return _replace(session, frozen, built, context.probe, seam)
 
 
 def _reported(outcome: InPlaceOutcome, report: ReportWriter | None) -> InPlaceOutcome:
@@ -282,15 +319,19 @@ def run_in_place(
     session's report as soon as its outcome is known (after the commit, never before).
     """
     recovered = recover(state, options.config_digest)
-    swept: set[Path] = set()
+    # The transaction asks the probe afresh just before it publishes, so a file opened after
+    # the run's snapshot was taken is still caught.
+    context = _RunContext(probe, options.activity.detect_open_files)
+    state.preload()
+    resolved: dict[str, str] = {}  # a fleet has few directories and many sessions
     outcomes = []
     for target in targets:
-        backups = _backup_directory(target, options)
-        if backups not in swept:
-            sweep_backup_temporaries(backups)
-            swept.add(backups)
-        session = _Session(target, options, state)
-        outcomes.append(_reported(_process(session, build, clock_ns(), probe, seam), report))
+        parent, name = os.path.split(os.fspath(target.path))
+        if parent not in resolved:
+            resolved[parent] = os.path.realpath(parent or ".")
+        session = _Session(target, os.path.join(resolved[parent], name), options, state)
+        outcome = _process(session, build, clock_ns(), context, seam)
+        outcomes.append(_reported(outcome, report))
     return InPlaceRun(recovered, tuple(outcomes))
 
 

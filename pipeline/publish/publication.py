@@ -14,7 +14,7 @@ from pipeline.publish.backups import BackupCompression, claim_numbered_name
 from pipeline.publish.faults import Step
 from pipeline.publish.fsops import SwapUnsupported, lstat
 from pipeline.publish.outcome import OperationState, PublishStrategy, StopReason
-from pipeline.publish.replacement import Replacement, Stop, Validator, errno_name
+from pipeline.publish.replacement import Replacement, Stop, errno_name
 
 __all__ = ["RollbackFailed", "cleanup", "discard_stage", "publish", "rollback", "verify_published"]
 
@@ -169,17 +169,17 @@ def _return_capture(work: Replacement, stop: Stop) -> None:
         work.leftovers.append(directory.child(work.capture))
 
 
-def verify_published(work: Replacement, validate: Validator) -> None:
-    """Re-read the live path: our inode, the candidate's exact bytes, a sound structure."""
+def verify_published(work: Replacement) -> None:
+    """Re-read the live path: our inode and, byte for byte, the candidate validated before.
+
+    The validator is a pure function of the bytes, so bytes equal to the candidate's carry the
+    candidate's verdict: the structure of the published file is the structure that was checked.
+    """
     with work.failing_as(StopReason.PUBLISHED_MISMATCH):
         data, status = work.ops.read(Step.PUBLISHED_VERIFY, work.directory, work.frozen.name)
-    if status.st_ino != work.stage_inode or data != work.candidate:
+    if status.st_ino != work.stage_inode or data != work.candidate or work.candidate_codes:
         raise Stop(StopReason.PUBLISHED_MISMATCH, Step.PUBLISHED_VERIFY)
     work.verified = status
-    codes = tuple(validate(data))
-    if codes:
-        work.candidate_codes = codes
-        raise Stop(StopReason.PUBLISHED_MISMATCH, Step.PUBLISHED_VERIFY)
 
 
 def rollback(work: Replacement) -> OperationState:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from pipeline.errors import CompactionError
 from pipeline.publish.backups import Backup
@@ -130,13 +130,6 @@ class BackupRecord:
     created_at: datetime
 
 
-def _fingerprint(values: tuple[int | None, ...]) -> Fingerprint | None:
-    if any(value is None for value in values):
-        return None
-    size, mtime, ctime, inode, device = (int(v) for v in values if v is not None)
-    return Fingerprint(size, mtime, ctime, inode, device)
-
-
 def _columns(fingerprint: Fingerprint | None) -> tuple[int | None, ...]:
     if fingerprint is None:
         return (None,) * 5
@@ -149,28 +142,40 @@ def _columns(fingerprint: Fingerprint | None) -> tuple[int | None, ...]:
     )
 
 
+def _session_record(row: tuple[Any, ...]) -> SessionRecord:
+    # Positional on purpose: a fleet's rows are all read at the start of every run.
+    output = Fingerprint(row[11], row[12], row[13], row[14], row[15]) if row[11] is not None else None
+    return SessionRecord(
+        row[0],
+        RecordedResult(row[1]),
+        row[2],
+        row[3],
+        row[4],
+        Fingerprint(row[5], row[6], row[7], row[8], row[9]),
+        row[10],
+        output,
+        row[16],
+    )
+
+
 class StateDb:
     """The open database of one run (its lock held for as long as it is open)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        self._rows: dict[str, SessionRecord] | None = None  # every row, once `preload` ran
 
-    def record(self, path: Path) -> SessionRecord | None:
+    def preload(self) -> None:
+        """Read every session row at once, so a run over a fleet asks SQLite once, not per file."""
+        rows = self._db.execute("SELECT * FROM sessions").fetchall()
+        self._rows = {row[0]: _session_record(row) for row in rows}
+
+    def record(self, path: Path | str) -> SessionRecord | None:
         """The row of one session path, if any."""
+        if self._rows is not None:
+            return self._rows.get(os.fspath(path))
         row = self._db.execute("SELECT * FROM sessions WHERE path = ?", (str(path),)).fetchone()
-        if row is None:
-            return None
-        return SessionRecord(
-            path=row[0],
-            result=RecordedResult(row[1]),
-            status=row[2],
-            config_digest=row[3],
-            source_sha256=row[4],
-            source=_fingerprint(tuple(row[5:10])) or Fingerprint(0, 0, 0, 0, 0),
-            output_sha256=row[10],
-            output=_fingerprint(tuple(row[11:16])),
-            backup_path=row[16],
-        )
+        return None if row is None else _session_record(row)
 
     def save(self, record: SessionRecord, at: datetime) -> None:
         """Upsert a session's row and drop its intent, in one transaction."""
@@ -191,12 +196,16 @@ class StateDb:
                 f"INSERT OR REPLACE INTO sessions VALUES ({', '.join('?' * len(values))})", values
             )
             self._db.execute("DELETE FROM intents WHERE session_path = ?", (record.path,))
+        if self._rows is not None:
+            self._rows[record.path] = record
 
     def forget(self, path: Path) -> None:
         """Drop a session's row and intent (its file is no longer what the row described)."""
         with self._db:
             self._db.execute("DELETE FROM sessions WHERE path = ?", (str(path),))
             self._db.execute("DELETE FROM intents WHERE session_path = ?", (str(path),))
+        if self._rows is not None:
+            self._rows.pop(str(path), None)
 
     def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
         """Remember a backup (reused backups are already known)."""
@@ -268,6 +277,13 @@ def _lock(directory: Path) -> int:
     return descriptor
 
 
+def _schema_version(connection: sqlite3.Connection) -> str | None:
+    if not connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+        return None
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def _connect(directory: Path, options: StateOptions) -> sqlite3.Connection:
     if options.synchronous not in ("normal", "full"):
         raise StateUnusable(directory, f"synchronous must be normal or full, not {options.synchronous!r}")
@@ -278,10 +294,12 @@ def _connect(directory: Path, options: StateOptions) -> sqlite3.Connection:
         connection = sqlite3.connect(database, timeout=options.busy_timeout_seconds)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(f"PRAGMA synchronous={options.synchronous.upper()}")
-        connection.executescript(_SCHEMA)
-        with connection:
-            connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        version = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
+        version = _schema_version(connection)
+        if version is None:  # a new database: create it (an existing one is only read)
+            connection.executescript(_SCHEMA)
+            with connection:
+                connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            version = _schema_version(connection)
     except sqlite3.Error as exc:
         raise StateUnusable(directory, type(exc).__name__) from exc
     if version != str(SCHEMA_VERSION):

@@ -86,7 +86,7 @@ def _run(
         return work.receipt(OperationState.NOT_COMMITTED, stop)
     work.directory_synced = work.ops.fsync_directory(Step.DIRECTORY_FSYNC, work.directory)
     try:
-        verify_published(work, validate)
+        verify_published(work)
     except Stop as stop:
         return work.receipt(rollback(work), stop)
     cleanup(work)
@@ -127,9 +127,10 @@ def replace_session(
 ) -> Receipt:
     """Replace a frozen session's file with `candidate` through the whole transaction.
 
-    `validate` is run on the candidate before anything is written and on the published bytes
-    after; `known_backups` are earlier backups that may hold these very bytes (re-verified
-    before one is reused); `journal` records the intent before the first write in the session's
+    `validate` (a pure function of the bytes) is run on the candidate before anything is
+    written; the published bytes, re-read, must equal that validated candidate byte for byte.
+    `known_backups` are earlier backups that may hold these very bytes (re-verified before one
+    is reused); `journal` records the intent before the first write in the session's
     directory; `open_check` finds processes holding the file. Never raises for a failing step:
     the receipt says what happened (`operation_state`), where and why.
     """
