@@ -31,9 +31,15 @@ if TYPE_CHECKING:
     from pipeline.publish.decisions import Candidate, Declined, Disposition, InPlaceOutcome
     from pipeline.publish.faults import FAULTS_BY_STEP, NO_FAULTS, Fault, FaultPlan, FaultSeam, Step
     from pipeline.publish.inplace import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
-    from pipeline.publish.options import backup_options, in_place_options, state_options
+    from pipeline.publish.options import backup_options, in_place_options, repair_options, state_options
     from pipeline.publish.outcome import OperationState, PublishStrategy, Receipt, StopReason
-    from pipeline.publish.repair import RepairOptions, plan_report, repair_builder, write_repaired_candidate
+    from pipeline.publish.repair import (
+        CandidateOverSource,
+        RepairOptions,
+        plan_report,
+        repair_builder,
+        write_repaired_candidate,
+    )
     from pipeline.publish.restore import (
         BackupListing,
         RestoreOptions,
@@ -62,13 +68,20 @@ _LAZY = {
         "BackupUnavailable",
         "BackupUnreadable",
         "read_backup",
+        "repair_options",
     ),
     "decisions": ("Candidate", "Declined", "Disposition", "InPlaceOutcome"),
     "faults": ("FAULTS_BY_STEP", "NO_FAULTS", "Fault", "FaultPlan", "FaultSeam", "Step"),
     "inplace": ("BuildCandidate", "InPlaceOptions", "InPlaceRun", "run_in_place"),
-    "options": ("backup_options", "in_place_options", "state_options"),
+    "options": ("backup_options", "in_place_options", "repair_options", "state_options"),
     "outcome": ("OperationState", "PublishStrategy", "Receipt", "StopReason"),
-    "repair": ("RepairOptions", "plan_report", "repair_builder", "write_repaired_candidate"),
+    "repair": (
+        "CandidateOverSource",
+        "RepairOptions",
+        "plan_report",
+        "repair_builder",
+        "write_repaired_candidate",
+    ),
     "restore": (
         "BackupListing",
         "RestoreOptions",
@@ -96,6 +109,7 @@ __all__ = [
     "BackupUnreadable",
     "BuildCandidate",
     "Candidate",
+    "CandidateOverSource",
     "Declined",
     "Disposition",
     "Fault",
@@ -135,6 +149,7 @@ __all__ = [
     "platform_probe",
     "read_backup",
     "repair_builder",
+    "repair_options",
     "replace_session",
     "restorable_since",
     "restore_session",

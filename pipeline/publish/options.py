@@ -1,4 +1,4 @@
-"""Frozen option objects of the in-place machinery, parsed once from the `[in_place]` and `[state]` knobs.
+"""Frozen option objects of the in-place machinery, parsed once from `[in_place]`, `[state]`, `[read_pages]`.
 
 The command line passes the two settings sections (after flags were merged into them) and the
 few values that are not knobs (the work directory it made, the config digest, whether the user
@@ -11,15 +11,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline.core.read_pages import RepairScope
+from pipeline.core.topology.select import TopologyOptions
 from pipeline.errors import ConfigError
 from pipeline.publish.activity import ActivityOptions, parse_duration
 from pipeline.publish.backups import BackupCompression, BackupOptions, require_compression
 from pipeline.publish.inplace import InPlaceOptions
 from pipeline.publish.outcome import PublishStrategy
+from pipeline.publish.repair import RepairOptions
 from pipeline.publish.state import RecordedResult, StateOptions
 from pipeline.publish.transaction import ReplaceOptions
+from pipeline.vocabulary import LeafPolicy
 
-__all__ = ["backup_options", "in_place_options", "state_options"]
+__all__ = ["backup_options", "in_place_options", "repair_options", "state_options"]
 
 
 def _choice(kind: type[Any], value: str, knob: str) -> Any:
@@ -68,3 +72,10 @@ def state_options(state: Mapping[str, Any]) -> StateOptions:
     if state["synchronous"] not in ("normal", "full"):
         raise ConfigError(f"state.synchronous must be normal or full, not {state['synchronous']!r}")
     return StateOptions(Path(state["dir"]).expanduser(), state["busy_timeout_seconds"], state["synchronous"])
+
+
+def repair_options(read_pages: Mapping[str, Any]) -> RepairOptions:
+    """The `Read.pages` repair's scope and the leaf policy of its active chain."""
+    scope = _choice(RepairScope, read_pages["scope"], "read_pages.scope")
+    policy = _choice(LeafPolicy, read_pages["leaf_policy"], "read_pages.leaf_policy")
+    return RepairOptions(scope, TopologyOptions(policy))

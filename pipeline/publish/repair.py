@@ -25,16 +25,32 @@ from pipeline.core.read_pages import (
     repair_failures,
 )
 from pipeline.core.topology.select import TopologyOptions
+from pipeline.errors import CompactionError
 from pipeline.publish.decisions import Candidate, Declined
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.inplace import BuildCandidate
 from pipeline.publish.outcome import OperationState
 from pipeline.publish.source import FrozenSource
 
-__all__ = ["REPAIRED", "RepairOptions", "plan_report", "repair_builder", "write_repaired_candidate"]
+__all__ = [
+    "REPAIRED",
+    "CandidateOverSource",
+    "RepairOptions",
+    "plan_report",
+    "repair_builder",
+    "write_repaired_candidate",
+]
 
 REPAIRED = "repaired"
 NOTHING_TO_REPAIR = "nothing-to-repair"
+
+
+class CandidateOverSource(CompactionError):
+    """Candidate mode was asked to write over the source it repairs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"the candidate path {path.name} is the source itself: use the in-place mode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +106,7 @@ def write_repaired_candidate(frozen: FrozenSource, out: Path, options: RepairOpt
     if not plan.patches:
         return {**report, "operationState": OperationState.NOT_COMMITTED.value, "reason": NOTHING_TO_REPAIR}
     if out.resolve() == frozen.path:
-        raise ValueError("the candidate path must differ from the source")
+        raise CandidateOverSource(out)
     expected = apply_patches(frozen.data, plan.patches)
     write_bytes_atomic(out, expected)
     published = out.read_bytes()

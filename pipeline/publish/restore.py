@@ -22,7 +22,7 @@ from pipeline.publish.backups import BackupUnreadable, read_backup, scan_backups
 from pipeline.publish.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.outcome import Receipt
 from pipeline.publish.replacement import OpenCheck
-from pipeline.publish.source import SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
 from pipeline.publish.transaction import ReplaceOptions, replace_session
 
@@ -137,25 +137,37 @@ def restore_session(
     receipt = replace_session(
         frozen, original, exact, options.replace, journal=state.begin_intent, open_check=open_check, seam=seam
     )
+    _record(state, session, record, frozen, receipt, digest)
+    return RestoreOutcome(target, chosen, None, receipt)
+
+
+def _record(
+    state: StateDb,
+    session: Path,
+    before: SessionRecord | None,
+    frozen: FrozenSource,
+    receipt: Receipt,
+    digest: str,
+) -> None:
+    """Remember the new backup (of the compacted file) and, once committed, the restored output."""
     now = datetime.now(UTC)
     if receipt.backup is not None and not receipt.backup.reused:
         state.add_backup(receipt.backup, session, now)
-    if receipt.committed:
-        restored = SessionRecord(
-            path=str(session),
-            result=RecordedResult.RESTORED,
-            status="restored",
-            config_digest=record.config_digest if record else "",
-            source_sha256=frozen.sha256,
-            source=frozen.fingerprint,
-            output_sha256=digest,
-            output=receipt.published,
-            backup_path=str(receipt.backup.path) if receipt.backup else None,
-        )
-        state.save(restored, now)
-    else:
+    if not receipt.committed:
         state.clear_intent(session)
-    return RestoreOutcome(target, chosen, None, receipt)
+        return
+    restored = SessionRecord(
+        path=str(session),
+        result=RecordedResult.RESTORED,
+        status="restored",
+        config_digest=before.config_digest if before else "",
+        source_sha256=frozen.sha256,
+        source=frozen.fingerprint,
+        output_sha256=digest,
+        output=receipt.published,
+        backup_path=str(receipt.backup.path) if receipt.backup else None,
+    )
+    state.save(restored, now)
 
 
 def restorable_since(

@@ -199,14 +199,6 @@ class StateDb:
         if self._rows is not None:
             self._rows[record.path] = record
 
-    def forget(self, path: Path) -> None:
-        """Drop a session's row and intent (its file is no longer what the row described)."""
-        with self._db:
-            self._db.execute("DELETE FROM sessions WHERE path = ?", (str(path),))
-            self._db.execute("DELETE FROM intents WHERE session_path = ?", (str(path),))
-        if self._rows is not None:
-            self._rows.pop(str(path), None)
-
     def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
         """Remember a backup (reused backups are already known)."""
         with self._db:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from pipeline.errors import CompactionError
+
 __all__ = [
     "Member",
     "ObjectSpan",
@@ -33,7 +35,7 @@ _QUOTE, _BACKSLASH, _OPEN, _CLOSE = 0x22, 0x5C, 0x7B, 0x7D
 _ARRAY_OPEN, _ARRAY_CLOSE, _COLON, _COMMA = 0x5B, 0x5D, 0x3A, 0x2C
 
 
-class SpanError(ValueError):
+class SpanError(CompactionError):
     """The bytes are not the JSON the scanner expected at an offset (no content is carried)."""
 
     def __init__(self, offset: int, expected: str) -> None:
