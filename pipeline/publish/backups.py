@@ -239,8 +239,15 @@ def write_backup(
     options: BackupOptions,
     token: str,
     original_status: os.stat_result,
+    *,
+    sync_directory: bool,
 ) -> Backup:
-    """Write, verify and claim a new numbered backup; the temporary file never survives."""
+    """Write, verify and claim a new numbered backup; the temporary file never survives.
+
+    `sync_directory` fsyncs the backup directory at once; a backup beside the session is made
+    durable by the fsync of that same directory after publication instead, and the displaced
+    original is only removed once that fsync succeeded.
+    """
     stored = encode_backup(original, options.compression, options.level)
     temporary = f".{session_name}.compaction-{token}.backup-tmp"
     try:
@@ -261,7 +268,8 @@ def write_backup(
     finally:
         # The numbered name, if claimed, is a second link to the same verified file.
         _remove_quietly(directory, temporary)
-    ops.fsync_directory(Step.BACKUP_DIRECTORY_FSYNC, directory)
+    if sync_directory:
+        ops.fsync_directory(Step.BACKUP_DIRECTORY_FSYNC, directory)
     return Backup(
         directory.child(name), original_sha256, len(original), len(stored), options.compression, False
     )

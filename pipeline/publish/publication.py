@@ -239,6 +239,16 @@ def _rollback_by_link(work: Replacement) -> OperationState:
 
 
 def cleanup(work: Replacement) -> None:
-    """After commit: remove the stage name and the displaced original (the backup is verified)."""
+    """After commit: remove the stage name and the displaced original (the backup is verified).
+
+    A backup beside the session is durable only once that directory's fsync succeeded; until
+    then the displaced original stays (listed as a leftover) so that a power loss cannot leave
+    the candidate live with neither copy of the original on disk.
+    """
+    displaced = work.stage if work.strategy is PublishStrategy.EXCHANGE else work.capture
     for name in (work.stage, work.capture):
+        if name == displaced and work.backup_beside and not work.directory_synced:
+            if lstat(work.directory, name) is not None:
+                work.leftovers.append(work.directory.child(name))
+            continue
         _dispose(work, name)  # never a numbered backup: those names are not ours to remove

@@ -146,7 +146,13 @@ class Replacement:
                 self.options.backup,
                 self.token,
                 frozen.status,
+                sync_directory=not self.backup_beside,
             )
+
+    @property
+    def backup_beside(self) -> bool:
+        """Backups share the session's directory (one directory fsync makes both durable)."""
+        return self.placement.backups is self.placement.session
 
     def journal(self, journal: Journal) -> None:
         """Record the intent before the first write in the session's directory."""

@@ -21,7 +21,7 @@ from pipeline.publish.recovery import RecoveredState, recover_intent, sweep_back
 from pipeline.publish.source import SessionTarget, freeze_source
 from pipeline.publish.transaction import ReplaceOptions, replace_session
 from tests.publish.conftest import Compacted, validator
-from tests.publish.test_transaction_faults import ORDER
+from tests.publish.test_transaction_faults import ORDER, SEPARATE_BACKUP_DIRECTORY
 
 AFTER_PUBLICATION = (Step.DIRECTORY_FSYNC, Step.PUBLISHED_VERIFY, Step.CLEANUP)
 
@@ -61,7 +61,8 @@ def test_recovery_after_dying_at_any_step_leaves_a_whole_file_and_no_names_of_ou
     live.write_bytes(compacted.original)
     journal: list[Intent] = []
     frozen = freeze_source(SessionTarget(live, tmp_path, "root", "session.jsonl"))
-    options = ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), strategy, keep_times=True)
+    separate = tmp_path / "backups" if step in SEPARATE_BACKUP_DIRECTORY else None
+    options = ReplaceOptions(BackupOptions(separate, BackupCompression.NONE, 0), strategy, keep_times=True)
     with pytest.raises(Died):
         replace_session(
             frozen,
@@ -72,7 +73,8 @@ def test_recovery_after_dying_at_any_step_leaves_a_whole_file_and_no_names_of_ou
             open_check=lambda path, device, inode: (),
             seam=DieAt(step),
         )
-    sweep_backup_temporaries(tmp_path)
+    for directory in [tmp_path, *(p for p in tmp_path.rglob("*") if p.is_dir())]:
+        sweep_backup_temporaries(directory)
     found = [recover_intent(intent) for intent in journal]
     data = live.read_bytes()
     assert data in (compacted.original, compacted.candidate)
@@ -81,9 +83,9 @@ def test_recovery_after_dying_at_any_step_leaves_a_whole_file_and_no_names_of_ou
         assert found[0].state is expected and not found[0].preserved
     else:
         assert data == compacted.original  # nothing is touched before the intent is journaled
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    leftovers = [p.name for p in tmp_path.rglob(".*")]
     assert not leftovers, leftovers
-    backups = [p for p in tmp_path.iterdir() if ".backup" in p.name]
+    backups = [p for p in tmp_path.rglob("*.backup*") if p.is_file()]
     assert all(read_backup(p) == compacted.original for p in backups)
     if data == compacted.candidate:
         assert backups, "the candidate is live without a backup of the original"

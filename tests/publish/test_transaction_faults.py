@@ -103,6 +103,11 @@ class World:
         self.versions.append(live.read_bytes())
 
 
+# A backup beside the session is made durable by the session directory's fsync; only a separate
+# backup directory gets its own fsync step.
+SEPARATE_BACKUP_DIRECTORY = {Step.BACKUP_DIRECTORY_FSYNC}
+
+
 def run_case(
     session_dir: Path,
     compacted: Compacted,
@@ -115,7 +120,8 @@ def run_case(
         live.write_bytes(compacted.original)
     plan = FaultPlan(live, faults, change=world.change)
     frozen = freeze_source(SessionTarget(live, session_dir, "root", "session.jsonl"), seam=plan)
-    options = ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), strategy, keep_times=True)
+    separate = session_dir / "backups" if SEPARATE_BACKUP_DIRECTORY & set(faults) else None
+    options = ReplaceOptions(BackupOptions(separate, BackupCompression.NONE, 0), strategy, keep_times=True)
     receipt = replace_session(
         frozen, compacted.candidate, validator, options, open_check=lambda path, dev, ino: (), seam=plan
     )
@@ -123,7 +129,7 @@ def run_case(
 
 
 def backups_in(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if parse_backup_name(p.name) and not p.name.startswith("."))
+    return sorted(p for p in directory.rglob("*") if parse_backup_name(p.name) and not p.name.startswith("."))
 
 
 def check_invariants(
@@ -150,7 +156,7 @@ def check_invariants(
         assert live == compacted.original
     if state is OperationState.ROLLBACK_FAILED and not world.versions:
         assert live == compacted.candidate
-    hidden = sorted(p.name for p in session_dir.iterdir() if p.name.startswith("."))
+    hidden = sorted(p.name for p in session_dir.rglob(".*"))
     listed = sorted(p.name for p in receipt.leftovers)
     assert set(hidden) <= set(listed), f"temporaries left behind: {hidden}"
 
