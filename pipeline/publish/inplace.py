@@ -323,13 +323,12 @@ def run_in_place(
     # the run's snapshot was taken is still caught.
     context = _RunContext(probe, options.activity.detect_open_files)
     state.preload()
-    resolved: dict[str, str] = {}  # a fleet has few directories and many sessions
+    roots: dict[Path, str] = {}  # discovery never descends a symlink, so root + label is resolved
     outcomes = []
     for target in targets:
-        parent, name = os.path.split(os.fspath(target.path))
-        if parent not in resolved:
-            resolved[parent] = os.path.realpath(parent or ".")
-        session = _Session(target, os.path.join(resolved[parent], name), options, state)
+        if target.root not in roots:
+            roots[target.root] = os.path.realpath(target.root)
+        session = _Session(target, os.path.join(roots[target.root], target.label), options, state)
         outcome = _process(session, build, clock_ns(), context, seam)
         outcomes.append(_reported(outcome, report))
     return InPlaceRun(recovered, tuple(outcomes))

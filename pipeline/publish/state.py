@@ -217,12 +217,15 @@ class StateDb:
 
     def backups(self, session: Path | None = None, since: datetime | None = None) -> list[BackupRecord]:
         """Recorded backups, oldest first, of one session or all, created at or after `since`."""
-        query = (
-            "SELECT * FROM backups WHERE (? IS NULL OR session_path = ?) AND (? IS NULL OR created_at >= ?)"
-        )
-        key = str(session) if session is not None else None
-        stamp = since.isoformat() if since is not None else None
-        rows = self._db.execute(query + " ORDER BY created_at, path", (key, key, stamp, stamp)).fetchall()
+        clauses, values = [], []
+        if session is not None:  # by the (session_path, created_at) index, not a scan
+            clauses.append("session_path = ?")
+            values.append(str(session))
+        if since is not None:
+            clauses.append("created_at >= ?")
+            values.append(since.isoformat())
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._db.execute(f"SELECT * FROM backups{where} ORDER BY created_at, path", values).fetchall()
         return [
             BackupRecord(Path(r[0]), Path(r[1]), r[2], r[3], r[4], r[5], datetime.fromisoformat(r[6]))
             for r in rows
