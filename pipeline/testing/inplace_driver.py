@@ -6,7 +6,7 @@ line will replace it when the jobs are restructured; everything else here is wha
 `compress --in-place` does: settings in, one locked state database, `run_in_place`, a summary.
 
     python -m pipeline.testing.inplace_driver ROOT --state-dir S --work-dir W [--backup-dir B]
-    python -m pipeline.testing.inplace_driver --serve    # fork one run per stdin line (crash tests)
+    python -m pipeline.testing.inplace_driver --serve    # fork runs on request (crash tests)
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ _FINAL = frozenset(
         SessionStatus.REFUSED,
     }
 )
+_ORDINARY = frozenset({"committed", "skipped-unchanged-output", "skipped-unchanged-declined"})
 _NOT_OUTPUT_SHAPING = ("out_dir", "root_label", "verify_resume", "claude", "resume_timeout")
 
 
@@ -148,26 +149,53 @@ def _summary(result: InPlaceRun) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for outcome in result.outcomes:
         counts[outcome.disposition.value] = counts.get(outcome.disposition.value, 0) + 1
-    return {"dispositions": counts, "built": result.compression_work, "recovered": len(result.recovered)}
+    unusual = [
+        {
+            "label": o.target.label,
+            "disposition": o.disposition.value,
+            "status": o.status,
+            "reasons": list(o.reasons),
+        }
+        | ({"reason": o.receipt.reason, "step": o.receipt.failed_step} if o.receipt else {})
+        for o in result.outcomes
+        if o.disposition.value not in _ORDINARY
+    ]
+    recovered = [{"state": r.state.value, "preserved": len(r.preserved)} for r in result.recovered]
+    return {
+        "dispositions": counts,
+        "built": result.compression_work,
+        "recovered": len(result.recovered),
+        "recoveries": recovered,
+        "unusual": unusual,
+    }
 
 
 def _serve() -> int:
-    """Fork a child per line (JSON list of arguments): `pid N`, then `exit N CODE` or `killed N SIG`."""
+    """Fork a run per `run ARGS-JSON` line, print `pid N`; `wait` reaps it: `exit N CODE`, `killed N SIG`.
+
+    The child is reaped only when asked, so until then its pid stays reserved (a zombie keeps
+    it): a caller that kills by pid can never hit another process that reused the number.
+    """
+    child = 0
     for line in sys.stdin:
-        argv = json.loads(line)
-        pid = os.fork()
-        if pid == 0:  # the child: one real run, then leave without running the parent's cleanup
+        command, _, rest = line.strip().partition(" ")
+        if command == "wait":
+            _, status = os.waitpid(child, 0)
+            word, code = (
+                ("killed", os.WTERMSIG(status))
+                if os.WIFSIGNALED(status)
+                else ("exit", os.WEXITSTATUS(status))
+            )
+            print(f"{word} {child} {code}", flush=True)
+            continue
+        child = os.fork()
+        if child == 0:  # the child: one real run, then leave without running the parent's cleanup
             code = 1
             try:
-                code = main(argv)
+                code = main(json.loads(rest))
             finally:
                 os._exit(code)
-        print(f"pid {pid}", flush=True)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            print(f"killed {pid} {os.WTERMSIG(status)}", flush=True)
-        else:
-            print(f"exit {pid} {os.WEXITSTATUS(status)}", flush=True)
+        print(f"pid {child}", flush=True)
     return 0
 
 
