@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -310,28 +310,56 @@ def run_in_place(
     clock_ns: Callable[[], int],
     probe: OpenFileProbe | None,
     report: ReportWriter | None = None,
+    roots: Sequence[tuple[Path, str]] = (),
     seam: FaultSeam = NO_FAULTS,
 ) -> InPlaceRun:
     """Recover, then take every session through the skip rules and, when needed, the transaction.
 
     `clock_ns` is the wall clock the idle rule compares modification times with; `probe` finds
     processes holding a file open (None: the platform offers none); `report` writes each
-    session's report as soon as its outcome is known (after the commit, never before).
+    session's report as soon as its outcome is known (after the commit, never before);
+    `roots` are the scanned (root, root label) pairs, so a session recovery puts back after
+    discovery missed it is processed too, even in a root where discovery found nothing.
     """
     recovered = recover(state, options.config_digest)
+    targets = _with_put_back(list(targets), recovered, roots)
     # The transaction asks the probe afresh just before it publishes, so a file opened after
     # the run's snapshot was taken is still caught.
     context = _RunContext(probe, options.activity.detect_open_files)
     state.preload()
-    roots: dict[Path, str] = {}  # discovery never descends a symlink, so root + label is resolved
+    resolved: dict[Path, str] = {}  # discovery never descends a symlink, so root + label is resolved
     outcomes = []
     for target in targets:
-        if target.root not in roots:
-            roots[target.root] = os.path.realpath(target.root)
-        session = _Session(target, os.path.join(roots[target.root], target.label), options, state)
+        if target.root not in resolved:
+            resolved[target.root] = os.path.realpath(target.root)
+        session = _Session(target, os.path.join(resolved[target.root], target.label), options, state)
         outcome = _process(session, build, clock_ns(), context, seam)
         outcomes.append(_reported(outcome, report))
     return InPlaceRun(recovered, tuple(outcomes))
+
+
+def _with_put_back(
+    targets: list[SessionTarget], recovered: tuple[Recovered, ...], scanned: Sequence[tuple[Path, str]]
+) -> list[SessionTarget]:
+    """The targets, plus sessions recovery put back at their path after discovery missed them.
+
+    The link strategy leaves a session's path empty for a moment; a run killed then leaves it
+    empty until the next run's recovery puts the original back, after that run's discovery.
+    """
+    roots = {root: (os.path.realpath(root), label) for root, label in scanned}
+    roots.update({target.root: (os.path.realpath(target.root), target.root_label) for target in targets})
+    known = {os.path.join(resolved, t.label) for t in targets for resolved in (roots[t.root][0],)}
+    added = []
+    for found in recovered:
+        session = found.intent.session
+        if found.state is RecoveredState.COMMITTED or str(session) in known or found.live is None:
+            continue
+        for root, (resolved, label) in roots.items():
+            if Path(resolved) in session.parents:
+                relative = session.relative_to(resolved).as_posix()
+                added.append(SessionTarget(session, root, label, relative))
+                break
+    return [*targets, *added]
 
 
 def _backup_directory(target: SessionTarget, options: InPlaceOptions) -> Path:

@@ -91,3 +91,40 @@ def test_recovery_after_dying_at_any_step_leaves_a_whole_file_and_no_names_of_ou
         assert backups, "the candidate is live without a backup of the original"
         digest = hashlib.sha256(compacted.original).hexdigest()
         assert found[0].intent.frozen_sha256 == digest
+
+
+def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """The link strategy's empty moment: discovery misses the session, recovery puts it back."""
+    import time
+
+    from pipeline.publish.decisions import Disposition
+    from pipeline.publish.inplace import run_in_place
+    from pipeline.publish.state import StateOptions, open_state
+    from pipeline.testing.inplace_driver import compress_candidate
+    from tests.publish.conftest import build_original
+    from tests.publish.test_inplace import COMPRESS, options, targets
+
+    root = tmp_path / "projects"
+    live = root / "p" / "s.jsonl"
+    live.parent.mkdir(parents=True)
+    original = build_original(live)
+    with open_state(StateOptions(tmp_path / "state", 5.0, "normal")) as state:
+        candidate = compress_candidate(COMPRESS)(freeze_source(targets(root)[0]), tmp_path / "work")
+        assert not isinstance(candidate, type(None)) and hasattr(candidate, "data")
+        frozen = freeze_source(targets(root)[0])
+        link = ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), PublishStrategy.LINK, True)
+        with pytest.raises(Died):  # killed between moving the original aside and linking the candidate
+            replace_session(
+                frozen, candidate.data, candidate.validate, link,  # type: ignore[union-attr]
+                journal=state.begin_intent, seam=DieAt(Step.PUBLISH),
+            )  # fmt: skip
+        assert not live.exists() and targets(root) == []  # discovery cannot see it now
+        result = run_in_place(
+            targets(root), compress_candidate(COMPRESS), options(tmp_path / "work"), state,
+            clock_ns=time.time_ns, probe=None, roots=[(root, "projects")],
+        )  # fmt: skip
+    [outcome] = result.outcomes
+    assert outcome.disposition is Disposition.COMMITTED, outcome
+    assert live.exists() and read_backup(outcome.receipt.backup.path) == original  # type: ignore[union-attr]
