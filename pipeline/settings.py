@@ -18,19 +18,33 @@ from typing import Any, Final, get_type_hints
 import msgspec
 
 from pipeline.errors import ConfigError
-from pipeline.vocabulary import CheckpointPolicy, LeafPolicy, LogFormat, ResumeGate, SummarizerName
+from pipeline.vocabulary import (
+    BackupCompression,
+    CheckpointPolicy,
+    LeafPolicy,
+    LogFormat,
+    PublishStrategy,
+    RepairScope,
+    ResumeGate,
+    StateSync,
+    SummarizerName,
+)
 
 __all__ = [
     "DEFAULTS_PATH",
     "MIN_SUMMARY_CHARS",
     "READER_DEPTH_CEILING",
     "CompressSettings",
+    "InPlaceSettings",
+    "ReadPagesSettings",
     "Settings",
+    "StateSettings",
     "SummarySettings",
     "SweepSettings",
     "TokensSettings",
     "VerifySettings",
     "load_settings",
+    "parse_duration",
 ]
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
@@ -41,6 +55,29 @@ _ENV_PREFIX: Final = "COMPACTION_"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
 # Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
 _NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
+_DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in `12h`, `30m`, `2d`, `1w`, `90s` or a bare number of seconds; ValueError otherwise."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in _DURATION_UNITS else "s"
+    number = value[:-1] if value[-1:] in _DURATION_UNITS else value
+    try:
+        seconds = float(number) * _DURATION_UNITS[unit]
+    except ValueError as exc:
+        raise ValueError(f"not a duration: {text!r} (examples: 12h, 30m, 2d)") from exc
+    if not seconds >= 0:  # also refuses nan
+        raise ValueError(f"a duration cannot be negative: {text!r}")
+    return seconds
+
+
+def _is_duration(value: str) -> bool:
+    try:
+        parse_duration(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _at_least(minimum: float) -> Callable[[float], bool]:
@@ -70,6 +107,10 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "max_names_per_class": (_at_least(1), "1 or more"),
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
     "min_excluded_text_chars": (_at_least(1), "1 or more"),
+    "idle_for": (_is_duration, "a duration such as 12h, 30m, 2d or 90 (units s, m, h, d, w)"),
+    "gzip_level": (lambda value: 1 <= value <= 9, "between 1 and 9"),
+    "zstd_level": (lambda value: 1 <= value <= 22, "between 1 and 22"),
+    "busy_timeout_seconds": (lambda value: value > 0, "more than 0"),
 }
 _POSITIVE_SECTIONS: Final = frozenset({"summary"})  # every knob there is a bound of at least 1
 
@@ -135,6 +176,44 @@ class VerifySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class InPlaceSettings:
+    """`[in_place]`: `compress --in-place`, `restore`, `repair-read-pages --in-place`."""
+
+    idle_for: str  # a duration (`parse_duration`), checked when the settings are loaded
+    confirm_sessions_closed: bool
+    detect_open_files: bool
+    backup_dir: str
+    backup_compression: BackupCompression
+    gzip_level: int
+    zstd_level: int
+    publish_strategy: PublishStrategy
+    keep_times: bool
+    work_dir: str
+
+    @property
+    def idle_for_seconds(self) -> float:
+        """The idle period in seconds."""
+        return parse_duration(self.idle_for)
+
+
+@dataclass(frozen=True, slots=True)
+class StateSettings:
+    """`[state]`: the database of earlier in-place runs and the run lock."""
+
+    dir: str
+    busy_timeout_seconds: float
+    synchronous: StateSync
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPagesSettings:
+    """`[read_pages]`: the `Read.pages` compatibility repair."""
+
+    scope: RepairScope
+    leaf_policy: LeafPolicy
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every knob, by section, after all overrides, and where the values came from."""
 
@@ -143,6 +222,9 @@ class Settings:
     summary: SummarySettings
     tokens: TokensSettings
     verify: VerifySettings
+    in_place: InPlaceSettings
+    state: StateSettings
+    read_pages: ReadPagesSettings
     sources: tuple[str, ...]  # the defaults file, then each override layer, for the summary report
 
 

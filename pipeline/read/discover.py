@@ -16,7 +16,7 @@ from typing import Final
 
 from pipeline.errors import CompactionError
 
-__all__ = ["RootError", "SessionFile", "default_roots", "discover"]
+__all__ = ["RootError", "SessionFile", "default_roots", "discover", "root_pairs"]
 
 _SUFFIXES: Final = (".jsonl", ".json")
 
@@ -47,15 +47,20 @@ def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
     return [Path(base) / "projects" if base else Path.home() / ".claude" / "projects"]
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path) -> Iterator[tuple[Path, str]]:
+    """Every session file under a root and its label, built from strings (a fleet has many files)."""
+
     def fail(error: OSError) -> None:
         raise RootError(f"cannot list {error.filename}: {error.strerror}")
 
-    for directory, subdirectories, files in os.walk(root, onerror=fail, followlinks=False):
+    top = os.fspath(root)
+    for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+        relative = os.path.relpath(directory, top).replace(os.sep, "/")
+        prefix = "" if relative == "." else f"{relative}/"
         for name in sorted(files):
             if name.endswith(_SUFFIXES) and not name.startswith("."):
-                yield Path(directory) / name
+                yield Path(directory, name), prefix + name
 
 
 def _root_labels(roots: Sequence[Path]) -> list[str]:
@@ -69,10 +74,15 @@ def _root_labels(roots: Sequence[Path]) -> list[str]:
     return labels
 
 
+def root_pairs(roots: Sequence[Path]) -> list[tuple[Path, str]]:
+    """Each root with the label its sessions get (roots sharing a basename are told apart)."""
+    return list(zip(roots, _root_labels(roots), strict=True))
+
+
 def discover(roots: Sequence[Path]) -> list[SessionFile]:
     """Every session file under the roots; raises `RootError` for a missing or unreadable root."""
     sessions: list[SessionFile] = []
-    for root, root_label in zip(roots, _root_labels(roots), strict=True):
+    for root, root_label in root_pairs(roots):
         if root.is_file():
             sessions.append(SessionFile(root, root.parent, root_label, root.name))
             continue
@@ -80,7 +90,5 @@ def discover(roots: Sequence[Path]) -> list[SessionFile]:
             raise RootError(f"no such file or directory: {root}")
         if not os.access(root, os.R_OK | os.X_OK):
             raise RootError(f"cannot list {root}: permission denied")
-        sessions.extend(
-            SessionFile(path, root, root_label, path.relative_to(root).as_posix()) for path in _walk(root)
-        )
+        sessions.extend(SessionFile(path, root, root_label, label) for path, label in _walk(root))
     return sessions

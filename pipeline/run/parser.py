@@ -14,6 +14,12 @@ from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.estimate.estimators import EstimatorName
+from pipeline.run.parser_live import (
+    IN_PLACE_EXIT_CODES,
+    add_in_place_flags,
+    add_live_commands,
+    live_overrides,
+)
 from pipeline.vocabulary import CheckpointPolicy, ExitCode, LeafPolicy, LogFormat, SummarizerName
 
 __all__ = ["build_parser", "flag_overrides"]
@@ -90,7 +96,7 @@ def _topology(parser: argparse.ArgumentParser) -> None:
 
 def _compress(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--out", type=Path, required=True, help="directory for candidates and reports")
+    add("--out", type=Path, help="directory for candidates and reports (or --in-place)")
     add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
     add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
     add("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
@@ -154,7 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a compacted candidate for every session that needs one (sources are never touched)",
         description="Plan a cut per session, summarize the older turns, keep the recent tail byte-for-byte, "
         "check the result, resume it in Claude Code when it is installed, and write it under --out, "
-        "mirroring the input layout, with one JSON report per session and summary.json.",
+        "mirroring the input layout, with one JSON report per session and summary.json. With --in-place, "
+        "replace each idle session that needs it instead, keeping a verified numbered backup, and skip "
+        "on later runs every session that has not changed since (a state database records them).",
+        epilog=IN_PLACE_EXIT_CODES,
     )
     tokens = commands.add_parser(
         "tokens",
@@ -168,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     _topology(validate)
     _topology(compress)
     _compress(compress)
+    add_in_place_flags(compress)
     tokens.add_argument(
         "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
     )
@@ -183,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
     _add_verify_arguments(verify)
+    add_live_commands(commands)
     return parser
 
 
@@ -191,16 +202,18 @@ _GATE = {True: "on", False: "off", None: None}
 
 def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The settings layer the flags form (None: not given, the lower layers decide)."""
+    get = vars(args).get
     flags: dict[str, dict[str, Any]] = {
         "sweep": {
-            "jobs": args.jobs,
+            "jobs": get("jobs"),
             "leaf_policy": getattr(args, "leaf_policy", None),
             "max_post_last_prompt_extension": getattr(args, "max_post_last_prompt_extension", None),
             "checkpoint_policy": getattr(args, "checkpoint_policy", None),
             "max_file_history_snapshots": getattr(args, "max_file_history_snapshots", None),
             "log_format": args.log_format,
-            "report_dir": str(args.report_dir) if args.report_dir else None,
-        }
+            "report_dir": str(args.report_dir) if get("report_dir") else None,
+        },
+        **live_overrides(args),
     }
     if args.command == "compress":
         flags["compress"] = {
