@@ -41,6 +41,7 @@ __all__ = [
     "SessionActivity",
     "assess_activity",
     "platform_probe",
+    "recently_modified",
 ]
 
 _PROC: Final = Path("/proc")
@@ -198,6 +199,13 @@ def assess_activity(
             return SessionActivity.HELD_OPEN, holders
     if options.confirm_sessions_closed:
         return SessionActivity.CONFIRMED_CLOSED, ()
-    if now_ns - fingerprint.mtime_ns < options.idle_for_seconds * _NS_PER_SECOND:
+    if recently_modified(fingerprint.mtime_ns, now_ns, options):
         return SessionActivity.RECENTLY_MODIFIED, ()
     return SessionActivity.IDLE, ()
+
+
+def recently_modified(mtime_ns: int, now_ns: int, options: ActivityOptions) -> bool:
+    """Written to within the idle period (never, when the user confirmed the sessions closed)."""
+    if options.confirm_sessions_closed:
+        return False
+    return now_ns - mtime_ns < options.idle_for_seconds * _NS_PER_SECOND

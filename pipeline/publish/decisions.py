@@ -3,24 +3,38 @@
 `incremental_skip` is the rule that makes a second night over an unchanged fleet cheap: a
 session whose bytes equal the output we published, or that the job declined with the same
 engine and configuration and that has not changed since, is skipped after one `stat` (a hash
-only when the `stat` alone cannot tell).
+only when the `stat` alone cannot tell). `RunContext` is what a run takes once: the open-file
+snapshot and the directories already swept of a killed run's temporaries.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
+from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
+from pipeline.publish.activity import OpenFileProbe, OpenFiles
 from pipeline.publish.outcome import Receipt
 from pipeline.publish.records import Fingerprint
+from pipeline.publish.recovery import sweep_backup_temporaries
 from pipeline.publish.replacement import Validator
 from pipeline.publish.source import SessionTarget
 from pipeline.publish.state import RecordedResult, SessionRecord
 from pipeline.report.documents import Outcome
 
-__all__ = ["Candidate", "Declined", "Disposition", "InPlaceOutcome", "JobResult", "incremental_skip"]
+__all__ = [
+    "Candidate",
+    "Declined",
+    "Disposition",
+    "InPlaceOutcome",
+    "JobResult",
+    "RunContext",
+    "incremental_skip",
+]
 
 JobResult = Outcome | RepairPlan
 """What the job behind a candidate says: the compress job's outcome, or the repair's plan."""
@@ -86,9 +100,8 @@ class Declined:
     job: JobResult | None = None  # for the session's report
 
 
-@dataclass(frozen=True, slots=True)
-class InPlaceOutcome:
-    """One session of an in-place run."""
+class InPlaceOutcome(NamedTuple):
+    """One session of an in-place run (a named tuple: an unchanged fleet makes one per session)."""
 
     target: SessionTarget
     disposition: Disposition
@@ -110,7 +123,7 @@ class InPlaceOutcome:
     def with_report_failed(self) -> InPlaceOutcome:
         """This outcome once its report could not be written (a commit becomes committed-report-failed)."""
         receipt = self.receipt.report_failed() if self.receipt is not None else None
-        return replace(self, receipt=receipt, report_failed=True)
+        return self._replace(receipt=receipt, report_failed=True)
 
 
 def _unchanged(
@@ -145,3 +158,34 @@ def incremental_skip(
     if declined and _unchanged(record.source, record.source_sha256, fingerprint, digest):
         return Disposition.UNCHANGED_DECLINED
     return None
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What a run takes once, and only when a session first needs it (safe from several threads)."""
+
+    probe: OpenFileProbe | None
+    detect_open: bool
+    snapshot: OpenFiles | None = None
+    taken: bool = False
+    swept: set[Path] = field(default_factory=set)
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def open_files(self) -> OpenFiles | None:
+        """One snapshot of open files screens every session; an unchanged fleet never takes it."""
+        with self.guard:
+            if not self.taken and self.probe is not None and self.detect_open:
+                self.snapshot = self.probe.snapshot()
+            self.taken = True
+            return self.snapshot
+
+    def sweep(self, directory: Path) -> None:
+        """Remove a killed run's backup temporaries from a directory about to get a backup.
+
+        Once per directory and under the lock: a transaction sweeps before it writes its own
+        temporary there, so no sweep can meet another transaction's temporary.
+        """
+        with self.guard:
+            if directory not in self.swept:
+                sweep_backup_temporaries(directory)
+                self.swept.add(directory)

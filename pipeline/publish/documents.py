@@ -228,7 +228,7 @@ class InPlaceTotals(Section, frozen=True, kw_only=True):
     state_dir: str
     backup_dir: str | None  # None: beside each session
     backup_compression: BackupCompression
-    work_dir: str
+    work_dir: str | None  # None: nothing needed building, so no work directory was made
     config_digest: str
     require_resume_proof: bool
     by_disposition: dict[str, int]

@@ -33,21 +33,24 @@ def fsync_directory(path: Path) -> bool:
         os.close(descriptor)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write bytes to `path` atomically (temp file, fsync, rename)."""
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write bytes to `path` atomically (temp file, fsync, rename); `durable=False` skips the
+    fsyncs for a file any rerun regenerates (a summary): readers still never see half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         with temporary.open("xb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
-    fsync_directory(path.parent)
+    if durable:
+        fsync_directory(path.parent)
 
 
 async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None) -> None:

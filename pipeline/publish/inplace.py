@@ -12,24 +12,31 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.publish.activity import (
     ActivityOptions,
     OpenFileProbe,
-    OpenFiles,
     SessionActivity,
     assess_activity,
+    recently_modified,
 )
 from pipeline.publish.backups import backup_subdirectory
-from pipeline.publish.decisions import Candidate, Declined, Disposition, InPlaceOutcome, incremental_skip
+from pipeline.publish.decisions import (
+    Candidate,
+    Declined,
+    Disposition,
+    InPlaceOutcome,
+    RunContext,
+    incremental_skip,
+)
 from pipeline.publish.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.interrupted import recover, with_put_back
 from pipeline.publish.outcome import OperationState, Receipt, StopReason
 from pipeline.publish.records import Fingerprint, fingerprint_of
-from pipeline.publish.recovery import Recovered, sweep_backup_temporaries
+from pipeline.publish.recovery import Recovered
 from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
 from pipeline.publish.transaction import ReplaceOptions, replace_session
@@ -40,6 +47,7 @@ __all__ = [
     "InPlaceOptions",
     "InPlacePass",
     "InPlaceRun",
+    "Pending",
     "ReportWriter",
     "Screened",
     "reported",
@@ -66,7 +74,9 @@ class InPlaceOptions:
 
     activity: ActivityOptions
     replace: ReplaceOptions
-    work_dir: Path  # candidates are built here, outside the live tree
+    work_dir: (
+        Path  # `run_in_place` builds here, outside the live tree (the CLI hands its own to its build step)
+    )
     config_digest: str  # engine version and every option that shapes the output
     require_resume_proof: bool  # refuse candidates the resume gate did not prove
     result: RecordedResult  # what a commit is recorded as (compacted or repaired)
@@ -89,8 +99,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class _Session:
-    """One session's way through the run."""
+class Pending:
+    """One session's way through the run, from its cheap checks on."""
 
     def __init__(self, target: SessionTarget, key: str, options: InPlaceOptions, state: StateDb) -> None:
         self.target = target
@@ -134,7 +144,7 @@ class _Session:
         with self.path.open("rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
 
-    def skip(self, now_ns: int, context: _RunContext) -> InPlaceOutcome | None:
+    def skip(self, now_ns: int, context: RunContext) -> InPlaceOutcome | None:
         """The cheap checks: a stat, the state row, a hash only when needed, the activity rule."""
         try:
             status = os.lstat(self.key)
@@ -159,11 +169,11 @@ class _Session:
 
 def _refreshed(record: SessionRecord, fingerprint: Fingerprint) -> SessionRecord:
     if record.result is RecordedResult.DECLINED:
-        return replace(record, source=fingerprint)
-    return replace(record, output=fingerprint)
+        return record._replace(source=fingerprint)
+    return record._replace(output=fingerprint)
 
 
-def _declined(session: _Session, frozen: FrozenSource, declined: Declined) -> InPlaceOutcome:
+def _declined(session: Pending, frozen: FrozenSource, declined: Declined) -> InPlaceOutcome:
     try:
         unchanged = fingerprint_of(os.lstat(session.path)) == frozen.fingerprint
     except OSError:
@@ -188,7 +198,7 @@ def _declined(session: _Session, frozen: FrozenSource, declined: Declined) -> In
     )
 
 
-def _still_our_output(session: _Session, frozen: FrozenSource) -> bool:
+def _still_our_output(session: Pending, frozen: FrozenSource) -> bool:
     """The file is the output another job published: its row (and the backup it names) stays."""
     record = session.state.record(session.path)
     published = (RecordedResult.COMPACTED, RecordedResult.REPAIRED, RecordedResult.RESTORED)
@@ -196,7 +206,7 @@ def _still_our_output(session: _Session, frozen: FrozenSource) -> bool:
 
 
 def _replace(
-    session: _Session,
+    session: Pending,
     frozen: FrozenSource,
     candidate: Candidate,
     probe: OpenFileProbe | None,
@@ -237,7 +247,7 @@ def _failed_disposition(receipt: Receipt) -> Disposition:
     return _STATE_DISPOSITION[receipt.operation_state]
 
 
-def _committed_record(session: _Session, frozen: FrozenSource, receipt: Receipt) -> SessionRecord:
+def _committed_record(session: Pending, frozen: FrozenSource, receipt: Receipt) -> SessionRecord:
     """The row of a commit: `output` is None when the file changed after we verified it."""
     return SessionRecord(
         path=str(session.path),
@@ -252,43 +262,22 @@ def _committed_record(session: _Session, frozen: FrozenSource, receipt: Receipt)
     )
 
 
-@dataclass(slots=True)
-class _RunContext:
-    """What a run takes once, and only when a session first needs it."""
-
-    probe: OpenFileProbe | None
-    detect_open: bool
-    snapshot: OpenFiles | None = None
-    taken: bool = False
-    swept: set[Path] = field(default_factory=set)
-
-    def open_files(self) -> OpenFiles | None:
-        """One snapshot of open files screens every session; an unchanged fleet never takes it."""
-        if not self.taken and self.probe is not None and self.detect_open:
-            self.snapshot = self.probe.snapshot()
-        self.taken = True
-        return self.snapshot
-
-    def sweep(self, directory: Path) -> None:
-        """Remove a killed run's backup temporaries from a directory about to get a backup."""
-        if directory not in self.swept:
-            sweep_backup_temporaries(directory)
-            self.swept.add(directory)
-
-
 @dataclass(frozen=True, slots=True)
 class Screened:
     """A session that passed the cheap checks, with its original frozen: a candidate is wanted."""
 
-    session: _Session
+    session: Pending
     frozen: FrozenSource
 
 
 class InPlacePass:
-    """One in-place run, step by step: recover, screen each session, settle it with a built candidate.
+    """One in-place run, step by step: recover, check and screen each session, settle it with a
+    built candidate.
 
-    The steps touch the state database and the live tree, so one thread takes them in turn; the
-    candidates in between may be built anywhere (worker processes, from the frozen bytes).
+    `begin` and `check` run in the caller's thread; `screen` and `settle` of different sessions
+    may run in several threads at once (each session's own files, unique names for everything
+    a transaction creates, the state database serializing its own use); the candidates in
+    between may be built anywhere (worker processes, from the frozen bytes).
     """
 
     def __init__(
@@ -306,9 +295,10 @@ class InPlacePass:
         self.seam = seam
         # The transaction asks the probe afresh just before it publishes, so a file opened after
         # the run's snapshot was taken is still caught.
-        self.context = _RunContext(probe, options.activity.detect_open_files)
+        self.context = RunContext(probe, options.activity.detect_open_files)
         self.recovered: tuple[Recovered, ...] = ()
-        self._resolved: dict[Path, str] = {}  # discovery never descends a symlink: root + label is resolved
+        self._resolved: dict[Path, str] = {}  # root -> its real path and a separator (discovery never
+        # descends a symlink, so root + label is resolved)
 
     def begin(
         self, targets: Iterable[SessionTarget], roots: Sequence[tuple[Path, str]]
@@ -319,20 +309,28 @@ class InPlacePass:
         self.state.preload()
         return chosen
 
-    def screen(self, target: SessionTarget) -> InPlaceOutcome | Screened:
-        """The cheap checks (a stat, the state row, a hash when needed, the activity rule), then the
-        frozen original; an outcome when there is nothing to build."""
-        if target.root not in self._resolved:
-            self._resolved[target.root] = os.path.realpath(target.root)
-        key = os.path.join(self._resolved[target.root], target.label)
-        session = _Session(target, key, self.options, self.state)
+    def check(self, target: SessionTarget) -> InPlaceOutcome | Pending:
+        """The cheap checks: a stat, the state row, a hash when needed, the activity rule.
+
+        An unchanged fleet ends here, session after session, without a thread hop or a read.
+        """
+        resolved = self._resolved.get(target.root)
+        if resolved is None:
+            resolved = self._resolved[target.root] = os.path.realpath(target.root).rstrip(os.sep) + os.sep
+        key = resolved + target.label  # a label is relative, with forward slashes
+        session = Pending(target, key, self.options, self.state)
         skipped = session.skip(self.clock_ns(), self.context)
-        if skipped is not None:
-            return skipped
+        return skipped if skipped is not None else session
+
+    def screen(self, session: Pending) -> InPlaceOutcome | Screened:
+        """Freeze the original (refusing an unsafe target), and apply the idle rule once more to the
+        frozen file's own modification time: it may have been written to since `check`."""
         try:
-            frozen = freeze_source(target)
+            frozen = freeze_source(session.target)
         except SourceRefused as exc:
             return session.outcome(Disposition.UNSAFE_TARGET, reasons=(exc.refusal.value,))
+        if recently_modified(frozen.status.st_mtime_ns, self.clock_ns(), self.options.activity):
+            return session.outcome(Disposition.RECENTLY_MODIFIED)
         return Screened(session, frozen)
 
     def settle(self, screened: Screened, built: Candidate | Declined) -> InPlaceOutcome:
@@ -382,7 +380,8 @@ def run_in_place(
     run = InPlacePass(options, state, clock_ns=clock_ns, probe=probe, seam=seam)
     outcomes = []
     for target in run.begin(targets, roots):
-        screened = run.screen(target)
+        checked = run.check(target)
+        screened = run.screen(checked) if isinstance(checked, Pending) else checked
         if isinstance(screened, Screened):
             screened = run.settle(screened, build(screened.frozen, options.work_dir))
         outcomes.append(reported(screened, report))

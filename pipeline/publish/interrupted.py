@@ -53,13 +53,16 @@ def with_put_back(
     The link strategy leaves a session's path empty for a moment; a run killed then leaves it
     empty until the next run's recovery puts the original back, after that run's discovery.
     """
-    roots = {root: (os.path.realpath(root), label) for root, label in scanned}
-    roots.update({target.root: (os.path.realpath(target.root), target.root_label) for target in targets})
-    known = {os.path.join(resolved, t.label) for t in targets for resolved in (roots[t.root][0],)}
+    missed = [f for f in recovered if f.state is not RecoveredState.COMMITTED and f.live is not None]
+    if not missed:  # the usual case: nothing was put back (no realpath per target)
+        return targets
+    pairs = {**dict(scanned), **{target.root: target.root_label for target in targets}}
+    roots = {root: (os.path.realpath(root), label) for root, label in pairs.items()}
+    known = {os.path.join(roots[t.root][0], t.label) for t in targets}
     added = []
-    for found in recovered:
+    for found in missed:
         session = found.intent.session
-        if found.state is RecoveredState.COMMITTED or str(session) in known or found.live is None:
+        if str(session) in known:
             continue
         for root, (resolved, label) in roots.items():
             if Path(resolved) in session.parents:

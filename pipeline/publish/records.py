@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["Fingerprint", "Intent", "fingerprint_of"]
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
-    """Size, modification and change times (ns) and inode of a file.
+class Fingerprint(NamedTuple):
+    """Size, modification and change times (ns), inode and device of a file (a named tuple: one
+    is made and compared per session per run, so it is as cheap as a tuple).
 
     Any write changes the change time, even one that restores the size and modification time,
     so two equal fingerprints mean the bytes were not rewritten in between (as git's index

@@ -18,13 +18,14 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from pipeline.errors import CompactionError
 from pipeline.publish.backups import Backup
@@ -43,9 +44,12 @@ __all__ = [
     "read_state",
 ]
 
+P = ParamSpec("P")
+T = TypeVar("T")
 SCHEMA_VERSION: Final = 1
 DATABASE_NAME: Final = "state.sqlite3"
 LOCK_NAME: Final = "run.lock"
+_PID_WIDTH: Final = 10  # digits of the largest pid a kernel hands out (pid_max is at most 2**22)
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -105,9 +109,8 @@ class StateOptions:
     synchronous: StateSync  # SQLite's `synchronous` in WAL mode
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """One session's row."""
+class SessionRecord(NamedTuple):
+    """One session's row (a named tuple: a fleet's rows are all read at the start of every run)."""
 
     path: str
     result: RecordedResult
@@ -145,12 +148,15 @@ def _columns(fingerprint: Fingerprint | None) -> tuple[int | None, ...]:
     )
 
 
+_RESULTS: Final = {result.value: result for result in RecordedResult}  # a dict look-up, not an enum call
+
+
 def _session_record(row: tuple[Any, ...]) -> SessionRecord:
     # Positional on purpose: a fleet's rows are all read at the start of every run.
     output = Fingerprint(row[11], row[12], row[13], row[14], row[15]) if row[11] is not None else None
     return SessionRecord(
         row[0],
-        RecordedResult(row[1]),
+        _RESULTS[row[1]],
         row[2],
         row[3],
         row[4],
@@ -161,18 +167,36 @@ def _session_record(row: tuple[Any, ...]) -> SessionRecord:
     )
 
 
+def _serialized(method: Callable[Concatenate[StateDb, P], T]) -> Callable[Concatenate[StateDb, P], T]:
+    """One call at a time on the connection: an in-place run's threads share it."""
+
+    def call(self: StateDb, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        with self._guard:
+            return method(self, *args, **kwargs)
+
+    call.__name__, call.__doc__ = method.__name__, method.__doc__
+    return call
+
+
 class StateDb:
-    """The open database of one run (its lock held for as long as it is open)."""
+    """The open database of one run (its run lock held for as long as it is open).
+
+    Its methods may be called from several threads of the run: each runs alone, so a transaction
+    of SQLite never interleaves with another thread's.
+    """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        self._guard = threading.RLock()
         self._rows: dict[str, SessionRecord] | None = None  # every row, once `preload` ran
 
+    @_serialized
     def preload(self) -> None:
         """Read every session row at once, so a run over a fleet asks SQLite once, not per file."""
         rows = self._db.execute("SELECT * FROM sessions").fetchall()
         self._rows = {row[0]: _session_record(row) for row in rows}
 
+    @_serialized
     def record(self, path: Path | str) -> SessionRecord | None:
         """The row of one session path, if any."""
         if self._rows is not None:
@@ -180,6 +204,7 @@ class StateDb:
         row = self._db.execute("SELECT * FROM sessions WHERE path = ?", (str(path),)).fetchone()
         return None if row is None else _session_record(row)
 
+    @_serialized
     def save(self, record: SessionRecord, at: datetime) -> None:
         """Upsert a session's row and drop its intent, in one transaction."""
         values = (
@@ -202,6 +227,7 @@ class StateDb:
         if self._rows is not None:
             self._rows[record.path] = record
 
+    @_serialized
     def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
         """Remember a backup (reused backups are already known)."""
         with self._db:
@@ -218,6 +244,7 @@ class StateDb:
                 ),
             )
 
+    @_serialized
     def backups(self, session: Path | None = None, since: datetime | None = None) -> list[BackupRecord]:
         """Recorded backups, oldest first, of one session or all, created at or after `since`."""
         clauses, values = [], []
@@ -234,6 +261,7 @@ class StateDb:
             for r in rows
         ]
 
+    @_serialized
     def begin_intent(self, intent: Intent) -> None:
         """The transaction's journal: durable before its first write in the session directory."""
         with self._db:
@@ -251,11 +279,13 @@ class StateDb:
                 ),
             )
 
+    @_serialized
     def intents(self) -> list[Intent]:
         """Replacements a previous run began and did not record as finished."""
         rows = self._db.execute("SELECT * FROM intents ORDER BY session_path").fetchall()
         return [Intent(Path(r[0]), Path(r[1]), Path(r[2]), Path(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
 
+    @_serialized
     def clear_intent(self, session: Path) -> None:
         """Drop one intent (recovery found out what happened)."""
         with self._db:
@@ -270,8 +300,10 @@ def _lock(directory: Path) -> int:
         holder = os.pread(descriptor, 200, 0).decode("utf-8", "replace").strip()
         os.close(descriptor)
         raise StateLocked(directory, holder) from None
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f"pid {os.getpid()}".encode(), 0)
+    mine = f"pid {os.getpid():<{_PID_WIDTH}}".encode()  # one width: no truncate (a journal write) per run
+    if os.fstat(descriptor).st_size != len(mine):
+        os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, mine, 0)
     return descriptor
 
 
@@ -290,10 +322,10 @@ def _connect(directory: Path, options: StateOptions) -> sqlite3.Connection:
         # One run uses its connection from one thread at a time (the in-place loop serializes every
         # step that touches the state), not always the thread that opened it.
         connection = sqlite3.connect(database, timeout=options.busy_timeout_seconds, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(f"PRAGMA synchronous={options.synchronous.upper()}")
         version = _schema_version(connection)
-        if version is None:  # a new database: create it (an existing one is only read)
+        if version is None:  # a new database: WAL (the mode persists in the file), then the schema
+            connection.execute("PRAGMA journal_mode=WAL")
             connection.executescript(_SCHEMA)
             with connection:
                 connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))

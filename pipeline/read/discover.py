@@ -47,8 +47,8 @@ def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
     return [Path(base) / "projects" if base else Path.home() / ".claude" / "projects"]
 
 
-def _walk(root: Path) -> Iterator[tuple[Path, str]]:
-    """Every session file under a root and its label, built from strings (a fleet has many files)."""
+def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
+    """Every session file under a root, labels built from strings (a fleet has many files)."""
 
     def fail(error: OSError) -> None:
         raise RootError(f"cannot list {error.filename}: {error.strerror}")
@@ -56,11 +56,14 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
     top = os.fspath(root)
     for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        relative = os.path.relpath(directory, top).replace(os.sep, "/")
-        prefix = "" if relative == "." else f"{relative}/"
-        for name in sorted(files):
-            if name.endswith(_SUFFIXES) and not name.startswith("."):
-                yield Path(directory, name), prefix + name
+        chosen = sorted(name for name in files if name.endswith(_SUFFIXES) and not name.startswith("."))
+        if not chosen:
+            continue
+        relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`
+        prefix = f"{relative}/" if relative else ""
+        folder = Path(directory)  # once per directory: joining a name is half the cost of a new Path
+        for name in chosen:
+            yield SessionFile(folder / name, root, root_label, prefix + name)
 
 
 def _root_labels(roots: Sequence[Path]) -> list[str]:
@@ -90,5 +93,5 @@ def discover(roots: Sequence[Path]) -> list[SessionFile]:
             raise RootError(f"no such file or directory: {root}")
         if not os.access(root, os.R_OK | os.X_OK):
             raise RootError(f"cannot list {root}: permission denied")
-        sessions.extend(SessionFile(path, root, root_label, label) for path, label in _walk(root))
+        sessions.extend(_walk(root, root_label))
     return sessions

@@ -64,7 +64,9 @@ def _verify_resume(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `compaction` console script."""
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    named = arguments[0] if arguments and not arguments[0].startswith("-") else None
+    args = build_parser(named).parse_args(arguments)
     if args.command == "verify-resume":
         return _verify_resume(args)
     if is_live(args):

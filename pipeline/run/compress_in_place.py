@@ -24,7 +24,7 @@ from pipeline.errors import UsageError
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
-    build_guarded,
+    build_read,
     compress_builder,
     config_digest,
 )
@@ -82,15 +82,16 @@ def in_place_gate(settings: Settings) -> str | None:
 
 
 def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
-    """Candidates built in worker processes from the frozen bytes (only bytes and outcomes travel)."""
+    """Candidates built in worker processes from the frozen file (its path and digest travel there,
+    the candidate's bytes and the job's outcome come back)."""
     per_code = options.sweep.findings_per_code
 
     async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
         frozen = screened.frozen
         label = frozen.target.label
-        arguments = (frozen.data, frozen.sha256, str(frozen.path), label, options, str(work))
+        arguments = (str(frozen.path), frozen.sha256, label, options, str(work))
         try:
-            built = await anyio.to_process.run_sync(build_guarded, *arguments, limiter=limits.workers)
+            built = await anyio.to_process.run_sync(build_read, *arguments, limiter=limits.workers)
         except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
             built = Built(crashed(label, repr(exc), per_code=per_code), None, None)
         return as_candidate(built)
@@ -103,7 +104,7 @@ def _local_build(options: CompressOptions, work: Path) -> BuildStep:
     builder = compress_builder(options)
 
     async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-        return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.serial)
+        return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.workers)
 
     return build
 
@@ -122,7 +123,7 @@ def _totals(done: PassDone) -> InPlaceTotals:
         state_dir=str(done.state_dir),
         backup_dir=str(backup.directory) if backup.directory else None,
         backup_compression=backup.compression,
-        work_dir=str(done.work_dir),
+        work_dir=str(done.work_dir) if done.work_dir else None,
         config_digest=options.config_digest,
         require_resume_proof=options.require_resume_proof,
         by_disposition=dict(sorted(Counter(o.disposition.value for o in outcomes).items())),

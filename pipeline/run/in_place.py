@@ -1,9 +1,10 @@
 """The loop of the commands that replace session files in place, and what they share: the work
 directory, where reports go, the receipts of a failed report, the exit code.
 
-Every step that touches the state database or the live tree (`InPlacePass.screen` and `settle`,
-the transaction among them) runs in one thread of this process, one step at a time; candidates
-are built in between, in worker processes under `--jobs`, from the frozen bytes only. A session's
+Every step that touches the state database or the live tree runs in this process: the cheap
+checks in its main thread, then `InPlacePass.screen` and `settle` (the transaction among them)
+in a few of its threads (the state database serializes its own use); candidates are built in
+between, in worker processes under `--jobs`, from the frozen bytes only. A session's
 report is written from the event loop once its outcome is known, after the commit, never
 before; a committed session whose report cannot be written makes the run exit 3 and prints its
 receipt on stdout.
@@ -31,6 +32,7 @@ from pipeline.publish import (
     InPlaceOptions,
     InPlaceOutcome,
     InPlacePass,
+    Pending,
     RecordedResult,
     Screened,
     SessionTarget,
@@ -69,14 +71,14 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The run's two limiters: one step at a time on the state and the tree; `jobs` builds at once."""
+    """The run's two limiters: threads of this process freezing and replacing files, and builds."""
 
-    serial: anyio.CapacityLimiter
-    workers: anyio.CapacityLimiter
+    files: anyio.CapacityLimiter  # screen and settle (reads, hashes, fsyncs: the GIL is released)
+    workers: anyio.CapacityLimiter  # `jobs` candidates built at once
 
 
 BuildStep = Callable[[Screened, Limits], Awaitable[Candidate | Declined]]
-"""Builds the candidate of a screened session (in a worker process, or in the serial thread)."""
+"""Builds the candidate of a screened session (in a worker process, or in a thread of this one)."""
 ReportOf = Callable[[InPlaceOutcome], bytes | None]
 """A session's report file, or None when the session gets none (skipped at the cost of a stat)."""
 
@@ -99,23 +101,25 @@ def _internal_error(target: SessionTarget) -> InPlaceOutcome:
 
 
 async def drive(
-    plan: Drive, targets: Sequence[SessionTarget], on_outcome: Callable[[InPlaceOutcome], None]
-) -> tuple[InPlaceOutcome, ...]:
-    """Take every target through screen, build and settle; reports as outcomes arrive."""
-    limits = Limits(anyio.CapacityLimiter(1), anyio.CapacityLimiter(max(1, plan.jobs)))
+    plan: Drive, targets: Sequence[Pending], on_outcome: Callable[[InPlaceOutcome], None]
+) -> list[InPlaceOutcome]:
+    """Take every session that passed the cheap checks through screen, build and settle; each
+    report is written as its outcome arrives."""
+    jobs = max(1, plan.jobs)
+    limits = Limits(anyio.CapacityLimiter(2 * jobs + 1), anyio.CapacityLimiter(jobs))
     pending = iter(targets)
     outcomes: list[InPlaceOutcome] = []
     made: set[Path] = set()
 
-    async def one(target: SessionTarget) -> InPlaceOutcome:
+    async def one(target: Pending) -> InPlaceOutcome:
         try:
-            screened = await anyio.to_thread.run_sync(plan.run.screen, target, limiter=limits.serial)
+            screened = await anyio.to_thread.run_sync(plan.run.screen, target, limiter=limits.files)
             if not isinstance(screened, Screened):
                 return screened
             built = await plan.build(screened, limits)
-            return await anyio.to_thread.run_sync(plan.run.settle, screened, built, limiter=limits.serial)
+            return await anyio.to_thread.run_sync(plan.run.settle, screened, built, limiter=limits.files)
         except Exception:
-            return _internal_error(target)
+            return _internal_error(target.target)
 
     async def reported(outcome: InPlaceOutcome) -> InPlaceOutcome:
         data = plan.report_of(outcome)
@@ -134,9 +138,11 @@ async def drive(
             on_outcome(outcome)
 
     async with anyio.create_task_group() as group:
-        for _ in range(max(1, min(plan.jobs, len(targets)))):
+        # Twice as many sessions in flight as builders: one is frozen or replaced while the
+        # other is built, so no worker waits on the disk.
+        for _ in range(max(1, min(4 * jobs, len(targets)))):
             group.start_soon(feed)
-    return tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
+    return outcomes
 
 
 @contextlib.contextmanager
@@ -205,7 +211,7 @@ class PassDone:
     recovered: tuple[Recovered, ...]
     report_dir: Path
     state_dir: Path
-    work_dir: Path
+    work_dir: Path | None  # None: nothing needed building, so none was made
     elapsed_ms: float
 
 
@@ -217,33 +223,46 @@ def run_pass(
     *,
     quiet: bool,
 ) -> PassDone:
-    """Lock the state, recover, and take every session through the pass (reports as they come)."""
+    """Lock the state, recover, and take every session through the pass (reports as they come).
+
+    The cheap checks run first, in this thread; only the sessions that pass them go through the
+    event loop, and the work directory is made only when there are some.
+    """
     state_settings = state_options(settings.state)
+    configured = settings.in_place.work_dir
+    root_paths = [root for root, _ in roots]
+    if configured:
+        check_apart(Path(configured).expanduser(), root_paths, "the work directory")
     started = time.perf_counter()
-    with work_directory(settings.in_place.work_dir, [root for root, _ in roots]) as work:
-        options = in_place_options(
-            settings.in_place,
-            work_dir=work,
-            config_digest=command.config_digest,
-            require_resume_proof=command.require_resume_proof,
-            result=command.result,
-        )
-        with open_state(state_settings) as state:
-            run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
-            targets = run.begin(sessions, roots)
-            report_dir = live_report_dir(settings, command.name, state_settings.directory)
-            plan = Drive(run, command.build_for(work), command.report_of, report_dir, command.jobs)
-            with progress_bar(len(targets), enabled=not quiet, description=command.name) as advance:
-                outcomes = anyio.run(drive, plan, targets, advance)
+    options = in_place_options(
+        settings.in_place,
+        work_dir=Path(configured).expanduser() if configured else Path(tempfile.gettempdir()),
+        config_digest=command.config_digest,
+        require_resume_proof=command.require_resume_proof,
+        result=command.result,
+    )
+    work: Path | None = None
+    with open_state(state_settings) as state:
+        run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
+        checked = [run.check(target) for target in run.begin(sessions, roots)]
+        pending = [item for item in checked if isinstance(item, Pending)]
+        outcomes = [item for item in checked if not isinstance(item, Pending)]
+        report_dir = live_report_dir(settings, command.name, state_settings.directory)
+        if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
+            with work_directory(configured, root_paths) as work:
+                plan = Drive(run, command.build_for(work), command.report_of, report_dir, command.jobs)
+                with progress_bar(len(pending), enabled=not quiet, description=command.name) as advance:
+                    outcomes += anyio.run(drive, plan, pending, advance)
     elapsed = (time.perf_counter() - started) * 1000
-    return PassDone(outcomes, options, run.recovered, report_dir, state_settings.directory, work, elapsed)
+    ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
+    return PassDone(ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed)
 
 
 def finish(done: PassDone, summary: object, present: Callable[[], None], *, quiet: bool) -> ExitCode:
     """Write the summary, show the tables, and say how the run ended (see `in_place_exit`)."""
     destination = done.report_dir / SUMMARY_NAME
     try:
-        write_bytes_atomic(destination, json_bytes(summary))
+        write_bytes_atomic(destination, json_bytes(summary), durable=False)  # regenerated by any rerun
         written = True
     except OSError as exc:
         print(f"compaction: error: cannot write {destination}: {exc.strerror}", file=sys.stderr)

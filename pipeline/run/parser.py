@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
@@ -142,8 +143,36 @@ def _tokens(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with one subcommand per job."""
+def _fleet_arguments(
+    validate: argparse.ArgumentParser,
+    compress: argparse.ArgumentParser,
+    tokens: argparse.ArgumentParser,
+    wanted: Callable[[str], bool],
+) -> None:
+    """The arguments of the fleet commands that are `wanted`."""
+    for name, sub in (("validate", validate), ("compress", compress), ("tokens", tokens)):
+        if wanted(name):
+            _common(sub)
+    if wanted("validate"):
+        _topology(validate)
+    if wanted("compress"):
+        _topology(compress)
+        _compress(compress)
+        add_in_place_flags(compress)
+    if wanted("tokens"):
+        tokens.add_argument(
+            "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
+        )
+        _tokens(tokens)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with one subcommand per job; given `command`, only that subcommand's arguments
+    are built (every command is still listed), which keeps a short run's start-up short."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = _Parser(
         prog="compaction", description="Validate and compact coding-agent session transcripts offline."
     )
@@ -172,16 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         "chosen estimators, fit each against the billed usage the transcripts carry, and report per corpus "
         "(one per root) and overall. With --out: tokens.json, tokens.csv and PNG charts.",
     )
-    for sub in (validate, compress, tokens):
-        _common(sub)
-    _topology(validate)
-    _topology(compress)
-    _compress(compress)
-    add_in_place_flags(compress)
-    tokens.add_argument(
-        "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
-    )
-    _tokens(tokens)
+    _fleet_arguments(validate, compress, tokens, wanted)
     verify = commands.add_parser(
         "verify-resume",
         help="resume a session and its compaction in Claude Code (offline) and compare what each sends",
@@ -191,9 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
         "no text of an excluded record. Prints the verdict and the size of both contexts.",
         epilog=EXIT_CODES_HELP,
     )
-    verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
-    _add_verify_arguments(verify)
-    add_live_commands(commands)
+    if wanted("verify-resume"):
+        verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+        _add_verify_arguments(verify)
+    add_live_commands(commands, wanted)
     return parser
 
 

@@ -8,6 +8,7 @@ As in `parser`, no default is written here: an absent flag is None and the setti
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -88,7 +89,7 @@ def _live_common(parser: argparse.ArgumentParser, *, paths_help: str) -> None:
     add("--quiet", action="store_true", help="no progress bar or table; warnings and errors only")
 
 
-def _restore(commands: Any) -> None:
+def _restore(commands: Any, *, build: bool) -> None:
     restore = commands.add_parser(
         "restore",
         help="put verified backups back (undo compress --in-place or repair-read-pages --in-place)",
@@ -100,6 +101,8 @@ def _restore(commands: Any) -> None:
         epilog="exit codes: 0 every session restored; 1 at least one was refused or not restored; 2 usage "
         "error or another run holds the state directory; 3 restored but the report could not be written",
     )
+    if not build:
+        return
     _live_common(restore, paths_help="session files to restore; with --all-since, the roots to restore under")
     add = restore.add_argument
     add(
@@ -114,19 +117,21 @@ def _restore(commands: Any) -> None:
     _state_flags(restore)
 
 
-def _backups(commands: Any) -> None:
+def _backups(commands: Any, *, build: bool) -> None:
     backups = commands.add_parser(
         "backups",
         help="list the backups of in-place runs, with sizes and dates",
         description="List every backup the state database records and every backup file found beside "
         "the sessions under the roots and in the backup directory, oldest first, with sizes and dates.",
     )
+    if not build:
+        return
     _live_common(backups, paths_help=_SESSIONS_HELP + "; backups beside their sessions are found here")
     backups.add_argument("--json", action="store_true", help="print the listing as JSON on stdout")
     _state_flags(backups)
 
 
-def _repair(commands: Any) -> None:
+def _repair(commands: Any, *, build: bool) -> None:
     repair = commands.add_parser(
         "repair-read-pages",
         help="remove serialized Read.pages members (a compatibility repair), in place or as candidates",
@@ -135,6 +140,8 @@ def _repair(commands: Any) -> None:
         "Without --in-place or --out only reports what it would do; pending calls are only reported.",
         epilog=IN_PLACE_EXIT_CODES,
     )
+    if not build:
+        return
     _live_common(repair, paths_help=_SESSIONS_HELP)
     add = repair.add_argument
     mode = repair.add_mutually_exclusive_group()
@@ -160,11 +167,11 @@ def _repair(commands: Any) -> None:
     _replacement_flags(repair)
 
 
-def add_live_commands(commands: Any) -> None:
-    """`restore`, `backups` and `repair-read-pages`."""
-    _restore(commands)
-    _backups(commands)
-    _repair(commands)
+def add_live_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """`restore`, `backups` and `repair-read-pages` (the arguments of those `wanted` only)."""
+    _restore(commands, build=wanted("restore"))
+    _backups(commands, build=wanted("backups"))
+    _repair(commands, build=wanted("repair-read-pages"))
 
 
 def _text(value: Path | None) -> str | None:

@@ -116,7 +116,7 @@ def _in_place(
 
     def build_for(work: Path) -> BuildStep:
         async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-            return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.serial)
+            return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.workers)
 
         return build
 

@@ -1,12 +1,14 @@
 """`compress --in-place`: the compress job run on a session's frozen bytes, as the in-place build step.
 
 The in-place run reads and hashes the original once (`pipeline.publish.freeze_source`).
-`build_frozen` runs the stages of `compress` on exactly those bytes (in a worker process: no
-second read, no second hash, nothing written; the resume gate's scratch lives in the work
-directory) and hands back the checked (and, with the gate, Claude Code-proven) candidate's bytes
-with the job's outcome. `as_candidate` turns that answer into what the transaction takes: its
-validator checks, by digest, that the bytes about to be published are the very bytes the
-candidate check passed and Claude Code resumed (the check itself ran on them in the worker).
+`build_frozen` runs the stages of `compress` on exactly those bytes (no second hash, no re-read
+before writing, nothing written; the resume gate's scratch lives in the work directory) and
+hands back the checked (and, with the gate, Claude Code-proven) candidate's bytes with the job's
+outcome. In a worker process, `build_read` first reads the frozen file from the page cache and
+holds it to the frozen digest: cheaper than shipping the bytes through the worker's pipe.
+`as_candidate` turns the answer into what the transaction takes: its validator checks, by
+digest, that the bytes about to be published are the very bytes the candidate check passed and
+Claude Code resumed (the check itself ran on them in the worker).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Final
 from msgspec import UNSET
 
 from pipeline import __version__
+from pipeline.errors import UnreadableSource
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
@@ -32,7 +35,7 @@ from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
 from pipeline.publish import BuildCandidate, Candidate, Declined, FrozenSource
-from pipeline.read.load import frozen_source
+from pipeline.read.load import frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
 from pipeline.report.documents import CompressReport, Outcome, crashed
@@ -43,12 +46,13 @@ __all__ = [
     "Built",
     "as_candidate",
     "build_frozen",
-    "build_guarded",
+    "build_read",
     "compress_builder",
     "config_digest",
 ]
 
 CANDIDATE_DIFFERS: Final = "candidate-differs-from-checked"
+CHANGED: Final = "source-changed"  # the worker found other bytes than the frozen ones
 # Statuses the same bytes would get again under the same configuration: recorded, then skipped.
 _FINAL: Final = frozenset(
     {
@@ -68,16 +72,19 @@ _NOT_SHAPING: Final = frozenset({"jobs", "report_dir", "log_format", "out_dir", 
 
 @dataclass(frozen=True, slots=True)
 class Built:
-    """A worker's answer for one frozen session: the job's outcome and, when compressed, the candidate."""
+    """A worker's answer for one frozen session: the job's outcome and, when compressed, the candidate.
 
-    outcome: Outcome
+    No outcome: the file no longer held the frozen bytes when the worker read it.
+    """
+
+    outcome: Outcome | None
     candidate: bytes | None
     candidate_sha256: str | None
 
     @property
     def proven(self) -> bool:
         """Claude Code resumed the candidate as the original (the resume gate's verdict is a match)."""
-        report = self.outcome.report
+        report = self.outcome.report if self.outcome is not None else None
         if not isinstance(report, CompressReport) or report.resume_check is UNSET:
             return False
         return report.resume_check.verdict is Verdict.MATCH
@@ -133,12 +140,21 @@ def build_frozen(
     return Built(outcome, kept.data, report.output.sha256)
 
 
-def build_guarded(
-    data: bytes, sha256: str, path: str, label: str, options: CompressOptions, scratch: str | None
-) -> Built:
-    """`build_frozen` in a worker process: an unexpected exception becomes this session's crash."""
+def build_read(path: str, sha256: str, label: str, options: CompressOptions, scratch: str | None) -> Built:
+    """`build_frozen` in a worker process, which reads the frozen file itself and holds it to the
+    frozen digest (bytes that changed meanwhile are not built on: the session changed during the run).
+
+    Reading the file again from the page cache and hashing it in the worker costs far less than
+    shipping the frozen bytes through the worker's pipe, and runs on the worker's core; an
+    unexpected exception becomes this session's crash.
+    """
     try:
-        return build_frozen(data, sha256, path, label, options, scratch)
+        source = read_source(Path(path))
+        if source.sha256 != sha256:
+            return Built(None, None, None)
+        return build_frozen(source.data, sha256, path, label, options, scratch)
+    except UnreadableSource:
+        return Built(None, None, None)
     except Exception:
         return Built(
             crashed(label, traceback.format_exc(), per_code=options.sweep.findings_per_code), None, None
@@ -148,6 +164,8 @@ def build_guarded(
 def as_candidate(built: Built) -> Candidate | Declined:
     """The in-place run's view of a worker's answer."""
     outcome = built.outcome
+    if outcome is None:  # the file changed after it was frozen: nothing to record, nothing to report
+        return Declined(CHANGED, (Refusal.SOURCE_CHANGED.value,), final=False)
     if built.candidate is None or built.candidate_sha256 is None:
         report = outcome.report
         reasons = tuple(report.reasons or ()) if isinstance(report, CompressReport) else ()
