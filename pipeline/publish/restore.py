@@ -213,8 +213,8 @@ def list_backups(state: StateDb | None, directories: Iterable[Path]) -> tuple[Ba
                 row.sha256,
                 True,
             )
-    for directory in directories:
-        for found in scan_backups(directory):
+    for directory in directories:  # resolved: a relative root must not list a recorded backup twice
+        for found in scan_backups(directory.resolve()):
             if found.path not in listed:
                 listed[found.path] = BackupListing(
                     found.path,
