@@ -58,7 +58,6 @@ from pipeline.vocabulary import ExitCode
 __all__ = ["REPAIR_ENGINE", "repair_command"]
 
 REPAIR_ENGINE: Final = "read-pages-v1"  # bump when the repair's rules change: declined sessions are rescanned
-REPORT_SUFFIX: Final = ".repair.json"
 
 
 def _digest(options: RepairOptions) -> str:
@@ -206,9 +205,7 @@ def _elsewhere(
     with progress_bar(len(sessions), enabled=not args.quiet, description="repair-read-pages") as advance:
         for session in sessions:
             report = _one_elsewhere(session, options, out)
-            write_bytes_atomic(
-                report_path(report_dir, session).with_suffix(REPORT_SUFFIX), json_bytes(report)
-            )
+            write_bytes_atomic(report_path(report_dir, session), json_bytes(report))  # as in place
             reports.append(report)
             advance(_Done(report))
     plans = [r.plan for r in reports if r.plan is not UNSET]
