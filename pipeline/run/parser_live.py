@@ -76,7 +76,9 @@ def add_in_place_flags(compress: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--in-place",
         action="store_true",
-        help="replace each session that needs it by its compaction through the live-replacement transaction",
+        help="replace each idle session that needs it by its compaction through the live-replacement "
+        "transaction; Claude Code must first resume the candidate as the original (--no-verify-resume "
+        "skips that proof); unchanged sessions are skipped on later runs at the cost of a stat",
     )
     _replacement_flags(group)
 

@@ -145,3 +145,25 @@ def test_repair_read_pages_in_place_deletes_the_member_once_and_a_second_pass_fi
     undo = run(tmp_path, "restore", str(live), "--quiet")
     assert undo.returncode == 0, undo.stderr
     assert live.read_bytes() == original
+
+
+@pytest.mark.parametrize(
+    ("command", "explains"),
+    [
+        (
+            "compress",
+            ("--in-place", "--idle-for", "--confirm-sessions-closed", "--backup-dir", "exit codes: 0"),
+        ),
+        (
+            "restore",
+            ("--all-since", "--force", "Only over the output an in-place run published", "exit codes"),
+        ),
+        ("backups", ("--json", "sizes and dates")),
+        ("repair-read-pages", ("--in-place", "--out", "pending calls are only reported", "exit codes")),
+    ],
+)
+def test_the_help_of_each_live_command_explains_it(command: str, explains: tuple[str, ...]) -> None:
+    done = compaction(command, "--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())  # as wrapped for any terminal width
+    assert [phrase for phrase in explains if phrase not in text] == []
