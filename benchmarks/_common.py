@@ -43,6 +43,21 @@ def baseline_seconds(files: Sequence[Path]) -> float:
     return time.perf_counter() - started
 
 
+def corpus_copies(copies: int) -> Path:
+    """The corpus `copies` times over, as symbolic links into it (read in place, never copied)."""
+    root = CACHE / f"corpus-x{copies}"
+    if not (root / ".complete").exists():
+        for copy in range(1, copies + 1):
+            folder = root / f"copy{copy}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for path in session_files(CORPUS):
+                link = folder / path.name
+                if not link.is_symlink():
+                    link.symlink_to(path)
+        (root / ".complete").touch()
+    return root
+
+
 def fleet(size_bytes: int, seed: int = 11) -> Path:
     """A generated fleet of at least `size_bytes`, cached between runs."""
     root = CACHE / f"fleet-{size_bytes // MB}M-seed{seed}"

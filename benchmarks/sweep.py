@@ -5,8 +5,8 @@ Throughput is a ratio to a baseline measured in the same run: reading every file
 its worker processes and report writing). Also measured: scaling with --jobs and each worker's
 peak memory against the target (twice the largest session file plus 100 MB).
 
-    python benchmarks/sweep.py            # corpus + 1 GiB fleet
-    python benchmarks/sweep.py --fleet-mb 256
+    python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet
+    python benchmarks/sweep.py --fleet-mb 256 --corpus-copies 1
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     CACHE,
-    CORPUS,
     MB,
     CliRun,
     baseline_seconds,
+    corpus_copies,
     emit,
     fleet,
     largest_mb,
@@ -62,18 +62,23 @@ def measure(name: str, root: Path, jobs: list[int], rounds: int) -> dict[str, ob
     for count, measured in runs.items():
         seconds = [run.seconds for run in measured]
         best, median = min(seconds), statistics.median(seconds)
+        per_round = [base / run for base, run in zip(baselines, seconds, strict=True)]
         peak = max(worker_peak_mb(run.reports) for run in measured)
         result[f"jobs_{count}"] = {
             "seconds": [round(value, 2) for value in seconds],
             "mb_per_s": round(size / best, 1),
             "ratio_to_baseline": round(baseline / best, 3),
             "ratio_of_medians": round(baseline_median / median, 3),
+            "median_ratio_per_round": round(statistics.median(per_round), 3),
             "worker_peak_rss_mb": peak,
             "memory_target_mb": round(target_mb, 1),
             "memory_within_target": peak <= target_mb,
             "exit_code": measured[-1].exit_code,
             "reports": len(measured[-1].reports),
         }
+    if 1 in runs and 2 in runs:  # scaling, per round: both runs share that round's load
+        pairs = zip(runs[1], runs[2], strict=True)
+        result["speedup_jobs_2_over_1"] = round(statistics.median(a.seconds / b.seconds for a, b in pairs), 3)
     return result
 
 
@@ -84,8 +89,10 @@ def main() -> None:
     parser.add_argument("--fleet-mb", type=int, default=1024, help="generated fleet size (default 1024)")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="worker counts to compare")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds per root (default 3)")
+    parser.add_argument("--corpus-copies", type=int, default=8, help="the shared corpus this many times (8)")
     args = parser.parse_args()
-    results = {"corpus": measure("corpus", CORPUS, args.jobs, args.rounds)}
+    name = f"corpus_x{args.corpus_copies}"
+    results = {name: measure(name, corpus_copies(args.corpus_copies), args.jobs, args.rounds)}
     if args.fleet_mb:
         results[f"fleet_{args.fleet_mb}mb"] = measure(
             f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds

@@ -79,6 +79,11 @@ class PlanNote(StrEnum):
     CUT_INSIDE_LONG_TURN = "cut-inside-long-turn"
     MOVED_TO_TURN_START = "moved-to-turn-start"
     MOVED_AFTER_PRIOR_COMPACT_PAIR = "moved-after-prior-compact-pair"
+    TARGET_MISSED = "target-missed"  # the rules stopped the cut before the tail fit the goal
+    PROTECTED_ROUND_EXCEEDS_TARGET = "protected-round-exceeds-target"
+    NO_SAFE_CUT_WITHIN_TARGET = "no-safe-cut-within-target"  # a message, call or turn spans the fit
+    FEWER_RECENT_RECORDS_THAN_PREFERRED = "fewer-recent-records-than-preferred"
+    SUMMARY_LARGER_THAN_PLANNED = "summary-larger-than-planned"  # re-planned; still over at the end
 
 
 class SkipReason(StrEnum):
@@ -87,6 +92,7 @@ class SkipReason(StrEnum):
     SUBAGENT = "subagent-transcript-is-not-resumed"
     BELOW_MIN_TOKENS = "below-min-tokens"
     GAIN_BELOW_MINIMUM = "gain-below-minimum"
+    RUN_TOKEN_BUDGET = "run-token-budget-reached"
 
 
 class Refusal(StrEnum):
@@ -121,6 +127,8 @@ class CandidateFailure(StrEnum):
     COMPACT_PAIR_COUNT = "candidate-compact-pair-count"
     INTERNAL_FIELD = "candidate-internal-field"
     OVER_TOKEN_TARGET = "candidate-over-token-target"
+    RAW_LINE_CHANGED = "candidate-raw-line-changed"  # neither source bytes nor bounded as declared
+    STALE_POINTER = "candidate-stale-pointer"  # a last-prompt naming a record the file does not hold
     CONTRACT = "contract"
 
 

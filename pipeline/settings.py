@@ -18,24 +18,35 @@ from typing import Any, Final, get_type_hints
 import msgspec
 
 from pipeline.errors import ConfigError
+from pipeline.settings_live import (
+    InPlaceSettings,
+    ReadPagesSettings,
+    StateSettings,
+    is_duration,
+    parse_duration,
+)
 from pipeline.vocabulary import (
-    BackupCompression,
     CheckpointPolicy,
     LeafPolicy,
     LogFormat,
-    PublishStrategy,
-    RepairScope,
     ResumeGate,
-    StateSync,
     SummarizerName,
+    SummaryFallback,
 )
 
 __all__ = [
     "DEFAULTS_PATH",
+    "FREE_TABLES",
     "MIN_SUMMARY_CHARS",
+    "MIN_TOOL_OUTPUT_LIMIT",
     "READER_DEPTH_CEILING",
+    "AnthropicSettings",
+    "ClaudeCodeSettings",
     "CompressSettings",
     "InPlaceSettings",
+    "LimitsSettings",
+    "ModelSummarySettings",
+    "OpenAISettings",
     "ReadPagesSettings",
     "Settings",
     "StateSettings",
@@ -49,35 +60,13 @@ __all__ = [
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
+MIN_TOOL_OUTPUT_LIMIT: Final = 1024  # room for a head, a tail and the marker line between them
 READER_DEPTH_CEILING: Final = 800
 """The deepest `sweep.max_json_depth` allowed: Python's JSON readers recurse per level and stop near 1000."""
 _ENV_PREFIX: Final = "COMPACTION_"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
 # Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
 _NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
-_DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in `12h`, `30m`, `2d`, `1w`, `90s` or a bare number of seconds; ValueError otherwise."""
-    value = text.strip().lower()
-    unit = value[-1:] if value[-1:] in _DURATION_UNITS else "s"
-    number = value[:-1] if value[-1:] in _DURATION_UNITS else value
-    try:
-        seconds = float(number) * _DURATION_UNITS[unit]
-    except ValueError as exc:
-        raise ValueError(f"not a duration: {text!r} (examples: 12h, 30m, 2d)") from exc
-    if not seconds >= 0:  # also refuses nan
-        raise ValueError(f"a duration cannot be negative: {text!r}")
-    return seconds
-
-
-def _is_duration(value: str) -> bool:
-    try:
-        parse_duration(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _at_least(minimum: float) -> Callable[[float], bool]:
@@ -102,17 +91,28 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "target_ratio": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
     "target_estimated_tokens": (_at_least(0), "0 (no gate) or more"),
     "min_recent_records": (_at_least(0), "0 or more"),
+    "context_window": (_at_least(1000), "at least 1000"),
+    "max_window_share": (_in_unit_interval(open_low=True, open_high=False), "in (0, 1]"),
+    "tool_output_limit": (
+        lambda value: value == 0 or value >= MIN_TOOL_OUTPUT_LIMIT,
+        f"0 (keep every byte) or at least {MIN_TOOL_OUTPUT_LIMIT}",
+    ),
+    "max_replans": (_at_least(0), "0 or more"),
+    "safety_margin": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
+    "context_window_tokens": (_at_least(1000), "at least 1000"),
+    "max_output_tokens": (_at_least(1), "1 or more"),
     "min_gain": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
     "summary_char_budget": (_at_least(MIN_SUMMARY_CHARS), f"at least {MIN_SUMMARY_CHARS}"),
     "max_names_per_class": (_at_least(1), "1 or more"),
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
     "min_excluded_text_chars": (_at_least(1), "1 or more"),
-    "idle_for": (_is_duration, "a duration such as 12h, 30m, 2d or 90 (units s, m, h, d, w)"),
+    "idle_for": (is_duration, "a duration such as 12h, 30m, 2d or 90 (units s, m, h, d, w)"),
     "gzip_level": (lambda value: 1 <= value <= 9, "between 1 and 9"),
     "zstd_level": (lambda value: 1 <= value <= 22, "between 1 and 22"),
     "busy_timeout_seconds": (lambda value: value > 0, "more than 0"),
 }
-_POSITIVE_SECTIONS: Final = frozenset({"summary"})  # every knob there is a bound of at least 1
+_POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits"})  # bounds of at least 1
+FREE_TABLES: Final = frozenset({"prices"})  # tables whose keys are the user's (model names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +137,17 @@ class CompressSettings:
 
     min_tokens: int
     target_ratio: float
+    context_window: int
+    max_window_share: float
     target_estimated_tokens: int
     min_recent_records: int
+    tool_output_limit: int
     min_gain: float
+    max_replans: int
     summary_char_budget: int
     preserve_prior_summaries_verbatim: bool
     summarizer: SummarizerName
+    on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
 
 
@@ -176,41 +181,67 @@ class VerifySettings:
 
 
 @dataclass(frozen=True, slots=True)
-class InPlaceSettings:
-    """`[in_place]`: `compress --in-place`, `restore`, `repair-read-pages --in-place`."""
+class ModelSummarySettings:
+    """`[model_summary]`: budgets, packs and retries shared by every model provider."""
 
-    idle_for: str  # a duration (`parse_duration`), checked when the settings are loaded
-    confirm_sessions_closed: bool
-    detect_open_files: bool
-    backup_dir: str
-    backup_compression: BackupCompression
-    gzip_level: int
-    zstd_level: int
-    publish_strategy: PublishStrategy
-    keep_times: bool
-    work_dir: str
-
-    @property
-    def idle_for_seconds(self) -> float:
-        """The idle period in seconds."""
-        return parse_duration(self.idle_for)
+    provider_reserve_tokens: int
+    safety_margin: float
+    planned_output_tokens: int
+    pack_char_budget: int
+    pack_token_budget: int
+    max_optional_evidence_chars: int
+    call_timeout_seconds: float
+    max_attempts: int
+    backoff_initial_seconds: float
+    backoff_max_seconds: float
 
 
 @dataclass(frozen=True, slots=True)
-class StateSettings:
-    """`[state]`: the database of earlier in-place runs and the run lock."""
+class LimitsSettings:
+    """`[limits]`: the run's one rate limiter, shared by every session and call."""
 
-    dir: str
-    busy_timeout_seconds: float
-    synchronous: StateSync
+    requests_per_minute: int
+    tokens_per_minute: int
+    max_in_flight: int
+    window_seconds: float
 
 
 @dataclass(frozen=True, slots=True)
-class ReadPagesSettings:
-    """`[read_pages]`: the `Read.pages` compatibility repair."""
+class AnthropicSettings:
+    """`[anthropic]`: the Messages API."""
 
-    scope: RepairScope
-    leaf_policy: LeafPolicy
+    base_url: str
+    api_key_env: str
+    api_version: str
+    model: str
+    stream: bool
+    context_window_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    """`[openai]`: OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama)."""
+
+    base_url: str
+    api_key_env: str
+    model: str
+    stream: bool
+    context_window_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeSettings:
+    """`[claude_code]`: the user's own Claude Code as the summarizer."""
+
+    executable: str
+    home: str
+    model: str
+    base_url: str
+    api_key_env: str
+    context_window_tokens: int
+    max_output_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +253,12 @@ class Settings:
     summary: SummarySettings
     tokens: TokensSettings
     verify: VerifySettings
+    model_summary: ModelSummarySettings
+    limits: LimitsSettings
+    anthropic: AnthropicSettings
+    openai: OpenAISettings
+    claude_code: ClaudeCodeSettings
+    prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
     in_place: InPlaceSettings
     state: StateSettings
     read_pages: ReadPagesSettings
@@ -277,6 +314,9 @@ def _merge(base: dict[str, dict[str, Any]], override: Mapping[str, Any], origin:
         if section not in base or not isinstance(values, Mapping):
             raise ConfigError(f"{origin}: unknown section [{section}]")
         for key, value in values.items():
+            if section in FREE_TABLES and key not in base[section]:
+                base[section][key] = value  # a new row; its type is checked with the whole table
+                continue
             if key not in base[section]:
                 raise ConfigError(f"{origin}: unknown setting {section}.{key}")
             base[section][key] = _coerce(section, key, base[section][key], value, origin)
@@ -296,9 +336,8 @@ def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) ->
 
 
 def _check_range(section: str, key: str, value: Any) -> None:
-    check, wanted = _RANGES.get(
-        key, (_at_least(1), "1 or more") if section in _POSITIVE_SECTIONS else (None, "")
-    )
+    positive = (lambda v: v > 0, "more than 0") if isinstance(value, float) else (_at_least(1), "1 or more")
+    check, wanted = _RANGES.get(key, positive if section in _POSITIVE_SECTIONS else (None, ""))
     if check is not None and not isinstance(value, bool) and not check(value):
         raise ConfigError(f"{section}.{key} must be {wanted} (got {value!r})")
 
@@ -313,7 +352,8 @@ def _typed(base: dict[str, dict[str, Any]], sources: list[str]) -> Settings:
     sections: dict[str, Any] = {}
     for name, kind in SECTIONS.items():
         for key, value in base[name].items():
-            _check_range(name, key, value)
+            if name not in FREE_TABLES:
+                _check_range(name, key, value)
         try:
             sections[name] = msgspec.convert(base[name], kind, strict=True)
         except msgspec.ValidationError as exc:

@@ -100,6 +100,16 @@ class SummarizerName(StrEnum):
     """Who writes the summary."""
 
     DETERMINISTIC = "deterministic"
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+    CLAUDE_CODE = "claude-code"
+
+
+class SummaryFallback(StrEnum):
+    """What a failed model summary leads to."""
+
+    REFUSE = "refuse"  # the session is refused; its source untouched
+    DETERMINISTIC = "deterministic"  # the embedded summarizer writes it instead, said in the report
 
 
 class SessionStatus(StrEnum):
@@ -115,7 +125,11 @@ class SessionStatus(StrEnum):
     INTERNAL_ERROR = "internal-error"
     COMPRESSED = "compressed"
     SKIPPED_SMALL = "skipped-small"
-    SKIPPED_FITS = "skipped-fits"
+    SKIPPED_FITS = "skipped-fits"  # the active chain already fits the target
+    SKIPPED_NO_CUT = "skipped-no-cut"  # nothing before the protected round may be summarized
+    SKIPPED_LOW_GAIN = "skipped-low-gain"  # a candidate would save less than compress.min_gain
+    SKIPPED_RUN_BUDGET = "skipped-run-budget"  # the run's billed tokens reached --max-run-tokens
+    PLANNED = "planned"  # --dry-run: what a model summary would cost, nothing written or called
     SKIPPED_SUBAGENT = "skipped-subagent"
 
     @property
@@ -330,7 +344,8 @@ class PlanOutcome(StrEnum):
     """Whether a cut was found."""
 
     CUT = "cut"
-    FITS = "fits"  # the whole chain already fits, or nothing before the protected round can go
+    FITS = "fits"  # the whole chain already fits the goal
+    NO_CUT = "no-cut"  # nothing before the protected round may be summarized
 
 
 class BackupCompression(StrEnum):

@@ -2,14 +2,16 @@
 
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
 its `isCompactSummary` user child, the raw suffix (every byte as in the source except the first
-record's `parentUuid`), and a final `last-prompt` deep-copied from the source pointer with its
-leaf updated. Pure: the new records' uuids and timestamp are inputs (the compress job draws
-them), and the records themselves are built by the format module.
+record's `parentUuid` and tool outputs bounded as declared), and a final `last-prompt`
+deep-copied from the source pointer with its leaf updated: the only pointer the output holds.
+Pure: the new records' uuids and timestamp are inputs (the compress job draws them), and the
+records themselves are built by the format module.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
@@ -42,6 +44,7 @@ SUMMARY_PREAMBLE: Final = (
 )
 TRIGGER: Final = "manual"  # an offline compaction is the user's decision, never Claude Code's auto trigger
 _COMMON_SAMPLE: Final = 64  # kept records sampled for the shared fields of the new pair
+_SAMPLE_LINE_BYTES: Final = 1 << 20  # a huge tool output carries the same fields: not parsed for them
 
 
 class ComposeFailure(StrEnum):
@@ -85,6 +88,7 @@ class ComposeInput:
     metadata: ToolMetadata
     pre_tokens: int
     ids: PairIds
+    bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,8 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     first, last = index.record(spec.raw_lines[0]), index.record(spec.raw_lines[-1])
     if first is None or last is None or first.uuid is None or last.uuid is None:
         raise ComposeError(ComposeFailure.RAW_SUFFIX_WITHOUT_UUID)
-    sample = (index.raw_line(data, line) for line in spec.raw_lines[:_COMMON_SAMPLE])
+    small = [line for line in spec.raw_lines if index.lengths[line - 1] <= _SAMPLE_LINE_BYTES]
+    sample = (index.raw_line(data, line) for line in (small or spec.raw_lines[:1])[:_COMMON_SAMPLE])
     common = shared_fields(sample, spec.session_id)
     metadata = CompactionMetadata(
         TRIGGER,
@@ -120,7 +125,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     lines.append(summary_line(common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text))
     origins.extend((None, None))
     for position, line in enumerate(spec.raw_lines):
-        raw = index.raw_line(data, line)
+        raw = spec.bounded.get(line) or index.raw_line(data, line)
         lines.append(replace_parent(raw, ids.summary_uuid) if position == 0 else raw)
         origins.append(line)
     if spec.pointer_line is not None:

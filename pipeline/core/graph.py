@@ -5,7 +5,6 @@ Topology, validation and planning all walk this graph; none of them re-derives i
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -74,12 +73,14 @@ class UuidGraph:
 def build_graph(index: LineIndex) -> UuidGraph:
     """Index uuids and parent links of every record line."""
     line_of: dict[str, int] = {}
-    counts: Counter[str] = Counter()
+    duplicates: set[str] = set()
     uuid_lines: list[int] = []
     for number, record in enumerate(index.records, 1):
-        if record is not None and record.uuid is not None:
-            counts[record.uuid] += 1
-            line_of.setdefault(record.uuid, number)
+        if record is not None and (uuid := record.uuid) is not None:
+            if uuid in line_of:  # the first line keeps the uuid; the rest only make it a duplicate
+                duplicates.add(uuid)
+            else:
+                line_of[uuid] = number
             uuid_lines.append(number)
     parent_line = [_NO_LINE] * len(index)
     children: dict[int, list[int]] = {}
@@ -92,7 +93,7 @@ def build_graph(index: LineIndex) -> UuidGraph:
             children.setdefault(parent, []).append(number)
     return UuidGraph(
         line_of=MappingProxyType(line_of),
-        duplicates=tuple(sorted(uuid for uuid, count in counts.items() if count > 1)),
+        duplicates=tuple(sorted(duplicates)),
         parent_line=tuple(parent_line),
         children=MappingProxyType({line: tuple(kids) for line, kids in children.items()}),
         uuid_lines=tuple(uuid_lines),

@@ -11,11 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 
-__all__ = ["LineIndex", "build_index", "iter_line_spans"]
+__all__ = ["LineIndex", "build_index", "build_index_reference", "iter_line_spans"]
 
 BOM: Final = b"\xef\xbb\xbf"
 
@@ -91,7 +92,33 @@ _PROBLEM_KINDS: Final = {kind.value: kind for kind in LineKind}
 
 
 def build_index(data: bytes, fmt: SourceFormat, limits: LineLimits) -> LineIndex:
-    """Index every physical line of a Claude Code transcript's bytes."""
+    """Index every physical line of a Claude Code transcript's bytes.
+
+    The compiled scanner does it in one pass where it is built; it hands every line it does not
+    decide to `decode_record`, so the index is the reference's (`build_index_reference`) exactly.
+    """
+    if not scan.COMPILED:
+        return build_index_reference(data, fmt, limits)
+    offsets_bytes, lengths_bytes, kinds, records, crlf, latest_pointer = scan.index_lines(data, limits)
+    offsets: array[int] = array("q")
+    offsets.frombytes(offsets_bytes)
+    lengths: array[int] = array("q")
+    lengths.frombytes(lengths_bytes)
+    return LineIndex(
+        format=fmt,
+        offsets=offsets,
+        lengths=lengths,
+        kinds=kinds,
+        records=records,
+        has_bom=data.startswith(BOM),
+        crlf_lines=crlf,
+        final_newline=data.endswith(b"\n"),
+        latest_pointer=latest_pointer,
+    )
+
+
+def build_index_reference(data: bytes, fmt: SourceFormat, limits: LineLimits) -> LineIndex:
+    """The pure-Python index: the reference the compiled scanner is held to, line for line."""
     offsets: array[int] = array("q")
     lengths: array[int] = array("q")
     kinds: list[LineKind] = []

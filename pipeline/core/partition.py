@@ -2,7 +2,7 @@
 
 `summary` and `raw_keep` split the active chain at the cut (a sweep has no cut, so the whole
 chain is `raw_keep`); `side_keep` holds file-history snapshots correlated with kept records;
-`control_projection` holds the pointer and the leading UI metadata the output re-projects;
+`control_projection` holds the one pointer and the leading UI metadata the output re-projects;
 `excluded_branch` holds every other uuid record; `excluded_unattributed` holds the rest.
 Excluded sets leave this module only as counts and digests.
 """
@@ -61,21 +61,18 @@ class Partition:
         return self.sets[name]
 
 
-def control_projection_lines(index: LineIndex) -> frozenset[int]:
-    """Leading UI metadata (before the first uuid record) and every `last-prompt` record."""
-    selected: set[int] = set()
-    seen_uuid = False
+def control_projection_lines(index: LineIndex, pointer_line: int | None) -> frozenset[int]:
+    """Leading UI metadata (before the first uuid record) and the one pointer the output projects.
+
+    Older `last-prompt` records name leaves a compaction may drop; they are not carried over.
+    """
+    selected: set[int] = set() if pointer_line is None else {pointer_line}
     for number, record in enumerate(index.records, 1):
         if record is None:
             continue
         if record.uuid is not None:
-            seen_uuid = True
-        if record.type == RecordType.LAST_PROMPT or (
-            not seen_uuid
-            and record.type in _CONTROL_TYPES
-            and record.uuid is None
-            and not record.uuid_malformed
-        ):
+            break
+        if record.type in _CONTROL_TYPES and not record.uuid_malformed:
             selected.add(number)
     return frozenset(selected)
 
@@ -119,7 +116,7 @@ def partition_lines(
     summary: Iterable[int],
     raw_keep: Iterable[int],
     side_keep: Iterable[int],
-    control: Iterable[int] | None = None,
+    pointer_line: int | None,
     branch_isolation: bool = True,
 ) -> Partition:
     """Assign every line to one set and assert the sets are disjoint and complete.
@@ -129,7 +126,7 @@ def partition_lines(
     summary_set = frozenset(summary)
     raw_set = frozenset(raw_keep)
     side_set = frozenset(side_keep)
-    control_set = frozenset(control_projection_lines(index) if control is None else control)
+    control_set = control_projection_lines(index, pointer_line)
     control_set -= summary_set | raw_set
     assigned = summary_set | raw_set | side_set | control_set
     branch: set[int] = set()

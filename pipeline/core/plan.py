@@ -1,21 +1,29 @@
 """Planning: where the cut goes, which old turns become the summary and which tail stays raw.
 
-Semantic groups start at each human turn and keep every assistant fragment, tool call and tool
-result of that turn together (seed 001). The protected last round of seed 000 (the current
-instructions and the two most recent complete tool exchanges; a toolless tail walks back to the
-last tool-bearing round) always stays raw. The cut is sized from the target ratio, the token
-target and `min_recent_records`, then only ever moves earlier, to a position that splits no
-message's fragments, no tool call from its results, no attachment from its tool call, never
-lands at or before an existing compact pair (which is folded into the summary instead) and never
-keeps an earlier session of a one-way lineage raw (seed 004).
+Planning is by tokens. The candidate must hold at most the goal: the smaller of `target_ratio` of
+the source chain's tokens and the window ceiling (`context_window` x `max_window_share`, so a
+resumed session leaves room to work), or `target_estimated_tokens` when set (then a hard gate).
+The kept tail is measured as it will be written (tool outputs bounded), and the summary's tokens
+are reserved. The kept tail is the longest one that fits, cut where nothing is split: semantic
+groups start at each human turn and keep every assistant fragment, tool call and tool result of
+that turn together (seed 001); inside one long turn a cut may fall between completed exchanges
+(seed 000). The protected last round of seed 000 (the current instructions and the two most
+recent complete tool exchanges; a toolless tail walks back to the last tool-bearing round) always
+stays raw; no cut splits a message's fragments, a tool call from its results or an attachment
+from its call, lands at or before an existing compact pair (folded into the summary instead) or
+keeps an earlier session of a one-way lineage raw (seed 004). When no such cut fits the goal, the
+plan cuts as far as those rules allow and names the rule that stopped it (`target-missed`).
+`min_recent_records` is a preference, kept only while the goal allows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.estimate.seed import RECORD_ALLOWANCE
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.reasons import PlanNote
 from pipeline.vocabulary import PlanOutcome, RecordType, Role
@@ -27,14 +35,11 @@ __all__ = [
     "ProtectedRound",
     "SemanticGroup",
     "plan_cut",
+    "protected_round_of",
     "semantic_groups",
 ]
 
-SUMMARY_BYTES_PER_CHAR: Final = 3  # seed 004 reserves three bytes of output per summary character
-SUMMARY_FIXED_BYTES: Final = 20_000  # and this much for the compact pair's own fields
-MIN_RECENT_BUDGET: Final = 4096  # the seed's floor on the raw tail's byte budget
 PROTECTED_EXCHANGES: Final = 2  # seed 000: the two most recent complete tool exchanges
-LONG_TURN_FACTOR: Final = 2  # a turn keeping more than twice the byte budget raw may be split
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +48,15 @@ class CutOptions:
 
     target_ratio: float
     target_estimated_tokens: int | None  # a hard gate when set
-    min_recent_records: int
-    summary_char_budget: int
+    context_window: int
+    max_window_share: float
+    min_recent_records: int  # a preference: kept raw while the goal allows
+
+    def goal(self, chain_tokens: int) -> int:
+        """The most tokens the candidate may hold."""
+        if self.target_estimated_tokens:
+            return self.target_estimated_tokens
+        return min(round(self.target_ratio * chain_tokens), int(self.context_window * self.max_window_share))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +90,16 @@ class Plan:
     raw_lines: tuple[int, ...]
     groups: tuple[SemanticGroup, ...]
     protected: ProtectedRound
-    target: int  # where sizing alone put the cut, before safety moved it
-    reasons: tuple[PlanNote, ...]  # content-free notes on what moved the cut
-    chain_bytes: int
-    raw_bytes: int
+    target: int  # the first position whose tail fits the goal, before safety chose the cut
+    reasons: tuple[PlanNote, ...]  # content-free notes on what moved or stopped the cut
+    chain_tokens: int  # the source chain, as it is
+    goal_tokens: int  # the most the candidate may hold
+    planned_tokens: int  # the kept tail (as written) plus the summary reserved and the new pair
+
+    @property
+    def target_missed(self) -> bool:
+        """Whether the rules stopped the cut before the tail fit the goal."""
+        return self.outcome is PlanOutcome.CUT and self.planned_tokens > self.goal_tokens
 
 
 def _is_turn_start(record: DecodedRecord) -> bool:
@@ -148,10 +166,15 @@ def _protected_round(
 ) -> ProtectedRound:
     tool_groups = [g for g in groups if g.has_tools]
     group = tool_groups[-1] if tool_groups else groups[-1]
+    calling = {r.message_id for r in records[group.start : group.end] if r.tool_uses and r.message_id}
+    # An exchange starts where an assistant message that calls a tool starts (its first fragment
+    # may be thinking or text; the tool_use fragments after it cannot start anything).
     exchange_starts = [
         i
         for i in range(group.start, group.end)
-        if records[i].tool_uses and not blocked[i] and records[i].type == RecordType.ASSISTANT
+        if not blocked[i]
+        and records[i].type == RecordType.ASSISTANT
+        and (records[i].tool_uses or records[i].message_id in calling)
     ]
     start = group.start
     if len(exchange_starts) > PROTECTED_EXCHANGES:
@@ -172,48 +195,32 @@ def _protected_round(
     )
 
 
-def _size_target(
-    index: LineIndex, chain: tuple[int, ...], options: CutOptions, total_tokens: int
-) -> tuple[int, int]:
-    """(first raw position the byte budget allows, that budget); the token target narrows the ratio."""
-    ratio = options.target_ratio
-    if options.target_estimated_tokens and total_tokens > 0:
-        ratio = max(0.01, min(ratio, options.target_estimated_tokens / total_tokens))
-    line_bytes = [index.lengths[line - 1] + 1 for line in chain]
-    summary_reserve = max(
-        MIN_RECENT_BUDGET, options.summary_char_budget * SUMMARY_BYTES_PER_CHAR + SUMMARY_FIXED_BYTES
-    )
-    budget = max(MIN_RECENT_BUDGET, int(sum(line_bytes) * ratio) - summary_reserve)
-    used, position = 0, len(chain)
-    while position > 0 and used + line_bytes[position - 1] <= budget:
-        used += line_bytes[position - 1]
-        position -= 1
-    return position, budget
-
-
-def plan_cut(
-    index: LineIndex,
-    chain: tuple[int, ...],
-    options: CutOptions,
-    *,
-    lineage_start: int = 0,
-    keep_protected_turn: bool = False,
-) -> Plan:
-    """Choose the cut for an active chain (root-to-leaf lines).
-
-    `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
-    instruction cannot be carried verbatim by the summary.
-    """
-    records = [index.record(line) for line in chain]
-    assert all(record is not None for record in records)
-    recs: list[DecodedRecord] = records  # type: ignore[assignment]
+def protected_round_of(index: LineIndex, chain: tuple[int, ...]) -> ProtectedRound:
+    """The protected round of an active chain (what `plan_cut` keeps raw whatever the target)."""
+    recs = [index.entry(line) for line in chain]
     groups = semantic_groups(recs)
-    blocked = _blocked_positions(recs)
-    protected = _protected_round(recs, chain, groups, blocked)
-    total_tokens = sum(record.tokens for record in recs)
-    size_cut, budget = _size_target(index, chain, options, total_tokens)
-    chain_bytes = sum(index.lengths[line - 1] + 1 for line in chain)
-    reasons: list[PlanNote] = []
+    return _protected_round(recs, chain, groups, _blocked_positions(recs))
+
+
+@dataclass(frozen=True, slots=True)
+class _Bounds:
+    """Where a cut may go: not before `floor` (compact pairs, lineage), not after `ceiling`."""
+
+    floor: int
+    ceiling: int
+    fit: int  # the first position whose tail fits the goal (len(chain) when none does)
+
+
+def _fit_position(kept_tokens: Sequence[int], budget: int) -> int:
+    """The smallest position whose kept tail holds at most `budget` tokens."""
+    used, position = 0, len(kept_tokens)
+    while position > 0 and used + kept_tokens[position - 1] <= budget:
+        used += kept_tokens[position - 1]
+        position -= 1
+    return position
+
+
+def _floor(recs: list[DecodedRecord], lineage_start: int, reasons: list[PlanNote]) -> int:
     floor = max(lineage_start, 1)
     compact_positions = [i for i, r in enumerate(recs) if r.compact_boundary or r.compact_summary]
     if compact_positions:
@@ -221,65 +228,91 @@ def plan_cut(
         reasons.append(PlanNote.PRIOR_COMPACT_PAIR_FOLDED)
     if lineage_start:
         reasons.append(PlanNote.EARLIER_SESSIONS_SUMMARIZED)
-    target = min(size_cut, protected.start)
-    if len(chain) > options.min_recent_records:
-        target = min(target, len(chain) - options.min_recent_records)
-    if size_cut == 0 and chain_bytes <= budget:
+    return floor
+
+
+def plan_cut(
+    index: LineIndex,
+    chain: tuple[int, ...],
+    options: CutOptions,
+    *,
+    kept_tokens: Sequence[int] | None = None,
+    summary_tokens: int,
+    lineage_start: int = 0,
+    keep_protected_turn: bool = False,
+) -> Plan:
+    """Choose the cut for an active chain (root-to-leaf lines).
+
+    `kept_tokens` is each chain record's tokens as the candidate would hold it (its tool outputs
+    bounded); without it, the record's own tokens. `summary_tokens` is reserved for the summary.
+    `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
+    instruction cannot be carried verbatim by the summary.
+    """
+    recs = [index.entry(line) for line in chain]
+    costs = list(kept_tokens) if kept_tokens is not None else [r.tokens for r in recs]
+    groups = semantic_groups(recs)
+    blocked = _blocked_positions(recs)
+    protected = _protected_round(recs, chain, groups, blocked)
+    chain_tokens = sum(record.tokens for record in recs)
+    goal = options.goal(chain_tokens)
+    reasons: list[PlanNote] = []
+    sizes = (chain_tokens, goal, summary_tokens + 2 * RECORD_ALLOWANCE)
+    if chain_tokens <= goal:
         return _plan(
-            PlanOutcome.FITS, 0, chain, groups, protected, target, (PlanNote.WHOLE_CHAIN_FITS,), chain_bytes
+            PlanOutcome.FITS, 0, chain, groups, protected, 0, (PlanNote.WHOLE_CHAIN_FITS,), sizes, costs
         )
-    line_bytes = [index.lengths[line - 1] + 1 for line in chain]
-    suffix_bytes = [0] * (len(chain) + 1)
-    for position in range(len(chain) - 1, -1, -1):
-        suffix_bytes[position] = suffix_bytes[position + 1] + line_bytes[position]
+    floor = _floor(recs, lineage_start, reasons)
     ceiling = protected.group_start if keep_protected_turn else protected.start
     if keep_protected_turn:
         reasons.append(PlanNote.PROTECTED_TURN_KEPT_WHOLE)
-    cut = _choose(recs, groups, blocked, min(target, ceiling), floor, ceiling, suffix_bytes, budget, reasons)
+    fit = _fit_position(costs, max(0, goal - sizes[2]))
+    cut = _choose(recs, groups, blocked, _Bounds(floor, ceiling, fit), reasons)
     if cut is None:
         reasons.append(PlanNote.NOTHING_BEFORE_PROTECTED_ROUND)
-        return _plan(PlanOutcome.FITS, 0, chain, groups, protected, target, tuple(reasons), chain_bytes)
-    return _plan(PlanOutcome.CUT, cut, chain, groups, protected, target, tuple(reasons), chain_bytes)
+        return _plan(PlanOutcome.NO_CUT, 0, chain, groups, protected, fit, tuple(reasons), sizes, costs)
+    # `min_recent_records` is a preference: the longest tail that fits keeps them when it can.
+    if len(chain) - cut < min(options.min_recent_records, len(chain)):
+        reasons.append(PlanNote.FEWER_RECENT_RECORDS_THAN_PREFERRED)
+    return _plan(PlanOutcome.CUT, cut, chain, groups, protected, fit, tuple(reasons), sizes, costs)
+
+
+def _safe(recs: list[DecodedRecord], blocked: list[bool], position: int) -> bool:
+    """An exchange start: an API assistant record no message, call or attachment spans across."""
+    return not blocked[position] and recs[position].is_api and recs[position].type == RecordType.ASSISTANT
 
 
 def _choose(
-    records: list[DecodedRecord],
+    recs: list[DecodedRecord],
     groups: tuple[SemanticGroup, ...],
     blocked: list[bool],
-    target: int,
-    floor: int,
-    ceiling: int,
-    suffix_bytes: list[int],
-    budget: int,
+    bounds: _Bounds,
     reasons: list[PlanNote],
 ) -> int | None:
-    """The latest safe turn start at or before the target; inside one long task, an exchange start.
+    """The safe position keeping the longest tail that fits; else the one keeping the least.
 
-    A turn start keeps the semantic group whole (seed 001). When the turn holding the target is
-    so long that keeping it whole would keep more than twice the byte budget raw, the cut falls
-    between two completed tool exchanges of that turn instead (seed 000: older completed steps of
-    a long uninterrupted task may be summarized).
+    A turn start keeps the semantic group whole (seed 001) and is preferred; inside one long turn
+    the cut may fall between two completed exchanges (seed 000).
     """
-    limit = min(target, ceiling)
-    turn_starts = [g.start for g in groups if floor <= g.start <= limit and not blocked[g.start]]
-    exchanges = [
-        p
-        for p in range(floor, limit + 1)
-        if not blocked[p] and records[p].is_api and records[p].type == RecordType.ASSISTANT
-    ]
-    long_turn = not turn_starts or suffix_bytes[turn_starts[-1]] > LONG_TURN_FACTOR * budget
-    if exchanges and long_turn and (not turn_starts or exchanges[-1] > turn_starts[-1]):
+    low, high = max(bounds.floor, bounds.fit), bounds.ceiling
+    turns = [g.start for g in groups if bounds.floor <= g.start <= high and not blocked[g.start]]
+    exchanges = [p for p in range(bounds.floor, high + 1) if _safe(recs, blocked, p)]
+    fitting_turns = [p for p in turns if p >= low]
+    if fitting_turns:
+        return fitting_turns[0]
+    fitting_exchanges = [p for p in exchanges if p >= low]
+    if fitting_exchanges:
         reasons.append(PlanNote.CUT_INSIDE_LONG_TURN)
-        return exchanges[-1]
-    if turn_starts:
-        if turn_starts[-1] != target:
-            reasons.append(PlanNote.MOVED_TO_TURN_START)
-        return turn_starts[-1]
-    above = [p for p in range(max(floor, target + 1), ceiling + 1) if not blocked[p] and records[p].is_api]
-    if floor > target and above:
-        reasons.append(PlanNote.MOVED_AFTER_PRIOR_COMPACT_PAIR)
-        return above[0]
-    return None
+        return fitting_exchanges[0]
+    anywhere = sorted({*turns, *exchanges})
+    if not anywhere:
+        return None
+    reasons.append(PlanNote.TARGET_MISSED)
+    reasons.append(
+        PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET if bounds.fit > high else PlanNote.NO_SAFE_CUT_WITHIN_TARGET
+    )
+    if anywhere[-1] not in turns:
+        reasons.append(PlanNote.CUT_INSIDE_LONG_TURN)
+    return anywhere[-1]
 
 
 def _plan(
@@ -290,18 +323,10 @@ def _plan(
     protected: ProtectedRound,
     target: int,
     reasons: tuple[PlanNote, ...],
-    chain_bytes: int,
+    sizes: tuple[int, int, int],
+    costs: Sequence[int],
 ) -> Plan:
+    chain_tokens, goal, reserved = sizes
     summary, raw = (chain[:cut], chain[cut:]) if outcome is PlanOutcome.CUT else ((), chain)
-    return Plan(
-        outcome,
-        cut,
-        summary,
-        raw,
-        groups,
-        protected,
-        target,
-        reasons,
-        chain_bytes,
-        chain_bytes if outcome is not PlanOutcome.CUT else -1,
-    )
+    planned = reserved + sum(costs[cut:]) if outcome is PlanOutcome.CUT else chain_tokens
+    return Plan(outcome, cut, summary, raw, groups, protected, target, reasons, chain_tokens, goal, planned)

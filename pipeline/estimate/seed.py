@@ -26,6 +26,7 @@ from pipeline.vocabulary import RecordType
 
 __all__ = [
     "RECORD_ALLOWANCE",
+    "char_weight_tenths",
     "estimate_json_parts",
     "estimate_record",
     "estimate_text",
@@ -69,6 +70,11 @@ def _weight_tenths(char: str) -> int:
     if cp > 0xFFFF or unicodedata.category(char)[0] in "SM":
         return 15
     return 8
+
+
+def char_weight_tenths(char: str) -> int:
+    """Weight of one non-ASCII character in tenths of a token (the compiled scanner asks once each)."""
+    return _weight_tenths(char)
 
 
 def _reference_arithmetic(text: str) -> int:

@@ -72,6 +72,7 @@ def sweep_partition(analysis: Analysis, sweep: SweepSettings) -> Partition:
         summary=(),
         raw_keep=topology.chain,
         side_keep=side,
+        pointer_line=topology.strict.pointer_line,
         branch_isolation=topology.branch_isolation,
     )
 

@@ -95,6 +95,7 @@ def original_exclusions(original: Path, min_chars: int, limits: LineLimits) -> t
         summary=(),
         raw_keep=topology.chain,
         side_keep=(),
+        pointer_line=topology.strict.pointer_line,
         branch_isolation=topology.branch_isolation,
     )
     return excluded_texts(opened.source.data, opened.index, partition, min_chars=min_chars)

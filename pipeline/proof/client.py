@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -20,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.errors import CompactionError
+from pipeline.installed import (
+    CLAUDE_CODE_ENV,
+    CLAUDE_CODE_VERSION,
+    ClaudeCodeError,
+    ClaudeCodeNotInstalled,
+    find_claude_code,
+    require_claude_code,
+)
 from pipeline.proof.capture import CaptureServer, RecordedRequest
 from pipeline.proof.context import SentContext, read_request
 from pipeline.proof.staging import StagedSession, stage_session
@@ -39,14 +45,9 @@ __all__ = [
     "resume",
 ]
 
-CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
-CLAUDE_CODE_ENV: Final = "COMPACTION_CLAUDE_CODE"  # an executable, or an npm prefix holding one
 PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
 _VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 REFUSAL_MARKER: Final = "No conversation found"
-INSTALL_HINT: Final = "run scripts/install-claude-code, or pass --claude PATH"
-_PACKAGE_EXE: Final = Path("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
-_REPO_ROOT: Final = Path(__file__).resolve().parents[2]
 # Switches that keep the binary off the network apart from the capture server, and its output plain.
 _OFFLINE_ENV: Final = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -62,10 +63,6 @@ _OFFLINE_ENV: Final = {
 _THROWAWAY_API_KEY: Final = "sk-ant-api03-throwaway-key-for-the-loopback-capture-server"
 
 
-class ClaudeCodeError(CompactionError):
-    """Running Claude Code failed."""
-
-
 class ResumeTimedOut(ClaudeCodeError):
     """A resume run exceeded its time limit and was killed."""
 
@@ -73,14 +70,6 @@ class ResumeTimedOut(ClaudeCodeError):
         self.session_id = session_id
         self.seconds = seconds
         super().__init__(f"claude -p --resume {session_id} did not finish within {seconds:g} s")
-
-
-class ClaudeCodeNotInstalled(ClaudeCodeError):
-    """No Claude Code executable was found where we look."""
-
-    def __init__(self, looked_in: tuple[str, ...]) -> None:
-        self.looked_in = looked_in
-        super().__init__(f"Claude Code not found (looked in {', '.join(looked_in)}); {INSTALL_HINT}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,44 +93,6 @@ class ResumeResult:
     def refused(self) -> bool:
         """Claude Code said there was no conversation to resume."""
         return not self.resumed and REFUSAL_MARKER in self.stdout + self.stderr
-
-
-# locating ---------------------------------------------------------------------------------
-def _executable_in(candidate: Path) -> Path | None:
-    if candidate.is_dir():
-        candidate = candidate / _PACKAGE_EXE
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
-
-
-def _search_places(root: Path | None) -> list[Path]:
-    configured = os.environ.get(CLAUDE_CODE_ENV)
-    places = [Path(configured).expanduser()] if configured else []
-    places.append((root or _REPO_ROOT) / ".cache" / "claude-code")
-    on_path = shutil.which("claude")
-    if on_path:
-        places.append(Path(on_path))
-    return places
-
-
-def find_claude_code(root: Path | None = None) -> Path | None:
-    """`$COMPACTION_CLAUDE_CODE`, else the pinned build in `<root>/.cache/claude-code`, else PATH's."""
-    return next((exe for place in _search_places(root) if (exe := _executable_in(place))), None)
-
-
-def require_claude_code(given: Path | None = None, root: Path | None = None) -> Path:
-    """`given` (an executable or npm prefix) or :func:`find_claude_code`; raise when there is none."""
-    if given is not None:
-        executable = _executable_in(given.expanduser())
-        if executable is None:
-            raise ClaudeCodeNotInstalled((str(given),))
-        return executable
-    executable = find_claude_code(root)
-    if executable is None:
-        looked = [str(place) for place in _search_places(root)]
-        if shutil.which("claude") is None:
-            looked.append("`claude` on PATH")
-        raise ClaudeCodeNotInstalled(tuple(looked))
-    return executable
 
 
 def installed_version(executable: Path) -> str | None:

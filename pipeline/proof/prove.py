@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.formats.claude_code.bound import declared_bounds
 from pipeline.formats.claude_code.content import iter_contents
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model
@@ -89,4 +90,10 @@ def prove_resume(
             before.context,
             None,
         )
-    return judge(before.context, after.context, summaries=summary_texts(compacted), excluded=excluded)
+    return judge(
+        before.context,
+        after.context,
+        summaries=summary_texts(compacted),
+        excluded=excluded,
+        bounded=declared_bounds(compacted.read_bytes()),
+    )

@@ -3,17 +3,21 @@
 Given the context Claude Code sent for the original session and for its compaction, the
 compaction holds when (1) the compacted context opens with the compact summary message(s),
 (2) what follows is a non-empty suffix of the original context, block for block (role, kind,
-full text, tool id), (3) every tool_result answers a tool_use sent before it and every tool_use
-is answered (unless the original leaves the same call unanswered), and (4) no text of an
-excluded record appears anywhere in it. Every difference is described without transcript text:
-block positions, roles, kinds, tool ids and lengths only, so verdicts can go into reports.
+full text, tool id; a tool_result the compaction declares bounded matches only when its text is
+exactly the original's bounded by the declared rule), (3) every tool_result answers a tool_use
+sent before it and every tool_use is answered (unless the original leaves the same call
+unanswered), and (4) no text of an excluded record appears anywhere in it. Every difference is
+described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
+verdicts can go into reports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pipeline.formats.claude_code.bound import BoundRule, bound_content
 from pipeline.proof.context import ContextBlock, SentContext
 from pipeline.vocabulary import Role, Verdict
 
@@ -63,8 +67,27 @@ def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) ->
     return count
 
 
+def _same(got: ContextBlock, want: ContextBlock, bounded: Mapping[str, BoundRule]) -> bool:
+    """Equal blocks; or a declared bounded tool_result whose text is the original's, bounded."""
+    if got == want:
+        return True
+    if got.kind != "tool_result" or (got.role, got.kind, got.id) != (want.role, want.kind, want.id):
+        return False
+    rule = bounded.get(got.id or "")
+    if rule is None:
+        return False
+    try:
+        original = json.loads(want.text)
+    except ValueError:
+        return False
+    return json.dumps(bound_content(original, rule)) == got.text
+
+
 def _suffix_differences(
-    tail: Sequence[ContextBlock], original: Sequence[ContextBlock], head: int
+    tail: Sequence[ContextBlock],
+    original: Sequence[ContextBlock],
+    head: int,
+    bounded: Mapping[str, BoundRule],
 ) -> list[str]:
     """Why `tail` is not the end of `original`, naming the first difference from the end."""
     if not tail:
@@ -74,7 +97,7 @@ def _suffix_differences(
     offset = len(original) - len(tail)
     for back in range(1, len(tail) + 1):
         got, want = tail[-back], original[-back]
-        if got != want:
+        if not _same(got, want, bounded):
             position = len(tail) - back
             same_shape = (got.role, got.kind, got.id) == (want.role, want.kind, want.id)
             detail = ", same kind but the text differs" if same_shape else ""
@@ -141,6 +164,7 @@ def judge(
     *,
     summaries: Sequence[str],
     excluded: Sequence[ExcludedText] = (),
+    bounded: Mapping[str, BoundRule] | None = None,
 ) -> ResumeVerdict:
     """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary texts."""
     blocks = compacted.blocks
@@ -150,7 +174,7 @@ def judge(
     if not head:
         first = blocks[0].label() if blocks else "nothing"
         differences.append(f"the compacted context does not open with the summary (block 0 is {first})")
-    differences += _suffix_differences(tail, original.blocks, head)
+    differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
     return ResumeVerdict(

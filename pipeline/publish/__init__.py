@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from pipeline.publish.files import fsync_directory, write_bytes_atomic, write_report
+from pipeline.publish.files import fsync_directory, write_bytes_atomic, write_report, write_report_now
 
 if TYPE_CHECKING:
     from pipeline.publish.activity import ActivityOptions, SessionActivity, platform_probe
@@ -201,6 +201,7 @@ __all__ = [
     "write_bytes_atomic",
     "write_repaired_candidate",
     "write_report",
+    "write_report_now",
 ]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiofiles
 import aiofiles.os
 
-__all__ = ["fsync_directory", "write_bytes_atomic", "write_report"]
+__all__ = ["fsync_directory", "write_bytes_atomic", "write_report", "write_report_now"]
 
 
 def fsync_directory(path: Path) -> bool:
@@ -33,9 +33,8 @@ def fsync_directory(path: Path) -> bool:
         os.close(descriptor)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write bytes to `path` atomically (temp file, fsync, rename); `durable=False` skips the
-    fsyncs for a file any rerun regenerates (a summary): readers still never see half of it."""
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+    """Write a temporary file beside `path` (fsynced when `durable`) and rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
@@ -49,6 +48,12 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write bytes to `path` atomically (temp file, fsync, rename); `durable=False` skips the
+    fsyncs for a file any rerun regenerates (a summary): readers still never see half of it."""
+    _replace(path, data, durable=durable)
     if durable:
         fsync_directory(path.parent)
 
@@ -73,3 +78,8 @@ async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None
         with contextlib.suppress(FileNotFoundError):
             await aiofiles.os.remove(temporary)
         raise
+
+
+def write_report_now(path: Path, data: bytes) -> None:
+    """`write_report` for a worker process (no event loop): temp file, then rename, not fsynced."""
+    _replace(path, data, durable=False)

@@ -3,6 +3,7 @@ and what was written."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
@@ -14,36 +15,68 @@ from pipeline.vocabulary import PlanOutcome, Verdict
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
+    from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
-    from pipeline.summarize import SummaryResult
+    from pipeline.summarize.outcomes import SummaryAccount
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
+    "BoundedOutput",
+    "BoundedSection",
     "ChecksSection",
     "CompressTokens",
+    "ModelPlanSection",
     "OutputSection",
     "PlanSection",
     "ResumeCheckSection",
     "SentSizes",
     "SizeSection",
     "SummarySection",
+    "WriterSection",
+    "bounded_section",
     "checks_section",
     "plan_section",
     "resume_check_failed",
     "resume_check_section",
     "summary_section",
+    "writer_section",
 ]
 
 CHECK_FINDINGS_LISTED = 20  # a refused candidate's report names its first errors, not thousands
 
 
 class CompressTokens(Section, frozen=True, kw_only=True):
-    """Seed-estimated tokens of the active chain and, once written, of the candidate."""
+    """Seed-estimated tokens of the active chain, the target, and once written, of the candidate."""
 
     estimator: str
     active_chain: int
+    target: int | UnsetType = UNSET  # the most the candidate may hold
     output: int | UnsetType = UNSET
+    ratio: float | UnsetType = UNSET  # output / active_chain
+    target_met: bool | UnsetType = UNSET
+
+
+class BoundedOutput(Section, frozen=True, kw_only=True):
+    """One kept tool output bounded: where, which call, how big before and after, its digest."""
+
+    line: int
+    tool_use_id: str
+    part: str
+    original_bytes: int
+    kept_bytes: int
+    sha256: str
+    media_replaced: int
+
+
+class BoundedSection(Section, frozen=True, kw_only=True):
+    """Kept tool outputs bounded to `limit` bytes (head, marker, tail), every one listed."""
+
+    limit: int
+    records: int
+    original_bytes: int
+    kept_bytes: int
+    outputs: list[BoundedOutput]
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -57,7 +90,42 @@ class PlanSection(Section, frozen=True, kw_only=True):
     reasons: list[PlanNote]
     summarized_records: int
     raw_records: int
+    chain_tokens: int
+    goal_tokens: int
+    planned_tokens: int
     estimated_gain: float | UnsetType = UNSET
+
+
+class WriterSection(Section, frozen=True, kw_only=True):
+    """A model's summary: provider, model, calls, retries, repairs, billed tokens, depth, time."""
+
+    provider: str
+    model: str
+    calls: int
+    retries: int
+    repairs: int
+    billed_input_tokens: int
+    billed_output_tokens: int
+    calls_without_usage: int
+    reduction_depth: int
+    chunks: int
+    wall_seconds: float
+    redactions: dict[str, int]
+    optional_evidence_omitted: int
+    fallback_from: str | UnsetType = UNSET  # the model's outcome when the embedded summarizer wrote it
+
+
+class ModelPlanSection(Section, frozen=True, kw_only=True):
+    """`--dry-run`: what a model summary of this session would take, if every answer were grounded."""
+
+    model: str
+    calls: int
+    rounds: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
+    estimated_cost_usd: float | None
+    min_wall_seconds: float
+    refusal: str | UnsetType = UNSET  # the outcome it would end in (a group over the budget, ...)
 
 
 class SummarySection(Section, frozen=True, kw_only=True):
@@ -69,6 +137,7 @@ class SummarySection(Section, frozen=True, kw_only=True):
     prior_summaries_folded: int
     prior_mode: str
     sections: dict[str, int]
+    writer: WriterSection | UnsetType = UNSET
 
 
 class ChecksSection(Section, frozen=True, kw_only=True):
@@ -128,17 +197,78 @@ def plan_section(plan: Plan) -> PlanSection:
         reasons=list(plan.reasons),
         summarized_records=len(plan.summary_lines),
         raw_records=len(plan.raw_lines),
+        chain_tokens=plan.chain_tokens,
+        goal_tokens=plan.goal_tokens,
+        planned_tokens=plan.planned_tokens,
     )
 
 
-def summary_section(summary: SummaryResult, text: str, budget: int) -> SummarySection:
+def bounded_section(
+    declared: Mapping[int, Sequence[BoundedRecord]], lines: Sequence[int], limit: int
+) -> BoundedSection | UnsetType:
+    """The bounded outputs among the kept `lines`; unset when none was bounded."""
+    outputs = [
+        BoundedOutput(
+            line=line,
+            tool_use_id=item.tool_use_id,
+            part=item.part.value,
+            original_bytes=item.original_bytes,
+            kept_bytes=item.kept_bytes,
+            sha256=item.sha256,
+            media_replaced=item.media_replaced,
+        )
+        for line in lines
+        for item in declared.get(line, ())
+    ]
+    if not outputs:
+        return UNSET
+    return BoundedSection(
+        limit=limit,
+        records=len({o.line for o in outputs}),
+        original_bytes=sum(o.original_bytes for o in outputs),
+        kept_bytes=sum(o.kept_bytes for o in outputs),
+        outputs=outputs,
+    )
+
+
+def summary_section(
+    text: str,
+    budget: int,
+    *,
+    cited_lines: int,
+    prior_summaries: int,
+    prior_mode: str,
+    sections: dict[str, int],
+    writer: WriterSection | UnsetType = UNSET,
+) -> SummarySection:
     return SummarySection(
         chars=len(text),
         budget=budget,
-        cited_lines=len(summary.cited_lines),
-        prior_summaries_folded=len(summary.prior_summaries),
-        prior_mode=summary.prior_mode.value,
-        sections={heading.value: count for heading, count in summary.section_bullets},
+        cited_lines=cited_lines,
+        prior_summaries_folded=prior_summaries,
+        prior_mode=prior_mode,
+        sections=sections,
+        writer=writer,
+    )
+
+
+def writer_section(account: SummaryAccount, fallback_from: str | None) -> WriterSection:
+    """Who wrote the summary and what it cost (counts only, never prompt text)."""
+    return WriterSection(
+        provider=account.provider,
+        model=account.model,
+        calls=account.calls,
+        retries=account.retries,
+        repairs=account.repairs,
+        billed_input_tokens=account.billed_input_tokens,
+        billed_output_tokens=account.billed_output_tokens,
+        calls_without_usage=account.calls_without_usage,
+        reduction_depth=account.reduction_depth,
+        chunks=account.chunks,
+        wall_seconds=round(account.wall_seconds, 3),
+        redactions={kind.value: count for kind, count in account.redactions.counts},
+        optional_evidence_omitted=account.optional_evidence_omitted,
+        fallback_from=fallback_from or UNSET,
     )
 
 

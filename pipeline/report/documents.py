@@ -15,8 +15,10 @@ from pipeline.findings import Finding
 from pipeline.reasons import StrictReason
 from pipeline.report.chain import ChainSection, LeafSection, StrictSection
 from pipeline.report.compression import (
+    BoundedSection,
     ChecksSection,
     CompressTokens,
+    ModelPlanSection,
     OutputSection,
     PlanSection,
     ResumeCheckSection,
@@ -99,6 +101,8 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    bounded: BoundedSection | UnsetType = UNSET
+    model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET

@@ -18,6 +18,7 @@ from pipeline.report.sections import Section
 __all__ = [
     "SUMMARY_SCHEMA",
     "CompressRun",
+    "FleetModelPlan",
     "FleetSummary",
     "ReportEntry",
     "ResumeChecks",
@@ -79,6 +80,19 @@ class CompressRun(ValidateRun, frozen=True, kw_only=True):
     min_excluded_chars: int
 
 
+class FleetModelPlan(Section, frozen=True, kw_only=True):
+    """`--dry-run` totals: calls, tokens and cost of every planned session, and the least wall time
+    the run's rate limits allow for all of them."""
+
+    sessions: int
+    refused: int
+    calls: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
+    estimated_cost_usd: float | None
+    min_wall_seconds: float
+
+
 class FleetSummary(Section, frozen=True, kw_only=True):
     schema: str = SUMMARY_SCHEMA
     command: str
@@ -93,6 +107,7 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     seed_tokens: int
     elapsed_ms: float
     resume_checks: ResumeChecks | UnsetType = UNSET
+    model_plan: FleetModelPlan | UnsetType = UNSET
     reports: list[ReportEntry]
 
 
@@ -138,6 +153,7 @@ def summary_report(
     report_paths: Mapping[str, str],
     elapsed_ms: float,
     roots: Iterable[str],
+    model_plan: FleetModelPlan | UnsetType = UNSET,
 ) -> FleetSummary:
     """The fleet summary: totals by status, by strict verdict and by leaf source."""
     reports = [outcome.report for outcome in outcomes.values()]
@@ -159,6 +175,7 @@ def summary_report(
         seed_tokens=sum(_tokens(r) for r in reports),
         elapsed_ms=round(elapsed_ms, 1),
         resume_checks=_resume_checks(checks),
+        model_plan=model_plan,
         reports=[
             ReportEntry(session=label, status=outcome.status.value, report=report_paths.get(label))
             for label, outcome in sorted(outcomes.items())

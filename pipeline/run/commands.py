@@ -184,6 +184,7 @@ def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
     from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
+    from pipeline.run.models import model_provider, model_services  # noqa: PLC0415 - httpx on use only
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
     out_dir = str(args.out.resolve())
@@ -191,12 +192,23 @@ def compress_command(
     def options_for(session: SessionFile) -> CompressOptions:
         return compress_options(args, settings, claude, out_dir=out_dir, root_label=session.root_label)
 
+    record = compress_run(args, settings, claude)
+    if args.dry_run:
+        from pipeline.run.dry_run import dry_run_command  # noqa: PLC0415 - per command
+
+        return dry_run_command(args, settings, record, options_for, report_dir)
+    provider = model_provider(args, settings)
     return FleetCommand(
         name="compress",
         job=compress_session,
         options_for=options_for,
         report_dir=report_dir,
         per_code=settings.sweep.findings_per_code,
-        summarize=_summarizer("compress", compress_run(args, settings, claude)),
+        summarize=_summarizer("compress", record),
         present=_present(report_dir),
+        prepare=(
+            model_services(settings, provider, options_for, args.max_run_tokens)
+            if provider is not None
+            else None
+        ),
     )

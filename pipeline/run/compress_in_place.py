@@ -54,7 +54,7 @@ from pipeline.run.in_place import BuildStep, Limits, LiveCommand, PassDone, fini
 from pipeline.run.live_console import present_in_place
 from pipeline.run.runner import report_path, resolve_jobs
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate
+from pipeline.vocabulary import ResumeGate, SummarizerName
 
 __all__ = ["compress_in_place", "in_place_gate"]
 
@@ -79,6 +79,22 @@ def in_place_gate(settings: Settings) -> str | None:
             f"original, and {exc}; install it (scripts/install-claude-code), name it with --claude, or "
             "pass --no-verify-resume to replace sessions with unproven candidates"
         ) from exc
+
+
+def check_in_place_summarizer(args: argparse.Namespace, settings: Settings) -> None:
+    """In place, summaries are the embedded summarizer's: a model's would be silently replaced by it
+    (the model services live in one process's event loop, the in-place builds in worker processes)."""
+    if settings.compress.summarizer is not SummarizerName.DETERMINISTIC:
+        raise UsageError(
+            f"compress --in-place writes summaries with the embedded summarizer only, not "
+            f"--summarizer {settings.compress.summarizer.value}: compress --out with a model, or "
+            "--in-place with --summarizer deterministic"
+        )
+    for flag, given in (("--dry-run", args.dry_run), ("--max-run-tokens", args.max_run_tokens)):
+        if given:
+            raise UsageError(
+                f"{flag} plans or bounds a model summarizer's calls; compress --in-place has none"
+            )
 
 
 def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
@@ -168,6 +184,7 @@ def compress_in_place(
     roots: Sequence[tuple[Path, str]],
 ) -> int:
     """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
+    check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
     options = compress_options(args, settings, claude, out_dir="", root_label="")
     jobs = resolve_jobs(settings.sweep.jobs)

@@ -24,6 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from structlog.typing import Processor
 
 from pipeline.report.documents import Outcome
 from pipeline.vocabulary import LogFormat, Severity
@@ -39,12 +40,22 @@ def configure_logging(log_format: LogFormat, *, quiet: bool) -> None:
         if log_format is LogFormat.JSON
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
+    stamps: list[Processor] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    # Libraries log through the standard library (asyncio's child watcher warns about worker
+    # processes it did not start): their lines get the same format, so JSON logs stay JSON.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            foreign_pre_chain=stamps,
+        )
+    )
+    logging.basicConfig(handlers=[handler], level=level, force=True)
     structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
+        processors=[*stamps, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         # Resolved per logger, not once: whoever replaced sys.stderr since (a test, a host
         # program embedding the CLI) gets the lines, and a closed stream is never written to.

@@ -18,7 +18,7 @@ from pipeline.publish import write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.render import json_bytes
 from pipeline.run.console import progress_bar
-from pipeline.run.runner import RunResult, SessionJob, run_sessions_blocking
+from pipeline.run.runner import Prepare, RunResult, SessionJob, run_sessions_blocking
 from pipeline.vocabulary import ExitCode
 
 __all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
@@ -43,6 +43,7 @@ class FleetCommand(Generic[S]):
     summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
+    prepare: Prepare | None = None  # shared in-process services: sessions then run in threads
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -70,6 +71,7 @@ def run_fleet(
             report_dir=command.report_dir,
             per_code=command.per_code,
             on_outcome=advance,
+            prepare=command.prepare,
         )
     summary = command.summarize(result, sessions)
     write_bytes_atomic(command.report_dir / SUMMARY_NAME, json_bytes(summary))

@@ -21,7 +21,14 @@ from pipeline.run.parser_live import (
     add_live_commands,
     live_overrides,
 )
-from pipeline.vocabulary import CheckpointPolicy, ExitCode, LeafPolicy, LogFormat, SummarizerName
+from pipeline.vocabulary import (
+    CheckpointPolicy,
+    ExitCode,
+    LeafPolicy,
+    LogFormat,
+    SummarizerName,
+    SummaryFallback,
+)
 
 __all__ = ["build_parser", "flag_overrides"]
 
@@ -95,14 +102,53 @@ def _topology(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _model_summary(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--model", metavar="NAME", help="the model of a --summarizer provider (default: its config section)")
+    add("--base-url", metavar="URL", help="the provider's endpoint (an OpenAI-compatible server, a gateway)")
+    add(
+        "--dry-run",
+        action="store_true",
+        help="with a model summarizer: print each session's and the run's calls, tokens, cost and least "
+        "wall time, calling nothing and writing no candidate",
+    )
+    add(
+        "--max-run-tokens",
+        type=int,
+        metavar="N",
+        help="with a model summarizer: no new summary once the run's billed tokens reach N (sessions "
+        "already summarizing finish; the rest are skipped-run-budget)",
+    )
+    add(
+        "--on-summary-failure",
+        choices=[f.value for f in SummaryFallback],
+        help="when a model summary fails after its repair: refuse the session (default) or write the "
+        "embedded summary instead",
+    )
+
+
 def _compress(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--out", type=Path, help="directory for candidates and reports (or --in-place)")
     add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
+    _model_summary(parser)
     add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
-    add("--target-ratio", type=float, metavar="R", help="share of the source bytes to aim for")
-    add("--target-estimated-tokens", type=int, metavar="N", help="hard gate on the candidate's seed tokens")
-    add("--min-recent-records", type=int, metavar="N", help="recent records kept raw at least")
+    add("--target-ratio", type=float, metavar="R", help="most of the source chain's tokens to keep")
+    add("--context-window", type=int, metavar="N", help="the client's context window in tokens")
+    add("--max-window-share", type=float, metavar="S", help="most of the window a candidate may fill")
+    add(
+        "--target-estimated-tokens",
+        type=int,
+        metavar="N",
+        help="hard gate on the candidate's seed tokens, replacing the ratio and the window",
+    )
+    add("--min-recent-records", type=int, metavar="N", help="recent records kept raw when the target allows")
+    add(
+        "--tool-output-limit",
+        type=int,
+        metavar="BYTES",
+        help="bound kept tool outputs to head and tail within BYTES (0: keep every byte)",
+    )
     add(
         "--summary-char-budget",
         type=int,
@@ -241,10 +287,14 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "min_tokens": args.min_tokens,
             "target_ratio": args.target_ratio,
             "target_estimated_tokens": args.target_estimated_tokens,
+            "context_window": args.context_window,
+            "max_window_share": args.max_window_share,
             "min_recent_records": args.min_recent_records,
+            "tool_output_limit": args.tool_output_limit,
             "summary_char_budget": args.summary_char_budget,
             "preserve_prior_summaries_verbatim": args.preserve_prior_summaries_verbatim,
             "summarizer": args.summarizer,
+            "on_summary_failure": args.on_summary_failure,
             "verify_resume": _GATE[args.verify_resume],
         }
         flags["verify"] = {"claude": str(args.claude) if args.claude else None}

@@ -17,6 +17,7 @@ from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
+from pipeline.formats.claude_code.bound import bound_text
 from pipeline.formats.claude_code.content import (
     EMPTY_INPUT,
     FrozenJson,
@@ -34,6 +35,10 @@ __all__ = [
     "extract_evidence",
     "freeze_json",
 ]
+
+TOOL_RESULT_EVIDENCE_BYTES: Final = 65536
+"""A tool output is evidence through its head and tail (its command, its errors, its exit code);
+the middle of a 50 MB log would only cost memory and time (the pack cuts each record further)."""
 
 
 COMMAND_PREFIXES: Final = ("<command-", "<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
@@ -150,7 +155,7 @@ def _user_items(content: RecordContent, line: int, names: dict[str, str]) -> Ite
         yield EvidenceItem(
             line,
             EvidenceKind.TOOL_RESULT,
-            part.text,
+            bound_text(part.text, TOOL_RESULT_EVIDENCE_BYTES),
             tool_name=name,
             tool_id=part.tool_id,
             is_error=part.is_error,

@@ -7,7 +7,7 @@ below give each job's options from those settings.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,11 @@ __all__ = [
 
 
 def _section_of(knob: str) -> str:
-    owners = [name for name, kind in SECTIONS.items() if knob in {f.name for f in fields(kind)}]
+    owners = [
+        name
+        for name, kind in SECTIONS.items()
+        if is_dataclass(kind) and knob in {f.name for f in fields(kind)}
+    ]
     if len(owners) != 1:
         raise KeyError(f"{knob!r} names {len(owners)} knobs of config/default.toml")
     return owners[0]

@@ -40,6 +40,8 @@ def session_with_everything() -> tuple[Resolved, dict[str, set[int]]]:
             b.rewind(prompt)
         b.tool_call("Read", {"file_path": f"/r/{turn}.py"}, "contents")
         b.assistant(b.text(f"answer {turn}"))
+        if turn == 1:
+            b.last_prompt(f"prompt {turn}")  # an older pointer, to a leaf a compaction may drop
     b.raw(b'{"type":"user","message":{"content":"DAMAGED')
     b.file_history_snapshot(message_id="not-a-kept-record")
     b.custom_title("trailing title")
@@ -49,7 +51,8 @@ def session_with_everything() -> tuple[Resolved, dict[str, set[int]]]:
         "branch": _lines_of(data, b"BRANCH-ONLY"),
         "damaged": _lines_of(data, b"DAMAGED"),
         "leading": _lines_of(data, b'"permission-mode"') | _lines_of(data, b"leading title"),
-        "pointer": _lines_of(data, b'"last-prompt"'),
+        "pointer": {max(_lines_of(data, b'"last-prompt"'))},
+        "old_pointer": {min(_lines_of(data, b'"last-prompt"'))},
         "trailing": _lines_of(data, b"trailing title") | _lines_of(data, b"not-a-kept-record"),
         "snapshots": _lines_of(data, b'"file-history-snapshot"') - _lines_of(data, b"not-a-kept-record"),
     }
@@ -71,13 +74,20 @@ def test_every_line_lands_in_the_one_set_it_belongs_to() -> None:
     side = select_snapshots(
         session.index, raw, policy=CheckpointPolicy.ACTIVE_CORRELATED, limit=10, stop_line=None
     )
-    partition = partition_lines(session.index, summary=summary, raw_keep=raw, side_keep=side)
+    partition = partition_lines(
+        session.index,
+        summary=summary,
+        raw_keep=raw,
+        side_keep=side,
+        pointer_line=session.topology.strict.pointer_line,
+    )
     sets = {name: partition[name].lines for name in PartitionSet}
     _prove(sets, len(session.index))
     assert sets[PartitionSet.SUMMARY] == set(summary) and sets[PartitionSet.RAW_KEEP] == set(raw)
     assert sets[PartitionSet.EXCLUDED_BRANCH] == expected["branch"]
     assert sets[PartitionSet.CONTROL_PROJECTION] == expected["leading"] | expected["pointer"]
-    assert expected["damaged"] | expected["trailing"] <= sets[PartitionSet.EXCLUDED_UNATTRIBUTED]
+    unattributed = expected["damaged"] | expected["trailing"] | expected["old_pointer"]
+    assert unattributed <= sets[PartitionSet.EXCLUDED_UNATTRIBUTED]
     # Snapshots travel only with the kept prompts they name (the ones before the cut do not).
     assert sets[PartitionSet.SIDE_KEEP] and sets[PartitionSet.SIDE_KEEP] <= expected["snapshots"]
     kept_ids = {session.record(line).uuid for line in raw}
@@ -91,23 +101,31 @@ def test_overlapping_sets_are_an_internal_error_not_a_partition() -> None:
     session, _ = session_with_everything()
     chain = session.chain
     with pytest.raises(PartitionError):
-        partition_lines(session.index, summary=chain[:6], raw_keep=chain[5:], side_keep=())
+        partition_lines(session.index, summary=chain[:6], raw_keep=chain[5:], side_keep=(), pointer_line=None)
     with pytest.raises(PartitionError):
-        partition_lines(session.index, summary=(), raw_keep=chain, side_keep=(chain[0],))
+        partition_lines(session.index, summary=(), raw_keep=chain, side_keep=(chain[0],), pointer_line=None)
 
 
 def test_without_branch_isolation_no_uuid_record_is_excluded_as_a_branch() -> None:
     session, expected = session_with_everything()
     partition = partition_lines(
-        session.index, summary=(), raw_keep=session.chain, side_keep=(), branch_isolation=False
+        session.index,
+        summary=(),
+        raw_keep=session.chain,
+        side_keep=(),
+        pointer_line=None,
+        branch_isolation=False,
     )
     assert partition[PartitionSet.EXCLUDED_BRANCH].count == 0
     assert expected["branch"] <= partition[PartitionSet.EXCLUDED_UNATTRIBUTED].lines
 
 
-def test_control_projection_is_the_leading_metadata_and_every_pointer() -> None:
+def test_control_projection_is_the_leading_metadata_and_the_projected_pointer_only() -> None:
     session, expected = session_with_everything()
-    assert control_projection_lines(session.index) == expected["leading"] | expected["pointer"]
+    assert session.topology.strict.pointer_line in expected["pointer"]
+    projected = control_projection_lines(session.index, session.topology.strict.pointer_line)
+    assert projected == expected["leading"] | expected["pointer"]
+    assert control_projection_lines(session.index, None) == expected["leading"]
 
 
 def test_snapshot_selection_honours_policy_limit_stop_line_and_session() -> None:

@@ -12,12 +12,14 @@ from itertools import pairwise
 
 import pytest
 
-from pipeline.core.plan import Plan, PlanOutcome, plan_cut, semantic_groups
+from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of, semantic_groups
 from pipeline.reasons import PlanNote
 from pipeline.testing import ToolSpec, TranscriptBuilder
 from pipeline.testing.records import jsonl, rec
 from pipeline.testing.resolved import Resolved, resolve
 from pipeline.testing.settings import cut_options
+
+RESERVE = 500  # tokens kept for the summary
 
 
 def _turn(b: TranscriptBuilder, rng: random.Random, number: int, steps: int) -> None:
@@ -77,7 +79,7 @@ def test_random_sessions_are_cut_where_nothing_is_split(seed: int) -> None:
     session = random_session(seed, turns=random.Random(seed).randint(2, 14))
     for ratio in (0.1, 0.3, 0.6):
         options = cut_options(target_ratio=ratio, min_recent_records=4, summary_char_budget=4000)
-        plan = plan_cut(session.index, session.chain, options)
+        plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
         _assert_obeys_the_rules(session, plan, min_recent=4)
 
 
@@ -85,7 +87,7 @@ def test_random_sessions_are_cut_where_nothing_is_split(seed: int) -> None:
 def test_a_prior_compaction_is_summarized_with_the_history_before_it(seed: int) -> None:
     session = random_session(seed, turns=10, compact_at=3)
     options = cut_options(target_ratio=0.2, min_recent_records=4, summary_char_budget=4000)
-    plan = plan_cut(session.index, session.chain, options)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
     _assert_obeys_the_rules(session, plan, min_recent=4)
     if plan.outcome is PlanOutcome.CUT:
         assert PlanNote.PRIOR_COMPACT_PAIR_FOLDED in plan.reasons
@@ -97,7 +99,7 @@ def test_a_smaller_target_never_keeps_more_raw() -> None:
     kept = []
     for ratio in (0.8, 0.5, 0.3, 0.15, 0.05):
         options = cut_options(target_ratio=ratio, min_recent_records=4, summary_char_budget=4000)
-        kept.append(len(plan_cut(session.index, session.chain, options).raw_lines))
+        kept.append(len(plan_cut(session.index, session.chain, options, summary_tokens=RESERVE).raw_lines))
     assert kept == sorted(kept, reverse=True) and kept[0] > kept[-1]
 
 
@@ -106,7 +108,8 @@ def test_a_chain_that_fits_is_left_whole() -> None:
     b.user("one small question")
     b.assistant(b.text("one small answer"))
     session = resolve(b.to_bytes())
-    plan = plan_cut(session.index, session.chain, cut_options())
+    options = cut_options(target_estimated_tokens=10_000)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
     assert plan.outcome is PlanOutcome.FITS and plan.reasons == (PlanNote.WHOLE_CHAIN_FITS,)
     assert plan.raw_lines == session.chain
 
@@ -119,13 +122,13 @@ def test_one_long_task_is_cut_between_its_completed_exchanges() -> None:
     b.assistant(b.text("all done"))
     session = resolve(b.to_bytes())
     options = cut_options(target_ratio=0.2, min_recent_records=4, summary_char_budget=4000)
-    plan = plan_cut(session.index, session.chain, options)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
     assert plan.outcome is PlanOutcome.CUT and PlanNote.CUT_INSIDE_LONG_TURN in plan.reasons
     _assert_obeys_the_rules(session, plan, min_recent=4)
     assert session.record(session.chain[plan.cut]).tool_uses  # the tail opens on a tool call
     # The turn's instruction itself is summarized; keeping the turn whole leaves nothing to cut.
-    whole = plan_cut(session.index, session.chain, options, keep_protected_turn=True)
-    assert whole.outcome is PlanOutcome.FITS and PlanNote.NOTHING_BEFORE_PROTECTED_ROUND in whole.reasons
+    whole = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE, keep_protected_turn=True)
+    assert whole.outcome is PlanOutcome.NO_CUT and PlanNote.NOTHING_BEFORE_PROTECTED_ROUND in whole.reasons
 
 
 def test_turns_group_a_prompt_with_all_its_work() -> None:
@@ -163,8 +166,97 @@ def test_a_call_and_its_late_result_are_never_separated() -> None:
     session = resolve(jsonl(records))
     assert len(session.chain) == len(records)
     options = cut_options(target_ratio=0.3, min_recent_records=1, summary_char_budget=4000)
-    plan = plan_cut(session.index, session.chain, options)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
     assert plan.outcome is PlanOutcome.CUT
     _assert_obeys_the_rules(session, plan, min_recent=1)
     kept = {session.record(line).uuid for line in plan.raw_lines}
     assert "call" in kept or "late" not in kept
+
+
+def _long_session(turns: int, output_lines: int) -> Resolved:
+    b = TranscriptBuilder(seed=21)
+    for turn in range(turns):
+        b.user(f"turn {turn}: run the next step")
+        for step in range(3):
+            b.tool_call(
+                "Bash", {"command": f"step {turn}.{step}"}, "output line of the build\n" * output_lines
+            )
+        b.assistant(b.text(f"turn {turn} done"))
+    return resolve(b.to_bytes())
+
+
+def test_the_tail_kept_is_the_longest_that_fits_the_goal() -> None:
+    session = _long_session(30, 200)
+    options = cut_options(target_ratio=0.3, min_recent_records=0)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    tokens = [session.record(line).tokens for line in session.chain]
+    assert plan.goal_tokens == round(0.3 * sum(tokens))
+    assert plan.planned_tokens <= plan.goal_tokens and not plan.target_missed
+    # One more turn kept raw would not fit: the cut sits at the latest turn start that fits.
+    earlier = max(g.start for g in plan.groups if g.start < plan.cut)
+    assert RESERVE + 2 * 20 + sum(tokens[earlier:]) > plan.goal_tokens
+
+
+def test_the_window_ceiling_bounds_a_huge_session() -> None:
+    session = _long_session(200, 600)
+    chain_tokens = sum(session.record(line).tokens for line in session.chain)
+    options = cut_options(
+        target_ratio=0.3, context_window=200_000, max_window_share=0.1, min_recent_records=0
+    )
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    assert plan.goal_tokens == 20_000 < 0.3 * chain_tokens
+    assert plan.planned_tokens <= 20_000
+
+
+def test_bounded_costs_let_more_of_the_tail_stay() -> None:
+    session = _long_session(30, 200)
+    options = cut_options(target_ratio=0.3, min_recent_records=0)
+    plain = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    halved = [session.record(line).tokens // 2 for line in session.chain]
+    bounded = plan_cut(session.index, session.chain, options, kept_tokens=halved, summary_tokens=RESERVE)
+    assert bounded.cut < plain.cut and bounded.planned_tokens <= bounded.goal_tokens
+
+
+def test_a_protected_round_over_the_goal_is_cut_at_its_start_and_says_why() -> None:
+    b = TranscriptBuilder(seed=22)
+    for turn in range(6):
+        b.user(f"small turn {turn}")
+        b.tool_call("Read", {"file_path": f"/f{turn}"}, "short")
+        b.assistant(b.text("ok"))
+    b.user("the last task")
+    for step in range(3):
+        b.tool_call("Bash", {"command": f"big {step}"}, "huge output line\n" * 4000)
+    b.assistant(b.text("done"))
+    session = resolve(b.to_bytes())
+    plan = plan_cut(
+        session.index,
+        session.chain,
+        cut_options(target_ratio=0.1, min_recent_records=0),
+        summary_tokens=RESERVE,
+    )
+    assert plan.outcome is PlanOutcome.CUT and plan.target_missed
+    assert {PlanNote.TARGET_MISSED, PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET} <= set(plan.reasons)
+    assert plan.cut == plan.protected.start
+
+
+def test_recent_records_are_a_preference_the_goal_overrides() -> None:
+    session = _long_session(30, 200)
+    options = cut_options(target_ratio=0.3, min_recent_records=10_000)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    assert plan.outcome is PlanOutcome.CUT and not plan.target_missed
+    assert PlanNote.FEWER_RECENT_RECORDS_THAN_PREFERRED in plan.reasons
+
+
+def test_exchanges_that_open_with_thinking_still_bound_the_protected_round() -> None:
+    b = TranscriptBuilder(seed=23)
+    b.user("one long task")
+    for step in range(6):
+        lead = b.assistant(b.thinking(f"planning step {step} " * 20), tool_follows=True)
+        b.tool_call("Bash", {"command": f"step {step}"}, "output\n" * 50, message_id=lead.message_id)
+    b.assistant(b.text("done"))
+    session = resolve(b.to_bytes())
+    records = [session.record(line) for line in session.chain]
+    protected = protected_round_of(session.index, session.chain)
+    starts = [i for i, r in enumerate(records) if r.type == "assistant" and "K" in r.blocks]
+    assert protected.start == starts[-2]  # the last two exchanges, each from its thinking fragment
+    assert len(protected.tool_use_ids) == 2

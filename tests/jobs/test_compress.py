@@ -135,15 +135,20 @@ def test_a_session_below_min_tokens_is_skipped_small(tmp_path: Path) -> None:
     assert outcome.status.value == "skipped-small" and not (tmp_path / "out").exists()
 
 
-def test_a_session_that_fits_is_skipped_and_nothing_is_written(tmp_path: Path) -> None:
+def test_a_session_that_fits_its_target_or_would_barely_shrink_is_skipped(tmp_path: Path) -> None:
     source = tmp_path / "session.jsonl"
     builder = TranscriptBuilder(seed=4)
     for question in ("what does this flag do?", "and the other one?"):
         builder.user(question)
         builder.assistant(builder.text("It toggles verbose output."))
     builder.write(source)
-    outcome = compress_session(source, "session.jsonl", compress_options(tmp_path / "out", min_tokens=0))
-    assert outcome.status.value == "skipped-fits" and not (tmp_path / "out").exists()
+    fits = compress_session(
+        source, "s", compress_options(tmp_path / "out", min_tokens=0, target_estimated_tokens=10_000)
+    )
+    assert fits.status.value == "skipped-fits" and as_json(fits)["reasons"] == ["whole-chain-fits"]
+    small = compress_session(source, "s", compress_options(tmp_path / "out", min_tokens=0))
+    assert small.status.value == "skipped-low-gain" and as_json(small)["reasons"] == ["gain-below-minimum"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_token_target_that_cannot_be_met_refuses_and_writes_nothing(tmp_path: Path) -> None:
@@ -242,7 +247,7 @@ def test_compress_reports_are_written_next_to_candidates(tmp_path: Path) -> None
     )
     assert completed.returncode == 0, completed.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["by_status"] == {"compressed": 1, "skipped-fits": 1}
+    assert summary["by_status"] == {"compressed": 1, "skipped-no-cut": 1}
     assert (out / "projects" / "p1" / "a.jsonl").exists() and not (
         out / "projects" / "p1" / "b.jsonl"
     ).exists()

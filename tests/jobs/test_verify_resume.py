@@ -100,7 +100,7 @@ def test_generated_compactions_resume_as_summary_then_original_suffix(generated:
     assert generated.run.returncode == 0, generated.run.stderr[-2000:]
     proved: set[Feature] = set()
     for report in reports(generated.out):
-        assert report["status"] in ("compressed", "skipped-fits"), report.get("reasons")
+        assert report["status"] in ("compressed", "skipped-fits", "skipped-no-cut"), report.get("reasons")
         if report["status"] == "compressed":
             check = report["resume_check"]
             assert check["verdict"] == "match", check["differences"]
@@ -334,14 +334,17 @@ def test_every_corpus_session_compress_compacts_passes_the_default_resume_gate(
     assert done.returncode == 1, done.stderr[-2000:]  # two corpus files are refused on their own topology
     compressed = [r for r in reports(out) if r["status"] == "compressed"]
     refused = {r["session"]["label"]: r["reasons"] for r in reports(out) if r["status"] == "refused"}
-    assert len(compressed) == 20, len(compressed)
+    assert len(compressed) >= 20, len(compressed)  # every main session over min_tokens but three (images)
     assert all(reasons[0].startswith("topology-") for reasons in refused.values()), refused
     for report in compressed:
         check = report["resume_check"]
         assert check["verdict"] == "match", (report["session"]["label"], check["differences"])
         assert check["sent"]["compacted"]["characters"] < check["sent"]["original"]["characters"]
+    # Bounded tool outputs are among what Claude Code was shown: a match accepts them as declared.
+    bounded = [o for r in compressed for o in (r.get("bounded") or {}).get("outputs", [])]
+    assert any(o["part"] == "content" for o in bounded)
     fleet = json.loads((out / "summary.json").read_text())["resume_checks"]
-    assert fleet["by_verdict"] == {"match": 20}
+    assert fleet["by_verdict"] == {"match": len(compressed)}
     before, after = fleet["sent_by_claude_code"]["original"], fleet["sent_by_claude_code"]["compacted"]
     assert before["characters"] == sum(
         r["resume_check"]["sent"]["original"]["characters"] for r in compressed
@@ -357,10 +360,10 @@ def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """This checkout always holds the pinned build, so "nowhere to be found" is the one patched part."""
-    from pipeline.proof import client
+    from pipeline import installed
     from pipeline.run.cli import main
 
-    monkeypatch.setattr(client, "_search_places", lambda root: [tmp_path / "no-claude-here"])
+    monkeypatch.setattr(installed, "_search_places", lambda root: [tmp_path / "no-claude-here"])
     monkeypatch.delenv(RESUME_GATE_ENV)
     session = tmp_path / "sessions" / "session.jsonl"
     session.parent.mkdir()

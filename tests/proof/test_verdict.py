@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.formats.claude_code.bound import BoundRule, bound_text
 from pipeline.jobs.verify_resume import original_exclusions
 from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.verdict import ExcludedText, Verdict, judge
@@ -59,6 +60,27 @@ def test_summary_then_a_suffix_of_the_original_is_a_match() -> None:
     verdict = judge(ORIGINAL, compacted, summaries=[SUMMARY])
     assert verdict.verdict is Verdict.MATCH, verdict.differences
     assert (verdict.summary_blocks, verdict.kept_blocks) == (1, 4)
+
+
+def test_a_declared_bounded_result_matches_only_when_bounded_exactly_as_declared() -> None:
+    long = "build output line\n" * 2000
+    rule = BoundRule(8192, drop_media=False)
+    big = ContextBlock("user", "tool_result", json.dumps(long), "toolu_2")
+    original = sent(*ORIGINAL.blocks[:6], big, ORIGINAL.blocks[7])
+    bounded = ContextBlock("user", "tool_result", json.dumps(bound_text(long, 8192)), "toolu_2")
+    compacted = sent(text("user", SUMMARY), *original.blocks[4:6], bounded, original.blocks[7])
+    declared = {"toolu_2": rule}
+    assert judge(original, compacted, summaries=[SUMMARY], bounded=declared).verdict is Verdict.MATCH
+    undeclared = judge(original, compacted, summaries=[SUMMARY])
+    assert (
+        undeclared.verdict is Verdict.MISMATCH
+        and "same kind but the text differs" in undeclared.differences[0]
+    )
+    tampered = ContextBlock("user", "tool_result", json.dumps(bound_text(long, 8192) + "!"), "toolu_2")
+    other = sent(text("user", SUMMARY), *original.blocks[4:6], tampered, original.blocks[7])
+    assert judge(original, other, summaries=[SUMMARY], bounded=declared).verdict is Verdict.MISMATCH
+    stricter = {"toolu_2": BoundRule(4096, drop_media=False)}
+    assert judge(original, compacted, summaries=[SUMMARY], bounded=stricter).verdict is Verdict.MISMATCH
 
 
 def test_a_missing_summary_is_named() -> None:

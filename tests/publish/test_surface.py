@@ -17,6 +17,7 @@ def test_every_public_name_resolves_and_none_is_missing() -> None:
         "fsync_directory",
         "write_bytes_atomic",
         "write_report",
+        "write_report_now",
     }
 
 

@@ -218,6 +218,8 @@ def test_one_report_that_cannot_be_written_exits_3_with_that_receipt_only(
         (("--idle-for", "soon"), "in_place.idle_for must be a duration"),
         (("--backup-compression", "xz"), "invalid choice"),
         (("--work-dir", "{home}/.claude/work"), "outside any .claude directory"),
+        (("--summarizer", "openai"), "embedded summarizer only"),
+        (("--dry-run",), "--dry-run plans or bounds a model summarizer's calls"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -82,3 +82,19 @@ async def test_no_more_than_jobs_sessions_run_at_once(tmp_path: Path) -> None:
 def test_zero_jobs_means_one_per_core() -> None:
     assert resolve_jobs(0) == (os.cpu_count() or 1)
     assert resolve_jobs(3) == 3
+
+
+def test_batches_put_large_sessions_first_and_alone_and_pack_small_ones(tmp_path: Path) -> None:
+    from pipeline.run.runner import BATCH_SESSIONS, plan_batches
+
+    root = tmp_path / "root"
+    root.mkdir()
+    sizes = {"big.jsonl": 3_000_000, "mid.jsonl": 400_000, **{f"s{n:02d}.jsonl": 1_000 for n in range(40)}}
+    for name, size in sizes.items():
+        (root / name).write_bytes(b"x" * size)
+    sessions = discover([root])
+    batches = plan_batches(sessions, workers=2)
+    assert sorted(s.label for batch in batches for s in batch) == sorted(s.label for s in sessions)
+    assert [s.label for s in batches[0]] == ["big.jsonl"]  # the largest goes first, by itself
+    assert all(len(batch) <= BATCH_SESSIONS for batch in batches)
+    assert len(batches) < len(sessions)  # small sessions share calls

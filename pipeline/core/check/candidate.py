@@ -58,9 +58,10 @@ def contract_messages(
             results: list[str] = []
             checkpoint = False
             for line in lines:
-                _, text, summary = message_text(index.raw_line(data, line))
-                record = index.record(line)
-                assert record is not None
+                record = index.entry(line)
+                text, summary = "", record.compact_summary
+                if "T" in record.blocks:  # only text blocks are read: a 50 MB tool result is not parsed
+                    _, text, summary = message_text(index.raw_line(data, line))
                 checkpoint = checkpoint or summary
                 uses.extend(record.tool_uses)
                 results.extend(record.tool_results)
@@ -100,6 +101,10 @@ def check_candidate(
     findings = tuple(f for f in validation.findings if f.severity is Severity.ERROR)
     if findings:
         failures.append(Reason(CandidateFailure.VALIDATION_ERRORS))
+    stale = tuple(f for f in validation.findings if f.code is FindingCode.LAST_PROMPT_MISSING_LEAF)
+    if stale:  # the output's pointers are ours: each must name a record the file holds
+        failures.append(Reason(CandidateFailure.STALE_POINTER))
+        findings += stale
     boundaries = sum(1 for r in index.records if r is not None and r.compact_boundary)
     summaries = sum(1 for r in index.records if r is not None and r.compact_summary)
     if boundaries != 1 or summaries != 1:

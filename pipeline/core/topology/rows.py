@@ -39,11 +39,14 @@ class RowView:
         return record.type in ROW_TYPES and record.sidechain == self.sidechain
 
     def counts_as_last(self, line: int) -> bool:
-        record = self.record(line)
-        return (
-            self.is_row(line)
-            and not (record.type == RecordType.SYSTEM and record.subtype == "file_snapshot")
-            and not (record.type == RecordType.ATTACHMENT and record.subtype == "fork_briefing")
+        record = self._records[line - 1]  # `is_row` inlined: this runs for every row, several times
+        kind = record.type  # type: ignore[union-attr]
+        if kind not in ROW_TYPES or record.sidechain != self.sidechain:  # type: ignore[union-attr]
+            return False
+        subtype = record.subtype  # type: ignore[union-attr]
+        return not (
+            (kind == RecordType.SYSTEM and subtype == "file_snapshot")
+            or (kind == RecordType.ATTACHMENT and subtype == "fork_briefing")
         )
 
     def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:

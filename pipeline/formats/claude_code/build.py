@@ -23,6 +23,7 @@ from pipeline.formats.claude_code.content import parse_object
 __all__ = [
     "BOUNDARY_CONTENT",
     "COMMON_KEYS",
+    "BoundStamp",
     "CompactionMetadata",
     "LeafStamp",
     "SharedFields",
@@ -48,6 +49,18 @@ class LeafStamp(msgspec.Struct, frozen=True):
     policy: str
 
 
+class BoundStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """One tool output kept bounded: which, how (so a checker can re-apply it), and sizes."""
+
+    tool_use_id: str
+    part: str  # "content" (what the model reads) or "toolUseResult" (Claude Code's display copy)
+    limit: int
+    drop_media: bool
+    original_bytes: int
+    kept_bytes: int
+    sha256: str
+
+
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
 
@@ -63,6 +76,7 @@ class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     pre_estimated_tokens: int
     post_estimated_tokens: int
     cut_reasons: list[str]
+    bounded_tool_outputs: list[BoundStamp] = msgspec.field(default_factory=list)
 
 
 class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):

@@ -37,6 +37,7 @@ __all__ = [
     "LineProblem",
     "decode_record",
     "human_prompt_key",
+    "prompt_key_of_raw",
 ]
 
 BLOCK_CODES: Final = {
@@ -109,6 +110,23 @@ def human_prompt_key(text: str) -> str:
     """Content-free fingerprint of a prompt's opening, for matching `lastPrompt` to a user record."""
     normalized = " ".join(text.removesuffix(_ELLIPSIS).split())[:_PROMPT_KEY_CHARS]
     return hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def prompt_key_of_raw(mode: int, raws: tuple[bytes, ...] | list[bytes]) -> str | None:
+    """`_prompt_key` for the compiled scanner, from the raw JSON strings it found.
+
+    Mode 0: a user message's string content; 1: the text members of its text blocks, in order
+    (the first non-blank one is the prompt); 2: a pointer's `lastPrompt`.
+    """
+    if mode == 2:
+        return human_prompt_key(msgspec.json.decode(raws[0]))
+    if mode == 0:
+        first: Any = msgspec.json.decode(raws[0])
+    else:
+        first = next((text for raw in raws if (text := msgspec.json.decode(raw)).strip()), None)
+    if first is None or first.lstrip().startswith(_COMMAND_PREFIXES):
+        return None
+    return human_prompt_key(first)
 
 
 def _text(value: Any) -> str | None:

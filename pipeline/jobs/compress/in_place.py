@@ -53,11 +53,15 @@ __all__ = [
 
 CANDIDATE_DIFFERS: Final = "candidate-differs-from-checked"
 CHANGED: Final = "source-changed"  # the worker found other bytes than the frozen ones
-# Statuses the same bytes would get again under the same configuration: recorded, then skipped.
+# Statuses the same bytes would get again under the same configuration: recorded, then skipped
+# (the summaries in place are the deterministic summarizer's). Not skipped-run-budget: that is
+# the run's, not the session's.
 _FINAL: Final = frozenset(
     {
         SessionStatus.SKIPPED_SMALL,
         SessionStatus.SKIPPED_FITS,
+        SessionStatus.SKIPPED_NO_CUT,
+        SessionStatus.SKIPPED_LOW_GAIN,
         SessionStatus.SKIPPED_SUBAGENT,
         SessionStatus.UNSUPPORTED_FORMAT,
         SessionStatus.NOT_A_TRANSCRIPT,

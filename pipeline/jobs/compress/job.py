@@ -13,15 +13,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.partition import Partition
-from pipeline.core.plan import Plan, PlanOutcome
+from pipeline.core.plan import PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
+from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
 from pipeline.jobs.compress.stages import (
     Candidate,
@@ -29,23 +31,25 @@ from pipeline.jobs.compress.stages import (
     candidate_partition,
     compose_and_check,
     gate,
-    plan_and_summarize,
-    summary_head,
 )
+from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.publish import write_bytes_atomic
-from pipeline.reasons import Reason, Refusal, SkipReason
+from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section
 from pipeline.report.compression import (
+    BoundedSection,
     ChecksSection,
     CompressTokens,
     OutputSection,
     PlanSection,
     ResumeCheckSection,
     SummarySection,
+    bounded_section,
     checks_section,
     plan_section,
     summary_section,
+    writer_section,
 )
 from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
 from pipeline.report.sections import (
@@ -56,7 +60,7 @@ from pipeline.report.sections import (
     partition_section,
     peak_rss_mb,
 )
-from pipeline.summarize import SummaryResult, validate_checkpoint
+from pipeline.summarize import validate_checkpoint
 from pipeline.vocabulary import SessionStatus
 
 __all__ = ["Publisher", "compress_analysis", "compress_session", "output_section", "write_candidate"]
@@ -74,6 +78,8 @@ class _Progress:
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
+    bounded: BoundedSection | UnsetType = UNSET
+    planned: Planned | None = None
     stop: Stop | None = None
 
 
@@ -108,14 +114,18 @@ def compress_analysis(
 
 def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) -> _Progress:
     planned = plan_and_summarize(analysis, options)
-    if isinstance(planned, Stop):
-        return _Progress(stop=planned)
-    plan, summary = planned
-    progress = _Progress(plan=plan_section(plan))
-    if plan.outcome is PlanOutcome.FITS or summary is None:
-        return replace(
-            progress, stop=Stop(SessionStatus.SKIPPED_FITS, tuple(Reason(n) for n in plan.reasons))
+    if isinstance(planned, Reason):
+        budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
+        return _Progress(
+            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,))
         )
+    plan, summary = planned.plan, planned.summary
+    progress = _Progress(plan=plan_section(plan), planned=planned)
+    if plan.outcome is not PlanOutcome.CUT or summary is None:
+        status = (
+            SessionStatus.SKIPPED_FITS if plan.outcome is PlanOutcome.FITS else SessionStatus.SKIPPED_NO_CUT
+        )
+        return replace(progress, stop=Stop(status, tuple(Reason(n) for n in plan.reasons)))
     index, topology = analysis.index, analysis.topology
     partition, side = candidate_partition(analysis, options, plan)
     progress = replace(
@@ -126,36 +136,49 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) 
             lines=line_set(topology.chain),
             excluded=excluded_section(index, analysis.graph, topology),
         ),
+        bounded=bounded_section(
+            planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
+        ),
     )
     defects = validate_checkpoint(summary.text)
     if defects:
         reasons = tuple(Reason(Refusal.CHECKPOINT, code) for code in sorted({d.code for d in defects}))
         return replace(progress, stop=Stop(SessionStatus.REFUSED, reasons))
-    return _write(analysis, options, plan, partition, side, summary, progress, publish)
+    return _write(analysis, options, planned, partition, side, summary, progress, publish)
 
 
 def _write(
     analysis: Analysis,
     options: CompressOptions,
-    plan: Plan,
+    planned: Planned,
     partition: Partition,
     side: frozenset[int],
-    summary: SummaryResult,
+    summary: Written,
     progress: _Progress,
     publish: Publisher,
 ) -> _Progress:
-    text = f"{summary_head(options.anchors)}\n\n{summary.text}"
+    text = planned.text
+    plan = planned.plan
     before = analysis.tokens_of(analysis.topology.chain)
-    after = analysis.tokens_of(plan.raw_lines) + estimate_text(text) + 2 * RECORD_ALLOWANCE
+    after = sum(planned.bounding.kept_tokens[plan.cut :]) + estimate_text(text) + 2 * RECORD_ALLOWANCE
     assert isinstance(progress.plan, PlanSection)
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
     if after > before * (1 - options.compress.min_gain):
         return replace(
-            progress, stop=Stop(SessionStatus.SKIPPED_FITS, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
+            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
         )
-    progress = replace(progress, summary=summary_section(summary, text, options.compress.summary_char_budget))
-    candidate = compose_and_check(analysis, options, plan, partition, text, side)
+    section = summary_section(
+        text,
+        options.compress.summary_char_budget,
+        cited_lines=len(summary.cited_lines),
+        prior_summaries=summary.prior_summaries,
+        prior_mode=summary.prior_mode,
+        sections=summary.sections,
+        writer=writer_section(summary.account, summary.fallback_from) if summary.account else UNSET,
+    )
+    progress = replace(progress, summary=section)
+    candidate = compose_and_check(analysis, options, planned, partition, text, side)
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)
     progress = replace(progress, checks=checks_section(candidate.checked))
@@ -200,9 +223,45 @@ def output_section(analysis: Analysis, candidate: Candidate, path: str) -> Outpu
     )
 
 
+_MISSED_BECAUSE: Final = (
+    PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET,
+    PlanNote.NO_SAFE_CUT_WITHIN_TARGET,
+    PlanNote.SUMMARY_LARGER_THAN_PLANNED,
+)
+
+
+def _tokens(analysis: Analysis, progress: _Progress) -> tuple[CompressTokens, list[str]]:
+    """The token figures, and `target-missed` with the rule that stopped the cut when it was."""
+    chain = analysis.tokens_of(analysis.topology.chain)
+    plan = progress.planned.plan if progress.planned is not None else None
+    target = plan.goal_tokens if plan is not None else UNSET
+    output = progress.output_tokens
+    if isinstance(output, UnsetType) or plan is None:
+        return CompressTokens(estimator="seed", active_chain=chain, target=target), []
+    met = output <= plan.goal_tokens
+    missed: list[str] = []
+    if not met:
+        notes = {*plan.reasons, *(progress.planned.notes if progress.planned else ())}
+        rules = [n.value for n in _MISSED_BECAUSE if n in notes] or [
+            PlanNote.SUMMARY_LARGER_THAN_PLANNED.value
+        ]
+        missed = [PlanNote.TARGET_MISSED.value, *rules]
+    tokens = CompressTokens(
+        estimator="seed",
+        active_chain=chain,
+        target=plan.goal_tokens,
+        output=output,
+        ratio=round(output / max(1, chain), 4),
+        target_met=met,
+    )
+    return tokens, missed
+
+
 def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, started: float) -> Outcome:
     topology = analysis.topology
     stop = progress.stop
+    tokens, missed = _tokens(analysis, progress)
+    reasons = [str(reason) for reason in stop.reasons] if stop is not None else missed
     report = CompressReport(
         session=analysis.session(),
         status=stop.status if stop is not None else SessionStatus.COMPRESSED,
@@ -210,17 +269,16 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         strict=strict_section(topology),
         leaf=leaf_section(topology),
         findings=findings_section(topology.findings, per_code=options.sweep.findings_per_code),
-        tokens=CompressTokens(
-            estimator="seed", active_chain=analysis.tokens_of(topology.chain), output=progress.output_tokens
-        ),
+        tokens=tokens,
         timing_ms=Timing(
             total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
         ),
-        reasons=[str(reason) for reason in stop.reasons] if stop is not None else UNSET,
+        reasons=reasons or UNSET,
         plan=progress.plan,
         partition=progress.partition,
         chain=progress.chain,
         summary=progress.summary,
+        bounded=progress.bounded,
         checks=progress.checks,
         resume_check=progress.resume_check,
         output=progress.output,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipeline.core.plan import CutOptions
 from pipeline.core.topology.select import TopologyOptions
+from pipeline.jobs.compress.writers import DeterministicWriter, SummaryWriter
 from pipeline.jobs.front import topology_options
 from pipeline.settings import CompressSettings, SummarySettings, SweepSettings, VerifySettings
 from pipeline.summarize import SummaryOptions
@@ -29,6 +30,11 @@ class CompressOptions:
     root_label: str
     anchors: tuple[str, ...]  # texts that must survive (restated verbatim in the summary)
     claude: str | None  # the Claude Code the resume gate runs; None: no gate
+    writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer
+
+    def summary_writer(self) -> SummaryWriter:
+        """Who writes this run's summaries."""
+        return self.writer or DeterministicWriter(self.summary_options())
 
     def topology(self) -> TopologyOptions:
         return topology_options(self.sweep, self.resume_leaf)
@@ -38,8 +44,9 @@ class CompressOptions:
         return CutOptions(
             compress.target_ratio,
             compress.target_estimated_tokens or None,
+            compress.context_window,
+            compress.max_window_share,
             compress.min_recent_records,
-            compress.summary_char_budget,
         )
 
     def summary_options(self) -> SummaryOptions:

@@ -7,13 +7,12 @@ is an ordinary outcome (a skip or a refusal), returned like any other value, nev
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from pipeline import __version__
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.compose import (
-    SUMMARY_PREAMBLE,
     ComposedTranscript,
     ComposeError,
     ComposeInput,
@@ -21,28 +20,25 @@ from pipeline.core.compose import (
     compose,
 )
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
-from pipeline.core.plan import Plan, PlanOutcome, plan_cut
+from pipeline.core.plan import Plan
 from pipeline.core.validate.checks import READING_CODES, validate
-from pipeline.errors import CompactionError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, claude_timestamp
+from pipeline.formats.claude_code.bound import bound_line
+from pipeline.formats.claude_code.build import (
+    BoundStamp,
+    LeafStamp,
+    ToolMetadata,
+    claude_timestamp,
+    replace_parent,
+)
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
+from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
-from pipeline.reasons import Reason, Refusal, SkipReason, SummaryFailure, TopologyRefusal
-from pipeline.summarize import SummaryResult, extract_evidence, write_summary
+from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
-__all__ = [
-    "Candidate",
-    "Stop",
-    "candidate_partition",
-    "compose_and_check",
-    "gate",
-    "plan_and_summarize",
-    "summary_head",
-]
+__all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,54 +82,6 @@ def gate(analysis: Analysis, options: CompressOptions) -> Stop | None:
     return None
 
 
-def _summarize(analysis: Analysis, options: CompressOptions, plan: Plan) -> SummaryResult | Stop:
-    try:
-        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
-        return write_summary(evidence, options.summary_options())
-    except CompactionError as exc:
-        failure = SummaryFailure(type(exc).__name__)
-        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SUMMARY, failure),))
-
-
-def _instructions_carried(analysis: Analysis, plan: Plan, summary_text: str) -> bool:
-    """Whether every protected instruction that falls in the summarized part appears in it verbatim."""
-    summarized = set(plan.summary_lines)
-    wanted = [line for line in plan.protected.user_lines if line in summarized]
-    flat = " ".join(summary_text.split())
-    for line in wanted:
-        _, text, _ = message_text(analysis.index.raw_line(analysis.source.data, line))
-        if " ".join(text.split()) not in flat:
-            return False
-    return True
-
-
-def plan_and_summarize(
-    analysis: Analysis, options: CompressOptions
-) -> tuple[Plan, SummaryResult | None] | Stop:
-    """The cut and, when there is one, the summary of everything before it.
-
-    When the protected round's instruction would be summarized but is not carried verbatim (a
-    slash command, an over-long prompt), that whole turn stays raw instead.
-    """
-    topology = analysis.topology
-    lineage = topology.lineage
-    lineage_start = lineage.current_start if lineage and lineage.transitions else 0
-    plan = plan_cut(analysis.index, topology.chain, options.cut(), lineage_start=lineage_start)
-    summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
-    if isinstance(summary, SummaryResult) and not _instructions_carried(analysis, plan, summary.text):
-        plan = plan_cut(
-            analysis.index,
-            topology.chain,
-            options.cut(),
-            lineage_start=lineage_start,
-            keep_protected_turn=True,
-        )
-        summary = _summarize(analysis, options, plan) if plan.outcome is PlanOutcome.CUT else None
-    if isinstance(summary, Stop):
-        return summary
-    return plan, summary
-
-
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
@@ -146,21 +94,33 @@ def candidate_partition(
         stop_line=analysis.topology.strict.pointer_line,
     )
     partition = partition_lines(
-        analysis.index, summary=plan.summary_lines, raw_keep=plan.raw_lines, side_keep=side
+        analysis.index,
+        summary=plan.summary_lines,
+        raw_keep=plan.raw_lines,
+        side_keep=side,
+        pointer_line=analysis.topology.strict.pointer_line,
     )
     return partition, side
 
 
-def summary_head(anchors: tuple[str, ...]) -> str:
-    """The preamble, and the pinned anchors restated verbatim (rebuilt from settings every pass)."""
-    pinned = [anchor for anchor in anchors if anchor.strip()]
-    if not pinned:
-        return SUMMARY_PREAMBLE
-    return SUMMARY_PREAMBLE + "\n\nPinned anchors, restated verbatim:\n" + "\n".join(f"- {a}" for a in pinned)
+def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[BoundStamp]:
+    return [
+        BoundStamp(
+            item.tool_use_id,
+            item.part.value,
+            bounding.rules[line].limit,
+            bounding.rules[line].drop_media,
+            item.original_bytes,
+            item.kept_bytes,
+            item.sha256,
+        )
+        for line in raw_lines
+        for item in bounding.declared.get(line, ())
+    ]
 
 
-def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens: int) -> ToolMetadata:
-    topology = analysis.topology
+def _metadata(analysis: Analysis, planned: Planned, partition: Partition, post_tokens: int) -> ToolMetadata:
+    topology, plan = analysis.topology, planned.plan
     return ToolMetadata(
         tool="session-compaction",
         tool_version=__version__,
@@ -174,6 +134,7 @@ def _metadata(analysis: Analysis, plan: Plan, partition: Partition, post_tokens:
         pre_estimated_tokens=analysis.tokens_of(topology.chain),
         post_estimated_tokens=post_tokens,
         cut_reasons=[note.value for note in plan.reasons],
+        bounded_tool_outputs=_bound_stamps(planned.bounding, plan.raw_lines),
     )
 
 
@@ -184,20 +145,21 @@ def fresh_ids() -> PairIds:
 
 def _compose(
     analysis: Analysis,
-    plan: Plan,
+    planned: Planned,
     partition: Partition,
     summary_text: str,
     side: frozenset[int],
     ids: PairIds,
 ) -> ComposedTranscript:
-    index, topology = analysis.index, analysis.topology
+    index, topology, plan = analysis.index, analysis.topology, planned.plan
     pointer = topology.strict.pointer_line
     control = tuple(
         sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - ({pointer} if pointer else set()))
     )
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
     lineage = topology.lineage
-    post_tokens = analysis.tokens_of(plan.raw_lines) + estimate_text(summary_text) + RECORD_ALLOWANCE
+    kept = sum(planned.bounding.kept_tokens[plan.cut :])
+    post_tokens = kept + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
             data=analysis.source.data,
@@ -209,25 +171,52 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=_metadata(analysis, plan, partition, post_tokens),
+            metadata=_metadata(analysis, planned, partition, post_tokens),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
+            bounded={
+                line: planned.bounding.lines[line]
+                for line in plan.raw_lines
+                if line in planned.bounding.lines
+            },
         )
     )
+
+
+def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: ComposedTranscript) -> int:
+    """Kept lines that are neither their source bytes nor those bytes bounded by their declared rule.
+
+    The rule is applied afresh to the source line, so a bounding the candidate does not declare,
+    or declares wrongly, is caught; the first kept record's new `parentUuid` is the one other edit.
+    """
+    data, index = analysis.source.data, analysis.index
+    output = composed.data.split(b"\n")
+    first = planned.plan.raw_lines[0]
+    changed = 0
+    for number, origin in enumerate(composed.source_lines):
+        if origin is None or origin not in planned.plan.raw_lines:
+            continue
+        rule = planned.bounding.rules.get(origin)
+        bounded = bound_line(data, rule, span=index.span(data, origin)) if rule is not None else None
+        expected = bounded[0] if bounded is not None else index.raw_line(data, origin)
+        if origin == first:
+            expected = replace_parent(expected, composed.summary_uuid)
+        changed += output[number] != expected
+    return changed
 
 
 def compose_and_check(
     analysis: Analysis,
     options: CompressOptions,
-    plan: Plan,
+    planned: Planned,
     partition: Partition,
     summary_text: str,
     side: frozenset[int],
 ) -> Candidate | Stop:
     """Lay the candidate out and check it from scratch against the plan and the survival contract."""
-    index, data, topology = analysis.index, analysis.source.data, analysis.topology
+    index, data, topology, plan = analysis.index, analysis.source.data, analysis.topology, planned.plan
     try:
-        composed = _compose(analysis, plan, partition, summary_text, side, fresh_ids())
+        composed = _compose(analysis, planned, partition, summary_text, side, fresh_ids())
     except ComposeError as exc:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
     expected = [
@@ -246,4 +235,6 @@ def compose_and_check(
         target_estimated_tokens=options.compress.target_estimated_tokens or None,
         limits=LineLimits.of(options.sweep),
     )
+    if _raw_suffix_changes(analysis, planned, composed):
+        checked = replace(checked, failures=(*checked.failures, Reason(CandidateFailure.RAW_LINE_CHANGED)))
     return Candidate(composed, checked)

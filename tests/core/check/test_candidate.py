@@ -12,13 +12,8 @@ import orjson
 import pytest
 
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
-from pipeline.jobs.compress.stages import (
-    Candidate,
-    candidate_partition,
-    compose_and_check,
-    plan_and_summarize,
-    summary_head,
-)
+from pipeline.jobs.compress.planning import Planned, plan_and_summarize
+from pipeline.jobs.compress.stages import Candidate, candidate_partition, compose_and_check
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import CandidateFailure
 from pipeline.testing.sessions import PROMPTS, build_session
@@ -62,11 +57,11 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     )
     assert isinstance(analysis, Analysis)
     planned = plan_and_summarize(analysis, options)
-    assert isinstance(planned, tuple) and planned[1] is not None
-    plan, summary = planned
+    assert isinstance(planned, Planned) and planned.summary is not None
+    plan = planned.plan
     partition, side = candidate_partition(analysis, options, plan)
-    text = f"{summary_head(())}\n\n{summary.text}"
-    candidate = compose_and_check(analysis, options, plan, partition, text, side)
+    text = planned.text
+    candidate = compose_and_check(analysis, options, planned, partition, text, side)
     assert isinstance(candidate, Candidate) and candidate.checked.ok, candidate
     composed = candidate.composed
     expected = (

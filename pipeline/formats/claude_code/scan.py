@@ -1,0 +1,66 @@
+"""The compiled line scanner (`_scan.c`), configured with the reference's own types and helpers.
+
+`index_lines` builds the per-line index in one C pass wherever a line is plain compact JSON of
+the types Claude Code writes, and hands every other line to `decode_record`, the pure-Python
+reference, unchanged. Without a compiler at install time there is no `_scan` module: `COMPILED`
+is False, `compiled.NOTICE` says so in one line, and the index is built by the reference alone.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from types import ModuleType
+from typing import Final
+
+from pipeline.estimate.seed import char_weight_tenths
+from pipeline.formats.claude_code.compiled import NOTICE
+from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, prompt_key_of_raw
+from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.vocabulary import LineKind, PointerState, RecordType
+
+__all__ = ["COMPILED", "NOTICE", "ScannedLines", "index_lines", "scan_line"]
+
+ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
+"""Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
+
+_scan: ModuleType | None
+try:
+    from pipeline.formats.claude_code import _scan as _compiled
+except ImportError:  # built without a compiler: the reference does all the work
+    _scan = None
+else:
+    _scan = _compiled
+    _compiled.configure(
+        DecodedRecord,
+        (PointerState.ABSENT, PointerState.LEAF, PointerState.EMPTY, PointerState.NULL),
+        LineKind.BLANK,
+        LineKind.RECORD,
+        {kind.value: kind for kind in LineKind},
+        prompt_key_of_raw,
+        char_weight_tenths,
+        tuple(str(kind.value) for kind in RecordType)[:8],
+    )
+
+COMPILED: Final = _scan is not None
+
+
+def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
+    """Every physical line's offset, length, kind and record, as `index.build_index` keeps them."""
+    if _scan is None:
+        raise RuntimeError(NOTICE)
+    escapes_possible = data.isascii()
+    reference = partial(decode_record, limits=limits, escapes_possible=escapes_possible)
+    scanned: ScannedLines = _scan.index_lines(
+        data, limits.max_line_bytes, limits.max_json_depth, escapes_possible, reference
+    )
+    return scanned
+
+
+def scan_line(line: bytes, limits: LineLimits, *, escapes_possible: bool) -> DecodedRecord | None:
+    """The fast path's record for one non-blank line, or None where the reference decides."""
+    if _scan is None:
+        raise RuntimeError(NOTICE)
+    if len(line) > limits.max_line_bytes:
+        return None
+    record: DecodedRecord | None = _scan.scan_line(line, limits.max_json_depth, escapes_possible)
+    return record

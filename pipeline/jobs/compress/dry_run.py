@@ -1,0 +1,112 @@
+"""`compress --dry-run`: what a model would be asked to summarize, and what that would cost.
+
+The same front, gate, bounding and plan as a real run (the summary's room is the model's planned
+output), then the evidence pack is built and the engine's own planner predicts its calls,
+rounds, tokens and cost. No model is called, no candidate is written; the report of each session
+says `planned` and holds the prediction, the run's summary the totals.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from msgspec import UNSET
+
+from pipeline.core.plan import plan_cut, protected_round_of
+from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.jobs.compress.options import CompressOptions
+from pipeline.jobs.compress.planning import bound_chain
+from pipeline.jobs.compress.stages import Stop, gate
+from pipeline.jobs.front import Analysis, open_session
+from pipeline.reasons import Reason
+from pipeline.report.chain import leaf_section, strict_section
+from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section
+from pipeline.report.documents import CompressReport, Outcome, Skipped
+from pipeline.report.sections import Timing, findings_section, peak_rss_mb
+from pipeline.summarize.evidence import extract_evidence
+from pipeline.summarize.limiter import RateLimits
+from pipeline.summarize.model import ModelSummaryOptions
+from pipeline.summarize.plan import PriceTable, plan_summary
+from pipeline.vocabulary import PlanOutcome, SessionStatus
+
+__all__ = ["DryRunOptions", "plan_session"]
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunOptions:
+    """A compression's options and what the prediction needs: the engine's bounds, limits, prices."""
+
+    compress: CompressOptions
+    model_summary: ModelSummaryOptions
+    limits: RateLimits
+    prices: PriceTable
+    model: str
+
+
+def _report(
+    analysis: Analysis, options: DryRunOptions, stop: Stop | None, started: float, **sections: object
+) -> CompressReport:
+    topology = analysis.topology
+    return CompressReport(
+        session=analysis.session(),
+        status=stop.status if stop is not None else SessionStatus.PLANNED,
+        strict_status=topology.strict.status,
+        strict=strict_section(topology),
+        leaf=leaf_section(topology),
+        findings=findings_section(topology.findings, per_code=options.compress.sweep.findings_per_code),
+        tokens=CompressTokens(estimator="seed", active_chain=analysis.tokens_of(topology.chain)),
+        timing_ms=Timing(
+            total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
+        ),
+        reasons=[str(r) for r in stop.reasons] if stop is not None else UNSET,
+        **sections,  # type: ignore[arg-type]
+    )
+
+
+def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
+    """Predict one session's model summary; nothing is called or written."""
+    started = time.perf_counter()
+    compress = options.compress
+    opened = open_session(
+        path,
+        label,
+        compress.topology(),
+        command="compress",
+        per_code=compress.sweep.findings_per_code,
+        limits=LineLimits.of(compress.sweep),
+    )
+    if not isinstance(opened, Analysis):
+        return opened
+    stop = gate(opened, compress)
+    if stop is not None:
+        return Skipped(label, _report(opened, options, stop, started))
+    chain = opened.topology.chain
+    bounding = bound_chain(opened, compress, protected_round_of(opened.index, chain).start)
+    plan = plan_cut(
+        opened.index,
+        chain,
+        compress.cut(),
+        kept_tokens=bounding.kept_tokens,
+        summary_tokens=options.model_summary.planned_output_tokens,
+    )
+    if plan.outcome is not PlanOutcome.CUT:
+        fits = plan.outcome is PlanOutcome.FITS
+        status = SessionStatus.SKIPPED_FITS if fits else SessionStatus.SKIPPED_NO_CUT
+        nothing = Stop(status, tuple(Reason(note) for note in plan.reasons))
+        return Skipped(label, _report(opened, options, nothing, started, plan=plan_section(plan)))
+    evidence = extract_evidence(opened.source.data, opened.index, plan.summary_lines)
+    predicted = plan_summary(evidence, options.model_summary, options.limits, options.prices, options.model)
+    section = ModelPlanSection(
+        model=options.model,
+        calls=predicted.calls,
+        rounds=predicted.rounds,
+        estimated_input_tokens=predicted.estimated_input_tokens,
+        estimated_output_tokens=predicted.estimated_output_tokens,
+        estimated_cost_usd=predicted.estimated_cost_usd,
+        min_wall_seconds=round(predicted.min_wall_seconds, 2),
+        refusal=predicted.refusal.value if predicted.refusal is not None else UNSET,
+    )
+    report = _report(opened, options, None, started, plan=plan_section(plan), model_plan=section)
+    return Skipped(label, report)

@@ -1,0 +1,148 @@
+"""Who writes a summary: the embedded deterministic summarizer, or a model through the run's services.
+
+A writer turns the summarized part's evidence into a checkpoint, or a content-free reason why
+not. The deterministic writer is plain computation and travels to worker processes; a model
+writer holds the run's provider, HTTP client and limiter, so its sessions run in threads of the
+main process and each call goes back to the event loop that owns them (`anyio.from_thread`).
+With `--on-summary-failure deterministic` a failed model summary falls back to the embedded one,
+and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import anyio.from_thread
+
+from pipeline.errors import CompactionError
+from pipeline.reasons import Reason, Refusal, SkipReason, SummaryFailure
+from pipeline.summarize import SummaryOptions, write_summary
+from pipeline.summarize.checkpoint import HEADING
+from pipeline.summarize.evidence import EvidenceItem
+
+if TYPE_CHECKING:  # the model engine (and httpx) load only when a model writes the summaries
+    from pipeline.summarize.model import ModelServices, ModelSummaryOptions
+    from pipeline.summarize.outcomes import SummaryAccount
+
+__all__ = ["DeterministicWriter", "ModelWriter", "RunTokens", "SummaryWriter", "Written"]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A checkpoint and what the report says about it (counts and ids only)."""
+
+    text: str
+    cited_lines: tuple[int, ...]
+    prior_summaries: int
+    prior_mode: str
+    sections: dict[str, int]
+    account: SummaryAccount | None = None  # a model's calls, tokens and time
+    fallback_from: str | None = None  # the model outcome that made the embedded summarizer write it
+
+
+class SummaryWriter(Protocol):
+    """Writes the checkpoint of some evidence."""
+
+    @property
+    def restates_instructions(self) -> bool:
+        """Whether our code must restate summarized protected instructions (a model paraphrases)."""
+
+    @property
+    def replans(self) -> bool:
+        """Whether a summary larger than planned may be written again (free for the embedded one)."""
+
+    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason: ...
+
+
+def _deterministic(evidence: Sequence[EvidenceItem], options: SummaryOptions) -> Written | Reason:
+    try:
+        result = write_summary(evidence, options)
+    except CompactionError as exc:
+        return Reason(Refusal.SUMMARY, SummaryFailure(type(exc).__name__))
+    return Written(
+        result.text,
+        result.cited_lines,
+        len(result.prior_summaries),
+        result.prior_mode.value,
+        {heading.value: count for heading, count in result.section_bullets},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DeterministicWriter:
+    """The embedded summarizer: no network, no key, same evidence, same bytes."""
+
+    options: SummaryOptions
+    restates_instructions: bool = False
+    replans: bool = True
+
+    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
+        return _deterministic(evidence, self.options)
+
+
+def _sections(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    current = None
+    for line in text.split("\n"):
+        if line.startswith(HEADING):
+            current = line[len(HEADING) :].strip()
+            counts[current] = 0
+        elif current is not None and line.startswith("- ") and line.strip() != "- None":
+            counts[current] += 1
+    return counts
+
+
+@dataclass(slots=True)
+class RunTokens:
+    """Billed tokens of the run so far, against `--max-run-tokens` (None: no limit).
+
+    Shared by every session of the run (all in this process); a session that reaches its summary
+    after the limit was passed writes none, and those already calling finish.
+    """
+
+    limit: int | None
+    billed: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.limit is not None and self.billed >= self.limit
+
+
+@dataclass(frozen=True, slots=True)
+class ModelWriter:
+    """A model through the run's provider and limiter; `fallback` writes instead when it fails."""
+
+    options: ModelSummaryOptions
+    services: ModelServices
+    fallback: SummaryOptions | None
+    budget: RunTokens
+    restates_instructions: bool = True
+    replans: bool = False
+
+    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
+        from pipeline.summarize.model import ModelSummary, write_model_summary  # noqa: PLC0415
+
+        if self.budget.spent:
+            return Reason(SkipReason.RUN_TOKEN_BUDGET)
+        outcome = anyio.from_thread.run(write_model_summary, evidence, self.options, self.services)
+        account = outcome.account
+        self.budget.billed += account.billed_input_tokens + account.billed_output_tokens
+        if isinstance(outcome, ModelSummary):
+            text = outcome.text
+            return Written(text, outcome.cited_lines, 0, "model", _sections(text), outcome.account)
+        if self.fallback is None:
+            return Reason(Refusal.SUMMARY, outcome.outcome)
+        written = _deterministic(evidence, self.fallback)
+        if isinstance(written, Reason):
+            return written
+        return Written(
+            written.text,
+            written.cited_lines,
+            written.prior_summaries,
+            written.prior_mode,
+            written.sections,
+            outcome.account,
+            outcome.outcome.value,
+        )

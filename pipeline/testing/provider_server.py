@@ -1,0 +1,158 @@
+"""A local model server for tests and benchmarks: the Anthropic and OpenAI protocols over loopback.
+
+`ProviderServer` serves `POST /v1/messages` (Anthropic Messages) and `POST .../chat/completions`
+(OpenAI-compatible), streamed or not, on 127.0.0.1 at an ephemeral port from a background
+thread. By default it answers like a model that follows the checkpoint protocol: it reads the
+evidence pack in the prompt and writes nine headings whose bullets cite the pack's anchors and
+every listed human anchor. Scripted `Answer`s (queued, or chosen per request number) replace
+that with latency, 429 with `retry-after`, 500/529, a held reply (a timeout), a truncated answer,
+a refusal, a content filter, empty text, broken structure, unsupported claims or an over-long
+prompt (llama.cpp's way: 400 `context_length_exceeded` plain, 200 with an empty body streamed).
+It bills tokens as characters / 4, records every request and reports the busiest window::
+
+    with ProviderServer() as server:
+        server.script(Answer.rate_limited(0.01), Answer.broken_structure())
+        ...
+        assert server.peak(60.0).requests <= 50
+        assert server.bodies_containing(planted_secret) == 0
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Final
+
+from pipeline.testing._provider_answers import Answer, Behavior, ServedRequest
+from pipeline.testing._provider_wire import handler_for
+
+__all__ = ["Answer", "Behavior", "ProviderServer", "ServedRequest", "WindowPeak"]
+
+_SHUTDOWN_SECONDS: Final = 5.0
+_POLL_SECONDS: Final = 0.02  # how soon `stop()` is noticed (the library's 0.5 s adds up over many tests)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPeak:
+    """The most requests and the most billed tokens that fell into any one window."""
+
+    requests: int
+    tokens: int
+
+
+class ProviderServer:
+    """Context manager running the server; `.base_url`, `.requests`, `.peak()` while or after it runs."""
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        context_window: int | None = None,
+        chooser: Callable[[int], Answer | None] | None = None,
+    ) -> None:
+        self.latency = latency
+        self.context_window = context_window
+        self._chooser = chooser
+        self._script: deque[Answer] = deque()
+        self._served: list[ServedRequest] = []
+        self._count = 0
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle ------------------------------------------------------------------------------
+    def start(self) -> ProviderServer:
+        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
+        if self._server is None:
+            self._server = _Server(("127.0.0.1", 0), handler_for(self))
+            serve = functools.partial(self._server.serve_forever, poll_interval=_POLL_SECONDS)
+            self._thread = threading.Thread(target=serve, name="provider-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; what was recorded stays readable."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(_SHUTDOWN_SECONDS)
+
+    def __enter__(self) -> ProviderServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # control and inspection -----------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>` (Anthropic's base URL; OpenAI's is this plus `/v1`)."""
+        if self._server is None:
+            raise RuntimeError("ProviderServer is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def script(self, *answers: Answer) -> None:
+        """Queue answers for the next model requests, one each, before the chooser and the default."""
+        with self._lock:
+            self._script.extend(answers)
+
+    @property
+    def requests(self) -> tuple[ServedRequest, ...]:
+        """Every model request so far, in arrival order."""
+        with self._lock:
+            return tuple(self._served)
+
+    def peak(self, window_seconds: float) -> WindowPeak:
+        """The busiest window of this length, sliding over arrivals: requests and billed tokens."""
+        served = sorted(self.requests, key=lambda request: request.arrived)
+        most_requests = most_tokens = 0
+        start = tokens = 0
+        for end, request in enumerate(served):
+            tokens += request.billed_tokens
+            while served[start].arrived <= request.arrived - window_seconds:
+                tokens -= served[start].billed_tokens
+                start += 1
+            most_requests = max(most_requests, end - start + 1)
+            most_tokens = max(most_tokens, tokens)
+        return WindowPeak(most_requests, most_tokens)
+
+    def bodies_containing(self, text: str) -> int:
+        """How many request bodies hold `text` (raw bytes, or as a JSON string would escape it)."""
+        needles = {text.encode(), json.dumps(text)[1:-1].encode()}
+        return sum(1 for request in self.requests if any(needle in request.raw for needle in needles))
+
+    # used by the handler --------------------------------------------------------------------
+    def _next_answer(self) -> tuple[int, Answer]:
+        with self._lock:
+            self._count += 1
+            number = self._count
+            scripted = self._script.popleft() if self._script else None
+        chosen = self._chooser(number) if scripted is None and self._chooser is not None else None
+        return number, scripted or chosen or Answer()
+
+    def _record(self, request: ServedRequest) -> None:
+        with self._lock:
+            self._served.append(request)
+
+
+class _Server(ThreadingHTTPServer):
+    """Request threads never block shutdown; a client hanging up mid-reply is not an error."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)

@@ -1,0 +1,99 @@
+"""Without the compiled scanner (no C compiler at install time) everything works, a run says so once,
+and the reports are the same bytes; the install itself goes on with a one-line notice."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import setuptools
+
+from pipeline.formats.claude_code import scan
+from pipeline.formats.claude_code.compiled import NOTICE
+from pipeline.testing.sessions import build_session
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _validate(package_root: Path, fleet: Path, reports: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "validate",
+            str(fleet),
+            "--report-dir",
+            str(reports),
+            "--jobs",
+            "2",
+        ],
+        cwd=package_root,
+        env={**os.environ, "PYTHONPATH": str(package_root), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _reports(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.report.json")}
+
+
+def test_without_the_scanner_a_run_says_so_once_and_reports_the_same(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    shutil.copytree(
+        REPO / "pipeline", plain / "pipeline", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+    )
+    shutil.copytree(REPO / "config", plain / "config")
+    fleet = tmp_path / "fleet"
+    for seed in range(3):
+        build_session(fleet / "project" / f"s{seed}.jsonl", turns=4, seed=seed)
+    without = _validate(plain, fleet, tmp_path / "without")
+    assert without.returncode in (0, 1), without.stderr
+    assert [line for line in without.stderr.splitlines() if NOTICE in line] == [without.stderr.strip()]
+    probe = subprocess.run(
+        [sys.executable, "-c", "from pipeline.formats.claude_code import scan; print(scan.COMPILED)"],
+        cwd=plain,
+        env={**os.environ, "PYTHONPATH": str(plain)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.strip() == "False"
+    with_scanner = _validate(REPO, fleet, tmp_path / "with")
+    assert with_scanner.returncode == without.returncode
+    assert (NOTICE in with_scanner.stderr) is not scan.COMPILED
+    strip = [b'"timing_ms"']
+    mine, theirs = _reports(tmp_path / "with"), _reports(tmp_path / "without")
+    assert mine.keys() == theirs.keys() and len(mine) == 3
+    for name, data in mine.items():  # the same report, timings aside
+        assert data.split(strip[0])[0] == theirs[name].split(strip[0])[0], name
+
+
+def test_a_failed_build_is_a_one_line_notice(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    namespace = runpy.run_path(str(REPO / "setup.py"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    monkeypatch.chdir(REPO)
+    distribution = setuptools.Distribution(
+        {
+            "name": "probe",
+            "ext_modules": [setuptools.Extension("probe._scan", ["pipeline/formats/claude_code/_scan.c"])],
+        }
+    )
+    command = namespace["OptionalBuildExt"](distribution)
+    command.build_lib = str(tmp_path / "lib")
+    command.build_temp = str(tmp_path / "temp")
+    command.ensure_finalized()
+    command.run()  # no exception: the package installs without the scanner
+    notices = [line for line in capsys.readouterr().err.splitlines() if "compiled line scanner" in line]
+    assert len(notices) == 1 and "not built" in notices[0]
+    assert not list((tmp_path / "lib").rglob("*.so"))

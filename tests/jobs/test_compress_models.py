@@ -1,0 +1,122 @@
+"""`compress --summarizer openai|anthropic` end to end: the real command line, real HTTP to the
+local provider server, one limiter for the run, typed failures and the deterministic fallback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.testing.cli import compaction, reports
+from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
+from pipeline.testing.sessions import build_session
+
+SECRET = "sk-ant-api03-" + "Q" * 80 + "-AAAAAAAA"  # a planted key the pack must never send
+
+
+def _fleet(root: Path, count: int) -> None:
+    for seed in range(count):
+        path = root / "project" / f"s{seed}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_session(path, turns=6, seed=seed)
+        data = path.read_bytes().replace(
+            b"pytest tests/test_step_0_0.py -q", f"export KEY={SECRET}".encode(), 1
+        )
+        path.write_bytes(data)
+
+
+def _compress(
+    root: Path, out: Path, server: ProviderServer, *extra: str
+) -> tuple[int, list[dict[str, object]]]:
+    config = out.parent / f"{out.name}.toml"
+    config.write_text(
+        "[limits]\nrequests_per_minute = 20\nwindow_seconds = 2.0\n[model_summary]\nbackoff_initial_seconds = 0.01\n"
+    )
+    done = compaction(
+        "compress", str(root), "--out", str(out), "--min-tokens", "0",
+        "--summarizer", "openai", "--base-url", server.base_url + "/v1", "--model", "local-model",
+        "--config", str(config), "--jobs", "4", "--quiet", *extra,
+        env={"OPENAI_API_KEY": ""},
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return done.returncode, [r for r in reports(out)]
+
+
+def test_a_fleet_is_summarized_by_the_model_under_one_limiter(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 6)
+    with ProviderServer(chooser=lambda n: Answer.rate_limited(0.05) if n % 3 == 0 else None) as server:
+        code, found = _compress(tmp_path / "root", tmp_path / "out", server)
+        peak = server.peak(2.0)
+        leaked = server.bodies_containing(SECRET)
+    assert code == 0 and [r["status"] for r in found] == ["compressed"] * 6
+    assert peak.requests <= 20  # the run's one limiter held every window, 429s and all
+    assert leaked == 0
+    for report in found:
+        writer = report["summary"]["writer"]  # type: ignore[index]
+        assert writer["provider"] == "openai" and writer["model"] == "local-model" and writer["calls"] >= 1
+        assert "fallback_from" not in writer
+    secrets = sum(r["summary"]["writer"]["redactions"].get("anthropic-key", 0) for r in found)  # type: ignore[index]
+    assert secrets >= 1
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_a_failed_model_summary_refuses_or_falls_back_and_says_so(tmp_path: Path, fallback: bool) -> None:
+    _fleet(tmp_path / "root", 1)
+    source = (tmp_path / "root" / "project" / "s0.jsonl").read_bytes()
+    extra = ("--on-summary-failure", "deterministic") if fallback else ()
+    with ProviderServer(chooser=lambda n: Answer.of(Behavior.BROKEN_STRUCTURE)) as server:
+        code, found = _compress(tmp_path / "root", tmp_path / "out", server, *extra)
+    (report,) = found
+    assert (tmp_path / "root" / "project" / "s0.jsonl").read_bytes() == source  # never touched
+    if fallback:
+        assert code == 0 and report["status"] == "compressed"
+        assert report["summary"]["writer"]["fallback_from"] == "grounding-failed"  # type: ignore[index]
+    else:
+        assert code == 1 and report["status"] == "refused"
+        assert report["reasons"] == ["summary-grounding-failed"]
+        assert not (tmp_path / "out" / "root" / "project" / "s0.jsonl").exists()
+
+
+def test_a_missing_key_stops_before_any_work(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 1)
+    done = compaction(
+        "compress", str(tmp_path / "root"), "--out", str(tmp_path / "out"), "--summarizer", "anthropic",
+        "--quiet", env={"ANTHROPIC_API_KEY": ""},
+    )  # fmt: skip
+    assert done.returncode == 2 and "ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+    assert json.dumps(done.stderr).count("\\n") <= 2  # one line
+
+
+@pytest.mark.claude_code
+def test_model_written_summaries_pass_the_resume_gate_and_the_contract(
+    tmp_path: Path, claude_code: Path
+) -> None:
+    _fleet(tmp_path / "root", 2)
+    with ProviderServer() as server:
+        code, found = _compress(
+            tmp_path / "root", tmp_path / "out", server, "--verify-resume", "--claude", str(claude_code)
+        )
+    assert code == 0 and [r["status"] for r in found] == ["compressed", "compressed"]
+    for report in found:
+        assert report["resume_check"]["verdict"] == "match", report["resume_check"]  # type: ignore[index]
+        assert report["checks"]["violations"] == []  # type: ignore[index]
+
+
+def test_the_run_stops_summarizing_once_its_token_budget_is_spent(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 4)
+    with ProviderServer() as server:
+        code, found = _compress(
+            tmp_path / "root", tmp_path / "out", server, "--max-run-tokens", "1", "--jobs", "1"
+        )
+        calls = len(server.requests)
+    statuses = sorted(r["status"] for r in found)
+    assert code == 0 and statuses == [
+        "compressed",
+        "skipped-run-budget",
+        "skipped-run-budget",
+        "skipped-run-budget",
+    ]
+    assert all(r["reasons"] == ["run-token-budget-reached"] for r in found if r["status"] != "compressed")
+    assert calls == 1  # the three later sessions never called the model

@@ -1,0 +1,57 @@
+"""`compress --dry-run`: the model summaries a run would need, predicted without calling anyone
+or writing any candidate, per session and for the fleet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.testing.cli import compaction, reports
+from pipeline.testing.provider_server import ProviderServer
+from pipeline.testing.sessions import build_session
+
+
+def _fleet(root: Path, sizes: tuple[int, ...]) -> dict[Path, bytes]:
+    sources = {}
+    for seed, turns in enumerate(sizes):
+        path = root / "project" / f"s{seed}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_session(path, turns=turns, seed=seed)
+        sources[path] = path.read_bytes()
+    return sources
+
+
+def test_a_dry_run_plans_every_session_and_totals_them_without_a_call(tmp_path: Path) -> None:
+    sources = _fleet(tmp_path / "root", (4, 8, 16))
+    out = tmp_path / "out"
+    with ProviderServer() as server:
+        done = compaction(
+            "compress", str(tmp_path / "root"), "--out", str(out), "--min-tokens", "0",
+            "--summarizer", "openai", "--base-url", server.base_url + "/v1", "--model", "local-model",
+            "--dry-run", env={"OPENAI_API_KEY": ""},
+        )  # fmt: skip
+        served = len(server.requests)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert served == 0  # a plan, not a run
+    assert all(path.read_bytes() == data for path, data in sources.items())
+    assert not list(out.rglob("*.jsonl"))  # no candidate written
+    found = list(reports(out))
+    assert [r["status"] for r in found] == ["planned"] * 3
+    plans = [r["model_plan"] for r in found]
+    assert all(p["calls"] >= 1 and p["model"] == "local-model" for p in plans)  # type: ignore[index]
+    inputs = [p["estimated_input_tokens"] for p in plans]  # type: ignore[index]
+    assert inputs == sorted(inputs) and inputs[0] < inputs[-1]  # longer sessions, bigger packs
+    fleet = json.loads((out / "summary.json").read_text())["model_plan"]
+    assert fleet["sessions"] == 3
+    assert fleet["calls"] == sum(p["calls"] for p in plans)  # type: ignore[index]
+    assert fleet["estimated_input_tokens"] == sum(inputs)
+    total_row = next(line for line in done.stdout.splitlines() if line.lstrip().startswith("all "))
+    assert "local-model" in done.stdout and str(sum(inputs)) in total_row  # the table
+
+
+def test_a_dry_run_of_the_embedded_summarizer_is_a_usage_error(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", (4,))
+    done = compaction("compress", str(tmp_path / "root"), "--out", str(tmp_path / "out"), "--dry-run")
+    assert done.returncode == 2
+    assert "--dry-run plans model summaries" in done.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))
