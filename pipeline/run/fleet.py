@@ -46,13 +46,14 @@ class FleetCommand(Generic[S]):
     prepare: Prepare | None = None  # shared in-process services: sessions then run in threads
 
 
-def default_report_dir(command: str) -> Path:
-    """A fresh `compaction-reports/<command>-<time>` directory under the current one."""
+def default_report_dir(command: str, base: Path | None = None) -> Path:
+    """A fresh `compaction-reports/<command>-<time>` directory under `base` (default: the current one)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}"
+    parent = (base or Path.cwd()) / "compaction-reports"
+    candidate = parent / f"{command}-{stamp}"
     suffix = 2
     while candidate.exists():
-        candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}-{suffix}"
+        candidate = parent / f"{command}-{stamp}-{suffix}"
         suffix += 1
     return candidate
 
