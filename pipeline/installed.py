@@ -17,6 +17,7 @@ __all__ = [
     "CLAUDE_CODE_ENV",
     "CLAUDE_CODE_VERSION",
     "INSTALL_HINT",
+    "OFFLINE_ENV",
     "ClaudeCodeError",
     "ClaudeCodeNotInstalled",
     "find_claude_code",
@@ -26,6 +27,17 @@ __all__ = [
 CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
 CLAUDE_CODE_ENV: Final = "COMPACTION_CLAUDE_CODE"  # an executable, or an npm prefix holding one
 INSTALL_HINT: Final = "run scripts/install-claude-code, or pass --claude PATH"
+# Switches that keep Claude Code off the network apart from where we point it, its output plain.
+OFFLINE_ENV: Final = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
+    "NO_PROXY": "127.0.0.1,localhost",
+    "NO_COLOR": "1",
+}
 _PACKAGE_EXE: Final = Path("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
 _REPO_ROOT: Final = Path(__file__).resolve().parents[1]
 

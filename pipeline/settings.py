@@ -18,6 +18,13 @@ from typing import Any, Final, get_type_hints
 import msgspec
 
 from pipeline.errors import ConfigError
+from pipeline.settings_live import (
+    InPlaceSettings,
+    ReadPagesSettings,
+    StateSettings,
+    is_duration,
+    parse_duration,
+)
 from pipeline.vocabulary import (
     CheckpointPolicy,
     LeafPolicy,
@@ -37,15 +44,19 @@ __all__ = [
     "ClaudeCodeSettings",
     "ClusterSettings",
     "CompressSettings",
+    "InPlaceSettings",
     "LimitsSettings",
     "ModelSummarySettings",
     "OpenAISettings",
+    "ReadPagesSettings",
     "Settings",
+    "StateSettings",
     "SummarySettings",
     "SweepSettings",
     "TokensSettings",
     "VerifySettings",
     "load_settings",
+    "parse_duration",
 ]
 
 DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
@@ -97,6 +108,10 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "max_names_per_class": (_at_least(1), "1 or more"),
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
     "min_excluded_text_chars": (_at_least(1), "1 or more"),
+    "idle_for": (is_duration, "a duration such as 12h, 30m, 2d or 90 (units s, m, h, d, w)"),
+    "gzip_level": (lambda value: 1 <= value <= 9, "between 1 and 9"),
+    "zstd_level": (lambda value: 1 <= value <= 22, "between 1 and 22"),
+    "busy_timeout_seconds": (lambda value: value > 0, "more than 0"),
 }
 # Sections whose bounds are at least 1 unless listed above.
 _POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits", "cluster"})
@@ -260,6 +275,9 @@ class Settings:
     claude_code: ClaudeCodeSettings
     cluster: ClusterSettings
     prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
+    in_place: InPlaceSettings
+    state: StateSettings
+    read_pages: ReadPagesSettings
     sources: tuple[str, ...]  # the defaults file, then each override layer, for the summary report
 
 

@@ -17,7 +17,9 @@ PACKAGE: Final = Path(__file__).resolve().parents[1] / "pipeline"
 
 STAGES: Final = (
     # The base everything may use: names, errors, findings, reasons, the typed settings.
-    frozenset({"__init__", "vocabulary", "errors", "findings", "reasons", "settings", "installed"}),
+    frozenset(
+        {"__init__", "vocabulary", "errors", "findings", "reasons", "settings", "settings_live", "installed"}
+    ),
     frozenset({"estimate"}),  # the token-estimator library, below the readers that count bytes
     frozenset({"read"}),  # discover and load files
     frozenset({"formats"}),  # Claude Code's schema, decode, accessors, output record builders
@@ -44,6 +46,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "testing": "builders write raw records on purpose, including malformed ones",
     "settings.py": "the TOML and environment layers before they become the typed Settings",
     "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
+    "run/parser_live.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
     "proof/capture.py": "the Messages API wire format the loopback server answers",
     "proof/client.py": "the captured request body, JSON from Claude Code",

@@ -22,7 +22,7 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "open_session", "topology_options"]
+__all__ = ["Analysis", "open_session", "open_source", "topology_options"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +102,23 @@ def open_session(
             findings=findings_section([finding], per_code=per_code),
         )
         return Unreadable(label, report)
+    return open_source(label, source, options, command=command, per_code=per_code, limits=limits)
+
+
+def open_source(
+    label: str,
+    source: SourceBytes,
+    options: TopologyOptions,
+    *,
+    command: str,
+    per_code: int,
+    limits: LineLimits,
+) -> Analysis | Outcome:
+    """Detect, index and resolve bytes already read; or the outcome of a file that goes no further."""
     fmt = detect_format(source.data)
     if fmt is not SourceFormat.CLAUDE_CODE:
         return _not_processed(label, source, fmt, command=command, per_code=per_code)
     index = build_index(source.data, fmt, limits)
     graph = build_graph(index)
     topology = resolve_topology(index, graph, options)
-    return Analysis(path, label, source, fmt, index, graph, topology)
+    return Analysis(source.path, label, source, fmt, index, graph, topology)

@@ -16,15 +16,15 @@ or a reply held back for a while. Standard library only, so it ships with the pa
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
+
+from pipeline.proof.loopback import LoopbackServer
 
 __all__ = ["CaptureServer", "Fault", "RecordedRequest"]
 
@@ -39,8 +39,6 @@ _ERROR_TYPES: Final = {
     500: "api_error",
     529: "overloaded_error",
 }
-# How long `stop()` waits for the serving thread to wind down.
-_SHUTDOWN_SECONDS: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,55 +97,24 @@ class RecordedRequest:
         return next((value for key, value in self.headers if key.lower() == wanted), None)
 
 
-class CaptureServer:
+class CaptureServer(LoopbackServer):
     """A context manager running the server; `.base_url` and `.requests` while it runs."""
+
+    thread_name = "capture-server"
+    poll_seconds = 0.05
 
     def __init__(self, *, reply_text: str = "ok", faults: Iterable[Fault] = ()) -> None:
         self.reply_text = reply_text
         self._faults: deque[Fault] = deque(faults)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> CaptureServer:
-        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
-        if self._server is not None:
-            return self
-        server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="capture-server", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket; recorded requests stay readable."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(_SHUTDOWN_SECONDS)
-
-    def __enter__(self) -> CaptureServer:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Requests are recorded and answered from this server's faults and reply text."""
+        return _handler_for(self)
 
     # inspection and control ----------------------------------------------------------------
-    @property
-    def base_url(self) -> str:
-        """`http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL`."""
-        if self._server is None:
-            raise RuntimeError("CaptureServer is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:
         """Every request received so far, in arrival order."""
@@ -172,16 +139,6 @@ class CaptureServer:
     def _next_fault(self) -> Fault | None:
         with self._lock:
             return self._faults.popleft() if self._faults else None
-
-
-class _Server(ThreadingHTTPServer):
-    """Request threads never block shutdown; a client hanging up mid-reply is not an error."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 def _message(model: str, content: list[dict[str, Any]], stop_reason: str | None) -> dict[str, Any]:

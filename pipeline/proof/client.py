@@ -22,6 +22,7 @@ from typing import Any, Final
 from pipeline.installed import (
     CLAUDE_CODE_ENV,
     CLAUDE_CODE_VERSION,
+    OFFLINE_ENV,
     ClaudeCodeError,
     ClaudeCodeNotInstalled,
     find_claude_code,
@@ -48,18 +49,8 @@ __all__ = [
 PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
 _VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 REFUSAL_MARKER: Final = "No conversation found"
-# Switches that keep the binary off the network apart from the capture server, and its output plain.
-_OFFLINE_ENV: Final = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
-    "NO_PROXY": "127.0.0.1,localhost",
-    "NO_COLOR": "1",
-    "TZ": "UTC",  # retirement is compared in local time on the day itself
-}
+# Off the network apart from the capture server; retirement is compared in local time, so UTC.
+_OFFLINE_ENV: Final = {**OFFLINE_ENV, "TZ": "UTC"}
 _THROWAWAY_API_KEY: Final = "sk-ant-api03-throwaway-key-for-the-loopback-capture-server"
 
 

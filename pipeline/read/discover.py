@@ -16,7 +16,15 @@ from typing import Final
 
 from pipeline.errors import CompactionError
 
-__all__ = ["SESSION_SUFFIXES", "RootError", "SessionFile", "default_roots", "discover", "root_labels"]
+__all__ = [
+    "SESSION_SUFFIXES",
+    "RootError",
+    "SessionFile",
+    "default_roots",
+    "discover",
+    "root_labels",
+    "root_pairs",
+]
 
 SESSION_SUFFIXES: Final = (".jsonl", ".json")
 
@@ -55,15 +63,25 @@ def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
     return [Path(base) / "projects" if base else Path.home() / ".claude" / "projects"]
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
+    """Every session file under a root, labels built from strings (a fleet has many files)."""
+
     def fail(error: OSError) -> None:
         raise RootError(f"cannot list {error.filename}: {error.strerror}")
 
-    for directory, subdirectories, files in os.walk(root, onerror=fail, followlinks=False):
+    top = os.fspath(root)
+    for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(SESSION_SUFFIXES) and not name.startswith("."):
-                yield Path(directory) / name
+        chosen = sorted(
+            name for name in files if name.endswith(SESSION_SUFFIXES) and not name.startswith(".")
+        )
+        if not chosen:
+            continue
+        relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`
+        prefix = f"{relative}/" if relative else ""
+        folder = Path(directory)  # once per directory: joining a name is half the cost of a new Path
+        for name in chosen:
+            yield SessionFile(folder / name, root, root_label, prefix + name)
 
 
 def _root_labels(roots: Sequence[Path]) -> list[str]:
@@ -82,10 +100,15 @@ def root_labels(roots: Sequence[Path]) -> list[str]:
     return _root_labels(roots)
 
 
+def root_pairs(roots: Sequence[Path]) -> list[tuple[Path, str]]:
+    """Each root with the label its sessions get (roots sharing a basename are told apart)."""
+    return list(zip(roots, _root_labels(roots), strict=True))
+
+
 def discover(roots: Sequence[Path]) -> list[SessionFile]:
     """Every session file under the roots; raises `RootError` for a missing or unreadable root."""
     sessions: list[SessionFile] = []
-    for root, root_label in zip(roots, _root_labels(roots), strict=True):
+    for root, root_label in root_pairs(roots):
         if root.is_file():
             sessions.append(SessionFile(root, root.parent, root_label, root.name))
             continue
@@ -93,7 +116,5 @@ def discover(roots: Sequence[Path]) -> list[SessionFile]:
             raise RootError(f"no such file or directory: {root}")
         if not os.access(root, os.R_OK | os.X_OK):
             raise RootError(f"cannot list {root}: permission denied")
-        sessions.extend(
-            SessionFile(path, root, root_label, path.relative_to(root).as_posix()) for path in _walk(root)
-        )
+        sessions.extend(_walk(root, root_label))
     return sessions

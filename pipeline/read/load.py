@@ -14,7 +14,7 @@ from typing import Final
 
 from pipeline.errors import UnreadableSource
 
-__all__ = ["SourceBytes", "read_source"]
+__all__ = ["SourceBytes", "frozen_source", "read_source"]
 
 
 _BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this a thread's start-up outweighs the hash
@@ -26,9 +26,11 @@ class _Digest:
     A small file is hashed at once: starting and joining a thread costs more than hashing it.
     """
 
-    def __init__(self, data: bytes) -> None:
-        self._value = ""
+    def __init__(self, data: bytes, known: str | None = None) -> None:
+        self._value = known or ""
         self._thread: threading.Thread | None = None
+        if known is not None:
+            return
         if len(data) < _BACKGROUND_DIGEST_FROM:
             self._run(data)
             return
@@ -70,3 +72,8 @@ def read_source(path: Path) -> SourceBytes:
     except OSError as exc:
         raise UnreadableSource(path, exc) from exc
     return SourceBytes(path=path, data=data, _digest=_Digest(data))
+
+
+def frozen_source(path: Path, data: bytes, sha256: str) -> SourceBytes:
+    """Bytes another step already read and hashed (an in-place run's frozen original): no re-read."""
+    return SourceBytes(path=path, data=data, _digest=_Digest(data, sha256))

@@ -3,7 +3,8 @@
 Exit codes of the fleet commands (`pipeline.vocabulary.ExitCode`): 0 when every session is fine
 (valid, warnings, skipped, unsupported format), 1 when at least one session has errors, was
 refused, unreadable or crashed, 2 for a usage error or an unreadable root. `verify-resume` has
-its own (`ResumeExit`, see its --help).
+its own (`ResumeExit`, see its --help); `compress --in-place`, `restore` and `repair-read-pages`
+add 3: a file was replaced and verified but its report could not be written (`run.live`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pipeline.read.remote import discover_roots, is_url
 from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command
 from pipeline.run.console import configure_logging
 from pipeline.run.fleet import FleetCommand, run_fleet
+from pipeline.run.live import is_live, run_live
 from pipeline.run.parser import build_parser, flag_overrides
 from pipeline.run.runner import resolve_jobs
 from pipeline.settings import Settings, load_settings
@@ -90,9 +92,16 @@ def _verify_resume(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `compaction` console script."""
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    named = arguments[0] if arguments and not arguments[0].startswith("-") else None
+    args = build_parser(named).parse_args(arguments)
     if args.command == "verify-resume":
         return _verify_resume(args)
+    if is_live(args):
+        remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
+        if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):
+            return _usage("live files are replaced on this machine only: no --cluster, and no URLs")
+        return run_live(args)
     try:
         settings = load_settings(args.config, flags=flag_overrides(args))
         configure_logging(settings.sweep.log_format, quiet=args.quiet)

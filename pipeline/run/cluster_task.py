@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.publish import PublishConflict, put_object, read_object, write_report_now
+from pipeline.publish.files import PublishConflict, put_object, read_object, write_report_now
 from pipeline.read.remote import fetch, is_url, sha256_of
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import UsageError
 from pipeline.read.discover import SessionFile, default_roots
@@ -19,7 +19,18 @@ from pipeline.run.runner import RunResult, resolve_jobs
 from pipeline.settings import Settings
 from pipeline.vocabulary import ResumeGate, SummaryFallback
 
-__all__ = ["check_compress_paths", "compress_command", "find_gate_claude", "validate_command"]
+if TYPE_CHECKING:
+    from pipeline.jobs.compress import CompressOptions
+
+__all__ = [
+    "check_apart",
+    "check_compress_paths",
+    "compress_command",
+    "compress_options",
+    "compress_run",
+    "find_gate_claude",
+    "validate_command",
+]
 
 
 def _validate_run(args: argparse.Namespace, settings: Settings) -> ValidateRun:
@@ -103,30 +114,45 @@ def find_gate_claude(settings: Settings) -> str | None:
     return None
 
 
+def check_apart(path: Path, roots: Sequence[Path], what: str) -> None:
+    """What we write beside the live tree (candidates, scratch) is outside any `.claude`
+    directory and neither inside nor around a session root."""
+    path = path.resolve()
+    if any(part.lower() == ".claude" for part in path.parts):
+        raise UsageError(
+            f"{what} must be outside any .claude directory: nothing of ours goes into the live tree"
+        )
+    for root in {root.resolve() for root in roots}:
+        if root.is_dir() and (path == root or root in path.parents or path in root.parents):
+            raise UsageError(
+                f"{what} must be apart from the session root {root} (neither inside nor around it)"
+            )
+
+
 def check_compress_paths(args: argparse.Namespace) -> None:
     """Candidates never go into the live tree, nor into or around a session root."""
-    out = args.out.resolve()
-    if any(part.lower() == ".claude" for part in out.parts):
-        raise UsageError(
-            "--out must be outside any .claude directory: candidates never go into the live tree"
-        )
+    if args.in_place:
+        if args.out is not None:
+            raise UsageError(
+                "--in-place and --out exclude each other: replace the sessions, or write candidates"
+            )
+        return
+    if args.out is None:
+        raise UsageError("compress needs --out DIR (candidates are written there) or --in-place")
     if isinstance(args.report_dir, str):
         raise UsageError(
             "compress writes reports beside its candidates: --report-dir must be a local directory"
         )
     local = [Path(path) for path in (args.paths or default_roots()) if not is_url(str(path))]
-    for root in {path.resolve() for path in local}:
-        if root.is_dir() and (out == root or root in out.parents or out in root.parents):
-            raise UsageError(
-                f"--out must be apart from the session root {root} (neither inside nor around it)"
-            )
+    check_apart(args.out, local, "--out")
 
 
-def _compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
+def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
+    """The options a compress run used, as its summary records them (`out_dir` empty in place)."""
     compress, verify, base = settings.compress, settings.verify, _validate_run(args, settings)
     return CompressRun(
         **{field: getattr(base, field) for field in base.__struct_fields__},
-        out_dir=str(args.out.resolve()),
+        out_dir=str(args.out.resolve()) if args.out else "",
         min_tokens=compress.min_tokens,
         target_ratio=compress.target_ratio,
         target_tokens=compress.target_estimated_tokens or None,
@@ -143,28 +169,38 @@ def _compress_run(args: argparse.Namespace, settings: Settings, claude: str | No
     )
 
 
+def compress_options(
+    args: argparse.Namespace, settings: Settings, claude: str | None, *, out_dir: str, root_label: str
+) -> CompressOptions:
+    """What one compression needs: the settings sections and what the command line decided."""
+    from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
+
+    return CompressOptions(
+        sweep=settings.sweep,
+        compress=settings.compress,
+        summary=settings.summary,
+        verify=settings.verify,
+        resume_leaf=args.resume_leaf,
+        out_dir=out_dir,
+        root_label=root_label,
+        anchors=tuple(args.anchor),
+        claude=claude,
+    )
+
+
 def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
-    from pipeline.jobs.compress import CompressOptions, compress_session  # noqa: PLC0415 - per command
+    from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
     from pipeline.run.models import model_provider, model_services  # noqa: PLC0415 - httpx on use only
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
+    out_dir = str(args.out.resolve())
 
     def options_for(session: SessionFile) -> CompressOptions:
-        return CompressOptions(
-            sweep=settings.sweep,
-            compress=settings.compress,
-            summary=settings.summary,
-            verify=settings.verify,
-            resume_leaf=args.resume_leaf,
-            out_dir=str(args.out.resolve()),
-            root_label=session.root_label,
-            anchors=tuple(args.anchor),
-            claude=claude,
-        )
+        return compress_options(args, settings, claude, out_dir=out_dir, root_label=session.root_label)
 
-    record = _compress_run(args, settings, claude)
+    record = compress_run(args, settings, claude)
     if args.dry_run:
         from pipeline.run.dry_run import dry_run_command  # noqa: PLC0415 - per command
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pipeline.publish import put_object, write_bytes_atomic
+from pipeline.publish.files import put_object, write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome
 from pipeline.report.render import json_bytes
@@ -52,13 +52,14 @@ class FleetCommand(Generic[S]):
     cluster_prepare: ClusterPrepare | None = None  # `prepare` on a cluster: shared services there
 
 
-def default_report_dir(command: str) -> Path:
-    """A fresh `compaction-reports/<command>-<time>` directory under the current one."""
+def default_report_dir(command: str, base: Path | None = None) -> Path:
+    """A fresh `compaction-reports/<command>-<time>` directory under `base` (default: the current one)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}"
+    parent = (base or Path.cwd()) / "compaction-reports"
+    candidate = parent / f"{command}-{stamp}"
     suffix = 2
     while candidate.exists():
-        candidate = Path.cwd() / "compaction-reports" / f"{command}-{stamp}-{suffix}"
+        candidate = parent / f"{command}-{stamp}-{suffix}"
         suffix += 1
     return candidate
 

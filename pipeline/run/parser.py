@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.read.remote import is_url
+from pipeline.run.parser_live import (
+    IN_PLACE_EXIT_CODES,
+    add_in_place_flags,
+    add_live_commands,
+    live_overrides,
+)
 from pipeline.vocabulary import (
     CheckpointPolicy,
     ExitCode,
@@ -138,7 +145,7 @@ def _model_summary(parser: argparse.ArgumentParser) -> None:
 
 def _compress(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--out", type=Path, required=True, help="directory for candidates and reports")
+    add("--out", type=Path, help="directory for candidates and reports (or --in-place)")
     add("--summarizer", choices=[s.value for s in SummarizerName], help="who writes the summary")
     _model_summary(parser)
     add("--min-tokens", type=int, metavar="N", help="skip sessions whose active chain is smaller")
@@ -198,8 +205,36 @@ def _tokens(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with one subcommand per job."""
+def _fleet_arguments(
+    validate: argparse.ArgumentParser,
+    compress: argparse.ArgumentParser,
+    tokens: argparse.ArgumentParser,
+    wanted: Callable[[str], bool],
+) -> None:
+    """The arguments of the fleet commands that are `wanted`."""
+    for name, sub in (("validate", validate), ("compress", compress), ("tokens", tokens)):
+        if wanted(name):
+            _common(sub)
+    if wanted("validate"):
+        _topology(validate)
+    if wanted("compress"):
+        _topology(compress)
+        _compress(compress)
+        add_in_place_flags(compress)
+    if wanted("tokens"):
+        tokens.add_argument(
+            "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
+        )
+        _tokens(tokens)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with one subcommand per job; given `command`, only that subcommand's arguments
+    are built (every command is still listed), which keeps a short run's start-up short."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = _Parser(
         prog="compaction", description="Validate and compact coding-agent session transcripts offline."
     )
@@ -216,7 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a compacted candidate for every session that needs one (sources are never touched)",
         description="Plan a cut per session, summarize the older turns, keep the recent tail byte-for-byte, "
         "check the result, resume it in Claude Code when it is installed, and write it under --out, "
-        "mirroring the input layout, with one JSON report per session and summary.json.",
+        "mirroring the input layout, with one JSON report per session and summary.json. With --in-place, "
+        "replace each idle session that needs it instead, keeping a verified numbered backup, and skip "
+        "on later runs every session that has not changed since (a state database records them).",
+        epilog=IN_PLACE_EXIT_CODES,
     )
     tokens = commands.add_parser(
         "tokens",
@@ -225,15 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         "chosen estimators, fit each against the billed usage the transcripts carry, and report per corpus "
         "(one per root) and overall. With --out: tokens.json, tokens.csv and PNG charts.",
     )
-    for sub in (validate, compress, tokens):
-        _common(sub)
-    _topology(validate)
-    _topology(compress)
-    _compress(compress)
-    tokens.add_argument(
-        "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
-    )
-    _tokens(tokens)
+    _fleet_arguments(validate, compress, tokens, wanted)
     verify = commands.add_parser(
         "verify-resume",
         help="resume a session and its compaction in Claude Code (offline) and compare what each sends",
@@ -243,8 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
         "no text of an excluded record. Prints the verdict and the size of both contexts.",
         epilog=EXIT_CODES_HELP,
     )
-    verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
-    _add_verify_arguments(verify)
+    if wanted("verify-resume"):
+        verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+        _add_verify_arguments(verify)
+    add_live_commands(commands, wanted)
     return parser
 
 
@@ -253,16 +285,18 @@ _GATE = {True: "on", False: "off", None: None}
 
 def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The settings layer the flags form (None: not given, the lower layers decide)."""
+    get = vars(args).get
     flags: dict[str, dict[str, Any]] = {
         "sweep": {
-            "jobs": args.jobs,
+            "jobs": get("jobs"),
             "leaf_policy": getattr(args, "leaf_policy", None),
             "max_post_last_prompt_extension": getattr(args, "max_post_last_prompt_extension", None),
             "checkpoint_policy": getattr(args, "checkpoint_policy", None),
             "max_file_history_snapshots": getattr(args, "max_file_history_snapshots", None),
             "log_format": args.log_format,
-            "report_dir": str(args.report_dir) if args.report_dir else None,
-        }
+            "report_dir": str(args.report_dir) if get("report_dir") else None,
+        },
+        **live_overrides(args),
     }
     if args.command == "compress":
         flags["compress"] = {

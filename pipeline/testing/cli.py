@@ -35,10 +35,12 @@ def compaction(
     unset: tuple[str, ...] = (),
     prefix: list[str] | None = None,
     timeout: float = 600,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run `compaction ARGS` (after `prefix`, if any) with colour off; never raises on exit codes.
 
-    `unset` names variables of this process's environment the command must not see.
+    `unset` names variables of this process's environment the command must not see; `cwd` is the
+    directory relative paths are taken from.
     """
     inherited = {name: value for name, value in os.environ.items() if name not in unset}
     return subprocess.run(
@@ -47,6 +49,7 @@ def compaction(
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=cwd,
         env={**inherited, "NO_COLOR": "1", **(env or {})},
     )
 

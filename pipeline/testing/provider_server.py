@@ -19,24 +19,18 @@ It bills tokens as characters / 4, records every request and reports the busiest
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Final
+from http.server import BaseHTTPRequestHandler
 
+from pipeline.proof.loopback import LoopbackServer
 from pipeline.testing._provider_answers import Answer, Behavior, ServedRequest
 from pipeline.testing._provider_wire import handler_for
 
 __all__ = ["Answer", "Behavior", "ProviderServer", "ServedRequest", "WindowPeak"]
-
-_SHUTDOWN_SECONDS: Final = 5.0
-_POLL_SECONDS: Final = 0.02  # how soon `stop()` is noticed (the library's 0.5 s adds up over many tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +41,11 @@ class WindowPeak:
     tokens: int
 
 
-class ProviderServer:
+class ProviderServer(LoopbackServer):
     """Context manager running the server; `.base_url`, `.requests`, `.peak()` while or after it runs."""
+
+    thread_name = "provider-server"
+    poll_seconds = 0.02  # the library's 0.5 s adds up over many tests
 
     def __init__(
         self,
@@ -64,45 +61,17 @@ class ProviderServer:
         self._served: list[ServedRequest] = []
         self._count = 0
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    # lifecycle ------------------------------------------------------------------------------
-    def start(self) -> ProviderServer:
-        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
-        if self._server is None:
-            self._server = _Server(("127.0.0.1", 0), handler_for(self))
-            serve = functools.partial(self._server.serve_forever, poll_interval=_POLL_SECONDS)
-            self._thread = threading.Thread(target=serve, name="provider-server", daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; what was recorded stays readable."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(_SHUTDOWN_SECONDS)
-
-    def __enter__(self) -> ProviderServer:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Requests are recorded and answered from the script, the chooser or the default model."""
+        return handler_for(self)
 
     # control and inspection -----------------------------------------------------------------
     @property
     def base_url(self) -> str:
         """`http://127.0.0.1:<port>` (Anthropic's base URL; OpenAI's is this plus `/v1`)."""
-        if self._server is None:
-            raise RuntimeError("ProviderServer is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return super().base_url
 
     def script(self, *answers: Answer) -> None:
         """Queue answers for the next model requests, one each, before the chooser and the default."""
@@ -146,13 +115,3 @@ class ProviderServer:
     def _record(self, request: ServedRequest) -> None:
         with self._lock:
             self._served.append(request)
-
-
-class _Server(ThreadingHTTPServer):
-    """Request threads never block shutdown; a client hanging up mid-reply is not an error."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)

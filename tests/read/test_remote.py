@@ -18,7 +18,7 @@ import pytest
 import s3fs
 from moto.server import ThreadedMotoServer
 
-from pipeline.publish import PublishConflict, put_object, read_object
+from pipeline.publish.files import PublishConflict, put_object, read_object
 from pipeline.read.remote import discover_roots, fetch, is_url
 from pipeline.testing.cli import compaction
 from pipeline.testing.sessions import build_session

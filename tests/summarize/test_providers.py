@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pipeline.installed import OFFLINE_ENV
 from pipeline.summarize.providers import (
     AnthropicOptions,
     ClaudeCodeOptions,
@@ -25,7 +26,7 @@ from pipeline.summarize.providers import (
     Turn,
     check_available,
 )
-from pipeline.summarize.providers.claude_code import OFFLINE_ENV, command_line, environment
+from pipeline.summarize.providers.claude_code import command_line, environment
 from pipeline.summarize.providers.http import retry_after_seconds
 from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
 from tests.summarize._support import TEST_KEY, anthropic, client, openai

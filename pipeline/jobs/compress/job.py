@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -62,7 +63,7 @@ from pipeline.report.sections import (
 from pipeline.summarize import validate_checkpoint
 from pipeline.vocabulary import SessionStatus
 
-__all__ = ["compress_session"]
+__all__ = ["Publisher", "compress_analysis", "compress_session", "output_section", "write_candidate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +96,23 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
     )
     if not isinstance(opened, Analysis):
         return opened
-    stop = gate(opened, options)
-    progress = _Progress(stop=stop) if stop is not None else _compress(opened, options)
-    return _outcome(opened, options, progress, started)
+    return compress_analysis(opened, options, write_candidate, started=started)
 
 
-def _compress(analysis: Analysis, options: CompressOptions) -> _Progress:
+Publisher = Callable[[Analysis, CompressOptions, Candidate], OutputSection | Stop]
+"""What becomes of a candidate that passed every check (and the resume gate, when it ran)."""
+
+
+def compress_analysis(
+    analysis: Analysis, options: CompressOptions, publish: Publisher, *, started: float
+) -> Outcome:
+    """Everything `compress_session` does once the session is read; `publish` takes the candidate."""
+    stop = gate(analysis, options)
+    progress = _Progress(stop=stop) if stop is not None else _compress(analysis, options, publish)
+    return _outcome(analysis, options, progress, started)
+
+
+def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) -> _Progress:
     planned = plan_and_summarize(analysis, options)
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
@@ -132,7 +144,7 @@ def _compress(analysis: Analysis, options: CompressOptions) -> _Progress:
     if defects:
         reasons = tuple(Reason(Refusal.CHECKPOINT, code) for code in sorted({d.code for d in defects}))
         return replace(progress, stop=Stop(SessionStatus.REFUSED, reasons))
-    return _write(analysis, options, planned, partition, side, summary, progress)
+    return _write(analysis, options, planned, partition, side, summary, progress, publish)
 
 
 def _write(
@@ -143,6 +155,7 @@ def _write(
     side: frozenset[int],
     summary: Written,
     progress: _Progress,
+    publish: Publisher,
 ) -> _Progress:
     text = planned.text
     plan = planned.plan
@@ -176,25 +189,31 @@ def _write(
         progress = replace(progress, resume_check=check, stop=stop)
         if stop is not None:
             return progress
-    return _publish(analysis, options, candidate, progress)
+    written = publish(analysis, options, candidate)
+    if isinstance(written, Stop):
+        return replace(progress, stop=written)
+    return replace(progress, output=written, output_tokens=candidate.checked.output_tokens)
 
 
-def _publish(
-    analysis: Analysis, options: CompressOptions, candidate: Candidate, progress: _Progress
-) -> _Progress:
-    """Re-read the source, refuse if it changed, and write the candidate atomically."""
+def write_candidate(
+    analysis: Analysis, options: CompressOptions, candidate: Candidate
+) -> OutputSection | Stop:
+    """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
     if hashlib.sha256(analysis.path.read_bytes()).hexdigest() != analysis.source.sha256:
-        return replace(progress, stop=Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHANGED),)))
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHANGED),))
     out_dir = Path(options.out_dir)
     destination = candidate_path(out_dir, options.root_label, analysis.label)
     if destination.resolve() == analysis.path.resolve():
-        return replace(
-            progress, stop=Stop(SessionStatus.REFUSED, (Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE),))
-        )
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE),))
+    write_bytes_atomic(destination, candidate.composed.data)
+    return output_section(analysis, candidate, destination.relative_to(out_dir).as_posix())
+
+
+def output_section(analysis: Analysis, candidate: Candidate, path: str) -> OutputSection:
+    """The report's `output`: where the candidate went, its digest, size and compact pair."""
     data, composed, checked = candidate.composed.data, candidate.composed, candidate.checked
-    write_bytes_atomic(destination, data)
-    output = OutputSection(
-        path=destination.relative_to(out_dir).as_posix(),
+    return OutputSection(
+        path=path,
         sha256=hashlib.sha256(data).hexdigest(),
         bytes=len(data),
         lines=checked.output_lines,
@@ -202,7 +221,6 @@ def _publish(
         boundary_uuid=composed.boundary_uuid,
         summary_uuid=composed.summary_uuid,
     )
-    return replace(progress, output=output, output_tokens=checked.output_tokens)
 
 
 _MISSED_BECAUSE: Final = (

@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from pipeline.installed import OFFLINE_ENV
 from pipeline.summarize.providers.base import (
     InputTooLong,
     ModelReply,
@@ -36,19 +37,8 @@ from pipeline.summarize.providers.base import (
     Usage,
 )
 
-__all__ = ["OFFLINE_ENV", "ClaudeCodeOptions", "ClaudeCodeProvider", "command_line", "environment"]
+__all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "command_line", "environment"]
 
-OFFLINE_ENV: Final = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
-    "NO_PROXY": "127.0.0.1,localhost",
-    "NO_COLOR": "1",
-}
-"""The switches pipeline.proof.client uses: no telemetry, updates, error reports or proxies for loopback."""
 _STOPS: Final = {"max_tokens": StopKind.TRUNCATED, "refusal": StopKind.REFUSED}
 _TOO_LONG: Final = ("prompt is too long", "context window", "context length")
 _OUTPUT_LIMIT: Final = "output token maximum"

@@ -73,10 +73,12 @@ def _replace(path: Path, data: bytes, *, durable: bool) -> None:
         raise
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write bytes to `path` atomically (temp file, fsync, rename)."""
-    _replace(path, data, durable=True)
-    fsync_directory(path.parent)
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write bytes to `path` atomically (temp file, fsync, rename); `durable=False` skips the
+    fsyncs for a file any rerun regenerates (a summary): readers still never see half of it."""
+    _replace(path, data, durable=durable)
+    if durable:
+        fsync_directory(path.parent)
 
 
 def _filesystem(url: str) -> tuple[Any, str]:

@@ -1,0 +1,198 @@
+"""The grammar of the commands that change session files: `compress --in-place`, `restore`,
+`backups` and `repair-read-pages`.
+
+As in `parser`, no default is written here: an absent flag is None and the settings decide
+(`[in_place]`, `[state]`, `[read_pages]` of `config/default.toml`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from pipeline.vocabulary import BackupCompression, LeafPolicy, LogFormat, RepairScope
+
+__all__ = ["IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
+
+IN_PLACE_EXIT_CODES: Final = (
+    "exit codes: 0 every session fine (replaced, skipped, or declined as small, fitting or unchanged); "
+    "1 at least one session was refused, could not be replaced (the original stayed or was put back), "
+    "could not be read or crashed; 2 usage error, unreadable root, or another run holds the state "
+    "directory; 3 a file was replaced and verified but its report could not be written (the receipts, "
+    "with operation_state committed-report-failed, are printed on stdout)"
+)
+_SESSIONS_HELP: Final = (
+    "session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+)
+
+
+def _state_flags(parser: argparse._ActionsContainer) -> None:  # a parser or an argument group
+    add = parser.add_argument
+    add("--state-dir", type=Path, metavar="DIR", help="the state database and run lock ([state] dir)")
+    add(
+        "--backup-dir",
+        type=Path,
+        metavar="DIR",
+        help="put backups here, mirroring the sessions' layout (default: beside each session file)",
+    )
+    add(
+        "--backup-compression",
+        choices=[c.value for c in BackupCompression],
+        help="how backups are stored (zstd needs the zstd extra); verification covers the decoded bytes",
+    )
+
+
+def _replacement_flags(parser: argparse._ActionsContainer) -> None:
+    """What every command that replaces session files shares: the idle rule, backups, the state."""
+    add = parser.add_argument
+    add(
+        "--idle-for",
+        metavar="DURATION",
+        help="skip sessions written to within this period (12h, 30m, 2d; default: [in_place] idle_for)",
+    )
+    add(
+        "--confirm-sessions-closed",
+        action="store_true",
+        default=None,
+        help="instead of the idle rule, your word that no session is open in Claude Code "
+        "(processes holding a file open are still looked for)",
+    )
+    add(
+        "--work-dir",
+        type=Path,
+        metavar="DIR",
+        help="scratch directory outside ~/.claude (default: a fresh temporary directory, removed afterwards)",
+    )
+    _state_flags(parser)
+
+
+def add_in_place_flags(compress: argparse.ArgumentParser) -> None:
+    """`compress --in-place` and its knobs."""
+    group = compress.add_argument_group(
+        "in place", "compact the session files themselves (instead of --out), keeping a verified backup"
+    )
+    group.add_argument(
+        "--in-place",
+        action="store_true",
+        help="replace each idle session that needs it by its compaction through the live-replacement "
+        "transaction; Claude Code must first resume the candidate as the original (--no-verify-resume "
+        "skips that proof); unchanged sessions are skipped on later runs at the cost of a stat",
+    )
+    _replacement_flags(group)
+
+
+def _live_common(parser: argparse.ArgumentParser, *, paths_help: str) -> None:
+    add = parser.add_argument
+    add("paths", nargs="*", type=Path, metavar="PATH", help=paths_help)
+    add("--config", type=Path, help="a TOML file overriding config/default.toml")
+    add("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
+    add("--quiet", action="store_true", help="no progress bar or table; warnings and errors only")
+
+
+def _restore(commands: Any, *, build: bool) -> None:
+    restore = commands.add_parser(
+        "restore",
+        help="put verified backups back (undo compress --in-place or repair-read-pages --in-place)",
+        description="Put the original back at each session PATH from the backup its current file replaced, "
+        "through the same transaction (the compacted file gets a numbered backup of its own). Only over "
+        "the output an in-place run published, unless --force; the restored bytes must hash to the "
+        "digest recorded when the backup was made. With --all-since, every session whose output "
+        "replaced a backup made since DATE, under the PATHs given as roots.",
+        epilog="exit codes: 0 every session restored; 1 at least one was refused or not restored; 2 usage "
+        "error or another run holds the state directory; 3 restored but the report could not be written",
+    )
+    if not build:
+        return
+    _live_common(restore, paths_help="session files to restore; with --all-since, the roots to restore under")
+    add = restore.add_argument
+    add(
+        "--all-since",
+        metavar="DATE",
+        help="restore every session compacted from a backup made since DATE "
+        "(2025-06-01, or 2025-06-01T22:00; local time unless an offset is given)",
+    )
+    add("--backup", type=Path, metavar="FILE", help="restore this backup (one PATH only)")
+    add("--force", action="store_true", help="restore even over a file that is not the output we published")
+    add("--report-dir", type=Path, help="where reports go (default: under the state directory)")
+    _state_flags(restore)
+
+
+def _backups(commands: Any, *, build: bool) -> None:
+    backups = commands.add_parser(
+        "backups",
+        help="list the backups of in-place runs, with sizes and dates",
+        description="List every backup the state database records and every backup file found beside "
+        "the sessions under the roots and in the backup directory, oldest first, with sizes and dates.",
+    )
+    if not build:
+        return
+    _live_common(backups, paths_help=_SESSIONS_HELP + "; backups beside their sessions are found here")
+    backups.add_argument("--json", action="store_true", help="print the listing as JSON on stdout")
+    _state_flags(backups)
+
+
+def _repair(commands: Any, *, build: bool) -> None:
+    repair = commands.add_parser(
+        "repair-read-pages",
+        help="remove serialized Read.pages members (a compatibility repair), in place or as candidates",
+        description="Find assistant Read tool_use inputs holding `pages` whose call has exactly one later "
+        "matching result in the same session, and delete that member's exact bytes, nothing else. "
+        "Without --in-place or --out only reports what it would do; pending calls are only reported.",
+        epilog=IN_PLACE_EXIT_CODES,
+    )
+    if not build:
+        return
+    _live_common(repair, paths_help=_SESSIONS_HELP)
+    add = repair.add_argument
+    mode = repair.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--in-place",
+        action="store_true",
+        help="repair the session files through the live-replacement transaction, keeping a verified backup",
+    )
+    mode.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write repaired candidates here, mirroring the input layout (outside ~/.claude)",
+    )
+    add("--scope", choices=[s.value for s in RepairScope], help="active-chain (default) or all records")
+    add(
+        "--leaf-policy",
+        dest="repair_leaf_policy",
+        choices=[p.value for p in LeafPolicy],
+        help="the chain of --scope active-chain (default [read_pages] leaf_policy)",
+    )
+    add("--report-dir", type=Path, help="where reports go (default: under the state directory, or --out)")
+    _replacement_flags(repair)
+
+
+def add_live_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """`restore`, `backups` and `repair-read-pages` (the arguments of those `wanted` only)."""
+    _restore(commands, build=wanted("restore"))
+    _backups(commands, build=wanted("backups"))
+    _repair(commands, build=wanted("repair-read-pages"))
+
+
+def _text(value: Path | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def live_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The `[in_place]`, `[state]` and `[read_pages]` layer the flags form (None: not given)."""
+    get = vars(args).get
+    flags: dict[str, dict[str, Any]] = {
+        "in_place": {
+            "idle_for": get("idle_for"),
+            "confirm_sessions_closed": get("confirm_sessions_closed"),
+            "backup_dir": _text(get("backup_dir")),
+            "backup_compression": get("backup_compression"),
+            "work_dir": _text(get("work_dir")),
+        },
+        "state": {"dir": _text(get("state_dir"))},
+    }
+    if args.command == "repair-read-pages":
+        flags["read_pages"] = {"scope": get("scope"), "leaf_policy": get("repair_leaf_policy")}
+    return flags
