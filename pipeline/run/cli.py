@@ -113,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
     jobs = resolve_jobs(settings.sweep.jobs)
-    return run_fleet(command, sessions, jobs=jobs, quiet=args.quiet, cluster=cluster)
+    try:
+        return run_fleet(command, sessions, jobs=jobs, quiet=args.quiet, cluster=cluster)
+    except UsageError as exc:  # a scheduler that does not answer
+        return _usage(exc)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,11 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
     }
     with dask.config.set(local):
         if not address.startswith(LOCAL_PREFIX):
-            with Client(address, timeout=settings.connect_timeout_seconds) as client:
+            try:
+                client = Client(address, timeout=settings.connect_timeout_seconds)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise UsageError(f"--cluster {address}: no scheduler answered ({exc})") from exc
+            with client:
                 yield client
             return
         workers = int(address.removeprefix(LOCAL_PREFIX) or "0") or (os.cpu_count() or 1)

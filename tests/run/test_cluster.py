@@ -240,3 +240,19 @@ def test_local_cluster_address_starts_its_own_workers(tmp_path: Path) -> None:
     assert len(_reports(tmp_path / "r")) == 3
     assert "distributed" not in done.stderr  # Dask's own info lines are silenced
     assert os.listdir(tmp_path / "r" / ".resume")
+
+
+def test_an_unreachable_scheduler_is_a_usage_error(tmp_path: Path) -> None:
+    build_session(tmp_path / "s.jsonl", turns=2)
+    done = compaction(
+        "validate", str(tmp_path / "s.jsonl"), "--report-dir", str(tmp_path / "r"), "--quiet",
+        "--cluster", "tcp://127.0.0.1:9", env={"COMPACTION_CLUSTER_CONNECT_TIMEOUT_SECONDS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("compaction: error: --cluster tcp://127.0.0.1:9: no scheduler answered")
+
+
+def test_live_commands_stay_on_this_machine(tmp_path: Path) -> None:
+    build_session(tmp_path / "s.jsonl", turns=2)
+    done = compaction("compress", str(tmp_path / "s.jsonl"), "--in-place", "--cluster", "local:1")
+    assert done.returncode == 2 and "no --cluster" in done.stderr
