@@ -52,9 +52,11 @@ def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
     )
     if args.cluster is None and not urls:
         return None
-    from pipeline.run.cluster import ClusterRun, require_cluster_extra  # noqa: PLC0415 - on use only
+    from pipeline.run.cluster import ClusterRun, check_address, require_cluster_extra  # noqa: PLC0415
 
     require_cluster_extra()
+    if args.cluster is not None:
+        check_address(args.cluster)
     if args.cluster is None:
         raise UsageError(f"URLs ({urls[0]}) are read and written by cluster workers: add --cluster local:N")
     return ClusterRun(args.cluster, settings.cluster)

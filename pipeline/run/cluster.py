@@ -39,7 +39,15 @@ from pipeline.run.runner import RunResult
 from pipeline.settings import ClusterSettings
 from pipeline.vocabulary import LogFormat
 
-__all__ = ["EXTRA_HINT", "ClusterPrepare", "ClusterRun", "batches", "require_cluster_extra", "run_on_cluster"]
+__all__ = [
+    "EXTRA_HINT",
+    "ClusterPrepare",
+    "ClusterRun",
+    "batches",
+    "check_address",
+    "require_cluster_extra",
+    "run_on_cluster",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -58,6 +66,15 @@ class ClusterRun:
 
     address: str  # `local:N` or a scheduler address
     settings: ClusterSettings
+
+
+def check_address(address: str) -> None:
+    """`local:N` (N worker processes; `local:` or `local:0`: one per core) or a scheduler URL."""
+    count = address.removeprefix(LOCAL_PREFIX)
+    if address.startswith(LOCAL_PREFIX) and (count == "" or count.isdigit()):
+        return
+    if "://" not in address:
+        raise UsageError(f"--cluster {address}: expected local:N or a scheduler address (tcp://host:port)")
 
 
 def require_cluster_extra() -> None:
@@ -114,7 +131,10 @@ def _size(session: SessionFile) -> tuple[int, str]:
         stamp = session.stamp or ""
         size = stamp.split(":", 1)[0]
         return (int(size) if size.isdigit() else 0), stamp
-    stat = session.path.stat()
+    try:
+        stat = session.path.stat()
+    except OSError:  # its job reports it unreadable
+        return 0, "unreadable"
     return stat.st_size, f"{stat.st_size}:{stat.st_mtime_ns}"
 
 

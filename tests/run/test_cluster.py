@@ -252,6 +252,13 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path: Path) -> None:
     assert done.stderr.startswith("compaction: error: --cluster tcp://127.0.0.1:9: no scheduler answered")
 
 
+@pytest.mark.parametrize("address", ["local:two", "scheduler:8786"])
+def test_a_malformed_address_is_a_usage_error(tmp_path: Path, address: str) -> None:
+    build_session(tmp_path / "s.jsonl", turns=2)
+    done = compaction("validate", str(tmp_path / "s.jsonl"), "--cluster", address)
+    assert done.returncode == 2 and "expected local:N" in done.stderr
+
+
 def test_live_commands_stay_on_this_machine(tmp_path: Path) -> None:
     build_session(tmp_path / "s.jsonl", turns=2)
     done = compaction("compress", str(tmp_path / "s.jsonl"), "--in-place", "--cluster", "local:1")
