@@ -42,6 +42,7 @@ __all__ = [
     "READER_DEPTH_CEILING",
     "AnthropicSettings",
     "ClaudeCodeSettings",
+    "ClusterSettings",
     "CompressSettings",
     "InPlaceSettings",
     "LimitsSettings",
@@ -98,6 +99,7 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
         f"0 (keep every byte) or at least {MIN_TOOL_OUTPUT_LIMIT}",
     ),
     "max_replans": (_at_least(0), "0 or more"),
+    "task_retries": (_at_least(0), "0 or more"),
     "safety_margin": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
     "context_window_tokens": (_at_least(1000), "at least 1000"),
     "max_output_tokens": (_at_least(1), "1 or more"),
@@ -111,7 +113,8 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "zstd_level": (lambda value: 1 <= value <= 22, "between 1 and 22"),
     "busy_timeout_seconds": (lambda value: value > 0, "more than 0"),
 }
-_POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits"})  # bounds of at least 1
+# Sections whose bounds are at least 1 unless listed above.
+_POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits", "cluster"})
 FREE_TABLES: Final = frozenset({"prices"})  # tables whose keys are the user's (model names)
 
 
@@ -245,6 +248,18 @@ class ClaudeCodeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    """`[cluster]`: running the jobs as Dask tasks (`--cluster`)."""
+
+    batch_bytes: int
+    batch_sessions: int
+    task_retries: int
+    resume: bool
+    read_block_bytes: int
+    connect_timeout_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every knob, by section, after all overrides, and where the values came from."""
 
@@ -258,6 +273,7 @@ class Settings:
     anthropic: AnthropicSettings
     openai: OpenAISettings
     claude_code: ClaudeCodeSettings
+    cluster: ClusterSettings
     prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
     in_place: InPlaceSettings
     state: StateSettings

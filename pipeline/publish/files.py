@@ -3,6 +3,10 @@
 A file is written to a unique temporary name in its destination directory, flushed and fsynced,
 then renamed over the destination; the directory is fsynced where the platform allows. A
 failure removes the temporary file and leaves any previous destination intact.
+
+An object store (an fsspec URL) has no rename: an object is written by one whole-object put of
+finished bytes, so no reader sees part of it, and a report is put only if absent (`If-None-Match:
+*` on S3), so a second run writing to the same destination is rejected instead of overwriting.
 """
 
 from __future__ import annotations
@@ -11,11 +15,30 @@ import contextlib
 import os
 import uuid
 from pathlib import Path
+from typing import Any
 
 import aiofiles
 import aiofiles.os
 
-__all__ = ["fsync_directory", "write_bytes_atomic", "write_report", "write_report_now"]
+from pipeline.errors import CompactionError
+
+__all__ = [
+    "PublishConflict",
+    "fsync_directory",
+    "put_object",
+    "read_object",
+    "write_bytes_atomic",
+    "write_report",
+    "write_report_now",
+]
+
+
+class PublishConflict(CompactionError):
+    """Another writer already put a different object where this run would publish."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        super().__init__(f"{url} exists with other contents (another run wrote it)")
 
 
 def fsync_directory(path: Path) -> bool:
@@ -56,6 +79,42 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
     _replace(path, data, durable=durable)
     if durable:
         fsync_directory(path.parent)
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    import fsspec  # noqa: PLC0415 - the optional cluster extra, loaded for URLs only
+
+    found: tuple[Any, str] = fsspec.core.url_to_fs(url)
+    return found
+
+
+def put_object(url: str, data: bytes, *, once: bool) -> bool:
+    """One whole-object put of finished bytes; with `once`, only where no object is yet.
+
+    Returns False when `once` found the very same bytes already there (a retried task, a resumed
+    run): publishing is idempotent. Different bytes there raise `PublishConflict`.
+    """
+    fs, path = _filesystem(url)
+    if not once:
+        fs.pipe_file(path, data)
+        return True
+    try:
+        fs.pipe_file(path, data, mode="create")
+    except FileExistsError:
+        if fs.cat_file(path) == data:
+            return False
+        raise PublishConflict(url) from None
+    return True
+
+
+def read_object(url: str) -> bytes | None:
+    """An object's bytes, or None when there is none."""
+    fs, path = _filesystem(url)
+    try:
+        data: bytes = fs.cat_file(path)
+    except FileNotFoundError:
+        return None
+    return data
 
 
 async def write_report(path: Path, data: bytes, *, made: set[Path] | None = None) -> None:

@@ -16,9 +16,17 @@ from typing import Final
 
 from pipeline.errors import CompactionError
 
-__all__ = ["RootError", "SessionFile", "default_roots", "discover", "root_pairs"]
+__all__ = [
+    "SESSION_SUFFIXES",
+    "RootError",
+    "SessionFile",
+    "default_roots",
+    "discover",
+    "root_labels",
+    "root_pairs",
+]
 
-_SUFFIXES: Final = (".jsonl", ".json")
+SESSION_SUFFIXES: Final = (".jsonl", ".json")
 
 
 class RootError(CompactionError):
@@ -33,6 +41,14 @@ class SessionFile:
     root: Path
     root_label: str  # distinguishes roots that share a basename
     label: str  # path relative to its root, with forward slashes
+    url: str | None = None  # an fsspec URL (`s3://...`): `path` is then only its key, read by URL
+    root_url: str | None = None  # the root as the user named it, for a URL session
+    stamp: str | None = None  # a URL session's size and version (ETag or mtime) from the listing
+
+    @property
+    def root_name(self) -> str:
+        """The root as the user named it (a directory, or a URL)."""
+        return self.root_url or str(self.root)
 
     @property
     def report_label(self) -> str:
@@ -56,7 +72,9 @@ def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
     top = os.fspath(root)
     for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        chosen = sorted(name for name in files if name.endswith(_SUFFIXES) and not name.startswith("."))
+        chosen = sorted(
+            name for name in files if name.endswith(SESSION_SUFFIXES) and not name.startswith(".")
+        )
         if not chosen:
             continue
         relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`
@@ -75,6 +93,11 @@ def _root_labels(roots: Sequence[Path]) -> list[str]:
             label, suffix = f"{base}-{suffix}", suffix + 1
         labels.append(label)
     return labels
+
+
+def root_labels(roots: Sequence[Path]) -> list[str]:
+    """One label per root: its basename, made unique with a numeric suffix."""
+    return _root_labels(roots)
 
 
 def root_pairs(roots: Sequence[Path]) -> list[tuple[Path, str]]:

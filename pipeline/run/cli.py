@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ConfigError, UsageError
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.read.discover import RootError, SessionFile, default_roots, discover
+from pipeline.read.discover import RootError, SessionFile, default_roots
+from pipeline.read.remote import discover_roots, is_url
 from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command
 from pipeline.run.console import configure_logging
 from pipeline.run.fleet import FleetCommand, run_fleet
@@ -25,6 +26,9 @@ from pipeline.run.parser import build_parser, flag_overrides
 from pipeline.run.runner import resolve_jobs
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
+
+if TYPE_CHECKING:
+    from pipeline.run.cluster import ClusterRun
 
 __all__ = ["main"]
 
@@ -39,6 +43,32 @@ def _check_scope(args: argparse.Namespace, sessions: Sequence[SessionFile]) -> N
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
     if args.command == "compress":
         check_compress_paths(args)
+
+
+def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
+    """The cluster asked for, with its extra checked (URLs need the extra too)."""
+    urls = [str(path) for path in args.paths if is_url(str(path))] + (
+        [settings.sweep.report_dir] if is_url(settings.sweep.report_dir) else []
+    )
+    if args.cluster is None and not urls:
+        return None
+    from pipeline.run.cluster import ClusterRun, check_address, require_cluster_extra  # noqa: PLC0415
+
+    require_cluster_extra()
+    if args.cluster is not None:
+        check_address(args.cluster)
+    if args.cluster is None:
+        raise UsageError(f"URLs ({urls[0]}) are read and written by cluster workers: add --cluster local:N")
+    return ClusterRun(args.cluster, settings.cluster)
+
+
+def _check_cluster(args: argparse.Namespace, command: FleetCommand[Any], cluster: ClusterRun | None) -> None:
+    if cluster is None or command.prepare is None:
+        return
+    if getattr(args, "max_run_tokens", None) is not None:
+        raise UsageError("--max-run-tokens counts in one process: it is not available with --cluster")
+    if command.cluster_prepare is None:
+        raise UsageError(f"{command.name} with a model summarizer cannot run on a cluster")
 
 
 def _command(args: argparse.Namespace, settings: Settings) -> FleetCommand[Any]:
@@ -70,16 +100,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify-resume":
         return _verify_resume(args)
     if is_live(args):
+        remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
+        if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):
+            return _usage("live files are replaced on this machine only: no --cluster, and no URLs")
         return run_live(args)
     try:
         settings = load_settings(args.config, flags=flag_overrides(args))
         configure_logging(settings.sweep.log_format, quiet=args.quiet)
-        sessions = discover(list(args.paths) or default_roots())
+        cluster = _cluster(args, settings)
+        sessions = discover_roots(list(args.paths) or default_roots())
         _check_scope(args, sessions)
         command = _command(args, settings)
+        _check_cluster(args, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
-    return run_fleet(command, sessions, jobs=resolve_jobs(settings.sweep.jobs), quiet=args.quiet)
+    jobs = resolve_jobs(settings.sweep.jobs)
+    try:
+        return run_fleet(command, sessions, jobs=jobs, quiet=args.quiet, cluster=cluster)
+    except UsageError as exc:  # a scheduler that does not answer
+        return _usage(exc)
 
 
 if __name__ == "__main__":

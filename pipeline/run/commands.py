@@ -7,16 +7,17 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import UsageError
 from pipeline.read.discover import SessionFile, default_roots
+from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary, ValidateRun, summary_report
 from pipeline.run.console import render_summary
 from pipeline.run.fleet import FleetCommand, default_report_dir
 from pipeline.run.runner import RunResult, resolve_jobs
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate
+from pipeline.vocabulary import ResumeGate, SummaryFallback
 
 if TYPE_CHECKING:
     from pipeline.jobs.compress import CompressOptions
@@ -49,7 +50,7 @@ def _summarizer(
     command: str, record: ValidateRun
 ) -> Callable[[RunResult, Sequence[SessionFile]], FleetSummary]:
     def summarize(result: RunResult, sessions: Sequence[SessionFile]) -> FleetSummary:
-        roots = [str(root) for root in dict.fromkeys(session.root for session in sessions)]
+        roots = list(dict.fromkeys(session.root_name for session in sessions))
         return summary_report(
             result.outcomes,
             command=command,
@@ -62,7 +63,7 @@ def _summarizer(
     return summarize
 
 
-def _present(report_dir: Path) -> Callable[[FleetSummary, RunResult], None]:
+def _present(report_dir: Path | str) -> Callable[[FleetSummary, RunResult], None]:
     def present(summary: FleetSummary, result: RunResult) -> None:
         render_summary(result.outcomes, report_dir, result.elapsed_ms)
 
@@ -74,6 +75,7 @@ def validate_command(args: argparse.Namespace, settings: Settings) -> FleetComma
 
     options = ValidateOptions(settings.sweep, args.resume_leaf)
     configured = settings.sweep.report_dir
+    report_url = configured if is_url(configured) else None
     report_dir = Path(configured) if configured else default_report_dir("validate")
     return FleetCommand(
         name="validate",
@@ -82,7 +84,8 @@ def validate_command(args: argparse.Namespace, settings: Settings) -> FleetComma
         report_dir=report_dir,
         per_code=settings.sweep.findings_per_code,
         summarize=_summarizer("validate", _validate_run(args, settings)),
-        present=_present(report_dir),
+        present=_present(report_url or report_dir),
+        report_url=report_url,
     )
 
 
@@ -136,7 +139,12 @@ def check_compress_paths(args: argparse.Namespace) -> None:
         return
     if args.out is None:
         raise UsageError("compress needs --out DIR (candidates are written there) or --in-place")
-    check_apart(args.out, args.paths or default_roots(), "--out")
+    if isinstance(args.report_dir, str):
+        raise UsageError(
+            "compress writes reports beside its candidates: --report-dir must be a local directory"
+        )
+    local = [Path(path) for path in (args.paths or default_roots()) if not is_url(str(path))]
+    check_apart(args.out, local, "--out")
 
 
 def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
@@ -198,6 +206,9 @@ def compress_command(
 
         return dry_run_command(args, settings, record, options_for, report_dir)
     provider = model_provider(args, settings)
+    cluster_prepare = None
+    if provider is not None and args.cluster is not None:
+        cluster_prepare = _cluster_models(settings, provider, options_for)
     return FleetCommand(
         name="compress",
         job=compress_session,
@@ -211,4 +222,20 @@ def compress_command(
             if provider is not None
             else None
         ),
+        cluster_prepare=cluster_prepare,
+    )
+
+
+def _cluster_models(settings: Settings, provider: Any, options_for: Callable[[SessionFile], Any]) -> Any:
+    """A model run's cluster hook: the limiter actor, and the worker job calling the model."""
+    from pipeline.run.cluster_models import model_cluster_prepare  # noqa: PLC0415 - Dask on use
+    from pipeline.summarize.configure import model_summary_options, rate_limits  # noqa: PLC0415
+
+    name, config = provider
+    return model_cluster_prepare(
+        options_for,
+        config,
+        model_summary_options(settings, name),
+        fallback=settings.compress.on_summary_failure is SummaryFallback.DETERMINISTIC,
+        limits=rate_limits(settings),
     )

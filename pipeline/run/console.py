@@ -91,7 +91,7 @@ def progress_bar(total: int, *, enabled: bool, description: str) -> Iterator[Any
         yield advance
 
 
-def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path, elapsed_ms: float) -> None:
+def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elapsed_ms: float) -> None:
     """The end-of-run table: sessions by status, the most frequent finding codes, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())

@@ -12,14 +12,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pipeline.publish import write_bytes_atomic
+from pipeline.publish.files import put_object, write_bytes_atomic
 from pipeline.read.discover import SessionFile
+from pipeline.report.documents import Outcome
 from pipeline.report.render import json_bytes
 from pipeline.run.console import progress_bar
 from pipeline.run.runner import Prepare, RunResult, SessionJob, run_sessions_blocking
 from pipeline.vocabulary import ExitCode
+
+if TYPE_CHECKING:
+    from pipeline.run.cluster import ClusterPrepare, ClusterRun
 
 __all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
 
@@ -44,6 +48,8 @@ class FleetCommand(Generic[S]):
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
     prepare: Prepare | None = None  # shared in-process services: sessions then run in threads
+    report_url: str | None = None  # reports go to this fsspec URL (with --cluster) instead
+    cluster_prepare: ClusterPrepare | None = None  # `prepare` on a cluster: shared services there
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -58,23 +64,56 @@ def default_report_dir(command: str, base: Path | None = None) -> Path:
     return candidate
 
 
-def run_fleet(
-    command: FleetCommand[Any], sessions: Sequence[SessionFile], *, jobs: int, quiet: bool
-) -> ExitCode:
-    """Run a command over every session; the exit code says whether any session failed."""
-    with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
-        result = run_sessions_blocking(
+def _run(
+    command: FleetCommand[Any],
+    sessions: Sequence[SessionFile],
+    jobs: int,
+    cluster: ClusterRun | None,
+    advance: Callable[[Outcome], None],
+) -> RunResult:
+    if cluster is not None:
+        from pipeline.run.cluster import run_on_cluster  # noqa: PLC0415 - Dask only with --cluster
+
+        return run_on_cluster(
             sessions,
             command.job,
             command.options_for,
-            jobs=jobs,
-            report_dir=command.report_dir,
+            command=command.name,
+            cluster=cluster,
+            destination=command.report_url or str(command.report_dir),
             per_code=command.per_code,
             on_outcome=advance,
-            prepare=command.prepare,
+            prepare=command.cluster_prepare,
         )
+    return run_sessions_blocking(
+        sessions,
+        command.job,
+        command.options_for,
+        jobs=jobs,
+        report_dir=command.report_dir,
+        per_code=command.per_code,
+        on_outcome=advance,
+        prepare=command.prepare,
+    )
+
+
+def run_fleet(
+    command: FleetCommand[Any],
+    sessions: Sequence[SessionFile],
+    *,
+    jobs: int,
+    quiet: bool,
+    cluster: ClusterRun | None = None,
+) -> ExitCode:
+    """Run a command over every session (locally, or as Dask tasks with `cluster`); the exit code
+    says whether any session failed."""
+    with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
+        result = _run(command, sessions, jobs, cluster, advance)
     summary = command.summarize(result, sessions)
-    write_bytes_atomic(command.report_dir / SUMMARY_NAME, json_bytes(summary))
+    if command.report_url is not None:  # the run's summary: replaced whole by every run
+        put_object(f"{command.report_url.rstrip('/')}/{SUMMARY_NAME}", json_bytes(summary), once=False)
+    else:
+        write_bytes_atomic(command.report_dir / SUMMARY_NAME, json_bytes(summary))
     command.finish(summary)
     if not quiet:
         command.present(summary, result)

@@ -15,6 +15,7 @@ from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.estimate.estimators import EstimatorName
+from pipeline.read.remote import is_url
 from pipeline.run.parser_live import (
     IN_PLACE_EXIT_CODES,
     add_in_place_flags,
@@ -30,7 +31,7 @@ from pipeline.vocabulary import (
     SummaryFallback,
 )
 
-__all__ = ["build_parser", "flag_overrides"]
+__all__ = ["build_parser", "flag_overrides", "path_or_url"]
 
 EXIT_CODES_HELP: Final = (
     "exit codes: 0 match; 1 mismatch; 2 usage error or no Claude Code; 3 Claude Code finds no "
@@ -53,6 +54,11 @@ def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
 
+def path_or_url(text: str) -> Path | str:
+    """A local path, or an fsspec URL kept as written (`Path` would fold its `//`)."""
+    return text if is_url(text) else Path(text)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -63,12 +69,22 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
-        type=Path,
+        type=path_or_url,
         metavar="PATH",
-        help="session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+        help="session roots or files, or fsspec URLs (s3://bucket/prefix, gs://..., file://...) "
+        "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
     )
     parser.add_argument(
-        "--report-dir", type=Path, help="where reports go (default: a fresh directory here, printed)"
+        "--report-dir",
+        type=path_or_url,
+        help="where reports go, a directory or (with --cluster) an fsspec URL (default: a fresh "
+        "directory here, printed)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run sessions as Dask tasks: local:N (a LocalCluster of N worker processes) or "
+        "tcp://host:port (a running scheduler); needs the cluster extra",
     )
     parser.add_argument("--jobs", type=int, help="worker processes (default: the core count)")
     parser.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")

@@ -199,6 +199,8 @@ def tokens_command(args: argparse.Namespace, settings: Settings) -> FleetCommand
         settings.sweep, _estimators(settings.tokens.estimators), settings.tokens.max_names_per_class
     )
     out = args.out.resolve() if args.out else None
+    if isinstance(args.report_dir, str):
+        raise UsageError("tokens writes its reports to a local directory: --report-dir must not be a URL")
     if args.report_dir:
         report_dir = args.report_dir.resolve()
     else:

@@ -1,0 +1,138 @@
+"""Sessions and reports on an object store: moto's S3 server on loopback, driven through s3fs as a
+real bucket (write, list, streamed read, a conditional put rejected for the second writer), and a
+cluster run over `s3://` giving the reports a local copy gives."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import distributed
+import orjson
+import pytest
+import s3fs
+from moto.server import ThreadedMotoServer
+
+from pipeline.publish.files import PublishConflict, put_object, read_object
+from pipeline.read.remote import discover_roots, fetch, is_url
+from pipeline.testing.cli import compaction
+from pipeline.testing.sessions import build_session
+
+BUCKET = "fleet"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[dict[str, str]]:
+    """An S3 endpoint on loopback and the environment every s3fs client (ours, workers') reads."""
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "FSSPEC_S3_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+    }
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    s3fs.S3FileSystem.clear_instance_cache()
+    s3fs.S3FileSystem(endpoint_url=env["AWS_ENDPOINT_URL"]).mkdir(BUCKET)
+    try:
+        yield env
+    finally:
+        server.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _fs(env: dict[str, str]) -> Any:
+    return s3fs.S3FileSystem(endpoint_url=env["AWS_ENDPOINT_URL"])
+
+
+def test_urls_are_told_from_paths() -> None:
+    assert is_url("s3://bucket/prefix") and is_url("file:///tmp/x") and is_url("gs://b")
+    assert not is_url("/tmp/x") and not is_url("relative/s3:/x")
+
+
+def test_a_bucket_is_listed_read_in_blocks_and_written_once(s3: dict[str, str], tmp_path: Path) -> None:
+    fs = _fs(s3)
+    build_session(tmp_path / "a.jsonl", turns=3)
+    data = (tmp_path / "a.jsonl").read_bytes()
+    fs.pipe_file(f"{BUCKET}/list/p/a.jsonl", data)
+    fs.pipe_file(f"{BUCKET}/list/p/.hidden.jsonl", data)
+    fs.pipe_file(f"{BUCKET}/list/p/notes.txt", b"x")
+    found = discover_roots([f"s3://{BUCKET}/list"])
+    assert [(s.report_label, s.url) for s in found] == [("list/p/a.jsonl", f"s3://{BUCKET}/list/p/a.jsonl")]
+    copy = io.BytesIO()
+    fetch(f"s3://{BUCKET}/list/p/a.jsonl", copy, block_bytes=1024)  # many ranged reads
+    assert copy.getvalue() == data
+    target = f"s3://{BUCKET}/out/r.json"
+    assert put_object(target, b"first", once=True)
+    assert not put_object(target, b"first", once=True)  # the same bytes again: idempotent
+    with pytest.raises(PublishConflict):
+        put_object(target, b"second", once=True)  # a second writer is rejected
+    assert read_object(target) == b"first"
+    assert read_object(f"s3://{BUCKET}/out/none.json") is None
+
+
+@pytest.fixture(scope="module")
+def cluster(s3: dict[str, str]) -> Iterator[str]:
+    """Workers started after the S3 environment is set, so they reach the same endpoint."""
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        scheduler_kwargs={"dashboard": False},
+        silence_logs=40,
+    ) as local:
+        yield local.scheduler_address
+
+
+def _reports(directory: Path) -> dict[str, Any]:
+    found = {}
+    for path in sorted(directory.rglob("*.report.json")):
+        report = orjson.loads(path.read_bytes())
+        report.pop("timing_ms", None)
+        found[path.relative_to(directory).as_posix()] = report
+    return found
+
+
+def test_a_fleet_on_s3_gives_the_reports_of_its_local_copy(
+    s3: dict[str, str], cluster: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    for index in range(6):
+        build_session(root / f"p{index % 2}" / f"s{index}.jsonl", turns=2 + index, seed=index)
+    fs = _fs(s3)
+    fs.put(str(root), f"{BUCKET}/copy/fleet", recursive=True)
+    local = compaction("validate", str(root), "--report-dir", str(tmp_path / "local"), "--quiet")
+    args = ["validate", f"s3://{BUCKET}/copy/fleet", "--quiet", "--cluster", cluster]
+    remote = compaction(*args, "--report-dir", str(tmp_path / "remote"), env=s3)
+    assert remote.returncode == local.returncode, remote.stderr
+    assert _reports(tmp_path / "local") == _reports(tmp_path / "remote")
+    on_s3 = compaction(*args, "--report-dir", f"s3://{BUCKET}/reports", env=s3)
+    assert on_s3.returncode == local.returncode, on_s3.stderr
+    fs.get(f"{BUCKET}/reports", str(tmp_path / "bucket"), recursive=True)
+    assert _reports(tmp_path / "bucket") == _reports(tmp_path / "local")
+    assert (tmp_path / "bucket" / "summary.json").exists()
+    again = compaction(*args, "--report-dir", f"s3://{BUCKET}/reports", env=s3)  # resumed: nothing rewritten
+    assert again.returncode == local.returncode, again.stderr
+    shutil.rmtree(tmp_path / "bucket")
