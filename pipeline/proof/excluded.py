@@ -41,6 +41,9 @@ def excluded_texts(
     for name in EXCLUDED_SETS:
         for line in sorted(partition[name].lines):
             for text in record_strings(index.raw_line(data, line)):
-                if len(text) >= min_chars and text not in found and text not in kept:
+                # Trimmed: a diff line " import x" is the kept "import x" once a summary quotes
+                # it as "- import x"; only what no kept line holds is the excluded line's own.
+                core = text.strip()
+                if len(core) >= min_chars and text not in found and core not in kept:
                     found[text] = ExcludedText(text, line, name.value)
     return tuple(found.values())

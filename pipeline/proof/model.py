@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from pipeline.formats.claude_code.content import Part, RecordContent, iter_contents
+from pipeline.formats.claude_code.content import Part, RecordContent, iter_contents, parse_object
 from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.vocabulary import RecordType, Role
 
-__all__ = ["DEFAULT_MODEL", "resumed_model", "today"]
+__all__ = ["DEFAULT_MODEL", "LONG_CONTEXT_SUFFIX", "resumed_model", "today", "with_recorded_window"]
 
 DEFAULT_MODEL: Final = "claude-opus-5-5"  # what 2.1.332 runs when it declines to restore a model
 _SYNTHETIC_MODEL: Final = "<synthetic>"
@@ -38,6 +38,11 @@ _RETIRED_ON: Final[dict[str, str | None]] = {
     "claude-3-5-sonnet": "2025-10-28",
     "claude-3-5-haiku": "2026-02-19",
 }
+
+
+LONG_CONTEXT_SUFFIX: Final = "[1m]"  # Claude Code's model suffix for the 1M-token context window
+STANDARD_WINDOW_TOKENS: Final = 200_000
+_CONTEXT_USAGE: Final = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 def today() -> str:
@@ -116,3 +121,29 @@ def resumed_model(transcript: Path, context: Sequence[ContextBlock] = (), on: st
     if family in _REMAPPED or (retired_on is not None and retired_on <= (on or today())):
         return DEFAULT_MODEL
     return restored
+
+
+def _largest_recorded_context(transcript: Path) -> int:
+    """The most context tokens any assistant call of the file was billed for (its `usage`)."""
+    largest = 0
+    for line in transcript.read_bytes().split(b"\n"):
+        if b'"usage"' not in line:
+            continue
+        record = parse_object(line)
+        message = record.get("message") if record is not None else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if isinstance(usage, dict):
+            counts = (usage.get(key) for key in _CONTEXT_USAGE)
+            largest = max(largest, sum(n for n in counts if isinstance(n, int)))
+    return largest
+
+
+def with_recorded_window(model: str, transcript: Path) -> str:
+    """`model` with the 1M window when the session was billed for more than the standard window.
+
+    The model id a transcript records never says `[1m]`, but a call over 200k tokens proves the
+    session ran with it; resumed on a 200k model, Claude Code would compact it first.
+    """
+    if model.endswith(LONG_CONTEXT_SUFFIX) or _largest_recorded_context(transcript) <= STANDARD_WINDOW_TOKENS:
+        return model
+    return model + LONG_CONTEXT_SUFFIX

@@ -16,7 +16,7 @@ from pathlib import Path
 from pipeline.formats.claude_code.bound import declared_bounds
 from pipeline.formats.claude_code.content import iter_contents
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
-from pipeline.proof.model import resumed_model
+from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
 __all__ = ["ProofOptions", "prove_resume", "summary_texts"]
@@ -63,7 +63,7 @@ def prove_resume(
     `excluded` are the original's excluded texts (`pipeline.proof.excluded`). Raises
     :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """
-    model = resumed_model(original)
+    model = with_recorded_window(resumed_model(original), original)
     executable = Path(options.executable)
     with ThreadPoolExecutor(2, thread_name_prefix="resume") as pool:
         runs = [

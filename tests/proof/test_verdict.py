@@ -206,3 +206,19 @@ def test_excluded_texts_cover_rewound_and_malformed_lines_but_not_retyped_prompt
     assert texts[CANARY_MALFORMED].partition_set == "excluded_unattributed"
     # The rewound prompt was typed again on the active branch: it cannot be attributed.
     assert not any("Set up the parser module" in t or "不要修改" in t for t in texts)
+
+
+def test_an_excluded_text_that_a_kept_line_holds_trimmed_is_not_the_excluded_lines_own(
+    tmp_path: Path,
+) -> None:
+    """A diff context line (" import x") is quoted trimmed by kept summaries ("- import x")."""
+    code = "import { readFile } from 'node:fs/promises';"
+    source = tmp_path / "session.jsonl"
+    build_session(source, turns=4)
+    data = source.read_bytes().replace(f"abandoned idea {CANARY_BRANCH}".encode(), f"   {code}".encode())
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes(data)
+    assert f"   {code}" in {item.text for item in original_exclusions(alone, 8, LIMITS)}
+    quoted = tmp_path / "quoted.jsonl"
+    quoted.write_bytes(data.replace(b"pytest tests/test_step_0_0.py -q", code.encode(), 1))
+    assert f"   {code}" not in {item.text for item in original_exclusions(quoted, 8, LIMITS)}
