@@ -13,6 +13,7 @@ wall time per session over the local run, batched (the default) and with one ses
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -20,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, MB, emit, fleet, run_cli, session_files, total_mb
+
+from pipeline.run.cluster import loopback_cluster
 
 TARGET = 0.85
 
@@ -40,7 +43,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
     import dask  # noqa: PLC0415 - the cluster extra
-    import distributed  # noqa: PLC0415
 
     root = fleet(options.fleet_mb * MB)
     files = session_files(root)
@@ -52,13 +54,7 @@ def main() -> None:
     profile_off = {"distributed.worker.profile.enabled": False}  # as `--cluster local:N` sets it
     with (
         dask.config.set(profile_off),
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=40,
-        ) as cluster,
+        loopback_cluster(2, quiet_below=logging.ERROR) as cluster,
     ):
         address = cluster.scheduler_address
         for _ in range(options.repeats):  # interleaved, so a noisy neighbour slows every variant alike

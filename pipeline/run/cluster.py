@@ -45,6 +45,7 @@ __all__ = [
     "ClusterRun",
     "batches",
     "check_address",
+    "loopback_cluster",
     "require_cluster_extra",
     "run_on_cluster",
 ]
@@ -89,7 +90,7 @@ def require_cluster_extra() -> None:
 @contextmanager
 def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
     import dask  # noqa: PLC0415 - the optional extra, on use only
-    from distributed import Client, LocalCluster  # noqa: PLC0415
+    from distributed import Client  # noqa: PLC0415
 
     logging.getLogger("distributed").setLevel(logging.WARNING)  # Dask's info lines are not ours to show
     # A worker that died while running a task counts against it this many times before the task
@@ -113,17 +114,24 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
                 yield client
             return
         workers = int(address.removeprefix(LOCAL_PREFIX) or "0") or (os.cpu_count() or 1)
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,  # a session is CPU-bound Python: one per process, as the local runner
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # Dask's metrics server on any free loopback port...
-            scheduler_kwargs={"dashboard": False},  # ...and no dashboard
-            silence_logs=logging.WARNING,
-        )
+        cluster = loopback_cluster(workers)
         with cluster, Client(cluster) as client:
             yield client
+
+
+def loopback_cluster(workers: int, *, quiet_below: int = logging.WARNING) -> Any:
+    """A `LocalCluster` of `workers` processes on loopback, one thread each, without a dashboard."""
+    from distributed import LocalCluster  # noqa: PLC0415 - the cluster extra, on use only
+
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,  # a session is CPU-bound Python: one per process, as the local runner
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",  # Dask's metrics server on any free loopback port...
+        scheduler_kwargs={"dashboard": False},  # ...and no dashboard
+        silence_logs=quiet_below,
+    )
 
 
 def _size(session: SessionFile) -> tuple[int, str]:

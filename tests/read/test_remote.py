@@ -5,6 +5,7 @@ cluster run over `s3://` giving the reports a local copy gives."""
 from __future__ import annotations
 
 import io
+import logging
 import os
 import shutil
 import socket
@@ -12,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import distributed
 import orjson
 import pytest
 import s3fs
@@ -20,6 +20,7 @@ from moto.server import ThreadedMotoServer
 
 from pipeline.publish.files import PublishConflict, put_object, read_object
 from pipeline.read.remote import discover_roots, fetch, is_url
+from pipeline.run.cluster import loopback_cluster
 from pipeline.testing.cli import compaction
 from pipeline.testing.sessions import build_session
 
@@ -94,15 +95,7 @@ def test_a_bucket_is_listed_read_in_blocks_and_written_once(s3: dict[str, str], 
 @pytest.fixture(scope="module")
 def cluster(s3: dict[str, str]) -> Iterator[str]:
     """Workers started after the S3 environment is set, so they reach the same endpoint."""
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        scheduler_kwargs={"dashboard": False},
-        silence_logs=40,
-    ) as local:
+    with loopback_cluster(2, quiet_below=logging.ERROR) as local:
         yield local.scheduler_address
 
 

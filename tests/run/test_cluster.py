@@ -3,6 +3,7 @@ workers retried, a session that keeps killing its worker failed alone, a rerun r
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Iterator
@@ -10,13 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import distributed
 import orjson
 import pytest
 
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
-from pipeline.run.cluster import ClusterRun, _plan, batches, run_on_cluster
+from pipeline.run.cluster import ClusterRun, _plan, batches, loopback_cluster, run_on_cluster
 from pipeline.run.cluster_task import Destination
 from pipeline.settings import load_settings
 from pipeline.testing.cli import compaction
@@ -37,15 +37,7 @@ def cluster() -> Iterator[str]:
         dask.config.set(
             {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0}
         ),
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # Dask's metrics server on any free loopback port...
-            scheduler_kwargs={"dashboard": False},  # ...and no dashboard
-            silence_logs=40,
-        ) as local,
+        loopback_cluster(2, quiet_below=logging.ERROR) as local,
     ):
         yield local.scheduler_address
 

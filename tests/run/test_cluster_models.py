@@ -3,6 +3,7 @@ provider never sees more requests or tokens in a window than the run allows, wha
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import anyio
 import distributed
 import pytest
 
+from pipeline.run.cluster import loopback_cluster
 from pipeline.run.cluster_limiter import ClusterLimiter, LimiterActor
 from pipeline.summarize.limiter import RateLimits
 from pipeline.testing.cli import compaction, reports
@@ -24,15 +26,7 @@ TPM = 60000
 @pytest.fixture(scope="module")
 def four_workers() -> Iterator[distributed.Client]:
     with (
-        distributed.LocalCluster(
-            n_workers=4,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            scheduler_kwargs={"dashboard": False},
-            silence_logs=40,
-        ) as cluster,
+        loopback_cluster(4, quiet_below=logging.ERROR) as cluster,
         distributed.Client(cluster) as client,
     ):
         yield client
