@@ -65,7 +65,7 @@ def final_call_without_result(builder: TranscriptBuilder) -> None:
     builder.last_prompt()
     builder.user("Read the session log, please.")
     builder.assistant(
-        builder.text("I'll read it."), builder.tool_use("Read", {"file_path": "/tmp/session.log"})
+        builder.text("I'll read it."), builder.tool_use("Read", {"file_path": "logs/session.log"})
     )
 
 
