@@ -266,7 +266,9 @@ def test_exchanges_that_open_with_thinking_still_bound_the_protected_round() -> 
     assert len(protected.tool_use_ids) == 2
 
 
-def _one_task(b: TranscriptBuilder, prompt: str | list[dict[str, object]], steps: int, lines: int = 300) -> None:
+def _one_task(
+    b: TranscriptBuilder, prompt: str | list[dict[str, object]], steps: int, lines: int = 300
+) -> None:
     b.user(prompt)
     for step in range(steps):
         b.tool_call("Bash", {"command": f"step {step}"}, "output line\n" * lines)
@@ -404,6 +406,11 @@ def test_the_planner_restates_exactly_the_instructions_the_contract_requires(see
         contract_messages(data, session.index, session.chain, from_line=session.chain[protected.group_start])
     ).user_texts
     carried = protected.carried_line
-    restated = restated_instructions(message_text(session.index.raw_line(data, carried))[1]) if carried else ()
-    found = (*restated, *(message_text(session.index.raw_line(data, line))[1] for line in protected.user_lines))
+    restated = (
+        restated_instructions(message_text(session.index.raw_line(data, carried))[1]) if carried else ()
+    )
+    found = (
+        *restated,
+        *(message_text(session.index.raw_line(data, line))[1] for line in protected.user_lines),
+    )
     assert found == required

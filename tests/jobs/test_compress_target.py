@@ -131,7 +131,9 @@ def test_a_long_instruction_is_restated_whole_when_its_turn_is_cut_inside(tmp_pa
     b.user("an earlier, finished request")
     b.tool_call("Read", {"file_path": "/a"}, "contents of a\n" * 300)
     b.assistant(b.text("read it"))
-    instruction = "Refactor the whole module as follows.\n" + "  Keep every public name and its docstring.\n" * 200
+    instruction = (
+        "Refactor the whole module as follows.\n" + "  Keep every public name and its docstring.\n" * 200
+    )
     b.user(instruction)
     for step in range(30):
         b.tool_call("Bash", {"command": f"step {step}"}, "output of the step\n" * 400)
