@@ -82,9 +82,8 @@ class ProtectedRound:
     tool_result_ids: tuple[str, ...]
     assistant_text_lines: tuple[int, ...]
     opening_media: bool = False  # the instruction opening the round holds an image or a document
-    carried_line: int | None = (
-        None  # the prior summary whose restated instructions a round no human opened goes on with
-    )
+    # The prior summary whose restated instructions a round no human opened goes on with.
+    carried_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
 
-_TEXT_OR_RESULT = frozenset("TR")  # block codes a checkpoint's text can stand for (others: images, documents)
+# Block codes other than these (images, documents) are media: no checkpoint text can restate them.
+_TEXT_OR_RESULT = frozenset("TR")
 
 
 @dataclass(frozen=True, slots=True)
