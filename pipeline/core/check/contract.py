@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Final
 
+from pipeline.reasons import ReasonCode
 from pipeline.vocabulary import Role
 
 __all__ = ["ContractMessage", "Violation", "check_survival", "protected_round"]
@@ -33,7 +33,7 @@ PLACEHOLDERS: Final = frozenset(
 )
 
 
-class Violation(StrEnum):
+class Violation(ReasonCode):
     """Why a rewrite breaks the contract."""
 
     USER_TEXT_DROPPED = "user-text-dropped"
