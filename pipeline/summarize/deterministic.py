@@ -251,6 +251,7 @@ def _fitted(
             continue  # tighten the other sections before the human messages get less
         sections.bullets[Heading.CONSTRAINTS] = list(fit.bullets)
         sections.omitted[Heading.CONSTRAINTS] = fit.omitted
+        sections.fitted = True
         result = _result(sections, state, bounds, priors, mode, budget)
         chars = len(result.text)
         if chars <= budget:

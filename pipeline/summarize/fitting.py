@@ -215,8 +215,7 @@ def _anchor_bullets(units: Sequence[PromptUnit]) -> tuple[Bullet, ...]:
         run = units[start : start + ANCHORS_PER_BULLET]
         lines = tuple(line for unit in run for line in unit.lines)
         cut_chars = sum(len(unit.text) for unit in run)
-        span = f"L{min(lines)} to L{max(lines)}"  # each line is in one run only: no two texts equal
         bullets.append(
-            Bullet(f"{len(lines)} older requests, {span}, by anchor only ({cut_chars} characters cut)", lines)
+            Bullet(f"{len(lines)} older requests by anchor only ({cut_chars} characters cut)", lines)
         )
     return tuple(bullets)

@@ -46,6 +46,7 @@ class Sections:
 
     bullets: dict[Heading, list[Bullet]] = field(default_factory=lambda: {heading: [] for heading in Heading})
     omitted: dict[Heading, int] = field(default_factory=lambda: dict.fromkeys(Heading, 0))
+    fitted: bool = False  # Constraints holds fitted bullets: distinct messages, rendered as they are
 
     def carry(self, prior: PriorContent) -> None:
         for heading, bullets in prior.bullets:
@@ -80,7 +81,12 @@ class Sections:
         parts = [CHECKPOINT_MARKER]
         counts = []
         for heading in Heading:
-            merged = _merge(self.bullets[heading], bound=heading is not Heading.CONSTRAINTS)
+            as_is = self.fitted and heading is Heading.CONSTRAINTS
+            merged = (
+                self.bullets[heading]
+                if as_is
+                else _merge(self.bullets[heading], bound=heading is not Heading.CONSTRAINTS)
+            )
             counts.append((heading, len(merged)))
             parts.append(render_section(heading, merged, self.omitted[heading]))
         return "\n\n".join(parts), tuple(counts)

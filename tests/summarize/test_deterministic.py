@@ -278,6 +278,11 @@ def test_thousands_of_human_messages_all_keep_their_anchor_within_the_budget() -
     assert sorted(cited_prompts(result.text)) == [line for line, _ in prompts]
     fit = result.fit
     assert fit is not None and fit.prompts_by_anchor > 0 and fit.prompts_omitted == 0
+    alone = [
+        b for b in parse_bullets(section(result.text, Heading.CONSTRAINTS)) if "by anchor only" in b.text
+    ]
+    assert sum(len(b.lines) for b in alone) == fit.prompts_by_anchor
+    assert all(b.text.startswith(f"{len(b.lines)} older requests") for b in alone)  # none merged
     assert cited_prompts(result.text)[prompts[-1][0]][0].startswith(prompts[-1][1][:40])
 
 

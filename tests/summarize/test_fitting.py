@@ -91,11 +91,9 @@ def test_when_short_heads_do_not_fit_the_oldest_are_cited_by_anchor_alone() -> N
     alone = [b for b in fit.bullets if "by anchor only" in b.text]
     assert sum(len(b.lines) for b in alone) == fit.anchors_only
     first = alone[0]
-    assert first.text.startswith(
-        f"{len(first.lines)} older requests, L{first.lines[0]} to L{first.lines[-1]}"
-    )
     chars = sum(len(u.text) for u in given[: len(first.lines)])
-    assert first.text.endswith(f"({chars} characters cut)")
+    assert first.text == f"{len(first.lines)} older requests by anchor only ({chars} characters cut)"
+    assert first.lines == tuple(line for unit in given[: len(first.lines)] for line in unit.lines)
     headed = fit.bullets[len(alone) :]
     assert all(
         b.text.startswith(u.text[:MIN_PROMPT_HEAD_CHARS])
