@@ -39,6 +39,7 @@ from pipeline.summarize.fitting import (
     Bounds,
     PromptUnit,
     fit_prompts,
+    floor_chars,
     prompt_units,
 )
 from pipeline.summarize.sections import Sections, derive_sections, human_prompts
@@ -187,6 +188,7 @@ def write_summary(
     A summary that holds everything within its room is returned as it is; one that does not is
     fitted (`fitting`): it never fails for size.
     """
+    # A room under the minimum (a head of many pinned anchors) still gets it: the headings need it.
     budget = options.char_budget if room is None else max(MIN_CHAR_BUDGET, min(room, options.char_budget))
     priors = tuple(item for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY)
     state = collect_state(items, [parse_appendix(_own_part(p.text), p.line) for p in priors])
@@ -239,9 +241,12 @@ def _fitted(
     """The summary under the loosest rung of the ladder that leaves the human messages their room."""
     rungs = tuple(dict.fromkeys(rung.within(options.bounds()) for rung in LADDER))
     mode = PriorMode.FOLDED if priors else PriorMode.NONE
+    units = _requests(items, priors, options)
+    # When the floor alone is over the room, no rung meets it: go to the tightest at once.
+    first = len(rungs) if floor_chars(units, options.max_prompt_chars) > budget else 1
     chars = needed
-    for level, bounds in enumerate(rungs, 1):
-        sections, units = _fitted_sections(items, priors, state, options, bounds)
+    for level, bounds in enumerate(rungs[first - 1 :], first):
+        sections = _fitted_sections(items, priors, state, options, bounds)
         before = sections.omitted[Heading.CONSTRAINTS]
         room = budget - _chars_besides_constraints(sections, state, bounds)
         room -= 0 if units or before else len(NONE_BULLET) + 1
@@ -270,28 +275,35 @@ def _fitted(
     raise SummaryBudgetExceeded(chars, budget)  # a bug: the last rung holds any evidence
 
 
+def _requests(
+    items: Sequence[EvidenceItem], priors: Sequence[EvidenceItem], options: SummaryOptions
+) -> tuple[PromptUnit, ...]:
+    """What Constraints must hold: the prior summaries' Constraints bullets, then this span's prompts."""
+    carried = Sections()
+    for prior in priors:  # our own Constraints bullets are carried as written, whatever the quote bound
+        carried.carry(read_prior(prior.text, prior.line, options.max_quote_chars))
+    prompts = [Bullet(p.text, (p.line,)) for p in human_prompts(items)]
+    return prompt_units([*carried.bullets[Heading.CONSTRAINTS], *prompts])
+
+
 def _fitted_sections(
     items: Sequence[EvidenceItem],
     priors: Sequence[EvidenceItem],
     state: DeterministicState,
     options: SummaryOptions,
     bounds: Bounds,
-) -> tuple[Sections, tuple[PromptUnit, ...]]:
-    """Every section but Constraints under `bounds`, and the human messages Constraints must hold.
-
-    Those are the prior summaries' Constraints bullets (older requests) and this span's prompts.
-    """
+) -> Sections:
+    """Every section but Constraints under `bounds` (of the priors' Constraints, only their omissions)."""
     sections = Sections()
     for prior in priors:
         sections.carry(read_prior(prior.text, prior.line, bounds.quote_chars))
-    carried = sections.bullets[Heading.CONSTRAINTS]
     sections.bullets[Heading.CONSTRAINTS] = []
     derive_sections(sections, items, state, bounds, bounds.bullets_per_section)
     prompts = human_prompts(items)
     goal = [Bullet(p.text, (p.line,)) for p in (prompts[:1] + prompts[-1:])]
     sections.add(Heading.GOAL, goal if len(prompts) > 1 else goal[:1], None)
     sections.cap(bounds, min(PROMPT_FLOOR_CHARS, options.max_prompt_chars))
-    return sections, prompt_units([*carried, *(Bullet(p.text, (p.line,)) for p in prompts)])
+    return sections
 
 
 def _result(

@@ -29,6 +29,7 @@ __all__ = [
     "PromptFit",
     "PromptUnit",
     "fit_prompts",
+    "floor_chars",
     "prompt_units",
 ]
 
@@ -100,6 +101,11 @@ def prompt_units(bullets: Sequence[Bullet]) -> tuple[PromptUnit, ...]:
     for bullet in bullets:
         merged.setdefault(bullet.text, []).extend(bullet.lines)
     return tuple(PromptUnit(text, tuple(sorted(set(lines)))) for text, lines in merged.items())
+
+
+def floor_chars(units: Sequence[PromptUnit], max_chars: int) -> int:
+    """What every unit takes at the floor's head: more than the room, and no rung can meet the floor."""
+    return _heads_chars(units, min(PROMPT_FLOOR_CHARS, max_chars))
 
 
 def fit_prompts(units: Sequence[PromptUnit], room: int, max_chars: int, omitted_before: int = 0) -> PromptFit:

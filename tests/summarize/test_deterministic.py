@@ -455,3 +455,17 @@ def test_a_hundred_thousand_items_are_summarized_in_linear_time() -> None:
     result = write_summary(items, summary_options(char_budget=1_000_000))
     assert result.bullets(Heading.CONSTRAINTS) == 25_000
     assert result.bullets(Heading.COMPLETED) == 40
+
+
+def test_ten_thousand_prompts_over_the_budget_are_fitted_and_every_one_is_accounted_for() -> None:
+    items = []
+    for n in range(10_000):
+        items.append(EvidenceItem(2 * n + 1, EvidenceKind.HUMAN_PROMPT, f"p{n} " + "x" * (n % 700)))
+        items.append(EvidenceItem(2 * n + 2, EvidenceKind.ASSISTANT_TEXT, f"answer {n}"))
+    result = write_summary(items, summary_options())
+    fit = result.fit
+    assert len(result.text) <= 60_000 and fit is not None
+    assert fit.prompts_verbatim + fit.prompts_cut + fit.prompts_by_anchor + fit.prompts_omitted == 10_000
+    marker = section(result.text, Heading.CONSTRAINTS)[0]
+    assert marker == f"- ... {fit.prompts_omitted} older bullets omitted"  # the oldest, counted
+    assert set(cited_prompts(result.text)) == {2 * n + 1 for n in range(fit.prompts_omitted, 10_000)}
