@@ -5,9 +5,12 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
+from pipeline.reasons import Figures, SummaryFailure
+
 __all__ = [
     "CompactionError",
     "ConfigError",
+    "SummaryError",
     "UnreadableSource",
     "UsageError",
 ]
@@ -23,6 +26,14 @@ class ConfigError(CompactionError):
 
 class UsageError(CompactionError):
     """A problem with the command line itself (the command exits 2 and says what)."""
+
+
+class SummaryError(CompactionError):
+    """The embedded summarizer wrote nothing: why, as a code, and the figures that decided it."""
+
+    def __init__(self, failure: SummaryFailure, figures: Figures, message: str) -> None:
+        self.failure, self.figures = failure, figures
+        super().__init__(message)
 
 
 class UnreadableSource(CompactionError):

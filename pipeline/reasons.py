@@ -1,9 +1,12 @@
 """Closed vocabularies of why: strict verdict reasons, topology refusals, plan notes, skip and
 refusal reasons, candidate failures.
 
-Reports carry these spellings; a consumer can rely on them. A refusal reason may carry a detail
-from another stage's vocabulary (`topology-duplicate-uuid`, `checkpoint-missing-heading`),
-rendered as the two joined by a hyphen.
+Reports carry these spellings; a consumer can rely on them. Every vocabulary a `Reason` may carry
+derives from `ReasonCode`: lower-case words joined by hyphens, never a class name or free text
+(the type checker keeps anything else out; a test checks every spelling). A refusal reason may
+carry a detail from another stage's vocabulary (`topology-duplicate-uuid`,
+`checkpoint-missing-heading`), rendered as the two joined by a hyphen, and the figures that
+decided it (`needed_chars`, `allowed_chars`), integers under names from `Figure`.
 """
 
 from __future__ import annotations
@@ -13,9 +16,13 @@ from enum import StrEnum
 
 __all__ = [
     "CandidateFailure",
+    "Figure",
+    "Figures",
+    "InPlaceReason",
     "LineageReason",
     "PlanNote",
     "Reason",
+    "ReasonCode",
     "Refusal",
     "SkipReason",
     "StrictReason",
@@ -24,7 +31,33 @@ __all__ = [
 ]
 
 
-class StrictReason(StrEnum):
+class ReasonCode(StrEnum):
+    """Base of every vocabulary a report's `reasons` may hold (its members are lower-case codes)."""
+
+
+class Figure(StrEnum):
+    """Names of the integer figures a reason carries, as the report writes them."""
+
+    NEEDED_CHARS = "needed_chars"
+    ALLOWED_CHARS = "allowed_chars"
+    NEEDED_TOKENS = "needed_tokens"
+    ALLOWED_TOKENS = "allowed_tokens"
+    INPUT_TOKENS = "input_tokens"
+    LIMIT_TOKENS = "limit_tokens"
+    BEFORE_TOKENS = "before_tokens"
+    AFTER_TOKENS = "after_tokens"
+    DEPTH = "depth"
+    GROUP_LINE = "group_line"
+    HTTP_STATUS = "http_status"
+    ATTEMPTS = "attempts"
+    DEFECTS = "defects"
+    LINE = "line"
+    LINES = "lines"
+    VALUE = "value"
+    MINIMUM = "minimum"
+
+
+class StrictReason(ReasonCode):
     """Why the seed's strict topology accepts or refuses a file (seed 004's reason codes)."""
 
     LAST_PROMPT_ABSENT = "last-prompt-absent"
@@ -56,7 +89,7 @@ class LineageReason(StrEnum):
     AUTHORITY_NOT_FINAL = "authority-session-does-not-match-final-lineage-session"
 
 
-class TopologyRefusal(StrEnum):
+class TopologyRefusal(ReasonCode):
     """Why the `auto` policy selects no chain (strict refusals use `StrictReason`)."""
 
     DUPLICATE_UUID = "duplicate-uuid"
@@ -68,7 +101,7 @@ class TopologyRefusal(StrEnum):
     EMPTY = "empty"  # no refusal, but nothing on the chain either
 
 
-class PlanNote(StrEnum):
+class PlanNote(ReasonCode):
     """Content-free notes on what moved or stopped the cut."""
 
     WHOLE_CHAIN_FITS = "whole-chain-fits"
@@ -88,7 +121,7 @@ class PlanNote(StrEnum):
     SUMMARY_LARGER_THAN_PLANNED = "summary-larger-than-planned"  # re-planned; still over at the end
 
 
-class SkipReason(StrEnum):
+class SkipReason(ReasonCode):
     """Why a session needs no compaction (beside the plan's own notes when the chain fits)."""
 
     SUBAGENT = "subagent-transcript-is-not-resumed"
@@ -97,7 +130,7 @@ class SkipReason(StrEnum):
     RUN_TOKEN_BUDGET = "run-token-budget-reached"
 
 
-class Refusal(StrEnum):
+class Refusal(ReasonCode):
     """Why a session that needs a compaction gets none (nothing is written)."""
 
     TOPOLOGY = "topology"
@@ -111,16 +144,23 @@ class Refusal(StrEnum):
     OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
 
 
-class SummaryFailure(StrEnum):
-    """Why the summarizer wrote no summary (the failing error's name, as reports have shown it)."""
+class SummaryFailure(ReasonCode):
+    """Why the embedded summarizer wrote no summary (a model's outcomes are `SummaryOutcome`)."""
 
-    EVIDENCE_LINE_OUT_OF_RANGE = "EvidenceLineOutOfRange"
-    INVALID_OPTIONS = "InvalidSummaryOptions"
-    BUDGET_EXCEEDED = "SummaryBudgetExceeded"
-    CHECKPOINT_INVALID = "CheckpointInvalid"
+    EVIDENCE_LINE_OUT_OF_RANGE = "evidence-line-out-of-range"
+    INVALID_OPTIONS = "invalid-options"
+    BUDGET_EXCEEDED = "budget-exceeded"
+    CHECKPOINT_INVALID = "checkpoint-invalid"
 
 
-class CandidateFailure(StrEnum):
+class InPlaceReason(ReasonCode):
+    """Why an in-place run left a file alone, beside the job's reasons and the source's refusals."""
+
+    RESUME_PROOF_MISSING = "resume-proof-missing"  # the candidate was not proven by Claude Code
+    INTERNAL_ERROR = "internal-error"  # a step raised: nothing committed (the log has the traceback)
+
+
+class CandidateFailure(ReasonCode):
     """Why a composed candidate may not be written (contract violations have their own codes)."""
 
     TOPOLOGY = "candidate-topology"
@@ -134,12 +174,17 @@ class CandidateFailure(StrEnum):
     CONTRACT = "contract"
 
 
+Figures = tuple[tuple[Figure, int], ...]
+"""Named integer figures of one reason, in a fixed order."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reason:
-    """A reason code, with the detail code of the stage that decided it when there is one."""
+    """A reason code, the detail code of the stage that decided it, and the figures that did."""
 
-    code: StrEnum
-    detail: StrEnum | None = None
+    code: ReasonCode
+    detail: ReasonCode | None = None
+    figures: Figures = ()
 
     def __str__(self) -> str:
         return self.code.value if self.detail is None else f"{self.code.value}-{self.detail.value}"

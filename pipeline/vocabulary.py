@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+from pipeline.reasons import ReasonCode
+
 __all__ = [
     "BackupCompression",
     "ChainEnd",
@@ -265,7 +267,7 @@ class Severity(StrEnum):
     INFO = "info"
 
 
-class FindingCode(StrEnum):
+class FindingCode(ReasonCode):
     """Stable finding codes; the report never carries transcript text, only these and ids."""
 
     # Reading

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Final
 
 from pipeline.core.index import LineIndex
@@ -27,6 +26,7 @@ from pipeline.formats.claude_code.build import (
     shared_fields,
     summary_line,
 )
+from pipeline.reasons import ReasonCode
 
 __all__ = [
     "SUMMARY_PREAMBLE",
@@ -47,7 +47,7 @@ _COMMON_SAMPLE: Final = 64  # kept records sampled for the shared fields of the 
 _SAMPLE_LINE_BYTES: Final = 1 << 20  # a huge tool output carries the same fields: not parsed for them
 
 
-class ComposeFailure(StrEnum):
+class ComposeFailure(ReasonCode):
     """Why a compacted transcript cannot be built."""
 
     EMPTY_RAW_SUFFIX = "empty-raw-suffix"

@@ -37,9 +37,10 @@ from pipeline.publish.interrupted import recover, with_put_back
 from pipeline.publish.outcome import OperationState, Receipt, StopReason
 from pipeline.publish.records import Fingerprint, fingerprint_of
 from pipeline.publish.recovery import Recovered
-from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefusal, SourceRefused, freeze_source
 from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
 from pipeline.publish.transaction import ReplaceOptions, replace_session
+from pipeline.reasons import InPlaceReason
 
 __all__ = [
     "UNPROVEN_REASON",
@@ -59,7 +60,7 @@ BuildCandidate = Callable[[FrozenSource, Path], Candidate | Declined]
 ReportWriter = Callable[[InPlaceOutcome], None]
 """Writes one session's report; an OS error after a commit makes it `committed-report-failed`."""
 
-UNPROVEN_REASON = "resume-proof-missing"  # the candidate was not proven by Claude Code
+UNPROVEN_REASON = InPlaceReason.RESUME_PROOF_MISSING.value  # the candidate was not proven by Claude Code
 _CHANGED: frozenset[StopReason] = frozenset({StopReason.SOURCE_CHANGED, StopReason.TARGET_REPLACED})
 _STATE_DISPOSITION = {
     OperationState.NOT_COMMITTED: Disposition.NOT_COMMITTED,
@@ -149,7 +150,7 @@ class Pending:
         try:
             status = os.lstat(self.key)
         except OSError:
-            return self.outcome(Disposition.UNSAFE_TARGET, reasons=("missing",))
+            return self.outcome(Disposition.UNSAFE_TARGET, reasons=(SourceRefusal.MISSING.value,))
         fingerprint = fingerprint_of(status)
         record = self.state.record(self.key)
         options = self.options

@@ -13,7 +13,6 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from pipeline.errors import CompactionError
@@ -21,11 +20,12 @@ from pipeline.publish.faults import NO_FAULTS, FaultSeam, Step
 from pipeline.publish.fsops import Operations, lstat, open_directory
 from pipeline.publish.records import Fingerprint, fingerprint_of
 from pipeline.read.discover import SessionFile
+from pipeline.reasons import ReasonCode
 
 __all__ = ["FrozenSource", "SessionTarget", "SourceRefusal", "SourceRefused", "freeze_source"]
 
 
-class SourceRefusal(StrEnum):
+class SourceRefusal(ReasonCode):
     """Why a session file is not a safe target for replacement."""
 
     MISSING = "missing"

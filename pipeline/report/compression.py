@@ -4,11 +4,12 @@ and what was written."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
-from pipeline.reasons import PlanNote
+from pipeline.reasons import PlanNote, Reason
 from pipeline.report.sections import FindingEntry, Section, finding_entry
 from pipeline.vocabulary import PlanOutcome, Verdict
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
+    from pipeline.summarize.deterministic import SummaryFit
     from pipeline.summarize.outcomes import SummaryAccount
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "BoundedSection",
     "ChecksSection",
     "CompressTokens",
+    "FitSection",
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
@@ -37,6 +40,7 @@ __all__ = [
     "bounded_section",
     "checks_section",
     "plan_section",
+    "reason_figures",
     "resume_check_failed",
     "resume_check_section",
     "summary_section",
@@ -128,6 +132,24 @@ class ModelPlanSection(Section, frozen=True, kw_only=True):
     refusal: str | UnsetType = UNSET  # the outcome it would end in (a group over the budget, ...)
 
 
+class FitSection(Section, frozen=True, kw_only=True):
+    """How a summary larger than its room was fitted into it: sizes, the ladder's rung, the prompts.
+
+    `prompts` counts the human messages' bullets (equal texts share one): kept whole, cut to a head
+    of at least `prompt_head_chars` with a marker, cited by anchor only, or left out in a marker.
+    """
+
+    needed_chars: int
+    allowed_chars: int
+    level: int
+    prompts: int
+    prompts_verbatim: int
+    prompts_cut: int
+    prompts_by_anchor: int
+    prompts_omitted: int
+    prompt_head_chars: int
+
+
 class SummarySection(Section, frozen=True, kw_only=True):
     """The summary written: size, budget, citations, prior summaries, bullets per heading."""
 
@@ -138,6 +160,7 @@ class SummarySection(Section, frozen=True, kw_only=True):
     prior_mode: str
     sections: dict[str, int]
     writer: WriterSection | UnsetType = UNSET
+    fit: FitSection | UnsetType = UNSET  # only when the whole summary did not fit its room
 
 
 class ChecksSection(Section, frozen=True, kw_only=True):
@@ -231,6 +254,12 @@ def bounded_section(
     )
 
 
+def reason_figures(reasons: Sequence[Reason]) -> dict[str, dict[str, int]] | UnsetType:
+    """Each reason that has figures, with them by name (integers only), or UNSET when none has."""
+    figures = {str(reason): {name.value: value for name, value in reason.figures} for reason in reasons}
+    return {reason: named for reason, named in figures.items() if named} or UNSET
+
+
 def summary_section(
     text: str,
     budget: int,
@@ -240,6 +269,7 @@ def summary_section(
     prior_mode: str,
     sections: dict[str, int],
     writer: WriterSection | UnsetType = UNSET,
+    fit: SummaryFit | None = None,
 ) -> SummarySection:
     return SummarySection(
         chars=len(text),
@@ -249,6 +279,7 @@ def summary_section(
         prior_mode=prior_mode,
         sections=sections,
         writer=writer,
+        fit=UNSET if fit is None else FitSection(**asdict(fit)),
     )
 
 

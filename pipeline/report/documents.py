@@ -97,6 +97,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     tokens: CompressTokens
     timing_ms: Timing
     reasons: list[str] | UnsetType = UNSET
+    reason_figures: dict[str, dict[str, int]] | UnsetType = UNSET  # reason -> its figures, when it has some
     plan: PlanSection | UnsetType = UNSET
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET

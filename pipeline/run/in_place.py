@@ -44,6 +44,7 @@ from pipeline.publish import (
 from pipeline.publish.documents import ReceiptSection, receipt_section
 from pipeline.publish.files import write_bytes_atomic, write_report
 from pipeline.publish.recovery import Recovered
+from pipeline.reasons import InPlaceReason
 from pipeline.report.render import json_bytes
 from pipeline.run.commands import check_apart
 from pipeline.run.console import progress_bar
@@ -97,7 +98,7 @@ class Drive:
 def _internal_error(target: SessionTarget) -> InPlaceOutcome:
     """A step raised: the session is not committed (an intent left behind is recovered next run)."""
     log.error("in_place_internal_error", session=target.report_label, exc_info=True)
-    return InPlaceOutcome(target, Disposition.NOT_COMMITTED, reasons=("internal-error",))
+    return InPlaceOutcome(target, Disposition.NOT_COMMITTED, reasons=(InPlaceReason.INTERNAL_ERROR.value,))
 
 
 async def drive(

@@ -169,7 +169,7 @@ def _compress(parser: argparse.ArgumentParser) -> None:
         "--summary-char-budget",
         type=int,
         metavar="N",
-        help="maximum summary characters (at least 4000); exceeding it refuses the session",
+        help="maximum summary characters (at least 4000); a larger summary is fitted within it",
     )
     add(
         "--preserve-prior-summaries-verbatim",

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from pipeline.errors import CompactionError
+from pipeline.errors import SummaryError
+from pipeline.reasons import Figure, ReasonCode, SummaryFailure
 
 __all__ = [
     "APPENDIX_MARKER",
@@ -82,7 +83,7 @@ _TITLES: Final = frozenset(heading.value for heading in Heading)
 _APPENDIX_TITLES: Final = frozenset(heading.value for heading in AppendixHeading)
 
 
-class DefectCode(StrEnum):
+class DefectCode(ReasonCode):
     """Why a checkpoint's structure is invalid."""
 
     TEXT_BEFORE_FIRST_HEADING = "text-before-first-heading"
@@ -106,13 +107,14 @@ class CheckpointDefect:
     line: int | None = None
 
 
-class CheckpointInvalid(CompactionError):
+class CheckpointInvalid(SummaryError):
     """A checkpoint failed structural validation (codes and counts only)."""
 
     def __init__(self, defects: Sequence[CheckpointDefect]) -> None:
         self.defects = tuple(defects)
         codes = sorted({defect.code.value for defect in self.defects})
-        super().__init__(f"invalid checkpoint structure: {len(self.defects)} defects ({', '.join(codes)})")
+        message = f"invalid checkpoint structure: {len(self.defects)} defects ({', '.join(codes)})"
+        super().__init__(SummaryFailure.CHECKPOINT_INVALID, ((Figure.DEFECTS, len(self.defects)),), message)
 
 
 @dataclass(frozen=True, slots=True)

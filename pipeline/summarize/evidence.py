@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 from pipeline.core.index import LineIndex
-from pipeline.errors import CompactionError
+from pipeline.errors import SummaryError
 from pipeline.formats.claude_code.bound import bound_text
 from pipeline.formats.claude_code.content import (
     EMPTY_INPUT,
@@ -25,6 +25,7 @@ from pipeline.formats.claude_code.content import (
     freeze_json,
     read_content_at,
 )
+from pipeline.reasons import Figure, SummaryFailure
 from pipeline.vocabulary import RecordType, Role
 
 __all__ = [
@@ -81,12 +82,17 @@ class EvidenceItem:
             object.__setattr__(self, "tool_input", frozen)
 
 
-class EvidenceLineOutOfRange(CompactionError):
+class EvidenceLineOutOfRange(SummaryError):
     """A line asked for is not a line of the file (a caller bug; never read around it)."""
 
     def __init__(self, line: int, total: int) -> None:
         self.line, self.total = line, total
-        super().__init__(f"line {line} is outside the file's {total} lines")
+        figures = ((Figure.LINE, line), (Figure.LINES, total))
+        super().__init__(
+            SummaryFailure.EVIDENCE_LINE_OUT_OF_RANGE,
+            figures,
+            f"line {line} is outside the file's {total} lines",
+        )
 
 
 def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tuple[EvidenceItem, ...]:

@@ -9,9 +9,9 @@ failure can go into a report or a log as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from pipeline.errors import CompactionError
+from pipeline.reasons import Figure, Figures, ReasonCode
 from pipeline.summarize.redaction import RedactionCounts
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-class SummaryOutcome(StrEnum):
+class SummaryOutcome(ReasonCode):
     """Why a model summary was not written (seed 001's list, plus the grounding gate)."""
 
     INPUT_OVERFLOW = "input-overflow"
@@ -59,6 +59,21 @@ class FailureFacts:
     http_status: int | None = None
     attempts: int | None = None
     defects: tuple[tuple[str, int], ...] = ()
+
+    def figures(self) -> Figures:
+        """The facts a report carries beside the outcome: each set figure, and the defects' total."""
+        named = (
+            (Figure.INPUT_TOKENS, self.input_tokens),
+            (Figure.LIMIT_TOKENS, self.limit_tokens),
+            (Figure.BEFORE_TOKENS, self.before_tokens),
+            (Figure.AFTER_TOKENS, self.after_tokens),
+            (Figure.DEPTH, self.depth),
+            (Figure.GROUP_LINE, self.group_line),
+            (Figure.HTTP_STATUS, self.http_status),
+            (Figure.ATTEMPTS, self.attempts),
+            (Figure.DEFECTS, sum(count for _, count in self.defects) if self.defects else None),
+        )
+        return tuple((name, value) for name, value in named if value is not None)
 
 
 class SummaryFailed(CompactionError):

@@ -156,8 +156,39 @@ def test_a_token_target_that_cannot_be_met_refuses_and_writes_nothing(tmp_path: 
     build_session(source, turns=6)
     outcome = compress_session(source, "session.jsonl", options(tmp_path / "out", target_estimated_tokens=50))
     assert outcome.status.value == "refused"
-    assert "candidate-over-token-target" in as_json(outcome)["reasons"]
+    report = as_json(outcome)
+    assert "candidate-over-token-target" in report["reasons"]
+    figures = report["reason_figures"]["candidate-over-token-target"]
+    assert figures["allowed_tokens"] == 50 and figures["needed_tokens"] > 50
     assert not list((tmp_path / "out").rglob("*.jsonl"))
+
+
+def test_a_session_whose_summary_would_overflow_its_budget_is_compressed_with_a_fitted_one(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "session.jsonl"
+    b = TranscriptBuilder(seed=31)
+    prompts = []
+    for number in range(80):  # pasted logs: about 270,000 characters of requests
+        prompts.append(f"request {number}: please look at this log\n" + f"{number} ERROR retry\n" * 200)
+        b.user(prompts[-1])
+        b.assistant(b.text(f"Looked at log {number}."))
+        b.tool_call("Bash", {"command": f"grep -c ERROR log{number}"}, "200")
+    source.write_bytes(b.to_bytes())
+    outcome = compress_session(source, "session.jsonl", options(tmp_path / "out", summary_char_budget=20_000))
+    report = as_json(outcome)
+    assert outcome.status.value == "compressed", report.get("reasons")
+    summary = report["summary"]
+    assert summary["chars"] <= summary["budget"] == 20_000
+    fit = summary["fit"]
+    assert fit["needed_chars"] > fit["allowed_chars"] and fit["prompt_head_chars"] >= 200
+    data = (tmp_path / "out" / "root" / "session.jsonl").read_bytes()
+    index, topology = chain_of(data)
+    text = orjson.loads(index.raw_line(data, topology.chain[1]))["message"]["content"]
+    kept_raw = data.replace(b"\\n", b"\n")  # a kept record holds its request JSON-escaped
+    summarized = [p for p in prompts if p.encode() not in kept_raw]
+    # Each summarized request opens its bullet with its first 200 characters (continuation lines indented).
+    assert summarized and all(p[:200].replace("\n", "\n  ") in text for p in summarized)
 
 
 def test_an_invalid_active_chain_is_refused(tmp_path: Path) -> None:

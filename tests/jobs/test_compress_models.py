@@ -75,6 +75,7 @@ def test_a_failed_model_summary_refuses_or_falls_back_and_says_so(tmp_path: Path
     else:
         assert code == 1 and report["status"] == "refused"
         assert report["reasons"] == ["summary-grounding-failed"]
+        assert report["reason_figures"]["summary-grounding-failed"]["defects"] >= 1  # type: ignore[index]
         assert not (tmp_path / "out" / "root" / "project" / "s0.jsonl").exists()
 
 

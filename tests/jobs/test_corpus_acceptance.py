@@ -33,6 +33,7 @@ instruction whole, image included.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.stages import candidate_partition
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.validate import sweep_partition
+from pipeline.summarize import EvidenceKind, extract_evidence
+from pipeline.summarize.checkpoint import parse_bullets
 from pipeline.testing.settings import LIMITS, compress_options, validate_options
 from pipeline.vocabulary import PartitionSet
 
@@ -483,3 +486,39 @@ def test_a_large_session_is_compressed_and_meets_its_target_or_says_why(
     else:
         assert tokens["output"] > tokens["target"] and reasons[0] == "target-missed"
         assert reasons[1:] and set(reasons[1:]) <= MISSED_BECAUSE
+
+
+REASON_CODE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_reason_in_a_report_is_a_lower_case_code_with_integer_figures(
+    name: str, runs: dict[str, dict[str, dict[str, Any]]]
+) -> None:
+    report = runs["compress"][name]
+    reasons = report.get("reasons") or []
+    assert all(REASON_CODE.fullmatch(reason) for reason in reasons), reasons
+    assert all(REASON_CODE.fullmatch(note) for note in (report.get("plan") or {}).get("reasons", []))
+    for reason, figures in (report.get("reason_figures") or {}).items():
+        assert reason in reasons and figures and all(type(value) is int for value in figures.values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_summary_fits_its_room_and_represents_every_human_message_of_its_span(
+    name: str, corpus_files: Path, runs: dict[str, dict[str, dict[str, Any]]], tmp_path: Path
+) -> None:
+    if "summary" not in runs["compress"][name]:
+        return
+    options = compress_options(tmp_path, min_tokens=0)
+    opened = open_session(
+        corpus_files / name, name, options.topology(), command="compress", per_code=1, limits=LIMITS
+    )
+    assert isinstance(opened, Analysis)
+    planned = plan_and_summarize(opened, options)
+    assert isinstance(planned, Planned) and planned.summary is not None
+    assert len(planned.text) <= options.compress.summary_char_budget
+    bullets = parse_bullets(planned.summary.text.split("\n"))
+    items = extract_evidence(opened.source.data, opened.index, planned.plan.summary_lines)
+    for human in (item for item in items if item.kind is EvidenceKind.HUMAN_PROMPT):
+        own = [bullet.text for bullet in bullets if human.line in bullet.lines]
+        assert any(human.text[:200] in text for text in own), human.line

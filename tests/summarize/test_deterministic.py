@@ -1,4 +1,4 @@
-"""The deterministic summarizer: every prompt verbatim, cited bullets, folded priors, hard budget."""
+"""The deterministic summarizer: every prompt cited, cited bullets, folded priors, fitted to its room."""
 
 from __future__ import annotations
 
@@ -40,13 +40,16 @@ MULTILINGUAL = (
 )
 
 
+def evidence_of(builder: TranscriptBuilder, lines: Sequence[int] | None = None) -> tuple[EvidenceItem, ...]:
+    data = builder.to_bytes()
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
+    return extract_evidence(data, index, range(1, len(index) + 1) if lines is None else lines)
+
+
 def summarize(
     builder: TranscriptBuilder, lines: Sequence[int] | None = None, options: SummaryOptions | None = None
 ) -> SummaryResult:
-    data = builder.to_bytes()
-    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
-    chosen = range(1, len(index) + 1) if lines is None else lines
-    return write_summary(extract_evidence(data, index, chosen), options or summary_options())
+    return write_summary(evidence_of(builder, lines), options or summary_options())
 
 
 def section(text: str, heading: Heading) -> list[str]:
@@ -210,15 +213,116 @@ def test_output_is_deterministic() -> None:
     assert summarize(b).text == summarize(b).text
 
 
-def test_budget_overflow_raises_with_counts_only() -> None:
-    b = TranscriptBuilder(seed=2)
-    for number in range(12):
-        b.user(f"prompt {number} " + "y" * 800)
-    with pytest.raises(SummaryBudgetExceeded) as caught:
-        summarize(b, options=summary_options(char_budget=4000))
-    assert caught.value.budget == 4000
-    assert caught.value.chars > 4000
-    assert "y" * 20 not in str(caught.value)
+def cited_prompts(text: str) -> dict[int, list[str]]:
+    """Every Constraints bullet's text, by each line it cites."""
+    found: dict[int, list[str]] = {}
+    for bullet in parse_bullets(section(text, Heading.CONSTRAINTS)):
+        for line in bullet.lines:
+            found.setdefault(line, []).append(bullet.text)
+    return found
+
+
+def long_prompts(count: int, size: int, seed: int = 2) -> tuple[TranscriptBuilder, list[tuple[int, str]]]:
+    b = TranscriptBuilder(seed=seed)
+    prompts = []
+    for number in range(count):
+        text = f"prompt {number}: " + " ".join(f"w{number}x{k}" for k in range(size // 6))
+        b.user(text)
+        prompts.append((b.line_count, text))
+        b.assistant(b.text(f"done with {number}"))
+    return b, prompts
+
+
+def test_a_summary_over_its_budget_is_fitted_never_refused() -> None:
+    b, prompts = long_prompts(40, 3000)
+    result = summarize(b, options=summary_options(char_budget=20_000))
+    assert len(result.text) <= 20_000 and validate_checkpoint(result.text) == ()
+    assert result.fit is not None and result.fit.needed_chars > 20_000 and result.fit.allowed_chars == 20_000
+    found = cited_prompts(result.text)
+    assert sorted(found) == [line for line, _ in prompts]  # every human message keeps its anchor
+    for line, text in prompts:  # ...and at least its first 200 characters
+        assert any(bullet.startswith(text[:200]) for bullet in found[line])
+    newest_line, newest = prompts[-1]
+    assert found[newest_line] == [newest]  # the newest stays whole
+    oldest_line, oldest = prompts[0]
+    cut = len(oldest) - 200
+    assert found[oldest_line] == [f"{oldest[:200]}[... {cut} more characters at L{oldest_line}]"]
+    assert result.fit.prompts == 40 and result.fit.prompts_verbatim >= 1
+    assert result.fit.prompts_cut == 40 - result.fit.prompts_verbatim
+
+
+def test_a_fitted_summary_is_the_same_bytes_every_time() -> None:
+    b, _ = long_prompts(60, 2000, seed=4)
+    options = summary_options(char_budget=12_000)
+    assert summarize(b, options=options).text == summarize(b, options=options).text
+
+
+def test_a_summary_that_fits_is_not_fitted() -> None:
+    b, _ = long_prompts(4, 1500)
+    result = summarize(b)
+    assert result.fit is None
+    assert summarize(b, options=summary_options(char_budget=len(result.text))).text == result.text
+
+
+def test_the_room_the_plan_gives_bounds_the_summary_below_its_budget() -> None:
+    b, prompts = long_prompts(30, 1500)
+    result = write_summary(evidence_of(b), summary_options(), room=9_000)
+    assert len(result.text) <= 9_000 and result.fit is not None and result.fit.allowed_chars == 9_000
+    assert sorted(cited_prompts(result.text)) == [line for line, _ in prompts]
+
+
+def test_thousands_of_human_messages_all_keep_their_anchor_within_the_budget() -> None:
+    b, prompts = long_prompts(3000, 300, seed=6)
+    result = summarize(b, options=summary_options(char_budget=60_000))
+    assert len(result.text) <= 60_000 and validate_checkpoint(result.text) == ()
+    assert sorted(cited_prompts(result.text)) == [line for line, _ in prompts]
+    fit = result.fit
+    assert fit is not None and fit.prompts_by_anchor > 0 and fit.prompts_omitted == 0
+    alone = [
+        b for b in parse_bullets(section(result.text, Heading.CONSTRAINTS)) if "by anchor only" in b.text
+    ]
+    assert sum(len(b.lines) for b in alone) == fit.prompts_by_anchor
+    assert all(b.text.startswith(f"{len(b.lines)} older requests") for b in alone)  # none merged
+    assert cited_prompts(result.text)[prompts[-1][0]][0].startswith(prompts[-1][1][:40])
+
+
+def test_a_prior_summary_larger_than_the_budget_is_fitted_with_its_cuts_marked() -> None:
+    native = "Summary:\n" + "\n".join(f"{n}. earlier work item {n}: " + "v" * 300 for n in range(2000))
+    b, _ = prior_then_more(native, wrap=True)
+    result = summarize(b, options=summary_options(char_budget=30_000))
+    assert len(result.text) <= 30_000 and validate_checkpoint(result.text) == ()
+    completed = section(result.text, Heading.COMPLETED)
+    assert completed[0].startswith("- ... ") and completed[0].endswith(" older bullets omitted")
+    assert f"- 1999. earlier work item 1999: {'v' * 200}" in completed[-1]
+    assert "continue with the docs" in bullet_texts(result.text, Heading.CONSTRAINTS)
+
+
+def test_our_own_prior_requests_are_carried_and_fitted_with_the_new_ones() -> None:
+    first, prompts = long_prompts(30, 2000, seed=7)
+    prior = summarize(first).text  # 30 prompts of 2000 characters: about 60,000
+    b, prior_line = prior_then_more(prior, wrap=True)
+    result = summarize(b, options=summary_options(char_budget=20_000))
+    assert len(result.text) <= 20_000 and result.fit is not None
+    carried = cited_prompts(result.text)[prior_line]
+    for _, text in prompts:  # each earlier request still opens one bullet cited to the prior summary
+        assert any(bullet.startswith(text[:200]) for bullet in carried)
+    assert bullet_texts(result.text, Heading.CONSTRAINTS)[-1] == "continue with the docs"
+
+
+def test_a_request_repeated_many_times_cites_every_line_it_was_typed_on() -> None:
+    b = TranscriptBuilder(seed=12)
+    typed = []
+    for _ in range(30):
+        b.user("continue")
+        typed.append(b.line_count)
+        b.assistant(b.text("ok"))
+    assert cited_prompts(summarize(b).text) == {line: ["continue"] for line in typed}
+
+
+def test_an_error_of_the_summarizer_carries_its_code_and_figures_never_text() -> None:
+    error = SummaryBudgetExceeded(70_000, 60_000)
+    assert error.failure.value == "budget-exceeded"
+    assert dict(error.figures) == {"needed_chars": 70_000, "allowed_chars": 60_000}
 
 
 def test_options_below_their_minimum_are_refused() -> None:
@@ -351,3 +455,17 @@ def test_a_hundred_thousand_items_are_summarized_in_linear_time() -> None:
     result = write_summary(items, summary_options(char_budget=1_000_000))
     assert result.bullets(Heading.CONSTRAINTS) == 25_000
     assert result.bullets(Heading.COMPLETED) == 40
+
+
+def test_ten_thousand_prompts_over_the_budget_are_fitted_and_every_one_is_accounted_for() -> None:
+    items = []
+    for n in range(10_000):
+        items.append(EvidenceItem(2 * n + 1, EvidenceKind.HUMAN_PROMPT, f"p{n} " + "x" * (n % 700)))
+        items.append(EvidenceItem(2 * n + 2, EvidenceKind.ASSISTANT_TEXT, f"answer {n}"))
+    result = write_summary(items, summary_options())
+    fit = result.fit
+    assert len(result.text) <= 60_000 and fit is not None
+    assert fit.prompts_verbatim + fit.prompts_cut + fit.prompts_by_anchor + fit.prompts_omitted == 10_000
+    marker = section(result.text, Heading.CONSTRAINTS)[0]
+    assert marker == f"- ... {fit.prompts_omitted} older bullets omitted"  # the oldest, counted
+    assert set(cited_prompts(result.text)) == {2 * n + 1 for n in range(fit.prompts_omitted, 10_000)}

@@ -21,7 +21,7 @@ from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.records import has_internal_field, message_text
-from pipeline.reasons import CandidateFailure, Reason
+from pipeline.reasons import CandidateFailure, Figure, Reason
 from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
@@ -122,7 +122,8 @@ def check_candidate(
         findings += (Finding(FindingCode.INTERNAL_FIELD, Severity.ERROR),)
     output_tokens = sum(record.tokens for record in index.records if record is not None)
     if target_estimated_tokens is not None and output_tokens > target_estimated_tokens:
-        failures.append(Reason(CandidateFailure.OVER_TOKEN_TARGET))
+        figures = ((Figure.NEEDED_TOKENS, output_tokens), (Figure.ALLOWED_TOKENS, target_estimated_tokens))
+        failures.append(Reason(CandidateFailure.OVER_TOKEN_TARGET, figures=figures))
     summary_line = next((line for line in topology.chain if index.record(line).compact_summary), None)  # type: ignore[union-attr]
     after = contract_messages(candidate, index, topology.chain, from_line=summary_line)
     violations = check_survival(source_messages, after, anchors=anchors)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Final
 
+from pipeline.reasons import ReasonCode
 from pipeline.vocabulary import Role
 
 __all__ = [
@@ -51,7 +51,7 @@ PLACEHOLDERS: Final = frozenset(
 )
 
 
-class Violation(StrEnum):
+class Violation(ReasonCode):
     """Why a rewrite breaks the contract."""
 
     USER_TEXT_DROPPED = "user-text-dropped"

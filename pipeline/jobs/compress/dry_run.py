@@ -22,7 +22,7 @@ from pipeline.jobs.compress.stages import Stop, gate
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import Reason
 from pipeline.report.chain import leaf_section, strict_section
-from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section
+from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section, reason_figures
 from pipeline.report.documents import CompressReport, Outcome, Skipped
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb
 from pipeline.summarize.evidence import extract_evidence
@@ -61,6 +61,7 @@ def _report(
             total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
         ),
         reasons=[str(r) for r in stop.reasons] if stop is not None else UNSET,
+        reason_figures=reason_figures(stop.reasons) if stop is not None else UNSET,
         **sections,  # type: ignore[arg-type]
     )
 

@@ -48,6 +48,7 @@ from pipeline.report.compression import (
     bounded_section,
     checks_section,
     plan_section,
+    reason_figures,
     summary_section,
     writer_section,
 )
@@ -176,6 +177,7 @@ def _write(
         prior_mode=summary.prior_mode,
         sections=summary.sections,
         writer=writer_section(summary.account, summary.fallback_from) if summary.account else UNSET,
+        fit=summary.fit,
     )
     progress = replace(progress, summary=section)
     candidate = compose_and_check(analysis, options, planned, partition, text, side)
@@ -275,6 +277,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
             total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
         ),
         reasons=reasons or UNSET,
+        reason_figures=reason_figures(stop.reasons) if stop is not None else UNSET,
         plan=progress.plan,
         partition=progress.partition,
         chain=progress.chain,

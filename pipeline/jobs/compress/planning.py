@@ -25,13 +25,14 @@ from pipeline.core.check.contract import (
 )
 from pipeline.core.compose import SUMMARY_PREAMBLE
 from pipeline.core.plan import CutOptions, Plan, PlanOutcome, plan_cut, protected_round_of
+from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.bound import BoundedRecord, BoundRule, bound_line
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import CompressOptions
-from pipeline.jobs.compress.writers import SummaryWriter, Written
+from pipeline.jobs.compress.writers import SummaryWriter, Written, summary_refusal
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
 from pipeline.summarize import extract_evidence
@@ -112,8 +113,12 @@ def bound_chain(analysis: Analysis, options: CompressOptions, protected_start: i
     return ChainBounding(lines, declared, rules, tuple(tokens))
 
 
-def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan) -> Written | Reason:
-    return writer(extract_evidence(analysis.source.data, analysis.index, plan.summary_lines))
+def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan, room: int) -> Written | Reason:
+    try:
+        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
+    except SummaryError as exc:  # a plan naming a line the file does not hold: a bug, refused with figures
+        return summary_refusal(exc)
+    return writer(evidence, room)
 
 
 def _restated(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
@@ -207,10 +212,11 @@ def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned 
         plan, restated_tokens = planner.plan(reserve, keep_turn)
         if plan.outcome is not PlanOutcome.CUT:
             return Planned(plan, None, bounding, notes)
-        summary = _summarize(analysis, writer, plan)
+        head = summary_head(options.anchors, _restated(analysis, plan))
+        # The compact record holds the head and the summary: the summary's room is the budget's rest.
+        summary = _summarize(analysis, writer, plan, options.compress.summary_char_budget - len(head) - 2)
         if isinstance(summary, Reason):
             return summary
-        head = summary_head(options.anchors, _restated(analysis, plan))
         last = Planned(plan, summary, bounding, notes, head)
         if not keep_turn and not _contract_accepts(analysis, plan, last.text):
             keep_turn = True

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio.from_thread
 
-from pipeline.errors import CompactionError
-from pipeline.reasons import Reason, Refusal, SkipReason, SummaryFailure
-from pipeline.summarize import SummaryOptions, write_summary
+from pipeline.errors import SummaryError
+from pipeline.reasons import Reason, Refusal, SkipReason
+from pipeline.summarize import SummaryFit, SummaryOptions, write_summary
 from pipeline.summarize.checkpoint import HEADING
 from pipeline.summarize.evidence import EvidenceItem
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the model engine (and httpx) load only when a model writes 
     from pipeline.summarize.model import ModelServices, ModelSummaryOptions
     from pipeline.summarize.outcomes import SummaryAccount
 
-__all__ = ["DeterministicWriter", "ModelWriter", "RunTokens", "SummaryWriter", "Written"]
+__all__ = ["DeterministicWriter", "ModelWriter", "RunTokens", "SummaryWriter", "Written", "summary_refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,7 @@ class Written:
     sections: dict[str, int]
     account: SummaryAccount | None = None  # a model's calls, tokens and time
     fallback_from: str | None = None  # the model outcome that made the embedded summarizer write it
+    fit: SummaryFit | None = None  # how the embedded summary was fitted into its room, when it was
 
 
 class SummaryWriter(Protocol):
@@ -49,20 +50,27 @@ class SummaryWriter(Protocol):
     def replans(self) -> bool:
         """Whether a summary larger than planned may be written again (free for the embedded one)."""
 
-    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason: ...
+    def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
+        """The checkpoint of `evidence` within `room` characters (a model summary is not held to it)."""
 
 
-def _deterministic(evidence: Sequence[EvidenceItem], options: SummaryOptions) -> Written | Reason:
+def summary_refusal(error: SummaryError) -> Reason:
+    """The refusal of a session whose embedded summary could not be written, with its figures."""
+    return Reason(Refusal.SUMMARY, error.failure, error.figures)
+
+
+def _deterministic(evidence: Sequence[EvidenceItem], options: SummaryOptions, room: int) -> Written | Reason:
     try:
-        result = write_summary(evidence, options)
-    except CompactionError as exc:
-        return Reason(Refusal.SUMMARY, SummaryFailure(type(exc).__name__))
+        result = write_summary(evidence, options, room)
+    except SummaryError as exc:
+        return summary_refusal(exc)
     return Written(
         result.text,
         result.cited_lines,
         len(result.prior_summaries),
         result.prior_mode.value,
         {heading.value: count for heading, count in result.section_bullets},
+        fit=result.fit,
     )
 
 
@@ -73,8 +81,8 @@ class DeterministicWriter:
     options: SummaryOptions
     replans: bool = True
 
-    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
-        return _deterministic(evidence, self.options)
+    def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
+        return _deterministic(evidence, self.options, room)
 
 
 def _sections(text: str) -> dict[str, int]:
@@ -115,7 +123,7 @@ class ModelWriter:
     budget: RunTokens
     replans: bool = False
 
-    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
+    def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
         from pipeline.summarize.model import ModelSummary, write_model_summary  # noqa: PLC0415
 
         if self.budget.spent:
@@ -127,8 +135,8 @@ class ModelWriter:
             text = outcome.text
             return Written(text, outcome.cited_lines, 0, "model", _sections(text), outcome.account)
         if self.fallback is None:
-            return Reason(Refusal.SUMMARY, outcome.outcome)
-        written = _deterministic(evidence, self.fallback)
+            return Reason(Refusal.SUMMARY, outcome.outcome, outcome.facts.figures())
+        written = _deterministic(evidence, self.fallback, room)
         if isinstance(written, Reason):
             return written
         return Written(
@@ -139,4 +147,5 @@ class ModelWriter:
             written.sections,
             outcome.account,
             outcome.outcome.value,
+            written.fit,
         )
