@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "ApiRule",
     "CandidateFailure",
     "LineageReason",
     "PlanNote",
@@ -79,6 +80,7 @@ class PlanNote(StrEnum):
     CUT_INSIDE_LONG_TURN = "cut-inside-long-turn"
     MOVED_TO_TURN_START = "moved-to-turn-start"
     MOVED_AFTER_PRIOR_COMPACT_PAIR = "moved-after-prior-compact-pair"
+    MOVED_PAST_DAMAGE = "moved-past-damaged-records"  # so the summary replaces every defect
     TARGET_MISSED = "target-missed"  # the rules stopped the cut before the tail fit the goal
     PROTECTED_ROUND_EXCEEDS_TARGET = "protected-round-exceeds-target"
     NO_SAFE_CUT_WITHIN_TARGET = "no-safe-cut-within-target"  # a message, call or turn spans the fit
@@ -105,6 +107,7 @@ class Refusal(StrEnum):
     COMPOSE = "compose"
     RESUME_CHECK_FAILED = "resume-check-failed"
     RESUME_MISMATCH = "resume-mismatch"
+    RESUME_API_REJECTED = "resume-api-rejected"  # the API would answer the candidate with a 400
     SOURCE_CHANGED = "source-changed-during-compression"
     OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
 
@@ -130,6 +133,15 @@ class CandidateFailure(StrEnum):
     RAW_LINE_CHANGED = "candidate-raw-line-changed"  # neither source bytes nor bounded as declared
     STALE_POINTER = "candidate-stale-pointer"  # a last-prompt naming a record the file does not hold
     CONTRACT = "contract"
+
+
+class ApiRule(StrEnum):
+    """Which Messages API rule a request breaks (`proof.api_rules`; the API answers it with a 400)."""
+
+    TOOL_USE_WITHOUT_RESULT = "tool-use-without-result"
+    TOOL_RESULT_WITHOUT_USE = "tool-result-without-use"
+    TOOL_USE_ID_DUPLICATE = "tool-use-id-duplicate"
+    TOOL_RESULT_ID_DUPLICATE = "tool-result-id-duplicate"
 
 
 @dataclass(frozen=True, slots=True)
