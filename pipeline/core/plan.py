@@ -11,8 +11,9 @@ that turn together (seed 001); inside one long turn a cut may fall between compl
 recent complete tool exchanges; a toolless tail walks back to the last tool-bearing round) always
 stays raw; no cut splits a message's fragments, a tool call from its results or an attachment
 from its call, lands at or before an existing compact pair (folded into the summary instead) or
-keeps an earlier session of a one-way lineage raw (seed 004). When no such cut fits the goal, the
-plan cuts as far as those rules allow and names the rule that stopped it (`target-missed`).
+keeps an earlier session of a one-way lineage raw (seed 004), and none keeps a damaged record raw
+(`repair_floor`) unless the damage lies in the protected round. When no such cut fits the goal,
+the plan cuts as far as those rules allow and names the rule that stopped it (`target-missed`).
 `min_recent_records` is a preference, kept only while the goal allows.
 """
 
@@ -240,13 +241,16 @@ def plan_cut(
     summary_tokens: int,
     lineage_start: int = 0,
     keep_protected_turn: bool = False,
+    repair_floor: int = 0,
 ) -> Plan:
     """Choose the cut for an active chain (root-to-leaf lines).
 
     `kept_tokens` is each chain record's tokens as the candidate would hold it (its tool outputs
     bounded); without it, the record's own tokens. `summary_tokens` is reserved for the summary.
     `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
-    instruction cannot be carried verbatim by the summary.
+    instruction cannot be carried verbatim by the summary. `repair_floor` is the first position
+    whose tail holds no damaged record; the cut goes no earlier unless the protected round keeps
+    it earlier (the caller then finds the damage in the tail).
     """
     recs = [index.entry(line) for line in chain]
     costs = list(kept_tokens) if kept_tokens is not None else [r.tokens for r in recs]
@@ -266,6 +270,9 @@ def plan_cut(
     if keep_protected_turn:
         reasons.append(PlanNote.PROTECTED_TURN_KEPT_WHOLE)
     fit = _fit_position(costs, max(0, goal - sizes[2]))
+    if max(floor, fit) < repair_floor <= ceiling:
+        floor = repair_floor
+        reasons.append(PlanNote.MOVED_PAST_DAMAGE)
     cut = _choose(recs, groups, blocked, _Bounds(floor, ceiling, fit), reasons)
     if cut is None:
         reasons.append(PlanNote.NOTHING_BEFORE_PROTECTED_ROUND)

@@ -160,19 +160,6 @@ def test_a_token_target_that_cannot_be_met_refuses_and_writes_nothing(tmp_path: 
     assert not list((tmp_path / "out").rglob("*.jsonl"))
 
 
-def test_an_invalid_active_chain_is_refused(tmp_path: Path) -> None:
-    source = tmp_path / "session.jsonl"
-    builder = build_session(source, turns=6)
-    lines = source.read_bytes().split(b"\n")
-    # Break pairing on the active chain: a result that answers a call nobody made.
-    victim = next(i for i, line in enumerate(lines) if b'"tool_result"' in line)
-    lines[victim] = lines[victim].replace(b'"tool_use_id":"toolu_', b'"tool_use_id":"toolu_X', 1)
-    source.write_bytes(b"\n".join(lines))
-    outcome = compress_session(source, "session.jsonl", options(tmp_path / "out"))
-    assert outcome.status.value == "refused" and "source-active-chain-invalid" in as_json(outcome)["reasons"]
-    assert builder is not None and not list((tmp_path / "out").rglob("*.jsonl"))
-
-
 def test_a_source_changed_during_compression_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,11 +132,33 @@ def _first_reserve(options: CompressOptions, goal: int) -> int:
     return min(options.compress.summary_char_budget // CHARS_PER_TOKEN, goal // INITIAL_SUMMARY_SHARE)
 
 
-def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned | Reason:
-    """The cut, the bounding of the kept tail, and the summary of everything before it."""
+def _final_session_start(analysis: Analysis) -> int:
+    """The chain position where the chain's final session begins (0 for a one-session chain).
+
+    Counted on the chain itself, recovered rows included: an earlier session's row after that
+    position would keep the earlier session raw.
+    """
+    lineage, chain = analysis.topology.lineage, analysis.topology.chain
+    if lineage is None or not lineage.transitions:
+        return 0
+    earlier = [
+        position
+        for position, line in enumerate(chain)
+        if (session := analysis.index.entry(line).session) and session != lineage.current_session
+    ]
+    return max(earlier, default=-1) + 1
+
+
+def plan_and_summarize(
+    analysis: Analysis, options: CompressOptions, *, repair_floor: int = 0
+) -> Planned | Reason:
+    """The cut, the bounding of the kept tail, and the summary of everything before it.
+
+    `repair_floor` is where a cut must reach to summarize every damaged record (`damage.py`); a
+    plan that cannot reach it comes back without a summary, for the caller to refuse.
+    """
     index, topology = analysis.index, analysis.topology
-    lineage = topology.lineage
-    lineage_start = lineage.current_start if lineage and lineage.transitions else 0
+    lineage_start = _final_session_start(analysis)
     bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start)
     writer = options.summary_writer()
     cut = options.cut()
@@ -152,8 +174,9 @@ def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned 
             summary_tokens=reserve,
             lineage_start=lineage_start,
             keep_protected_turn=keep_turn,
+            repair_floor=repair_floor,
         )
-        if plan.outcome is not PlanOutcome.CUT:
+        if plan.outcome is not PlanOutcome.CUT or plan.cut < repair_floor:
             return Planned(plan, None, bounding, notes)
         summary = _summarize(analysis, writer, plan)
         if isinstance(summary, Reason):
