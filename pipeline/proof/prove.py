@@ -107,21 +107,22 @@ def prove_resume(
     return _with_api_answers(verdict, before.rejected, after.rejected)
 
 
+def _rejection(side: str, violation: ApiViolation) -> str:
+    ids = f": {', '.join(violation.ids)}" if violation.ids else ""
+    return f"the API rejects the {side} context ({violation.rule.value} at {violation.path}{ids})"
+
+
 def _with_api_answers(
     verdict: ResumeVerdict, original: tuple[ApiViolation, ...], compacted: tuple[ApiViolation, ...]
 ) -> ResumeVerdict:
     """The verdict with the API rules each side's request broke; a rejected compaction never matches."""
     if not original and not compacted:
         return verdict
-    rejected = [
-        f"the API rejects the compacted context ({v.rule.value} at {v.path}"
-        + (f": {', '.join(v.ids)})" if v.ids else ")")
-        for v in compacted[:1]
-    ]
     return replace(
         verdict,
         verdict=Verdict.MISMATCH if compacted else verdict.verdict,
-        differences=(*rejected, *verdict.differences),
+        differences=(*(_rejection("compacted", v) for v in compacted[:1]), *verdict.differences),
+        notes=(*verdict.notes, *(_rejection("original", v) for v in original[:1])),
         original_rejected=original,
         compacted_rejected=compacted,
     )

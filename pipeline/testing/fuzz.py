@@ -8,7 +8,8 @@ failing case is named by (source, kind, seed) and can be replayed or minimized (
 The `PAIRING` kinds damage what the Messages API checks rather than the bytes: a record the API
 refuses in a request (a call whose result is missing, a repeated tool id, a result after a text
 block, a result naming no call). `plant(data, kind, line)` puts one at a chosen tool result, so
-a test can place it in the part a summary replaces or in the tail a compaction keeps.
+a test can place it in the part a summary replaces or in the tail a compaction keeps
+(`planting.py` plants what the seed's topology rules refuse).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class Mutation(StrEnum):
     HUGE_LINE = "huge-line"  # a huge tool output on one line
     NOT_OBJECT = "not-object"  # an array, number or string where a record belongs
     LONE_SURROGATE = "lone-surrogate"  # half of an escaped emoji, cut by a tool that counts UTF-16
-    DROPPED_RESULT = "dropped-result"  # a tool's result never written; the session went on without it
+    DROPPED_RESULT = "dropped-result"  # a call's results never written; the session went on without them
     DUPLICATED_TOOL_ID = "duplicated-tool-id"  # a client bug giving a call an earlier call's id
     RESULT_NOT_FIRST = "result-not-first"  # a tool that writes text before the result in its message
     ORPHAN_RESULT = "orphan-result"  # a result naming a call that was never made (an id rewritten)
@@ -245,26 +246,58 @@ def result_lines(data: bytes) -> list[int]:
     return [n for n, line in enumerate(_lines(data), 1) if _blocks(_record(line), "tool_result")]
 
 
+def _batch(lines: list[bytes], at: int) -> set[int]:
+    """Positions of every record answering a call of the message whose call `at` answers."""
+    answered = {b.get("tool_use_id") for b in _blocks(_record(lines[at]), "tool_result")}
+    records = [_record(line) for line in lines]
+    messages = {
+        (r.get("message") or {}).get("id")
+        for r in records
+        if r is not None and any(b.get("id") in answered for b in _blocks(r, "tool_use"))
+    }
+    calls = {
+        b.get("id")
+        for r in records
+        if r is not None and (r.get("message") or {}).get("id") in messages - {None}
+        for b in _blocks(r, "tool_use")
+    } | answered
+    return {
+        n
+        for n, r in enumerate(records)
+        if (results := {b.get("tool_use_id") for b in _blocks(r, "tool_result")}) and results <= calls
+    } | {at}
+
+
 def _drop(lines: list[bytes], at: int) -> list[bytes]:
-    """The record at `at` removed, its children hung off its parent (the chain stays whole)."""
-    record = _record(lines[at]) or {}
-    uid, parent = record.get("uuid"), record.get("parentUuid")
-    kept = lines[:at] + lines[at + 1 :]
+    """Every result of the call answered at `at` (the whole parallel batch) removed, their children
+    hung off the nearest kept ancestor, so the chain stays whole."""
+    gone = _batch(lines, at)
+    parent_of = {
+        (r := _record(lines[n]) or {}).get("uuid"): r.get("parentUuid") for n in gone if _record(lines[n])
+    }
+    kept = [line for n, line in enumerate(lines) if n not in gone]
     for position, line in enumerate(kept):
         child = _record(line)
-        if uid is not None and child is not None and child.get("parentUuid") == uid:
-            child["parentUuid"] = parent
-            kept[position] = orjson.dumps(child)
+        parent = child.get("parentUuid") if child is not None else None
+        if child is None or parent not in parent_of:
+            continue
+        while parent in parent_of:
+            parent = parent_of[parent]
+        child["parentUuid"] = parent
+        kept[position] = orjson.dumps(child)
     return kept
 
 
 def _reuse_id(lines: list[bytes], at: int) -> list[bytes]:
-    """The call answered at `at`, and its results, given the id of the file's first other call."""
+    """The call answered at `at`, and its results, given the id of the nearest call before it."""
     answered = {b.get("tool_use_id") for b in _blocks(_record(lines[at]), "tool_result")}
     calls = [(n, b.get("id")) for n, line in enumerate(lines) for b in _blocks(_record(line), "tool_use")]
-    earlier = next((tool_id for _, tool_id in calls if tool_id not in answered), None)
-    if earlier is None:
+    own = min((n for n, tool_id in calls if tool_id in answered), default=at)
+    before = [tool_id for n, tool_id in calls if n < own and tool_id not in answered]
+    others = before or [tool_id for _, tool_id in calls if tool_id not in answered]
+    if not others:
         return lines
+    earlier = others[-1] if before else others[0]
     for position, line in enumerate(lines):
         record = _record(line)
         touched = [b for b in _blocks(record, "tool_use") if b.get("id") in answered]
