@@ -103,6 +103,17 @@ def test_the_cut_moves_past_damage_the_target_alone_would_keep(tmp_path: Path) -
     assert report["repairs"] == [{"code": "tool-result-not-first", "line": site}]
 
 
+def test_a_repair_is_written_even_when_it_saves_less_than_min_gain(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.jsonl"
+    build_session(clean, turns=8)
+    plain = as_json(compress_session(clean, "clean.jsonl", options(tmp_path / "plain", min_gain=0.99)))
+    assert plain["status"] == "skipped-low-gain"
+    source, _ = damaged(tmp_path, Mutation.ORPHAN_RESULT, 1)
+    report = as_json(compress_session(source, "session.jsonl", options(tmp_path / "out", min_gain=0.99)))
+    assert report["status"] == "compressed" and report["plan"]["estimated_gain"] < 0.99
+    assert [r["code"] for r in report["repairs"]] == ["tool-result-mismatch"]
+
+
 def test_a_damaged_session_nothing_is_summarized_for_stays_refused(tmp_path: Path) -> None:
     source, _ = damaged(tmp_path, Mutation.ORPHAN_RESULT, 1, turns=3)
     small = as_json(compress_session(source, "session.jsonl", options(tmp_path / "a", min_tokens=10**9)))

@@ -179,7 +179,8 @@ def _write(
     assert isinstance(progress.plan, PlanSection)
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
-    if after > before * (1 - options.compress.min_gain):
+    # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
+    if after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType):
         return replace(
             progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
         )
