@@ -26,7 +26,7 @@ from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
-__all__ = ["ProofOptions", "prove_resume", "summary_texts"]
+__all__ = ["ProofOptions", "prove_resume", "summary_texts", "with_api_rejections"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def prove_resume(
         excluded=excluded,
         bounded=declared_bounds(compacted.read_bytes()),
     )
-    return _with_api_answers(verdict, before.rejected, after.rejected)
+    return with_api_rejections(verdict, before.rejected, after.rejected)
 
 
 def _rejection(side: str, violation: ApiViolation) -> str:
@@ -112,7 +112,7 @@ def _rejection(side: str, violation: ApiViolation) -> str:
     return f"the API rejects the {side} context ({violation.rule.value} at {violation.path}{ids})"
 
 
-def _with_api_answers(
+def with_api_rejections(
     verdict: ResumeVerdict, original: tuple[ApiViolation, ...], compacted: tuple[ApiViolation, ...]
 ) -> ResumeVerdict:
     """The verdict with the API rules each side's request broke; a rejected compaction never matches."""

@@ -246,26 +246,27 @@ def result_lines(data: bytes) -> list[int]:
     return [n for n, line in enumerate(_lines(data), 1) if _blocks(_record(line), "tool_result")]
 
 
+def _ids(record: dict[str, Any] | None, kind: str) -> set[str]:
+    """The tool ids a record's `kind` blocks carry (`tool_use` ids, or the ids results answer)."""
+    key = "id" if kind == "tool_use" else "tool_use_id"
+    return {value for b in _blocks(record, kind) if isinstance(value := b.get(key), str)}
+
+
+def _message_id(record: dict[str, Any] | None) -> str | None:
+    message = record.get("message") if record is not None else None
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _batch(lines: list[bytes], at: int) -> set[int]:
     """Positions of every record answering a call of the message whose call `at` answers."""
-    answered = {b.get("tool_use_id") for b in _blocks(_record(lines[at]), "tool_result")}
+    answered = _ids(_record(lines[at]), "tool_result")
     records = [_record(line) for line in lines]
-    messages = {
-        (r.get("message") or {}).get("id")
-        for r in records
-        if r is not None and any(b.get("id") in answered for b in _blocks(r, "tool_use"))
+    messages = {_message_id(r) for r in records if _ids(r, "tool_use") & answered} - {None}
+    calls = answered.union(*(_ids(r, "tool_use") for r in records if _message_id(r) in messages))
+    return {n for n, r in enumerate(records) if (results := _ids(r, "tool_result")) and results <= calls} | {
+        at
     }
-    calls = {
-        b.get("id")
-        for r in records
-        if r is not None and (r.get("message") or {}).get("id") in messages - {None}
-        for b in _blocks(r, "tool_use")
-    } | answered
-    return {
-        n
-        for n, r in enumerate(records)
-        if (results := {b.get("tool_use_id") for b in _blocks(r, "tool_result")}) and results <= calls
-    } | {at}
 
 
 def _drop(lines: list[bytes], at: int) -> list[bytes]:
@@ -290,8 +291,13 @@ def _drop(lines: list[bytes], at: int) -> list[bytes]:
 
 def _reuse_id(lines: list[bytes], at: int) -> list[bytes]:
     """The call answered at `at`, and its results, given the id of the nearest call before it."""
-    answered = {b.get("tool_use_id") for b in _blocks(_record(lines[at]), "tool_result")}
-    calls = [(n, b.get("id")) for n, line in enumerate(lines) for b in _blocks(_record(line), "tool_use")]
+    answered = _ids(_record(lines[at]), "tool_result")
+    calls = [
+        (n, tool_id)
+        for n, line in enumerate(lines)
+        for b in _blocks(_record(line), "tool_use")
+        if isinstance(tool_id := b.get("id"), str)
+    ]
     own = min((n for n, tool_id in calls if tool_id in answered), default=at)
     before = [tool_id for n, tool_id in calls if n < own and tool_id not in answered]
     others = before or [tool_id for _, tool_id in calls if tool_id not in answered]
