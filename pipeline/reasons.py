@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "ApiRule",
     "CandidateFailure",
     "Figure",
     "Figures",
@@ -113,6 +114,7 @@ class PlanNote(ReasonCode):
     CUT_INSIDE_LONG_TURN = "cut-inside-long-turn"
     MOVED_TO_TURN_START = "moved-to-turn-start"
     MOVED_AFTER_PRIOR_COMPACT_PAIR = "moved-after-prior-compact-pair"
+    MOVED_PAST_DAMAGE = "moved-past-damaged-records"  # so the summary replaces every defect
     TARGET_MISSED = "target-missed"  # the rules stopped the cut before the tail fit the goal
     PROTECTED_ROUND_EXCEEDS_TARGET = "protected-round-exceeds-target"
     NO_ROOM_FOR_SUMMARY = "no-room-for-summary-beside-protected-round"  # the round alone fits
@@ -140,6 +142,7 @@ class Refusal(ReasonCode):
     COMPOSE = "compose"
     RESUME_CHECK_FAILED = "resume-check-failed"
     RESUME_MISMATCH = "resume-mismatch"
+    RESUME_API_REJECTED = "resume-api-rejected"  # the API would answer the candidate with a 400
     SOURCE_CHANGED = "source-changed-during-compression"
     OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
 
@@ -176,6 +179,15 @@ class CandidateFailure(ReasonCode):
 
 Figures = tuple[tuple[Figure, int], ...]
 """Named integer figures of one reason, in a fixed order."""
+
+
+class ApiRule(ReasonCode):
+    """Which Messages API rule a request breaks (`proof.api_rules`; the API answers it with a 400)."""
+
+    TOOL_USE_WITHOUT_RESULT = "tool-use-without-result"
+    TOOL_RESULT_WITHOUT_USE = "tool-result-without-use"
+    TOOL_USE_ID_DUPLICATE = "tool-use-id-duplicate"
+    TOOL_RESULT_ID_DUPLICATE = "tool-result-id-duplicate"
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "run/parser_live.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
     "proof/capture.py": "the Messages API wire format the loopback server answers",
+    "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/client.py": "the captured request body, JSON from Claude Code",
     "proof/context.py": "reads the captured Messages API request into typed blocks",
 }

@@ -14,8 +14,9 @@ exchanges after it: the summary then restates it verbatim (`jobs.compress.planni
 kept whole only when it holds an image or a document, which no summary text can restate. No cut
 splits a message's fragments, a tool call from its results or an attachment from its call, lands
 at or before an existing compact pair (folded into the summary instead) or keeps an earlier
-session of a one-way lineage raw (seed 004). When no such cut fits the goal, the plan cuts as far
-as those rules allow and names the rule that stopped it (`target-missed`). `min_recent_records`
+session of a one-way lineage raw (seed 004), and none keeps a damaged record raw (`repair_floor`)
+unless the damage lies in the protected round. When no such cut fits the goal, the plan cuts as
+far as those rules allow and names the rule that stopped it (`target-missed`). `min_recent_records`
 is a preference, kept only while the goal allows.
 """
 
@@ -283,6 +284,7 @@ def plan_cut(
     lineage_start: int = 0,
     keep_protected_turn: bool = False,
     restated_tokens: int = 0,
+    repair_floor: int = 0,
 ) -> Plan:
     """Choose the cut for an active chain (root-to-leaf lines).
 
@@ -291,7 +293,9 @@ def plan_cut(
     `restated_tokens` of them for the protected instructions it restates (part of the protected
     round). `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
     instruction cannot be carried verbatim by the summary; an instruction holding an image or a
-    document forbids it too.
+    document forbids it too. `repair_floor` is the first position
+    whose tail holds no damaged record; the cut goes no earlier unless the protected round keeps
+    it earlier (the caller then finds the damage in the tail).
     """
     recs = [index.entry(line) for line in chain]
     costs = list(kept_tokens) if kept_tokens is not None else [r.tokens for r in recs]
@@ -309,6 +313,9 @@ def plan_cut(
     floor = _floor(recs, lineage_start, reasons)
     ceiling = _ceiling(protected, keep_protected_turn, reasons)
     fit = _fit_position(costs, max(0, goal - sizes[2]))
+    if max(floor, fit) < repair_floor <= ceiling:
+        floor = repair_floor
+        reasons.append(PlanNote.MOVED_PAST_DAMAGE)
     round_tokens = sum(costs[ceiling:]) + restated_tokens + 2 * RECORD_ALLOWANCE
     cut = _choose(recs, groups, blocked, _Bounds(floor, ceiling, fit, round_tokens <= goal), reasons)
     if cut is None:

@@ -5,8 +5,11 @@ no real API call is ever made. `CaptureServer` serves HTTP on 127.0.0.1 at an ep
 from a background thread, records every request, and answers `POST /v1/messages` with a minimal
 valid reply (server-sent events when the request asks for `stream`, one JSON document
 otherwise). `POST /v1/messages/count_tokens` gets a token count, any other path an empty JSON
-object. Queued `Fault`s replace the next message replies: HTTP 429 with `retry-after`, 500, 529,
-or a reply held back for a while. Standard library only, so it ships with the package::
+object. A message request that breaks the Messages API's tool-pairing rules (`api_rules`) is
+answered as the API answers it: HTTP 400, its error envelope and its own sentence (the request is
+recorded first, with the violations, so a caller still reads what was sent). Queued `Fault`s
+replace the next message replies: HTTP 429 with `retry-after`, 500, 529, or a reply held back for
+a while. Standard library only, so it ships with the package::
 
     with CaptureServer(faults=[Fault.rate_limited(retry_after=0)]) as api:
         run_client(base_url=api.base_url)
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
+from pipeline.proof.api_rules import ApiViolation, api_violations, error_envelope
 from pipeline.proof.loopback import LoopbackServer
 
 __all__ = ["CaptureServer", "Fault", "RecordedRequest"]
@@ -31,6 +35,7 @@ __all__ = ["CaptureServer", "Fault", "RecordedRequest"]
 MESSAGES_PATH: Final = "/v1/messages"
 COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
 FAKE_MESSAGE_ID: Final = "msg_fake_0001"
+FAKE_REQUEST_ID: Final = "req_fake"
 # Error types of the API's error envelope, by status (what clients key their retry logic on).
 _ERROR_TYPES: Final = {
     400: "invalid_request_error",
@@ -84,6 +89,7 @@ class RecordedRequest:
     raw: bytes
     body: Any = field(default=None)
     fault: Fault | None = None
+    rejected: tuple[ApiViolation, ...] = ()  # the API rules it breaks, when answered with a 400
 
     @property
     def is_message(self) -> bool:
@@ -103,8 +109,11 @@ class CaptureServer(LoopbackServer):
     thread_name = "capture-server"
     poll_seconds = 0.05
 
-    def __init__(self, *, reply_text: str = "ok", faults: Iterable[Fault] = ()) -> None:
+    def __init__(
+        self, *, reply_text: str = "ok", faults: Iterable[Fault] = (), api_rules: bool = True
+    ) -> None:
         self.reply_text = reply_text
+        self.api_rules = api_rules  # answer a request breaking the API's rules with its 400
         self._faults: deque[Fault] = deque(faults)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -204,19 +213,31 @@ class _CaptureHandler(BaseHTTPRequestHandler):
             body = None
         route = self.path.split("?", 1)[0].rstrip("/")
         fault = self.fake._next_fault() if route == MESSAGES_PATH else None
-        self._record(raw, body, fault)
+        rejected = self._violations(body) if route == MESSAGES_PATH else ()
+        self._record(raw, body, fault, rejected)
         if route == COUNT_TOKENS_PATH:
             self._json(200, {"input_tokens": 10})
         elif route != MESSAGES_PATH:
             self._json(200, {})
         else:
-            self._reply(body if isinstance(body, dict) else {}, fault)
+            self._reply(body if isinstance(body, dict) else {}, fault, rejected)
 
-    def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
+    def _violations(self, body: Any) -> tuple[ApiViolation, ...]:
+        if (
+            not self.fake.api_rules
+            or not isinstance(body, dict)
+            or not isinstance(body.get("messages"), list)
+        ):
+            return ()
+        return api_violations(body["messages"])
+
+    def _record(
+        self, raw: bytes, body: Any, fault: Fault | None = None, rejected: tuple[ApiViolation, ...] = ()
+    ) -> None:
         headers = tuple(self.headers.items())
-        self.fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
+        self.fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault, rejected))
 
-    def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:
+    def _reply(self, body: dict[str, Any], fault: Fault | None, rejected: tuple[ApiViolation, ...]) -> None:
         if fault is not None and fault.delay > 0:
             time.sleep(fault.delay)
         if fault is not None and fault.status != 200:
@@ -224,6 +245,9 @@ class _CaptureHandler(BaseHTTPRequestHandler):
             extra = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
             error = {"type": "error", "error": {"type": kind, "message": f"fake {kind}"}}
             self._json(fault.status, error, extra)
+            return
+        if rejected:  # the API answers the first rule a request breaks
+            self._json(400, error_envelope(rejected[0], FAKE_REQUEST_ID))
             return
         model = str(body.get("model") or "claude-fake")
         if body.get("stream"):
@@ -245,7 +269,7 @@ class _CaptureHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", "req_fake")
+        self.send_header("request-id", FAKE_REQUEST_ID)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()

@@ -28,6 +28,7 @@ from pipeline.installed import (
     find_claude_code,
     require_claude_code,
 )
+from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.capture import CaptureServer, RecordedRequest
 from pipeline.proof.context import SentContext, read_request
 from pipeline.proof.staging import StagedSession, stage_session
@@ -68,7 +69,9 @@ class ResumeResult:
     """What one `claude -p --resume` run did: exit code, output, and the context it sent.
 
     `resumed` means Claude Code called the API with the probe; `context` is what that call sent
-    and `model` its model; `message_requests` counts every Messages call.
+    and `model` its model; `message_requests` counts every Messages call. `rejected` holds the
+    API rules that call broke: the capture server answered it with the API's 400, as the real API
+    would, after recording what was sent.
     """
 
     session_id: str
@@ -79,6 +82,7 @@ class ResumeResult:
     model: str | None
     context: SentContext
     message_requests: int
+    rejected: tuple[ApiViolation, ...] = ()
 
     @property
     def refused(self) -> bool:
@@ -198,4 +202,5 @@ def resume(
         model=body.get("model"),
         context=read_request(body, probe),
         message_requests=sum(1 for r in api.requests if r.is_message),
+        rejected=request.rejected if request is not None else (),
     )

@@ -4,22 +4,29 @@ Both runs use the same pinned model (the one Claude Code would restore for the o
 and run concurrently, each against its own capture server in its own throwaway home. When
 Claude Code finds nothing to resume in the original (it answers "No conversation found", as for
 sidechain-only subagent files) the verdict is `not-resumable`, never a mismatch.
+
+Each capture server answers a request that breaks the Messages API's rules with the API's 400
+(`api_rules`), after recording it. Claude Code retries such a request a few times and then exits
+with an error, but what it sent is on record, so a damaged original is still judged by its
+context; the rules it broke are kept beside the verdict. A compacted request the API would reject
+is a mismatch whatever else agrees: the compaction must leave a session the API accepts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pipeline.formats.claude_code.bound import declared_bounds
 from pipeline.formats.claude_code.content import iter_contents
+from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
-__all__ = ["ProofOptions", "prove_resume", "summary_texts"]
+__all__ = ["ProofOptions", "prove_resume", "summary_texts", "with_api_rejections"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +97,32 @@ def prove_resume(
             before.context,
             None,
         )
-    return judge(
+    verdict = judge(
         before.context,
         after.context,
         summaries=summary_texts(compacted),
         excluded=excluded,
         bounded=declared_bounds(compacted.read_bytes()),
+    )
+    return with_api_rejections(verdict, before.rejected, after.rejected)
+
+
+def _rejection(side: str, violation: ApiViolation) -> str:
+    ids = f": {', '.join(violation.ids)}" if violation.ids else ""
+    return f"the API rejects the {side} context ({violation.rule.value} at {violation.path}{ids})"
+
+
+def with_api_rejections(
+    verdict: ResumeVerdict, original: tuple[ApiViolation, ...], compacted: tuple[ApiViolation, ...]
+) -> ResumeVerdict:
+    """The verdict with the API rules each side's request broke; a rejected compaction never matches."""
+    if not original and not compacted:
+        return verdict
+    return replace(
+        verdict,
+        verdict=Verdict.MISMATCH if compacted else verdict.verdict,
+        differences=(*(_rejection("compacted", v) for v in compacted[:1]), *verdict.differences),
+        notes=(*verdict.notes, *(_rejection("original", v) for v in original[:1])),
+        original_rejected=original,
+        compacted_rejected=compacted,
     )

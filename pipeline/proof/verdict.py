@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pipeline.formats.claude_code.bound import BoundRule, bound_content
+from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.context import ContextBlock, SentContext
 from pipeline.vocabulary import Role, Verdict
 
@@ -37,7 +38,11 @@ class ExcludedText:
 
 @dataclass(frozen=True, slots=True)
 class ResumeVerdict:
-    """The verdict, content-free differences, and what each side sent."""
+    """The verdict, content-free differences, and what each side sent.
+
+    `original_rejected` and `compacted_rejected` are the Messages API rules each side's request
+    broke (the capture server answered it with the API's 400 after recording it).
+    """
 
     verdict: Verdict
     differences: tuple[str, ...]
@@ -46,6 +51,8 @@ class ResumeVerdict:
     original: SentContext | None
     compacted: SentContext | None
     notes: tuple[str, ...] = ()
+    original_rejected: tuple[ApiViolation, ...] = ()
+    compacted_rejected: tuple[ApiViolation, ...] = ()
 
     @property
     def ok(self) -> bool:

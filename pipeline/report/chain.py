@@ -43,6 +43,7 @@ class LeafSection(Section, frozen=True, kw_only=True):
     external_parent: bool
     last_prompt_check: PromptCheck
     refusal: TopologyRefusal | StrictReason | None
+    unproven: TopologyRefusal | UnsetType = UNSET  # a safety rule the chain breaks, left to the proof
 
 
 class ChainSection(Section, frozen=True, kw_only=True):
@@ -76,6 +77,7 @@ def leaf_section(topology: Topology) -> LeafSection:
         external_parent=topology.external_parent is not None,
         last_prompt_check=topology.prompt_check,
         refusal=topology.refusal,
+        unproven=topology.unproven if topology.unproven is not None else UNSET,
     )
 
 

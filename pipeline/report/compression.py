@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
-from pipeline.reasons import PlanNote, Reason
+from pipeline.reasons import ApiRule, PlanNote, Reason
 from pipeline.report.sections import FindingEntry, Section, finding_entry
-from pipeline.vocabulary import PlanOutcome, Verdict
+from pipeline.vocabulary import FindingCode, PlanOutcome, Verdict
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
+    from pipeline.findings import Finding
     from pipeline.formats.claude_code.bound import BoundedRecord
+    from pipeline.proof.api_rules import ApiViolation
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
     from pipeline.summarize.deterministic import SummaryFit
@@ -24,6 +26,8 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
+    "ApiRejection",
+    "ApiRejections",
     "BoundedOutput",
     "BoundedSection",
     "ChecksSection",
@@ -32,6 +36,7 @@ __all__ = [
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
+    "RepairEntry",
     "ResumeCheckSection",
     "SentSizes",
     "SizeSection",
@@ -41,6 +46,7 @@ __all__ = [
     "checks_section",
     "plan_section",
     "reason_figures",
+    "repairs_section",
     "resume_check_failed",
     "resume_check_section",
     "summary_section",
@@ -184,6 +190,29 @@ class SentSizes(Section, frozen=True, kw_only=True):
     compacted: SizeSection | None
 
 
+class ApiRejection(Section, frozen=True, kw_only=True):
+    """A Messages API rule a request broke, where the API says it is, and the tool ids it names."""
+
+    rule: ApiRule
+    at: str  # `messages.N` or `messages.N.content.M`, as the API's sentence says
+    ids: list[str] | UnsetType = UNSET
+
+
+class ApiRejections(Section, frozen=True, kw_only=True):
+    """What the capture server answered with the API's 400, for each side (the first listed is the
+    one the API names)."""
+
+    original: list[ApiRejection]
+    compacted: list[ApiRejection]
+
+
+class RepairEntry(Section, frozen=True, kw_only=True):
+    """One defect of the source's active chain that the summary replaced: its line and code."""
+
+    line: int
+    code: FindingCode
+
+
 class ResumeCheckSection(Section, frozen=True, kw_only=True):
     """The resume proof: its verdict, content-free differences, what each side sent, its cost."""
 
@@ -195,6 +224,7 @@ class ResumeCheckSection(Section, frozen=True, kw_only=True):
     kept_blocks: int | UnsetType = UNSET
     sent: SentSizes | UnsetType = UNSET
     characters_reduction: float | UnsetType | None = UNSET
+    api_rejected: ApiRejections | UnsetType = UNSET  # requests the API would answer with a 400
     elapsed_ms: float
 
 
@@ -317,11 +347,24 @@ def _size(size: ContextSize) -> SizeSection:
     )
 
 
+def _rejections(violations: Sequence[ApiViolation]) -> list[ApiRejection]:
+    return [
+        ApiRejection(rule=v.rule, at=v.path, ids=list(v.ids) if v.ids else UNSET)
+        for v in violations[:CHECK_FINDINGS_LISTED]
+    ]
+
+
 def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeCheckSection:
     before, after = verdict.original, verdict.compacted
     reduction = None
     if before is not None and after is not None and before.size.characters:
         reduction = round(1 - after.size.characters / before.size.characters, 4)
+    rejected: ApiRejections | UnsetType = UNSET
+    if verdict.original_rejected or verdict.compacted_rejected:
+        rejected = ApiRejections(
+            original=_rejections(verdict.original_rejected),
+            compacted=_rejections(verdict.compacted_rejected),
+        )
     return ResumeCheckSection(
         verdict=verdict.verdict,
         differences=list(verdict.differences),
@@ -333,6 +376,7 @@ def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeChe
             compacted=_size(after.size) if after is not None else None,
         ),
         characters_reduction=reduction,
+        api_rejected=rejected,
         elapsed_ms=elapsed_ms,
     )
 
@@ -340,3 +384,11 @@ def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeChe
 def resume_check_failed(error: str, elapsed_ms: float) -> ResumeCheckSection:
     """The proof could not run to a verdict: Claude Code failed (its error's kind, no text)."""
     return ResumeCheckSection(verdict=Verdict.ERROR, error=error, elapsed_ms=elapsed_ms)
+
+
+def repairs_section(defects: Sequence[Finding]) -> list[RepairEntry] | UnsetType:
+    """The defects the summary replaced, by line; unset when there were none."""
+    if not defects:
+        return UNSET
+    entries = {(d.line or 0, d.code): RepairEntry(line=d.line or 0, code=d.code) for d in defects}
+    return [entries[key] for key in sorted(entries)]

@@ -21,6 +21,7 @@ from pipeline.report.compression import (
     ModelPlanSection,
     OutputSection,
     PlanSection,
+    RepairEntry,
     ResumeCheckSection,
     SummarySection,
 )
@@ -102,6 +103,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    repairs: list[RepairEntry] | UnsetType = UNSET  # defects of the chain the summary replaced
     bounded: BoundedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET

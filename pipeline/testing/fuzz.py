@@ -4,6 +4,12 @@
 way files get damaged in real fleets (a crash mid-append, a disk error flipping bytes, pasted
 binary tool output, a hand edit, a bug in another tool). Same bytes, same seed, same result, so a
 failing case is named by (source, kind, seed) and can be replayed or minimized (`minimize`).
+
+The `PAIRING` kinds damage what the Messages API checks rather than the bytes: a record the API
+refuses in a request (a call whose result is missing, a repeated tool id, a result after a text
+block, a result naming no call). `plant(data, kind, line)` puts one at a chosen tool result, so
+a test can place it in the part a summary replaces or in the tail a compaction keeps
+(`planting.py` plants what the seed's topology rules refuse).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["Mutation", "minimize", "mutate", "nested"]
+__all__ = ["PAIRING", "Mutation", "minimize", "mutate", "nested", "plant", "result_lines"]
 
 INVALID_UTF8: Final = (
     b"\x80",  # a lone continuation byte
@@ -83,6 +89,20 @@ class Mutation(StrEnum):
     HUGE_LINE = "huge-line"  # a huge tool output on one line
     NOT_OBJECT = "not-object"  # an array, number or string where a record belongs
     LONE_SURROGATE = "lone-surrogate"  # half of an escaped emoji, cut by a tool that counts UTF-16
+    DROPPED_RESULT = "dropped-result"  # a call's results never written; the session went on without them
+    DUPLICATED_TOOL_ID = "duplicated-tool-id"  # a client bug giving a call an earlier call's id
+    RESULT_NOT_FIRST = "result-not-first"  # a tool that writes text before the result in its message
+    ORPHAN_RESULT = "orphan-result"  # a result naming a call that was never made (an id rewritten)
+
+
+PAIRING: Final = (
+    Mutation.DROPPED_RESULT,
+    Mutation.DUPLICATED_TOOL_ID,
+    Mutation.RESULT_NOT_FIRST,
+    Mutation.ORPHAN_RESULT,
+)
+"""Damage to tool pairing: records the Messages API refuses in a request."""
+ORPHAN_ID: Final = "toolu_01OrphanResultWithoutAnyCallXX"
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -206,6 +226,115 @@ def _order_mutation(kind: Mutation, lines: list[bytes], rng: random.Random, othe
     return lines
 
 
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _blocks(record: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+    message = record.get("message") if record is not None else None
+    content = message.get("content") if isinstance(message, dict) else None
+    items = content if isinstance(content, list) else []
+    return [b for b in items if isinstance(b, dict) and b.get("type") == kind]
+
+
+def result_lines(data: bytes) -> list[int]:
+    """1-based lines of records holding a tool_result (where `plant` puts pairing damage)."""
+    return [n for n, line in enumerate(_lines(data), 1) if _blocks(_record(line), "tool_result")]
+
+
+def _ids(record: dict[str, Any] | None, kind: str) -> set[str]:
+    """The tool ids a record's `kind` blocks carry (`tool_use` ids, or the ids results answer)."""
+    key = "id" if kind == "tool_use" else "tool_use_id"
+    return {value for b in _blocks(record, kind) if isinstance(value := b.get(key), str)}
+
+
+def _message_id(record: dict[str, Any] | None) -> str | None:
+    message = record.get("message") if record is not None else None
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _batch(lines: list[bytes], at: int) -> set[int]:
+    """Positions of every record answering a call of the message whose call `at` answers."""
+    answered = _ids(_record(lines[at]), "tool_result")
+    records = [_record(line) for line in lines]
+    messages = {_message_id(r) for r in records if _ids(r, "tool_use") & answered} - {None}
+    calls = answered.union(*(_ids(r, "tool_use") for r in records if _message_id(r) in messages))
+    return {n for n, r in enumerate(records) if (results := _ids(r, "tool_result")) and results <= calls} | {
+        at
+    }
+
+
+def _drop(lines: list[bytes], at: int) -> list[bytes]:
+    """Every result of the call answered at `at` (the whole parallel batch) removed, their children
+    hung off the nearest kept ancestor, so the chain stays whole."""
+    gone = _batch(lines, at)
+    parent_of = {
+        (r := _record(lines[n]) or {}).get("uuid"): r.get("parentUuid") for n in gone if _record(lines[n])
+    }
+    kept = [line for n, line in enumerate(lines) if n not in gone]
+    for position, line in enumerate(kept):
+        child = _record(line)
+        parent = child.get("parentUuid") if child is not None else None
+        if child is None or parent not in parent_of:
+            continue
+        while parent in parent_of:
+            parent = parent_of[parent]
+        child["parentUuid"] = parent
+        kept[position] = orjson.dumps(child)
+    return kept
+
+
+def _reuse_id(lines: list[bytes], at: int) -> list[bytes]:
+    """The call answered at `at`, and its results, given the id of the nearest call before it."""
+    answered = _ids(_record(lines[at]), "tool_result")
+    calls = [
+        (n, tool_id)
+        for n, line in enumerate(lines)
+        for b in _blocks(_record(line), "tool_use")
+        if isinstance(tool_id := b.get("id"), str)
+    ]
+    own = min((n for n, tool_id in calls if tool_id in answered), default=at)
+    before = [tool_id for n, tool_id in calls if n < own and tool_id not in answered]
+    others = before or [tool_id for _, tool_id in calls if tool_id not in answered]
+    if not others:
+        return lines
+    earlier = others[-1] if before else others[0]
+    for position, line in enumerate(lines):
+        record = _record(line)
+        touched = [b for b in _blocks(record, "tool_use") if b.get("id") in answered]
+        touched += [b for b in _blocks(record, "tool_result") if b.get("tool_use_id") in answered]
+        for block in touched:
+            block["id" if block["type"] == "tool_use" else "tool_use_id"] = earlier
+        if touched and record is not None:
+            lines[position] = orjson.dumps(record)
+    return lines
+
+
+def plant(data: bytes, kind: Mutation, line: int) -> bytes:
+    """`data` with pairing damage `kind` (one of `PAIRING`) at the tool result on 1-based `line`."""
+    lines = _lines(data)
+    at = line - 1
+    record = _record(lines[at])
+    if kind is Mutation.DROPPED_RESULT:
+        return b"\n".join(_drop(lines, at))
+    if kind is Mutation.DUPLICATED_TOOL_ID:
+        return b"\n".join(_reuse_id(lines, at))
+    content = record["message"]["content"] if record is not None and _blocks(record, "tool_result") else None
+    if content is None:
+        return data
+    if kind is Mutation.RESULT_NOT_FIRST:
+        content.insert(0, {"type": "text", "text": "Output follows."})
+    else:  # ORPHAN_RESULT
+        _blocks(record, "tool_result")[0]["tool_use_id"] = ORPHAN_ID
+    lines[at] = orjson.dumps(record)
+    return b"\n".join(lines)
+
+
 def mutate(
     data: bytes,
     rng: random.Random,
@@ -229,7 +358,10 @@ def mutate(
             return data.replace(b"\n", b"\r\n")
         return b"\n".join(line + b"\r" if rng.random() < 0.5 else line for line in _lines(data))
     lines = _lines(data)
-    if kind in (Mutation.SHUFFLE, Mutation.DUPLICATE, Mutation.INTERLEAVE):
+    if kind in PAIRING:
+        sites = result_lines(data)
+        lines = _lines(plant(data, kind, rng.choice(sites))) if sites else lines
+    elif kind in (Mutation.SHUFFLE, Mutation.DUPLICATE, Mutation.INTERLEAVE):
         lines = _order_mutation(kind, lines, rng, other or data)
     elif kind is Mutation.WRONG_TYPE:
         _wrong_type(lines, rng)

@@ -222,3 +222,31 @@ def test_an_excluded_text_that_a_kept_line_holds_trimmed_is_not_the_excluded_lin
     quoted = tmp_path / "quoted.jsonl"
     quoted.write_bytes(data.replace(b"pytest tests/test_step_0_0.py -q", code.encode(), 1))
     assert f"   {code}" not in {item.text for item in original_exclusions(quoted, 8, LIMITS)}
+
+
+def test_the_api_rules_each_side_broke_are_named_and_a_rejected_compaction_never_matches() -> None:
+    from pipeline.proof.api_rules import ApiViolation
+    from pipeline.proof.prove import with_api_rejections
+    from pipeline.reasons import ApiRule
+
+    compacted = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:])
+    matched = judge(ORIGINAL, compacted, summaries=[SUMMARY])
+    damaged = ApiViolation(ApiRule.TOOL_USE_WITHOUT_RESULT, 3, None, ("toolu_1",))
+    repaired = with_api_rejections(matched, (damaged,), ())
+    assert repaired.verdict is Verdict.MATCH and repaired.original_rejected == (damaged,)
+    assert repaired.notes == (
+        "the API rejects the original context (tool-use-without-result at messages.3: toolu_1)",
+    )
+    still = with_api_rejections(matched, (damaged,), (ApiViolation(ApiRule.TOOL_USE_ID_DUPLICATE, 2, 1, ()),))
+    assert still.verdict is Verdict.MISMATCH
+    assert (
+        still.differences[0]
+        == "the API rejects the compacted context (tool-use-id-duplicate at messages.2.content.1)"
+    )
+    report = to_builtins(resume_check_section(still, 1.0))
+    assert report["api_rejected"] == {
+        "original": [{"rule": "tool-use-without-result", "at": "messages.3", "ids": ["toolu_1"]}],
+        "compacted": [{"rule": "tool-use-id-duplicate", "at": "messages.2.content.1"}],
+    }
+    assert with_api_rejections(matched, (), ()) is matched
+    assert "api_rejected" not in to_builtins(resume_check_section(matched, 1.0))

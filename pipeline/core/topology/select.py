@@ -7,6 +7,13 @@ where they disagree (the session went on below the pointer, the pointer names no
 file, or no pointer names a leaf) the leaf is the one Claude Code resumes, reported under its own
 source and held to the same safety rules. The strict verdict is always computed and reported,
 whatever the policy.
+
+Two of those rules guard against what Claude Code itself does not mind: a parent written after
+its child (`chain-non-monotonic`) and a chain whose sessionId runs are not a one-way lineage
+(`lineage-unsafe`; `/clear`, resumed and forked sessions). Claude Code walks `parentUuid` from its
+leaf whatever the file order or session ids say, so when a resume proof will judge the result
+(`TopologyOptions.provable`), such a chain is selected anyway and marked `unproven` with the rule
+it breaks; without a proof it stays refused.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from pipeline.vocabulary import (
     StrictStatus,
 )
 
-__all__ = ["AUTO", "Topology", "TopologyOptions", "resolve_topology"]
+__all__ = ["AUTO", "PROVABLE", "Topology", "TopologyOptions", "resolve_topology"]
 
 C = FindingCode
 
@@ -51,9 +58,12 @@ class TopologyOptions:
     policy: LeafPolicy
     resume_leaf: str | None
     max_post_last_prompt_extension: int
+    provable: bool = False  # a resume proof will judge: select a chain the seed's safety rules refuse
 
 
 AUTO: Final = TopologyOptions(LeafPolicy.AUTO, None, 0)
+PROVABLE: Final = frozenset({TopologyRefusal.CHAIN_NON_MONOTONIC, TopologyRefusal.LINEAGE_UNSAFE})
+"""Safety rules Claude Code does not need: a proof of the candidate can stand in for them."""
 """Claude Code's own choice with no override: what a candidate is checked with and the proof reads."""
 
 
@@ -75,6 +85,7 @@ class Topology:
     lineage: Lineage | None
     branch_isolation: bool
     findings: tuple[Finding, ...] = field(default=())
+    unproven: TopologyRefusal | None = None  # the safety rule a provable chain breaks (see PROVABLE)
 
     @property
     def refused(self) -> bool:
@@ -202,9 +213,14 @@ def _resume_source(resumed: ResumeChain, start: ResumeStart) -> tuple[LeafSource
 
 
 def _resume_safety(
-    index: LineIndex, graph: UuidGraph, resumed: ResumeChain, findings: list[Finding]
+    index: LineIndex, graph: UuidGraph, resumed: ResumeChain, findings: list[Finding], *, provable: bool
 ) -> tuple[TopologyRefusal | None, Lineage]:
-    """The strict rules an inferred walk is held to: no duplicate uuid, monotonic, one-way lineage."""
+    """The strict rules an inferred walk is held to: no duplicate uuid, monotonic, one-way lineage.
+
+    With `provable`, a broken rule Claude Code does not need is a warning, not an error: the
+    chain goes on to the proof that will judge it.
+    """
+    provable_severity = Severity.WARNING if provable else Severity.ERROR
     walk, chain = resumed.walk, resumed.chain
     incompatible, compatible = count_inversions(index, walk)
     pointer_line = latest_pointer_line(index)
@@ -218,10 +234,10 @@ def _resume_safety(
     if any(index.entry(line).uuid in duplicated for line in chain):
         return TopologyRefusal.DUPLICATE_UUID, lineage
     if incompatible:
-        findings.append(Finding(C.CHAIN_NON_MONOTONIC, Severity.ERROR, count=incompatible))
+        findings.append(Finding(C.CHAIN_NON_MONOTONIC, provable_severity, count=incompatible))
         return TopologyRefusal.CHAIN_NON_MONOTONIC, lineage
     if not lineage.ok:
-        findings.append(Finding(C.SESSION_LINEAGE_UNSAFE, Severity.ERROR, ids=(lineage.reason or "",)))
+        findings.append(Finding(C.SESSION_LINEAGE_UNSAFE, provable_severity, ids=(lineage.reason or "",)))
         return TopologyRefusal.LINEAGE_UNSAFE, lineage
     if compatible:
         findings.append(Finding(C.ATTACHMENT_INVERSION, Severity.INFO, count=compatible))
@@ -236,12 +252,17 @@ def _from_resume(
     verdict: StrictVerdict,
     resumed: ResumeChain,
     start: ResumeStart,
+    *,
+    provable: bool = False,
 ) -> Topology:
     """A chain chosen as Claude Code chooses it, held to the same safety rules as a strict one."""
     source, findings = _resume_source(resumed, start)
     refusal, chain, lineage = resumed.refusal, resumed.chain, None
+    unproven: TopologyRefusal | None = None
     if refusal is None:
-        refusal, lineage = _resume_safety(index, graph, resumed, findings)
+        refusal, lineage = _resume_safety(index, graph, resumed, findings, provable=provable)
+        if provable and refusal in PROVABLE:
+            unproven, refusal = refusal, None
     if resumed.chain_end is ChainEnd.EXTERNAL_PARENT and refusal is None:
         findings.append(Finding(C.EXTERNAL_PARENT, Severity.INFO, line=chain[0] if chain else None))
     if resumed.chain_end is ChainEnd.LOOP:
@@ -272,6 +293,7 @@ def _from_resume(
         lineage,
         True,
         tuple(findings),
+        unproven,
     )
 
 
@@ -297,4 +319,4 @@ def resolve_topology(index: LineIndex, graph: UuidGraph, options: TopologyOption
         return _from_strict(index, graph, verdict, LeafPolicy.AUTO)  # Claude Code and the seed agree
     below_until = start.pointer_line if named is not None and not start.below_checkpoint else None
     resumed = claude_code_chain(index, graph, start.start, below_until=below_until)
-    return _from_resume(index, graph, verdict, resumed, start)
+    return _from_resume(index, graph, verdict, resumed, start, provable=options.provable)

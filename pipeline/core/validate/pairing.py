@@ -13,15 +13,30 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.findings import Finding
 from pipeline.vocabulary import FindingCode, Role, Severity
 
-__all__ = ["ApiMessage", "PairingResult", "api_messages", "check_pairing"]
+__all__ = ["API_PAIRING_CODES", "ApiMessage", "PairingResult", "api_messages", "check_pairing"]
 
 E = Severity.ERROR
+API_PAIRING_CODES: Final = frozenset(
+    {
+        FindingCode.TOOL_ID_MALFORMED,
+        FindingCode.TOOL_USE_ID_DUPLICATE,
+        FindingCode.TOOL_RESULT_ID_DUPLICATE,
+        FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER,
+        FindingCode.TOOL_RESULT_MISMATCH,
+        FindingCode.TOOL_RESULT_WITHOUT_USE,
+        FindingCode.TOOL_RESULT_NOT_FIRST,
+    }
+)
+"""The errors of records the Messages API would refuse in a request: a call without its result, a
+result without its call, a repeated id, a result not first. Confined to records a summary
+replaces, a compaction removes them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from msgspec import UNSET
 
 from pipeline.core.plan import plan_cut, protected_round_of
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import bound_chain
 from pipeline.jobs.compress.stages import Stop, gate
@@ -55,7 +56,10 @@ def _report(
         strict_status=topology.strict.status,
         strict=strict_section(topology),
         leaf=leaf_section(topology),
-        findings=findings_section(topology.findings, per_code=options.compress.sweep.findings_per_code),
+        findings=findings_section(
+            (*topology.findings, *(stop.findings if stop is not None else ())),
+            per_code=options.compress.sweep.findings_per_code,
+        ),
         tokens=CompressTokens(estimator="seed", active_chain=analysis.tokens_of(topology.chain)),
         timing_ms=Timing(
             total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
@@ -80,9 +84,9 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
     )
     if not isinstance(opened, Analysis):
         return opened
-    stop = gate(opened, compress)
-    if stop is not None:
-        return Skipped(label, _report(opened, options, stop, started))
+    admitted = gate(opened, compress)
+    if isinstance(admitted, Stop):
+        return Skipped(label, _report(opened, options, admitted, started))
     chain = opened.topology.chain
     bounding = bound_chain(opened, compress, protected_round_of(opened.index, chain).start)
     plan = plan_cut(
@@ -91,7 +95,12 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         compress.cut(),
         kept_tokens=bounding.kept_tokens,
         summary_tokens=options.model_summary.planned_output_tokens,
+        repair_floor=admitted.floor,
     )
+    left = admitted.left_in(plan)
+    if left:  # a real run refuses it: a damaged record would stay raw
+        refused = Stop(SessionStatus.REFUSED, damage_refusal(left), left)
+        return Skipped(label, _report(opened, options, refused, started, plan=plan_section(plan)))
     if plan.outcome is not PlanOutcome.CUT:
         fits = plan.outcome is PlanOutcome.FITS
         status = SessionStatus.SKIPPED_FITS if fits else SessionStatus.SKIPPED_NO_CUT

@@ -3,7 +3,10 @@
 open -> gate -> plan and summarize -> partition -> checkpoint and gain checks -> compose and check
 -> resume proof -> re-read the source -> publish the candidate. The source is never modified; a
 candidate is written only after every check passed and the source was found unchanged. Each
-stage returns its value or a `Stop`; the report is assembled once, from typed sections.
+stage returns its value or a `Stop`; the report is assembled once, from typed sections. Damage
+the gate lets through must end up summarized: a plan that keeps a damaged record raw refuses
+the session with the defect's line and code, and the report of one that does not lists each
+defect the summary replaced (`repairs`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pipeline.core.partition import Partition
 from pipeline.core.plan import PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.jobs.compress.damage import Damage, damage_refusal
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
@@ -43,12 +47,14 @@ from pipeline.report.compression import (
     CompressTokens,
     OutputSection,
     PlanSection,
+    RepairEntry,
     ResumeCheckSection,
     SummarySection,
     bounded_section,
     checks_section,
     plan_section,
     reason_figures,
+    repairs_section,
     summary_section,
     writer_section,
 )
@@ -80,6 +86,7 @@ class _Progress:
     output: OutputSection | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
+    repairs: list[RepairEntry] | UnsetType = UNSET
     planned: Planned | None = None
     stop: Stop | None = None
 
@@ -108,13 +115,17 @@ def compress_analysis(
     analysis: Analysis, options: CompressOptions, publish: Publisher, *, started: float
 ) -> Outcome:
     """Everything `compress_session` does once the session is read; `publish` takes the candidate."""
-    stop = gate(analysis, options)
-    progress = _Progress(stop=stop) if stop is not None else _compress(analysis, options, publish)
+    admitted = gate(analysis, options)
+    progress = (
+        _Progress(stop=admitted)
+        if isinstance(admitted, Stop)
+        else _compress(analysis, options, publish, admitted)
+    )
     return _outcome(analysis, options, progress, started)
 
 
-def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) -> _Progress:
-    planned = plan_and_summarize(analysis, options)
+def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> _Progress:
+    planned = plan_and_summarize(analysis, options, repair_floor=damage.floor)
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
         return _Progress(
@@ -122,6 +133,10 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) 
         )
     plan, summary = planned.plan, planned.summary
     progress = _Progress(plan=plan_section(plan), planned=planned)
+    left = damage.left_in(plan)
+    if left:  # a damaged record would stay raw: no cut reaches past it (the protected round holds it)
+        return replace(progress, stop=Stop(SessionStatus.REFUSED, damage_refusal(left), left))
+    progress = replace(progress, repairs=repairs_section(damage.findings()))
     if plan.outcome is not PlanOutcome.CUT or summary is None:
         status = (
             SessionStatus.SKIPPED_FITS if plan.outcome is PlanOutcome.FITS else SessionStatus.SKIPPED_NO_CUT
@@ -165,7 +180,8 @@ def _write(
     assert isinstance(progress.plan, PlanSection)
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
-    if after > before * (1 - options.compress.min_gain):
+    # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
+    if after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType):
         return replace(
             progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
         )
@@ -271,7 +287,10 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         strict_status=topology.strict.status,
         strict=strict_section(topology),
         leaf=leaf_section(topology),
-        findings=findings_section(topology.findings, per_code=options.sweep.findings_per_code),
+        findings=findings_section(
+            (*topology.findings, *(stop.findings if stop is not None else ())),
+            per_code=options.sweep.findings_per_code,
+        ),
         tokens=tokens,
         timing_ms=Timing(
             total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
@@ -282,6 +301,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         partition=progress.partition,
         chain=progress.chain,
         summary=progress.summary,
+        repairs=progress.repairs,
         bounded=progress.bounded,
         checks=progress.checks,
         resume_check=progress.resume_check,

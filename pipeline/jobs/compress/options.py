@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pipeline.core.plan import CutOptions
@@ -37,7 +37,8 @@ class CompressOptions:
         return self.writer or DeterministicWriter(self.summary_options())
 
     def topology(self) -> TopologyOptions:
-        return topology_options(self.sweep, self.resume_leaf)
+        """The leaf-choosing options; a chain only a proof can clear is selected when the gate runs."""
+        return replace(topology_options(self.sweep, self.resume_leaf), provable=self.claude is not None)
 
     def cut(self) -> CutOptions:
         compress = self.compress

@@ -152,6 +152,7 @@ class _Planner:
     cut: CutOptions
     bounding: ChainBounding
     lineage_start: int
+    repair_floor: int
 
     def plan(self, reserve: int, keep_turn: bool) -> tuple[Plan, int]:
         """The plan, and the tokens of it the restated protected instructions take beside `reserve`.
@@ -176,6 +177,7 @@ class _Planner:
             lineage_start=self.lineage_start,
             keep_protected_turn=keep_turn,
             restated_tokens=restated_tokens,
+            repair_floor=self.repair_floor,
         )
 
 
@@ -195,22 +197,43 @@ def _first_reserve(options: CompressOptions, goal: int) -> int:
     return min(options.compress.summary_char_budget // CHARS_PER_TOKEN, goal // INITIAL_SUMMARY_SHARE)
 
 
-def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned | Reason:
-    """The cut, the bounding of the kept tail, and the summary of everything before it."""
+def _final_session_start(analysis: Analysis) -> int:
+    """The chain position where the chain's final session begins (0 for a one-session chain).
+
+    Counted on the chain itself, recovered rows included: an earlier session's row after that
+    position would keep the earlier session raw.
+    """
+    lineage, chain = analysis.topology.lineage, analysis.topology.chain
+    if lineage is None or not lineage.transitions:
+        return 0
+    earlier = [
+        position
+        for position, line in enumerate(chain)
+        if (session := analysis.index.entry(line).session) and session != lineage.current_session
+    ]
+    return max(earlier, default=-1) + 1
+
+
+def plan_and_summarize(
+    analysis: Analysis, options: CompressOptions, *, repair_floor: int = 0
+) -> Planned | Reason:
+    """The cut, the bounding of the kept tail, and the summary of everything before it.
+
+    `repair_floor` is where a cut must reach to summarize every damaged record (`damage.py`); a
+    plan that cannot reach it comes back without a summary, for the caller to refuse.
+    """
     index, topology = analysis.index, analysis.topology
-    lineage = topology.lineage
+    lineage_start = _final_session_start(analysis)
     bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start)
     writer = options.summary_writer()
     cut = options.cut()
-    planner = _Planner(
-        analysis, cut, bounding, lineage.current_start if lineage and lineage.transitions else 0
-    )
+    planner = _Planner(analysis, cut, bounding, lineage_start, repair_floor)
     reserve = _first_reserve(options, cut.goal(analysis.tokens_of(topology.chain)))
     keep_turn, last = False, None
     notes: tuple[PlanNote, ...] = ()
     for _ in range(options.compress.max_replans + 2):  # a re-plan for the contract comes on top
         plan, restated_tokens = planner.plan(reserve, keep_turn)
-        if plan.outcome is not PlanOutcome.CUT:
+        if plan.outcome is not PlanOutcome.CUT or plan.cut < repair_floor:
             return Planned(plan, None, bounding, notes)
         head = summary_head(options.anchors, _restated(analysis, plan))
         # The compact record holds the head and the summary: the summary's room is the budget's rest.

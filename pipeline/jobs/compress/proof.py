@@ -1,7 +1,10 @@
 """The resume gate: resume the source and the candidate in Claude Code before writing anything.
 
-A mismatch, or Claude Code failing to run, refuses the session. Loaded only by sessions that
-run the gate: the client starts processes and a server.
+A mismatch, or Claude Code failing to run, refuses the session; so does a candidate whose request
+the capture server answers with the API's 400 (`resume-api-rejected`, with the rule it breaks).
+The original's own 400 is no failure: it is the damage the compaction repairs, recorded in the
+report's `resume_check.api_rejected`, and its context is judged as sent. Loaded only by sessions
+that run the gate: the client starts processes and a server.
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ def prove_candidate(
             failed = resume_check_failed(type(exc).__name__, _elapsed_ms(started))
             return failed, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
     check = resume_check_section(verdict, _elapsed_ms(started))
+    if verdict.compacted_rejected:
+        rule = verdict.compacted_rejected[0].rule
+        return check, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_API_REJECTED, rule),))
     if verdict.verdict is Verdict.MISMATCH:
         return check, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_MISMATCH),))
     return check, None

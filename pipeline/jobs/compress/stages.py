@@ -1,7 +1,8 @@
 """The stages of one compression, each returning its value or a `Stop` saying why not.
 
 gate (topology, kind, source validity, size) -> plan and summary -> compose and check. A `Stop`
-is an ordinary outcome (a skip or a refusal), returned like any other value, never raised.
+is an ordinary outcome (a skip or a refusal), returned like any other value, never raised. The
+gate lets through damage a summary can replace (`damage.py`), with the lines the cut must pass.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pipeline.core.compose import (
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.plan import Plan
 from pipeline.core.validate.checks import READING_CODES, validate
+from pipeline.core.validate.pairing import API_PAIRING_CODES
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
+from pipeline.findings import Finding
 from pipeline.formats.claude_code.bound import bound_line
 from pipeline.formats.claude_code.build import (
     BoundStamp,
@@ -32,6 +35,7 @@ from pipeline.formats.claude_code.build import (
     replace_parent,
 )
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
@@ -43,10 +47,14 @@ __all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gat
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """A session that ends here: skipped or refused, with content-free reasons."""
+    """A session that ends here: skipped or refused, with content-free reasons.
+
+    `findings` are what the report lists beside the topology's: the defects that refused it.
+    """
 
     status: SessionStatus
     reasons: tuple[Reason, ...]
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,29 +65,34 @@ class Candidate:
     checked: CandidateCheck
 
 
-def gate(analysis: Analysis, options: CompressOptions) -> Stop | None:
-    """Refuse or skip before any planning: topology, kind, source validity, size."""
+def gate(analysis: Analysis, options: CompressOptions) -> Stop | Damage:
+    """Refuse or skip before any planning: topology, kind, source validity, size.
+
+    What passes is the chain's repairable damage (none for a sound chain): records the API
+    refuses, which the cut must summarize. A chain Claude Code resumes but the seed's safety
+    rules refuse (`topology.unproven`) passes only when the resume gate will prove the candidate.
+    """
     topology = analysis.topology
-    if topology.refused or not topology.chain:
-        return Stop(
-            SessionStatus.REFUSED, (Reason(Refusal.TOPOLOGY, topology.refusal or TopologyRefusal.EMPTY),)
-        )
+    refusal = topology.refusal or (topology.unproven if options.claude is None else None)
+    if refusal is not None or not topology.chain:
+        return Stop(SessionStatus.REFUSED, (Reason(Refusal.TOPOLOGY, refusal or TopologyRefusal.EMPTY),))
     if analysis.kind is SessionKind.SUBAGENT:
         return Stop(SessionStatus.SKIPPED_SUBAGENT, (Reason(SkipReason.SUBAGENT),))
     source_validation = validate(analysis.index, analysis.graph, topology.chain, analysis.source.data)
-    # Unreadable lines are excluded as unattributed and cannot reach the output; any other error
-    # concerns the active chain itself, which a summary would only hide.
-    chain_errors = {
-        f.code
-        for f in source_validation.findings
-        if f.severity is Severity.ERROR and f.code not in READING_CODES
-    }
-    if chain_errors:
-        details = tuple(Reason(code) for code in sorted(chain_errors))
-        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHAIN_INVALID), *details))
+    # Unreadable lines are excluded as unattributed and cannot reach the output. Records the API
+    # refuses are replaced by a summary that covers them; any other error concerns the active
+    # chain itself, which a summary would only hide.
+    chain_errors = [
+        f for f in source_validation.findings if f.severity is Severity.ERROR and f.code not in READING_CODES
+    ]
+    if any(f.code not in API_PAIRING_CODES for f in chain_errors):
+        return Stop(SessionStatus.REFUSED, damage_refusal(chain_errors), tuple(chain_errors))
+    damage = chain_damage(analysis.index, topology.chain, chain_errors)
     if analysis.tokens_of(topology.chain) < options.compress.min_tokens:
+        if damage.defects:  # no compaction, so nothing replaces the damaged records
+            return Stop(SessionStatus.REFUSED, damage_refusal(chain_errors), damage.findings())
         return Stop(SessionStatus.SKIPPED_SMALL, (Reason(SkipReason.BELOW_MIN_TOKENS),))
-    return None
+    return damage
 
 
 def candidate_partition(

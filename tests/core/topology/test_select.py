@@ -288,3 +288,43 @@ def test_a_pointer_on_one_result_of_a_parallel_batch_continues_through_the_other
     assert topology.leaf_uuid == "a2" and topology.leaf_source is LeafSource.BELOW_LAST_PROMPT
     lines = [topology.chain.index(n) for n in (1, 2, 3, 4, 5)]
     assert lines == sorted(lines)  # every call and result of the batch is on the chain
+
+
+PROVABLE_CHAINS = {
+    # A parent written after its child: Claude Code walks parentUuid whatever the file order.
+    "chain-non-monotonic": [
+        rec("user", "u1"),
+        rec("user", "u2", "a1"),
+        rec("assistant", "a1", "u1"),
+        rec("assistant", "a2", "u2"),
+    ],
+    # A session that returns to an earlier one (A, B, A): `/clear` and resumes mix sessionIds.
+    "lineage-unsafe": [
+        rec("user", "u1"),
+        rec("assistant", "a1", "u1", session=B),
+        rec("user", "u2", "a1"),
+        rec("assistant", "a2", "u2"),
+    ],
+}
+
+
+@pytest.mark.parametrize("rule", sorted(PROVABLE_CHAINS))
+def test_a_chain_only_the_seeds_safety_rules_refuse_is_selected_when_a_proof_will_judge(rule: str) -> None:
+    records = PROVABLE_CHAINS[rule]
+    refused = resolve(records)
+    assert refused.refusal == rule and refused.chain == () and refused.unproven is None
+    assert {
+        f.severity.value for f in refused.findings if f.code.value.endswith(rule.rsplit("-", maxsplit=1)[-1])
+    } == {"error"}
+    index = build_index(jsonl(records), SourceFormat.CLAUDE_CODE, LIMITS)
+    proven = resolve_topology(
+        index, build_graph(index), TopologyOptions(LeafPolicy.AUTO, None, 0, provable=True)
+    )
+    assert not proven.refused and proven.unproven == rule
+    assert [index.entry(line).uuid for line in proven.chain] == ["u1", "a1", "u2", "a2"]
+    broken = [f for f in proven.findings if f.code.value in ("chain-non-monotonic", "session-lineage-unsafe")]
+    assert [f.severity.value for f in broken] == ["warning"]
+    strict = resolve_topology(
+        index, build_graph(index), TopologyOptions(LeafPolicy.STRICT, None, 0, provable=True)
+    )
+    assert strict.refused  # the strict policy applies the seed's rules only, proof or not
