@@ -22,6 +22,7 @@ __all__ = [
     "PromptCheck",
     "PublishStrategy",
     "RecordType",
+    "ReminderKind",
     "RepairScope",
     "ResumeExit",
     "ResumeGate",
@@ -338,6 +339,23 @@ class Verdict(StrEnum):
     MISMATCH = "mismatch"
     NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
     ERROR = "error"  # Claude Code itself failed or timed out: no verdict
+
+
+class ReminderKind(StrEnum):
+    """What a reminder Claude Code adds says, named from its opener (never its text)."""
+
+    DEFERRED_TOOLS = "deferred-tools"
+    AGENT_LISTING = "agent-listing"
+    SKILL_LISTING = "skill-listing"
+    MCP_INSTRUCTIONS = "mcp-instructions"
+    DATE = "date"
+    ENVIRONMENT = "environment"
+    MODEL = "model"
+    TASKS = "tasks"
+    TOKEN_BUDGET = "token-budget"
+    ATTRIBUTION = "attribution"
+    QUEUED_MESSAGE = "queued-message"
+    OTHER = "other"
 
 
 class PlanOutcome(StrEnum):

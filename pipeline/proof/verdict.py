@@ -4,9 +4,12 @@ Given the context Claude Code sent for the original session and for its compacti
 compaction holds when (1) the compacted context opens with the compact summary message(s),
 (2) what follows is a non-empty suffix of the original context, block for block (role, kind,
 full text, tool id; a tool_result the compaction declares bounded matches only when its text is
-exactly the original's bounded by the declared rule), (3) every tool_result answers a tool_use
-sent before it and every tool_use is answered (unless the original leaves the same call
-unanswered), and (4) no text of an excluded record appears anywhere in it. Every difference is
+exactly the original's bounded by the declared rule; the reminders Claude Code folds into a
+tool_result are compared apart), (3) every tool_result answers a tool_use sent before it and
+every tool_use is answered (unless the original leaves the same call unanswered), (4) no text of
+an excluded record appears anywhere in it, and (5) it says every reminder the original says
+over its kept part and at resume time, and none the original never says
+(`pipeline.proof.reminders`). Every difference is
 described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
 verdicts can go into reports.
 """
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from pipeline.formats.claude_code.bound import BoundRule, bound_content
 from pipeline.proof.context import ContextBlock, SentContext
+from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders
 from pipeline.vocabulary import Role, Verdict
 
 __all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]
@@ -67,20 +71,30 @@ def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) ->
     return count
 
 
+def _bounded_as_declared(got: str, want: str, rule: BoundRule) -> bool:
+    try:
+        original = json.loads(want)
+    except ValueError:
+        return False
+    return json.dumps(bound_content(original, rule)) == got
+
+
 def _same(got: ContextBlock, want: ContextBlock, bounded: Mapping[str, BoundRule]) -> bool:
-    """Equal blocks; or a declared bounded tool_result whose text is the original's, bounded."""
+    """Equal blocks; or tool_results equal once the reminders closing them are apart (the
+    reminders are compared on their own); or a declared bounded tool_result whose text is the
+    original's, bounded, with or without those reminders."""
     if got == want:
         return True
     if got.kind != "tool_result" or (got.role, got.kind, got.id) != (want.role, want.kind, want.id):
         return False
+    got_texts = (got.text, without_folded_reminders(got.text))
+    want_texts = (want.text, without_folded_reminders(want.text))
+    if got_texts[1] == want_texts[1]:
+        return True
     rule = bounded.get(got.id or "")
-    if rule is None:
-        return False
-    try:
-        original = json.loads(want.text)
-    except ValueError:
-        return False
-    return json.dumps(bound_content(original, rule)) == got.text
+    return rule is not None and any(
+        _bounded_as_declared(g, w, rule) for g in dict.fromkeys(got_texts) for w in dict.fromkeys(want_texts)
+    )
 
 
 def _suffix_differences(
@@ -177,6 +191,10 @@ def judge(
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
+    notes: list[str] = []
+    if tail and len(tail) <= len(original.blocks):
+        found, notes = _reminder_differences(original, compacted, len(original.blocks) - len(tail))
+        differences += found
     return ResumeVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
@@ -184,4 +202,21 @@ def judge(
         kept_blocks=len(tail),
         original=original,
         compacted=compacted,
+        notes=tuple(notes),
     )
+
+
+def _reminder_differences(
+    original: SentContext, compacted: SentContext, kept_from: int
+) -> tuple[list[str], list[str]]:
+    """Reminders compared as `reminder_differences` says; the resume turn's only when Claude Code
+    resumed both alike (compacting both first, or neither)."""
+    before, after = original.reminders, compacted.reminders
+    notes: list[str] = []
+    if original.compacted_on_resume != compacted.compacted_on_resume:
+        which = "original" if original.compacted_on_resume else "candidate"
+        notes.append(f"Claude Code compacted the {which} on resume: the resume turn's reminders go unjudged")
+        before = without_closing(before, len(original.blocks))
+        after = without_closing(after, len(compacted.blocks))
+    found, cadence = reminder_differences(before, after, kept_from)
+    return found, notes + cadence
