@@ -22,7 +22,6 @@ __all__ = [
     "PromptCheck",
     "PublishStrategy",
     "RecordType",
-    "ReminderKind",
     "RepairScope",
     "ResumeExit",
     "ResumeGate",
@@ -31,6 +30,7 @@ __all__ = [
     "SessionStatus",
     "Severity",
     "SourceFormat",
+    "StateAttachment",
     "StateSync",
     "StrictStatus",
     "SummarizerName",
@@ -341,21 +341,23 @@ class Verdict(StrEnum):
     ERROR = "error"  # Claude Code itself failed or timed out: no verdict
 
 
-class ReminderKind(StrEnum):
-    """What a reminder Claude Code adds says, named from its opener (never its text)."""
+class StateAttachment(StrEnum):
+    """Attachment kinds whose records Claude Code folds into the reminders it derives on resume."""
 
-    DEFERRED_TOOLS = "deferred-tools"
-    AGENT_LISTING = "agent-listing"
-    SKILL_LISTING = "skill-listing"
-    MCP_INSTRUCTIONS = "mcp-instructions"
-    DATE = "date"
+    DEFERRED_TOOLS_DELTA = "deferred_tools_delta"
+    AGENT_LISTING_DELTA = "agent_listing_delta"
+    MCP_INSTRUCTIONS_DELTA = "mcp_instructions_delta"
+    MCP_DROPPED_TOOLS_DELTA = "mcp_dropped_tools_delta"
+    SKILL_LISTING = "skill_listing"
+    DYNAMIC_SKILL = "dynamic_skill"
     ENVIRONMENT = "environment"
     MODEL = "model"
-    TASKS = "tasks"
-    TOKEN_BUDGET = "token-budget"
-    ATTRIBUTION = "attribution"
-    QUEUED_MESSAGE = "queued-message"
-    OTHER = "other"
+    DATE = "date"
+    DATE_CHANGE = "date_change"  # the date's record before 2.1.3xx
+    SESSION_CONTEXT = "session_context"
+    OUTPUT_STYLE = "output_style_instructions"
+    LANGUAGE = "language"
+    ATTRIBUTION = "remote_session_change"
 
 
 class PlanOutcome(StrEnum):

@@ -1,8 +1,10 @@
 """Composition: the compacted transcript's bytes, exactly as seed 004 lays them out.
 
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
-its `isCompactSummary` user child, the raw suffix (every byte as in the source except the first
-record's `parentUuid` and tool outputs bounded as declared), and a final `last-prompt`
+its `isCompactSummary` user child, the projected resume state (summarized attachment records
+Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
+summary), the raw suffix (every byte as in the source except the first record's `parentUuid`
+and tool outputs bounded as declared), and a final `last-prompt`
 deep-copied from the source pointer with its leaf updated: the only pointer the output holds.
 Pure: the new records' uuids and timestamp are inputs (the compress job draws them), and the
 records themselves are built by the format module.
@@ -89,6 +91,7 @@ class ComposeInput:
     pre_tokens: int
     ids: PairIds
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
+    state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,7 @@ class ComposedTranscript:
     summary_uuid: str
     leaf_uuid: str | None
     source_lines: tuple[int | None, ...]  # per output line: the source line, or None for a new record
+    state_uuids: tuple[str, ...] = ()  # the projected state records, in chain order after the summary
 
 
 def compose(spec: ComposeInput) -> ComposedTranscript:
@@ -113,20 +117,26 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     small = [line for line in spec.raw_lines if index.lengths[line - 1] <= _SAMPLE_LINE_BYTES]
     sample = (index.raw_line(data, line) for line in (small or spec.raw_lines[:1])[:_COMMON_SAMPLE])
     common = shared_fields(sample, spec.session_id)
+    state = [(line, index.entry(line).uuid or "") for line in spec.state_lines]
     metadata = CompactionMetadata(
         TRIGGER,
         spec.metadata,
         spec.pre_tokens,
-        PreservedSegmentStamp(first.uuid, ids.summary_uuid, last.uuid),
+        PreservedSegmentStamp(state[0][1] if state else first.uuid, ids.summary_uuid, last.uuid),
     )
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
     lines.append(boundary_line(common, ids.boundary_uuid, spec.logical_parent, ids.timestamp, metadata))
     lines.append(summary_line(common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text))
     origins.extend((None, None))
+    parent = ids.summary_uuid
+    for line, uid in state:
+        lines.append(replace_parent(index.raw_line(data, line), parent))
+        origins.append(line)
+        parent = uid
     for position, line in enumerate(spec.raw_lines):
         raw = spec.bounded.get(line) or index.raw_line(data, line)
-        lines.append(replace_parent(raw, ids.summary_uuid) if position == 0 else raw)
+        lines.append(replace_parent(raw, parent) if position == 0 else raw)
         origins.append(line)
     if spec.pointer_line is not None:
         pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
@@ -135,5 +145,10 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         lines.append(pointer)
         origins.append(None)
     return ComposedTranscript(
-        b"\n".join(lines) + b"\n", ids.boundary_uuid, ids.summary_uuid, last.uuid, tuple(origins)
+        b"\n".join(lines) + b"\n",
+        ids.boundary_uuid,
+        ids.summary_uuid,
+        last.uuid,
+        tuple(origins),
+        tuple(uid for _, uid in state),
     )

@@ -24,20 +24,38 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
-
-from pipeline.vocabulary import ReminderKind
 
 __all__ = [
     "REMINDER_PREFIX",
     "SCRATCH",
     "Reminder",
+    "ReminderKind",
     "folded_reminders",
     "reminder_differences",
     "reminder_kind",
     "without_closing",
     "without_folded_reminders",
 ]
+
+
+class ReminderKind(StrEnum):
+    """What a reminder Claude Code adds says, named from its opener (never its text)."""
+
+    DEFERRED_TOOLS = "deferred-tools"
+    AGENT_LISTING = "agent-listing"
+    SKILL_LISTING = "skill-listing"
+    MCP_INSTRUCTIONS = "mcp-instructions"
+    DATE = "date"
+    ENVIRONMENT = "environment"
+    MODEL = "model"
+    TASKS = "tasks"
+    TOKEN_BUDGET = "token-budget"
+    ATTRIBUTION = "attribution"
+    QUEUED_MESSAGE = "queued-message"
+    OTHER = "other"
+
 
 CADENCES: Final = frozenset({ReminderKind.TASKS})  # derived from turn counts, not from state
 
@@ -112,7 +130,8 @@ def _is_text_item(item: Any) -> bool:
 
 def _strip_items(items: list[Any]) -> tuple[Any, list[str]]:
     """Trailing reminder items off a content list; one text item left reads as its string."""
-    kept, found = list(items), []
+    kept: list[Any] = list(items)
+    found: list[str] = []
     while kept and _is_text_item(kept[-1]):
         base, segments = _strip_string(kept[-1]["text"])
         if not segments:

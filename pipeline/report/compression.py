@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
     from pipeline.formats.claude_code.bound import BoundedRecord
+    from pipeline.formats.claude_code.state import StateRecord
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
     from pipeline.summarize.outcomes import SummaryAccount
@@ -29,6 +30,7 @@ __all__ = [
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
+    "ProjectedSection",
     "ResumeCheckSection",
     "SentSizes",
     "SizeSection",
@@ -37,6 +39,7 @@ __all__ = [
     "bounded_section",
     "checks_section",
     "plan_section",
+    "projected_section",
     "resume_check_failed",
     "resume_check_section",
     "summary_section",
@@ -77,6 +80,15 @@ class BoundedSection(Section, frozen=True, kw_only=True):
     original_bytes: int
     kept_bytes: int
     outputs: list[BoundedOutput]
+
+
+class ProjectedSection(Section, frozen=True, kw_only=True):
+    """Summarized attachment records the candidate carries after its summary so Claude Code folds
+    the same resume state: how many, of which kinds, on which source lines (never their text)."""
+
+    records: int
+    kinds: dict[str, int]
+    lines: list[int]
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -229,6 +241,16 @@ def bounded_section(
         kept_bytes=sum(o.kept_bytes for o in outputs),
         outputs=outputs,
     )
+
+
+def projected_section(state: Sequence[StateRecord]) -> ProjectedSection | UnsetType:
+    """The projected resume state; unset when the summarized span holds none."""
+    if not state:
+        return UNSET
+    kinds: dict[str, int] = {}
+    for record in state:
+        kinds[record.kind.value] = kinds.get(record.kind.value, 0) + 1
+    return ProjectedSection(records=len(state), kinds=kinds, lines=[record.line for record in state])
 
 
 def summary_section(

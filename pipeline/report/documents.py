@@ -21,6 +21,7 @@ from pipeline.report.compression import (
     ModelPlanSection,
     OutputSection,
     PlanSection,
+    ProjectedSection,
     ResumeCheckSection,
     SummarySection,
 )
@@ -102,6 +103,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
+    projected: ProjectedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET

@@ -27,6 +27,7 @@ __all__ = [
     "CompactionMetadata",
     "LeafStamp",
     "SharedFields",
+    "StateStamp",
     "ToolMetadata",
     "boundary_line",
     "claude_timestamp",
@@ -61,6 +62,15 @@ class BoundStamp(msgspec.Struct, frozen=True, rename="camel"):
     sha256: str
 
 
+class StateStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """One summarized attachment record carried after the summary so Claude Code folds the same
+    resume state: its source line (1-based), kind and uuid."""
+
+    line: int
+    kind: str
+    uuid: str
+
+
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
 
@@ -77,6 +87,7 @@ class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     post_estimated_tokens: int
     cut_reasons: list[str]
     bounded_tool_outputs: list[BoundStamp] = msgspec.field(default_factory=list)
+    projected_state: list[StateStamp] = msgspec.field(default_factory=list)
 
 
 class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):

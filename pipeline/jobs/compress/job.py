@@ -31,6 +31,7 @@ from pipeline.jobs.compress.stages import (
     candidate_partition,
     compose_and_check,
     gate,
+    projected_state,
 )
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
@@ -43,11 +44,13 @@ from pipeline.report.compression import (
     CompressTokens,
     OutputSection,
     PlanSection,
+    ProjectedSection,
     ResumeCheckSection,
     SummarySection,
     bounded_section,
     checks_section,
     plan_section,
+    projected_section,
     summary_section,
     writer_section,
 )
@@ -79,6 +82,7 @@ class _Progress:
     output: OutputSection | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
+    projected: ProjectedSection | UnsetType = UNSET
     planned: Planned | None = None
     stop: Stop | None = None
 
@@ -139,6 +143,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
+        projected=projected_section(projected_state(analysis, plan)),
     )
     defects = validate_checkpoint(summary.text)
     if defects:
@@ -279,6 +284,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         chain=progress.chain,
         summary=progress.summary,
         bounded=progress.bounded,
+        projected=progress.projected,
         checks=progress.checks,
         resume_check=progress.resume_check,
         output=progress.output,
