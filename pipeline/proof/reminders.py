@@ -54,6 +54,8 @@ class ReminderKind(StrEnum):
     TOKEN_BUDGET = "token-budget"
     ATTRIBUTION = "attribution"
     QUEUED_MESSAGE = "queued-message"
+    BACKGROUND_TASKS = "background-tasks"  # tasks the chain started that never reported back
+    READ = "read"  # the caution Claude Code closes a file read with
     OTHER = "other"
 
 
@@ -83,6 +85,12 @@ _OPENERS: Final = (
     ("<total_tokens>", ReminderKind.TOKEN_BUDGET),
     ("Attribution for git commits", ReminderKind.ATTRIBUTION),
     ("The user sent the following message", ReminderKind.QUEUED_MESSAGE),
+    ("[SYSTEM NOTIFICATION", ReminderKind.BACKGROUND_TASKS),
+    ("<task-notification>", ReminderKind.BACKGROUND_TASKS),
+    (
+        "Whenever you read a file, you should consider whether it would be considered malware",
+        ReminderKind.READ,
+    ),
 )
 
 
