@@ -76,11 +76,13 @@ class PlanNote(StrEnum):
     PRIOR_COMPACT_PAIR_FOLDED = "prior-compact-pair-folded"
     EARLIER_SESSIONS_SUMMARIZED = "earlier-sessions-summarized"
     PROTECTED_TURN_KEPT_WHOLE = "protected-turn-kept-whole"
+    PROTECTED_INSTRUCTION_HOLDS_MEDIA = "protected-instruction-holds-media"  # no summary can restate it
     CUT_INSIDE_LONG_TURN = "cut-inside-long-turn"
     MOVED_TO_TURN_START = "moved-to-turn-start"
     MOVED_AFTER_PRIOR_COMPACT_PAIR = "moved-after-prior-compact-pair"
     TARGET_MISSED = "target-missed"  # the rules stopped the cut before the tail fit the goal
     PROTECTED_ROUND_EXCEEDS_TARGET = "protected-round-exceeds-target"
+    NO_ROOM_FOR_SUMMARY = "no-room-for-summary-beside-protected-round"  # the round alone fits
     NO_SAFE_CUT_WITHIN_TARGET = "no-safe-cut-within-target"  # a message, call or turn spans the fit
     FEWER_RECENT_RECORDS_THAN_PREFERRED = "fewer-recent-records-than-preferred"
     SUMMARY_LARGER_THAN_PLANNED = "summary-larger-than-planned"  # re-planned; still over at the end

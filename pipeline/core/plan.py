@@ -9,11 +9,14 @@ groups start at each human turn and keep every assistant fragment, tool call and
 that turn together (seed 001); inside one long turn a cut may fall between completed exchanges
 (seed 000). The protected last round of seed 000 (the current instructions and the two most
 recent complete tool exchanges; a toolless tail walks back to the last tool-bearing round) always
-stays raw; no cut splits a message's fragments, a tool call from its results or an attachment
-from its call, lands at or before an existing compact pair (folded into the summary instead) or
-keeps an earlier session of a one-way lineage raw (seed 004). When no such cut fits the goal, the
-plan cuts as far as those rules allow and names the rule that stopped it (`target-missed`).
-`min_recent_records` is a preference, kept only while the goal allows.
+stays raw, except that the instruction opening a long task may be summarized with the older
+exchanges after it: the summary then restates it verbatim (`jobs.compress.planning`), so it is
+kept whole only when it holds an image or a document, which no summary text can restate. No cut
+splits a message's fragments, a tool call from its results or an attachment from its call, lands
+at or before an existing compact pair (folded into the summary instead) or keeps an earlier
+session of a one-way lineage raw (seed 004). When no such cut fits the goal, the plan cuts as far
+as those rules allow and names the rule that stopped it (`target-missed`). `min_recent_records`
+is a preference, kept only while the goal allows.
 """
 
 from __future__ import annotations
@@ -74,10 +77,13 @@ class ProtectedRound:
 
     start: int  # chain position from which everything must stay raw
     group_start: int  # the round's human turn (its instruction may be summarized inside long tasks)
-    user_lines: tuple[int, ...]  # lines of the round's user instructions
+    user_lines: tuple[int, ...]  # lines of the round's instructions: each prompt and its expansions
     tool_use_ids: tuple[str, ...]
     tool_result_ids: tuple[str, ...]
     assistant_text_lines: tuple[int, ...]
+    opening_media: bool = False  # the instruction opening the round holds an image or a document
+    # The prior summary whose restated instructions a round no human opened goes on with.
+    carried_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +118,31 @@ def _is_turn_start(record: DecodedRecord) -> bool:
         and not record.tool_results
         and "T" in record.blocks
     )
+
+
+def _expands_instruction(record: DecodedRecord) -> bool:
+    """A client text right after a prompt (a slash command's expansion, a prompt hook's context)."""
+    return (
+        record.type == RecordType.USER
+        and record.is_api
+        and record.meta
+        and not record.compact_summary
+        and not record.tool_results
+        and "T" in record.blocks
+    )
+
+
+def _instruction(records: list[DecodedRecord], start: int) -> list[int]:
+    """Positions of the instruction opening at `start`: the prompt and the client texts after it."""
+    positions = [start]
+    for position in range(start + 1, len(records)):
+        record = records[position]
+        if not record.is_api:
+            continue  # progress, attachments and system lines are not sent
+        if not _expands_instruction(record):
+            break
+        positions.append(position)
+    return positions
 
 
 def semantic_groups(records: list[DecodedRecord]) -> tuple[SemanticGroup, ...]:
@@ -180,18 +211,28 @@ def _protected_round(
     if len(exchange_starts) > PROTECTED_EXCHANGES:
         start = exchange_starts[-PROTECTED_EXCHANGES]
     tail = range(start, len(records))
-    turn_lines = tuple(
-        chain[g.start] for g in groups if g.start >= group.start and _is_turn_start(records[g.start])
-    )
+    opened = _is_turn_start(records[group.start])
+    opening = _instruction(records, group.start) if opened else []
+    instructions = [
+        position
+        for g in groups
+        if g.start >= group.start and _is_turn_start(records[g.start])
+        for position in _instruction(records, g.start)
+    ]
+    # A round no human opened (the preamble after a compact pair) goes on with the task of the
+    # latest summary before it.
+    summaries = [] if opened else [i for i in range(group.start, group.end) if records[i].compact_summary]
     return ProtectedRound(
         start=start,
         group_start=group.start,
-        user_lines=turn_lines,
+        user_lines=tuple(chain[i] for i in instructions),
         tool_use_ids=tuple(t for i in tail for t in records[i].tool_uses),
         tool_result_ids=tuple(t for i in tail for t in records[i].tool_results),
         assistant_text_lines=tuple(
             chain[i] for i in tail if records[i].type == RecordType.ASSISTANT and "T" in records[i].blocks
         ),
+        opening_media=any(set(records[i].blocks) - {"T"} for i in opening),
+        carried_line=chain[summaries[-1]] if summaries else None,
     )
 
 
@@ -209,6 +250,7 @@ class _Bounds:
     floor: int
     ceiling: int
     fit: int  # the first position whose tail fits the goal (len(chain) when none does)
+    round_fits: bool  # what the rules keep from `ceiling` on fits the goal, the summary aside
 
 
 def _fit_position(kept_tokens: Sequence[int], budget: int) -> int:
@@ -240,13 +282,16 @@ def plan_cut(
     summary_tokens: int,
     lineage_start: int = 0,
     keep_protected_turn: bool = False,
+    restated_tokens: int = 0,
 ) -> Plan:
     """Choose the cut for an active chain (root-to-leaf lines).
 
     `kept_tokens` is each chain record's tokens as the candidate would hold it (its tool outputs
-    bounded); without it, the record's own tokens. `summary_tokens` is reserved for the summary.
-    `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
-    instruction cannot be carried verbatim by the summary.
+    bounded); without it, the record's own tokens. `summary_tokens` is reserved for the summary,
+    `restated_tokens` of them for the protected instructions it restates (part of the protected
+    round). `keep_protected_turn` forbids cutting inside the protected round's turn, for when its
+    instruction cannot be carried verbatim by the summary; an instruction holding an image or a
+    document forbids it too.
     """
     recs = [index.entry(line) for line in chain]
     costs = list(kept_tokens) if kept_tokens is not None else [r.tokens for r in recs]
@@ -262,18 +307,46 @@ def plan_cut(
             PlanOutcome.FITS, 0, chain, groups, protected, 0, (PlanNote.WHOLE_CHAIN_FITS,), sizes, costs
         )
     floor = _floor(recs, lineage_start, reasons)
-    ceiling = protected.group_start if keep_protected_turn else protected.start
-    if keep_protected_turn:
-        reasons.append(PlanNote.PROTECTED_TURN_KEPT_WHOLE)
+    ceiling = _ceiling(protected, keep_protected_turn, reasons)
     fit = _fit_position(costs, max(0, goal - sizes[2]))
-    cut = _choose(recs, groups, blocked, _Bounds(floor, ceiling, fit), reasons)
+    round_tokens = sum(costs[ceiling:]) + restated_tokens + 2 * RECORD_ALLOWANCE
+    cut = _choose(recs, groups, blocked, _Bounds(floor, ceiling, fit, round_tokens <= goal), reasons)
     if cut is None:
-        reasons.append(PlanNote.NOTHING_BEFORE_PROTECTED_ROUND)
+        # Said only when nothing older than the protected round exists, not when it is kept whole.
+        if not _older_exists(recs, groups, blocked, floor, protected.start):
+            reasons.append(PlanNote.NOTHING_BEFORE_PROTECTED_ROUND)
         return _plan(PlanOutcome.NO_CUT, 0, chain, groups, protected, fit, tuple(reasons), sizes, costs)
     # `min_recent_records` is a preference: the longest tail that fits keeps them when it can.
     if len(chain) - cut < min(options.min_recent_records, len(chain)):
         reasons.append(PlanNote.FEWER_RECENT_RECORDS_THAN_PREFERRED)
     return _plan(PlanOutcome.CUT, cut, chain, groups, protected, fit, tuple(reasons), sizes, costs)
+
+
+def _ceiling(protected: ProtectedRound, keep_protected_turn: bool, reasons: list[PlanNote]) -> int:
+    """The last position a cut may take: the protected round's start, or its turn's when kept whole."""
+    if protected.start == protected.group_start or not (keep_protected_turn or protected.opening_media):
+        return protected.start
+    reasons.append(PlanNote.PROTECTED_TURN_KEPT_WHOLE)
+    if protected.opening_media:
+        reasons.append(PlanNote.PROTECTED_INSTRUCTION_HOLDS_MEDIA)
+    return protected.group_start
+
+
+def _cut_positions(
+    recs: list[DecodedRecord], groups: tuple[SemanticGroup, ...], blocked: list[bool], floor: int, high: int
+) -> tuple[list[int], list[int]]:
+    """The turn starts and the exchange starts in `[floor, high]` where a cut splits nothing."""
+    turns = [g.start for g in groups if floor <= g.start <= high and not blocked[g.start]]
+    exchanges = [p for p in range(floor, high + 1) if _safe(recs, blocked, p)]
+    return turns, exchanges
+
+
+def _older_exists(
+    recs: list[DecodedRecord], groups: tuple[SemanticGroup, ...], blocked: list[bool], floor: int, start: int
+) -> bool:
+    """Whether any cut before the protected round would split nothing (the round itself aside)."""
+    turns, exchanges = _cut_positions(recs, groups, blocked, floor, start)
+    return bool(turns or exchanges)
 
 
 def _safe(recs: list[DecodedRecord], blocked: list[bool], position: int) -> bool:
@@ -294,8 +367,7 @@ def _choose(
     the cut may fall between two completed exchanges (seed 000).
     """
     low, high = max(bounds.floor, bounds.fit), bounds.ceiling
-    turns = [g.start for g in groups if bounds.floor <= g.start <= high and not blocked[g.start]]
-    exchanges = [p for p in range(bounds.floor, high + 1) if _safe(recs, blocked, p)]
+    turns, exchanges = _cut_positions(recs, groups, blocked, bounds.floor, high)
     fitting_turns = [p for p in turns if p >= low]
     if fitting_turns:
         return fitting_turns[0]
@@ -307,9 +379,12 @@ def _choose(
     if not anywhere:
         return None
     reasons.append(PlanNote.TARGET_MISSED)
-    reasons.append(
-        PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET if bounds.fit > high else PlanNote.NO_SAFE_CUT_WITHIN_TARGET
-    )
+    if bounds.fit <= high:
+        reasons.append(PlanNote.NO_SAFE_CUT_WITHIN_TARGET)
+    elif bounds.round_fits:
+        reasons.append(PlanNote.NO_ROOM_FOR_SUMMARY)  # the round fits; with the summary reserved it does not
+    else:
+        reasons.append(PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET)
     if anywhere[-1] not in turns:
         reasons.append(PlanNote.CUT_INSIDE_LONG_TURN)
     return anywhere[-1]

@@ -12,7 +12,10 @@ from itertools import pairwise
 
 import pytest
 
+from pipeline.core.check.candidate import contract_messages
+from pipeline.core.check.contract import protected_round, restate, restated_instructions
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of, semantic_groups
+from pipeline.formats.claude_code.records import message_text
 from pipeline.reasons import PlanNote
 from pipeline.testing import ToolSpec, TranscriptBuilder
 from pipeline.testing.records import jsonl, rec
@@ -126,9 +129,10 @@ def test_one_long_task_is_cut_between_its_completed_exchanges() -> None:
     assert plan.outcome is PlanOutcome.CUT and PlanNote.CUT_INSIDE_LONG_TURN in plan.reasons
     _assert_obeys_the_rules(session, plan, min_recent=4)
     assert session.record(session.chain[plan.cut]).tool_uses  # the tail opens on a tool call
-    # The turn's instruction itself is summarized; keeping the turn whole leaves nothing to cut.
+    # The turn's instruction itself is summarized; keeping the turn whole leaves no cut, and says
+    # so rather than that nothing older than the protected round exists.
     whole = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE, keep_protected_turn=True)
-    assert whole.outcome is PlanOutcome.NO_CUT and PlanNote.NOTHING_BEFORE_PROTECTED_ROUND in whole.reasons
+    assert whole.outcome is PlanOutcome.NO_CUT and whole.reasons == (PlanNote.PROTECTED_TURN_KEPT_WHOLE,)
 
 
 def test_turns_group_a_prompt_with_all_its_work() -> None:
@@ -260,3 +264,153 @@ def test_exchanges_that_open_with_thinking_still_bound_the_protected_round() -> 
     starts = [i for i, r in enumerate(records) if r.type == "assistant" and "K" in r.blocks]
     assert protected.start == starts[-2]  # the last two exchanges, each from its thinking fragment
     assert len(protected.tool_use_ids) == 2
+
+
+def _one_task(
+    b: TranscriptBuilder, prompt: str | list[dict[str, object]], steps: int, lines: int = 300
+) -> None:
+    b.user(prompt)
+    for step in range(steps):
+        b.tool_call("Bash", {"command": f"step {step}"}, "output line\n" * lines)
+    b.assistant(b.text("all done"))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2])
+def test_nothing_is_summarizable_when_no_exchange_is_older_than_the_last_two(steps: int) -> None:
+    b = TranscriptBuilder(seed=40)
+    _one_task(b, "one instruction", steps, lines=3000)
+    session = resolve(b.to_bytes())
+    plan = plan_cut(session.index, session.chain, cut_options(target_ratio=0.1), summary_tokens=RESERVE)
+    assert plan.outcome is PlanOutcome.NO_CUT
+    assert plan.reasons == (PlanNote.NOTHING_BEFORE_PROTECTED_ROUND,)
+
+
+def test_a_protected_round_over_the_goal_still_summarizes_its_older_exchanges() -> None:
+    """Three exchanges, each alone over the goal: the oldest goes to the summary with the prompt."""
+    b = TranscriptBuilder(seed=41)
+    _one_task(b, "one instruction", 3, lines=3000)
+    session = resolve(b.to_bytes())
+    plan = plan_cut(session.index, session.chain, cut_options(target_ratio=0.1), summary_tokens=RESERVE)
+    assert plan.outcome is PlanOutcome.CUT and plan.cut == plan.protected.start > plan.protected.group_start
+    assert {PlanNote.CUT_INSIDE_LONG_TURN, PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET} <= set(plan.reasons)
+    assert PlanNote.PROTECTED_TURN_KEPT_WHOLE not in plan.reasons
+    assert plan.protected.user_lines == (session.chain[0],)  # the prompt, restated by the summary
+    assert plan.protected.user_lines[0] in plan.summary_lines
+
+
+def test_an_instruction_holding_an_image_keeps_its_turn_whole_and_says_why() -> None:
+    b = TranscriptBuilder(seed=42)
+    _one_task(b, [b.text("make the page look like this"), b.image("iVBORw0KGgo=" * 50)], 40)
+    session = resolve(b.to_bytes())
+    options = cut_options(target_ratio=0.2, min_recent_records=0)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    assert plan.protected.opening_media and plan.outcome is PlanOutcome.NO_CUT
+    # Older exchanges exist: the note says the turn is kept whole, not that nothing is older.
+    assert plan.reasons == (PlanNote.PROTECTED_TURN_KEPT_WHOLE, PlanNote.PROTECTED_INSTRUCTION_HOLDS_MEDIA)
+    c = TranscriptBuilder(seed=42)
+    _one_task(c, "an earlier request", 5)
+    _one_task(c, [c.text("make the page look like this"), c.image("iVBORw0KGgo=" * 50)], 40)
+    earlier = resolve(c.to_bytes())
+    plan = plan_cut(earlier.index, earlier.chain, options, summary_tokens=RESERVE)
+    assert plan.outcome is PlanOutcome.CUT and plan.cut == plan.protected.group_start
+    assert PlanNote.PROTECTED_INSTRUCTION_HOLDS_MEDIA in plan.reasons
+
+
+def test_the_round_instruction_is_the_prompt_and_its_expansion_not_hook_context_between_calls() -> None:
+    b = TranscriptBuilder(seed=43)
+    prompt = b.user("<command-name>/init</command-name>", human=False)
+    expansion = b.meta_user("Please analyze this codebase and create a CLAUDE.md file")
+    for step in range(30):
+        b.tool_call("Bash", {"command": f"step {step}"}, "output line\n" * 300)
+        if step % 7 == 3:
+            b.meta_user("<system-reminder>PostToolUse:Edit hook additional context: ok</system-reminder>")
+    b.assistant(b.text("CLAUDE.md written"))
+    session = resolve(b.to_bytes())
+    lines = {session.record(line).uuid: line for line in session.chain}
+    options = cut_options(target_ratio=0.2, min_recent_records=0)
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=RESERVE)
+    assert plan.protected.group_start == 0 and len(plan.groups) == 1  # hook context opens no turn
+    assert plan.protected.user_lines == (lines[prompt], lines[expansion])
+    assert plan.outcome is PlanOutcome.CUT and not plan.target_missed
+
+
+def test_a_task_going_on_after_a_compact_pair_carries_the_instructions_of_its_summary() -> None:
+    b = TranscriptBuilder(seed=44)
+    _one_task(b, "the task", 5)
+    b.compact("the task, restated by an earlier compaction")
+    for step in range(30):  # Claude Code compacted mid-task and went on without a new prompt
+        b.tool_call("Bash", {"command": f"more {step}"}, "output line\n" * 300)
+    session = resolve(b.to_bytes())
+    summary = next(line for line in session.chain if session.record(line).compact_summary)
+    plan = plan_cut(session.index, session.chain, cut_options(target_ratio=0.2), summary_tokens=RESERVE)
+    assert plan.protected.user_lines == () and plan.protected.carried_line == summary
+    assert plan.outcome is PlanOutcome.CUT and summary in plan.summary_lines
+
+
+def test_a_round_that_fits_without_its_summary_is_not_said_to_exceed_the_target() -> None:
+    """The rules keep less than the goal; what is missing is room for the summary beside it."""
+    b = TranscriptBuilder(seed=45)
+    _one_task(b, "one instruction", 30, lines=100)
+    session = resolve(b.to_bytes())
+    options = cut_options(target_ratio=0.2, min_recent_records=0)
+    goal = options.goal(sum(session.record(line).tokens for line in session.chain))
+    protected = protected_round_of(session.index, session.chain)
+    kept = sum(session.record(line).tokens for line in session.chain[protected.start :])
+    assert kept < goal
+    plan = plan_cut(session.index, session.chain, options, summary_tokens=goal - kept // 2)
+    assert plan.cut == plan.protected.start and plan.target_missed
+    assert PlanNote.NO_ROOM_FOR_SUMMARY in plan.reasons
+    assert PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET not in plan.reasons
+    # An instruction the summary restates belongs to the round: too long, the round is over alone.
+    over = plan_cut(
+        session.index, session.chain, options, summary_tokens=RESERVE + goal, restated_tokens=goal
+    )
+    assert PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET in over.reasons
+
+
+def _hooked_session(seed: int) -> Resolved:
+    """Turns opened by prompts or slash commands, hook context between calls, compactions mid-task."""
+    rng = random.Random(seed)
+    b = TranscriptBuilder(seed=seed)
+    for number in range(rng.randint(1, 5)):
+        if rng.random() < 0.3:
+            b.compact(rng.choice(["earlier work", restate(f"task {number - 1}") + "\n- steps (L3)"]))
+            if rng.random() < 0.5:
+                _steps(b, rng, number)
+                continue
+        if rng.random() < 0.3:
+            b.user(f"<command-name>/cmd{number}</command-name>", human=False)
+            b.meta_user(f"expansion of command {number}")
+        else:
+            b.user(f"request {number}: " + "do it " * rng.randint(1, 2000))
+        _steps(b, rng, number)
+    return resolve(b.to_bytes())
+
+
+def _steps(b: TranscriptBuilder, rng: random.Random, number: int) -> None:
+    for step in range(rng.randint(0, 8)):
+        b.tool_call("Bash", {"command": f"s {number}.{step}"}, "out\n" * rng.randint(1, 300))
+        if rng.random() < 0.3:
+            b.meta_user("<system-reminder>PostToolUse hook additional context</system-reminder>")
+    if rng.random() < 0.5:
+        b.assistant(b.text(f"turn {number} done"))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_planner_restates_exactly_the_instructions_the_contract_requires(seed: int) -> None:
+    """Planner and contract find the round's instructions independently: they must agree."""
+    session = _hooked_session(seed)
+    protected = protected_round_of(session.index, session.chain)
+    data = session.data
+    required = protected_round(
+        contract_messages(data, session.index, session.chain, from_line=session.chain[protected.group_start])
+    ).user_texts
+    carried = protected.carried_line
+    restated = (
+        restated_instructions(message_text(session.index.raw_line(data, carried))[1]) if carried else ()
+    )
+    found = (
+        *restated,
+        *(message_text(session.index.raw_line(data, line))[1] for line in protected.user_lines),
+    )
+    assert found == required

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.core.check.contract import restated_instructions
 from pipeline.formats.claude_code.bound import BoundRule, bound_line
 from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
@@ -123,20 +124,29 @@ def test_a_window_ceiling_bounds_a_session_however_large(tmp_path: Path) -> None
     assert report["tokens"]["target_met"] or report["reasons"][:1] == ["target-missed"]
 
 
-def test_a_cut_the_contract_would_refuse_is_never_proposed(tmp_path: Path) -> None:
-    """One long task under a long instruction: summarizing inside the turn would cut the instruction
-    (the summary quotes prompts up to a length), so the plan keeps that whole turn raw instead."""
+def test_a_long_instruction_is_restated_whole_when_its_turn_is_cut_inside(tmp_path: Path) -> None:
+    """One long task under an instruction longer than the summary quotes a prompt: the cut still
+    falls between its completed exchanges, and the summary restates the instruction exactly."""
     b = TranscriptBuilder(seed=33)
     b.user("an earlier, finished request")
     b.tool_call("Read", {"file_path": "/a"}, "contents of a\n" * 300)
     b.assistant(b.text("read it"))
-    b.user("Refactor the whole module as follows. " + "Keep every public name and its docstring. " * 200)
+    instruction = (
+        "Refactor the whole module as follows.\n" + "  Keep every public name and its docstring.\n" * 200
+    )
+    b.user(instruction)
     for step in range(30):
         b.tool_call("Bash", {"command": f"step {step}"}, "output of the step\n" * 400)
     b.assistant(b.text("all steps done"))
     source = tmp_path / "long.jsonl"
     b.write(source)
     report = as_json(compress_session(source, "long.jsonl", compress_options(tmp_path / "out", min_tokens=0)))
-    assert report["status"] != "refused", report.get("reasons")
-    assert "protected-turn-kept-whole" in report["plan"]["reasons"]
-    assert not any(r.startswith("contract") for r in report.get("reasons", []))
+    assert report["status"] == "compressed" and report["tokens"]["target_met"], report.get("reasons")
+    assert "cut-inside-long-turn" in report["plan"]["reasons"]
+    assert "protected-turn-kept-whole" not in report["plan"]["reasons"]
+    summary = next(
+        orjson.loads(line)
+        for line in _candidate(tmp_path / "out", "long.jsonl").split(b"\n")
+        if b'"isCompactSummary":true' in line
+    )
+    assert restated_instructions(summary["message"]["content"]) == (instruction,)

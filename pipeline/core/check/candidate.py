@@ -26,6 +26,9 @@ from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
 
+# Block codes other than these (images, documents) are media: no checkpoint text can restate them.
+_TEXT_OR_RESULT = frozenset("TR")
+
 
 @dataclass(frozen=True, slots=True)
 class CandidateCheck:
@@ -56,19 +59,23 @@ def contract_messages(
             texts: list[str] = []
             uses: list[str] = []
             results: list[str] = []
-            checkpoint = False
+            checkpoint = meta = media = False
             for line in lines:
                 record = index.entry(line)
                 text, summary = "", record.compact_summary
                 if "T" in record.blocks:  # only text blocks are read: a 50 MB tool result is not parsed
                     _, text, summary = message_text(index.raw_line(data, line))
                 checkpoint = checkpoint or summary
+                meta = meta or record.meta
+                media = media or bool(set(record.blocks) - _TEXT_OR_RESULT)
                 uses.extend(record.tool_uses)
                 results.extend(record.tool_results)
                 if text:
                     texts.append(text)
             messages.append(
-                ContractMessage(message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint)
+                ContractMessage(
+                    message.role, "\n".join(texts), tuple(uses), tuple(results), checkpoint, meta, media
+                )
             )
     return messages
 

@@ -230,6 +230,7 @@ def output_section(analysis: Analysis, candidate: Candidate, path: str) -> Outpu
 
 _MISSED_BECAUSE: Final = (
     PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET,
+    PlanNote.NO_ROOM_FOR_SUMMARY,
     PlanNote.NO_SAFE_CUT_WITHIN_TARGET,
     PlanNote.SUMMARY_LARGER_THAN_PLANNED,
 )

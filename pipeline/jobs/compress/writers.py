@@ -46,10 +46,6 @@ class SummaryWriter(Protocol):
     """Writes the checkpoint of some evidence."""
 
     @property
-    def restates_instructions(self) -> bool:
-        """Whether our code must restate summarized protected instructions (a model paraphrases)."""
-
-    @property
     def replans(self) -> bool:
         """Whether a summary larger than planned may be written again (free for the embedded one)."""
 
@@ -75,7 +71,6 @@ class DeterministicWriter:
     """The embedded summarizer: no network, no key, same evidence, same bytes."""
 
     options: SummaryOptions
-    restates_instructions: bool = False
     replans: bool = True
 
     def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
@@ -118,7 +113,6 @@ class ModelWriter:
     services: ModelServices
     fallback: SummaryOptions | None
     budget: RunTokens
-    restates_instructions: bool = True
     replans: bool = False
 
     def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:

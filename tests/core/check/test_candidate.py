@@ -6,16 +6,21 @@ bytes the way a bug in composing could, and the check must refuse with the match
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
+from pipeline.core.check.contract import Violation, restate
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.stages import Candidate, candidate_partition, compose_and_check
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import CandidateFailure
+from pipeline.testing import TranscriptBuilder
 from pipeline.testing.sessions import PROMPTS, build_session
 from pipeline.testing.settings import LIMITS, compress_options
 from pipeline.vocabulary import FindingCode
@@ -47,11 +52,8 @@ class Made:
         )
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
-    folder = tmp_path_factory.mktemp("candidate")
-    build_session(folder / "session.jsonl", turns=6)
-    options = compress_options(folder / "out", min_tokens=0, min_recent_records=8)
+def _made(folder: Path, **knobs: Any) -> Made:
+    options = compress_options(folder / "out", min_tokens=0, **knobs)
     analysis = open_session(
         folder / "session.jsonl", "s", options.topology(), command="compress", per_code=9, limits=LIMITS
     )
@@ -71,6 +73,29 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     )
     new = tuple(i for i, origin in enumerate(composed.source_lines, 1) if origin is None)
     return Made(composed.data, expected, new, analysis, analysis.topology.chain[plan.protected.group_start])
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    folder = tmp_path_factory.mktemp("candidate")
+    build_session(folder / "session.jsonl", turns=6)
+    return _made(folder, min_recent_records=8)
+
+
+LONG_INSTRUCTION = "Port the module to the new API:\n" + "  - keep each name\tand its docstring\n" * 150
+
+
+@pytest.fixture(scope="module")
+def long_task(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    """One task, cut between its completed exchanges: its instruction is restated in the summary."""
+    folder = tmp_path_factory.mktemp("long-task")
+    b = TranscriptBuilder(seed=71)
+    b.user(LONG_INSTRUCTION)
+    for step in range(30):
+        b.tool_call("Bash", {"command": f"step {step}"}, "output of the step\n" * 300)
+    b.assistant(b.text("ported"))
+    b.write(folder / "session.jsonl")
+    return _made(folder)
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -136,3 +161,27 @@ def test_a_lost_current_instruction_breaks_the_survival_contract(made: Made) -> 
     damaged = made.data.replace(last_prompt, b"something else entirely")
     check = made.check(damaged)
     assert CandidateFailure.CONTRACT in _failures(check) and check.violations
+
+
+def _with_summary(made: Made, edit: Callable[[str], str]) -> bytes:
+    lines = _lines(made.data)
+    at = made.new_lines[1] - 1
+    record = orjson.loads(lines[at])
+    record["message"]["content"] = edit(record["message"]["content"])
+    lines[at] = orjson.dumps(record)
+    return _join(lines)
+
+
+def test_a_summarized_instruction_survives_only_restated_exactly(long_task: Made) -> None:
+    assert long_task.check().ok
+    block = restate(LONG_INSTRUCTION)
+    quoted = "- " + LONG_INSTRUCTION.strip() + " (L1)"  # what a summary bullet would quote
+    retabbed = restate(LONG_INSTRUCTION.replace("\t", " "))  # same length, one character changed each line
+    for edit in (
+        lambda text: text.replace(block, quoted),
+        lambda text: text.replace(block, retabbed),
+        lambda text: text.replace(block, block.replace(" characters)", " characters) ")),
+    ):
+        check = long_task.check(_with_summary(long_task, edit))
+        assert check.violations == (Violation.USER_TEXT_DROPPED,)
+        assert CandidateFailure.CONTRACT in _failures(check)
