@@ -3,7 +3,8 @@
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
 its `isCompactSummary` user child, the projected resume state (summarized attachment records
 Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
-summary), the raw suffix (every byte as in the source except the first record's `parentUuid`
+summary, then the records written afresh for it: a `task_status` per carried background shell),
+the raw suffix (every byte as in the source except the first record's `parentUuid`
 and tool outputs bounded as declared), and a final `last-prompt`
 deep-copied from the source pointer with its leaf updated: the only pointer the output holds.
 Pure: the new records' uuids and timestamp are inputs (the compress job draws them), and the
@@ -17,18 +18,22 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
+import msgspec
+
 from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.build import (
     CompactionMetadata,
     PreservedSegmentStamp,
     ToolMetadata,
+    attachment_line,
     boundary_line,
     projected_pointer,
     replace_parent,
     shared_fields,
     summary_line,
 )
+from pipeline.formats.claude_code.tasks import BackgroundShell, task_status
 
 __all__ = [
     "SUMMARY_PREAMBLE",
@@ -37,6 +42,7 @@ __all__ = [
     "ComposeInput",
     "ComposedTranscript",
     "PairIds",
+    "WrittenRecord",
     "compose",
 ]
 
@@ -75,6 +81,15 @@ class PairIds:
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenRecord:
+    """A record the compaction writes after the summary: the `task_status` of a background shell
+    it carries (`pipeline.formats.claude_code.tasks`), with its uuid (drawn by the caller)."""
+
+    uuid: str
+    shell: BackgroundShell
+
+
+@dataclass(frozen=True, slots=True)
 class ComposeInput:
     """Everything composition needs; all of it already decided by earlier stages."""
 
@@ -92,6 +107,8 @@ class ComposeInput:
     ids: PairIds
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
     state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
+    written: tuple[WrittenRecord, ...] = ()  # new attachment records, after the carried ones
+    discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +121,12 @@ class ComposedTranscript:
     leaf_uuid: str | None
     source_lines: tuple[int | None, ...]  # per output line: the source line, or None for a new record
     state_uuids: tuple[str, ...] = ()  # the projected state records, in chain order after the summary
+    written_uuids: tuple[str, ...] = ()  # the records written afresh, after them
+
+    @property
+    def tail_parent(self) -> str:
+        """The uuid the first kept record hangs off: the last record before the raw suffix."""
+        return (self.summary_uuid, *self.state_uuids, *self.written_uuids)[-1]
 
 
 def compose(spec: ComposeInput) -> ComposedTranscript:
@@ -118,11 +141,13 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     sample = (index.raw_line(data, line) for line in (small or spec.raw_lines[:1])[:_COMMON_SAMPLE])
     common = shared_fields(sample, spec.session_id)
     state = [(line, index.entry(line).uuid or "") for line in spec.state_lines]
+    heads = [*(uid for _, uid in state), *(record.uuid for record in spec.written), first.uuid]
     metadata = CompactionMetadata(
         TRIGGER,
         spec.metadata,
         spec.pre_tokens,
-        PreservedSegmentStamp(state[0][1] if state else first.uuid, ids.summary_uuid, last.uuid),
+        PreservedSegmentStamp(heads[0], ids.summary_uuid, last.uuid),
+        list(spec.discovered_tools) if spec.discovered_tools else msgspec.UNSET,
     )
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
@@ -134,6 +159,10 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         lines.append(replace_parent(index.raw_line(data, line), parent))
         origins.append(line)
         parent = uid
+    for record in spec.written:
+        lines.append(attachment_line(common, record.uuid, parent, ids.timestamp, task_status(record.shell)))
+        origins.append(None)
+        parent = record.uuid
     for position, line in enumerate(spec.raw_lines):
         raw = spec.bounded.get(line) or index.raw_line(data, line)
         lines.append(replace_parent(raw, parent) if position == 0 else raw)
@@ -151,4 +180,5 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         last.uuid,
         tuple(origins),
         tuple(uid for _, uid in state),
+        tuple(record.uuid for record in spec.written),
     )

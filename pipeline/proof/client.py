@@ -213,7 +213,9 @@ def _rebuilt(
         if r.position > last or (r.inside and r.position == last)
     )
     strings, reminders = whole.strings + turn.strings, whole.reminders + closing
-    return SentContext(whole.blocks, strings, whole.size, reminders, compacted_on_resume=True)
+    return SentContext(
+        whole.blocks, strings, whole.size, reminders, compacted_on_resume=True, tools=turn.tools
+    )
 
 
 def resume(

@@ -81,6 +81,7 @@ class SentContext:
     size: ContextSize
     reminders: tuple[Reminder, ...] = ()
     compacted_on_resume: bool = False  # Claude Code compacted first: this is its compaction request's
+    tools: tuple[str, ...] = ()  # the names of the tools whose definitions the request sends, sorted
 
 
 def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | None:
@@ -145,7 +146,8 @@ def read_request(body: Mapping[str, Any], probe: str, scratch: tuple[str, ...] =
             if block := _block(role, item, probe):
                 blocks.append(block)
                 strings.extend(plain_strings(item))
-    return SentContext(tuple(blocks), tuple(strings), _size(messages), tuple(reminders))
+    tools = sorted({str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)})
+    return SentContext(tuple(blocks), tuple(strings), _size(messages), tuple(reminders), tools=tuple(tools))
 
 
 def closing_prompt(body: Mapping[str, Any]) -> str | None:

@@ -68,6 +68,8 @@ SCRATCH: Final = "<scratch>"  # the throwaway home's path, the same for both res
 _TRAILING: Final = re.compile(r"(?:\s*<system-reminder>.*?</system-reminder>)+\s*\Z", re.DOTALL)
 _SEGMENT: Final = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.DOTALL)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
+# How Claude Code renders a `task_status` record of a running shell (a carried one, on a candidate).
+_RUNNING_SHELL: Final = re.compile(r"Background (?:shell|monitor) (\S+) \(")
 # Claude Code's openers, by kind (2.1.332); a paragraph with no known opener takes the kind of the
 # paragraph before it in the same reminder.
 _OPENERS: Final = (
@@ -86,6 +88,8 @@ _OPENERS: Final = (
     ("Attribution for git commits", ReminderKind.ATTRIBUTION),
     ("The user sent the following message", ReminderKind.QUEUED_MESSAGE),
     ("[SYSTEM NOTIFICATION", ReminderKind.BACKGROUND_TASKS),
+    ("Background shell ", ReminderKind.BACKGROUND_TASKS),
+    ("Background monitor ", ReminderKind.BACKGROUND_TASKS),
     ("<task-notification>", ReminderKind.BACKGROUND_TASKS),
     (
         "Whenever you read a file, you should consider whether it would be considered malware",
@@ -203,8 +207,17 @@ def _describe(kind: ReminderKind, position: int, text: str, lost: bool) -> str:
     return f"compacted {where} is not one the original sends"
 
 
+def _carried(text: str, carried: frozenset[str]) -> bool:
+    """Whether a paragraph is Claude Code's rendering of a background shell the candidate carries."""
+    found = _RUNNING_SHELL.match(text)
+    return found is not None and found.group(1) in carried
+
+
 def reminder_differences(
-    original: Sequence[Reminder], compacted: Sequence[Reminder], kept_from: int
+    original: Sequence[Reminder],
+    compacted: Sequence[Reminder],
+    kept_from: int,
+    carried: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """What the compacted resume leaves out of, or adds to, the original's reminders: (differences,
     notes); a cadence's differences are notes.
@@ -212,7 +225,9 @@ def reminder_differences(
     `kept_from` is the original's block where the kept part begins. Lost: a paragraph of a
     reminder the original sends within or after its kept part that the compacted resume never
     sends. New: a paragraph the compacted resume sends that the original sends nowhere (a
-    reminder rendered from a projected record repeats one of the original's history).
+    reminder rendered from a projected record repeats one of the original's history), but for the
+    one announcing a background shell the candidate declares it carries (`carried` task ids): a
+    note, as a model reads it after Claude Code's own compaction.
     """
     sent = {text for reminder in compacted for text, _ in _paragraphs(reminder)}
     anywhere = {text for reminder in original for text, _ in _paragraphs(reminder)}
@@ -226,9 +241,14 @@ def reminder_differences(
             if text in seen or text in (sent if is_lost else anywhere):
                 continue
             seen.add(text)
-            (notes if kind in CADENCES else differences).append(
-                _describe(kind, reminder.position, text, is_lost)
-            )
+            if not is_lost and _carried(text, carried):
+                notes.append(
+                    f"compacted {kind.value} reminder before block {reminder.position} ({len(text)} chars) "
+                    "announces a background shell the candidate declares it carries"
+                )
+                continue
+            described = _describe(kind, reminder.position, text, is_lost)
+            (notes if kind in CADENCES else differences).append(described)
     return differences, notes
 
 

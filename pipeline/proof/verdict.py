@@ -7,9 +7,11 @@ full text, tool id; a tool_result the compaction declares bounded matches only w
 exactly the original's bounded by the declared rule; the reminders Claude Code folds into a
 tool_result are compared apart), (3) every tool_result answers a tool_use sent before it and
 every tool_use is answered (unless the original leaves the same call unanswered), (4) no text of
-an excluded record appears anywhere in it, and (5) it says every reminder the original says
-over its kept part and at resume time, and none the original never says
-(`pipeline.proof.reminders`). Every difference is
+an excluded record appears anywhere in it, (5) it says every reminder the original says
+over its kept part and at resume time, and none the original never says but for the
+announcement of a background shell it declares it carries (`pipeline.proof.reminders`), and
+(6) it sends the definitions of the same tools (a deferred tool the summarized part loaded stays
+loaded). Every difference is
 described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
 verdicts can go into reports.
 """
@@ -172,6 +174,17 @@ def _leaks(compacted: SentContext, original: SentContext, excluded: Sequence[Exc
     ]
 
 
+def _tool_differences(original: Sequence[str], compacted: Sequence[str]) -> list[str]:
+    """Tools whose definitions one resume sends and the other does not (a deferred tool the
+    summarized part loaded, say), by name."""
+    lost = sorted(set(original) - set(compacted))
+    new = sorted(set(compacted) - set(original))
+    return [
+        *(f"the original sends tool {name}'s definition; the compacted resume does not" for name in lost),
+        *(f"the compacted resume sends tool {name}'s definition; the original does not" for name in new),
+    ]
+
+
 def judge(
     original: SentContext,
     compacted: SentContext,
@@ -179,8 +192,10 @@ def judge(
     summaries: Sequence[str],
     excluded: Sequence[ExcludedText] = (),
     bounded: Mapping[str, BoundRule] | None = None,
+    carried: frozenset[str] = frozenset(),
 ) -> ResumeVerdict:
-    """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary texts."""
+    """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
+    texts, `carried` the task ids of the background shells it declares it carries."""
     blocks = compacted.blocks
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
@@ -191,9 +206,10 @@ def judge(
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
+    differences += _tool_differences(original.tools, compacted.tools)
     notes: list[str] = []
     if tail and len(tail) <= len(original.blocks):
-        found, notes = _reminder_differences(original, compacted, len(original.blocks) - len(tail))
+        found, notes = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
         differences += found
     return ResumeVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
@@ -207,7 +223,7 @@ def judge(
 
 
 def _reminder_differences(
-    original: SentContext, compacted: SentContext, kept_from: int
+    original: SentContext, compacted: SentContext, kept_from: int, carried: frozenset[str]
 ) -> tuple[list[str], list[str]]:
     """Reminders compared as `reminder_differences` says; the resume turn's only when Claude Code
     resumed both alike (compacting both first, or neither)."""
@@ -218,5 +234,5 @@ def _reminder_differences(
         notes.append(f"Claude Code compacted the {which} on resume: the resume turn's reminders go unjudged")
         before = without_closing(before, len(original.blocks))
         after = without_closing(after, len(compacted.blocks))
-    found, cadence = reminder_differences(before, after, kept_from)
+    found, cadence = reminder_differences(before, after, kept_from, carried)
     return found, notes + cadence

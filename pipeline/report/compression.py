@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.core.plan import Plan
     from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.formats.claude_code.state import StateRecord
+    from pipeline.formats.claude_code.tasks import BackgroundShell
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
     from pipeline.summarize.outcomes import SummaryAccount
@@ -83,12 +84,16 @@ class BoundedSection(Section, frozen=True, kw_only=True):
 
 
 class ProjectedSection(Section, frozen=True, kw_only=True):
-    """Summarized attachment records the candidate carries after its summary so Claude Code folds
-    the same resume state: how many, of which kinds, on which source lines (never their text)."""
+    """The resume state the candidate carries after its summary so Claude Code derives the same
+    reminders: the summarized attachment records it carries verbatim (how many, of which kinds,
+    on which source lines), and the background shells left unfinished that the summarized span
+    started, one `task_status` record written for each (the source line that started it). Never
+    their text."""
 
     records: int
     kinds: dict[str, int]
     lines: list[int]
+    background_shells: list[int]
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -243,14 +248,21 @@ def bounded_section(
     )
 
 
-def projected_section(state: Sequence[StateRecord]) -> ProjectedSection | UnsetType:
+def projected_section(
+    state: Sequence[StateRecord], shells: Sequence[BackgroundShell] = ()
+) -> ProjectedSection | UnsetType:
     """The projected resume state; unset when the summarized span holds none."""
-    if not state:
+    if not state and not shells:
         return UNSET
     kinds: dict[str, int] = {}
     for record in state:
         kinds[record.kind.value] = kinds.get(record.kind.value, 0) + 1
-    return ProjectedSection(records=len(state), kinds=kinds, lines=[record.line for record in state])
+    return ProjectedSection(
+        records=len(state),
+        kinds=kinds,
+        lines=[record.line for record in state],
+        background_shells=[shell.line for shell in shells],
+    )
 
 
 def summary_section(

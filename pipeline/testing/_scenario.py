@@ -191,6 +191,8 @@ class SessionScenario:
         cap = max(600, budget // max(1, rounds))
         for _ in range(rounds):
             self._tool_message(cap, budget)
+        if self._trailing:
+            self._state.background(self._b)
         self._final_message(min(budget, 6_000))
         self._end_turn()
 
@@ -288,6 +290,7 @@ class SessionScenario:
             self._local_command("/model", "Kept model as Default (recommended)")
         if self._trailing:
             self._state.between_turns(b, self._bank.sentences(self._state.rng, 1))
+            self._state.finished(b)
 
     def _maybe_rewind(self, turn_parents: list[str | None]) -> bool:
         """Fork the next prompt from before one of the last turns (a rewind or an edited prompt)."""

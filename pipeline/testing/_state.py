@@ -4,15 +4,19 @@ At session start Claude Code 2.1.x announces its deferred tools (MCP ones among 
 types, MCP server instructions and skills in `deferred_tools_delta`, `agent_listing_delta`,
 `mcp_instructions_delta` and `skill_listing` attachments; later it writes deltas when an MCP
 server disconnects or comes back, `date_change` past midnight, `queued_command` for a prompt
-typed while it worked, and todo/task reminders. Field sets follow the real records of the shared
-corpus (`jazzyalex__agent-sessions__..._claude_small.jsonl`, `iansherr__..._ef958aa1...`). The
-draws come from a generator of their own, so a plan's other choices do not move with them.
+typed while it worked, and todo/task reminders. Now and then a turn leaves a command running in
+the background (`backgroundTaskId` in its result); a later turn gap may bring the
+`<task-notification>` that it finished, and the rest never report back (a dev server, a watcher:
+Claude Code names them unfinished on resume). Field sets follow the real records of the shared
+corpus (`jazzyalex__agent-sessions__..._claude_small.jsonl`, `iansherr__..._ef958aa1...`,
+`marot__spotter__..._4d5611e5...`). The draws come from a generator of their own, so a plan's
+other choices do not move with them.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = ["StateWriter"]
 
@@ -33,12 +37,35 @@ CHANGE_RATE = 0.05  # share of turn gaps that bring a state change (an MCP serve
 DATE_RATE = 0.03  # share of turn gaps that cross midnight
 QUEUED_RATE = 0.03  # share of turn gaps with a prompt typed while Claude Code worked
 REMINDER_RATE = 0.04  # share of turn gaps with a todo or task reminder
+BACKGROUND_RATE = 0.04  # share of turns that leave a command running in the background
+FINISHED_RATE = 0.3  # share of turn gaps that report the oldest background command finished
+BACKGROUND_COMMANDS = (
+    ("npm run dev", "Start the dev server"),
+    ("pytest -x --looponfail", "Watch the tests"),
+    ("tail -f logs/app.log", "Follow the app log"),
+    ("cargo watch -x check", "Recheck on every change"),
+)
+TASK_OUTPUT_DIR = "/tmp/claude-1000/-home-dev-project/tasks"
 
 
 class AttachmentSink(Protocol):
     """What the writer needs of a builder: one attachment record on the cursor."""
 
     def attachment(self, kind: str, **fields: object) -> str: ...
+
+
+class SessionSink(AttachmentSink, Protocol):
+    """... and for background commands: a tool call, a prompt-like user record, a reply."""
+
+    def tool_call(
+        self, name: str, input: dict[str, Any], result: str, *, tool_use_result: Any = None
+    ) -> Any: ...
+
+    def user(self, content: str) -> str: ...
+
+    def text(self, s: str) -> dict[str, Any]: ...
+
+    def assistant(self, *blocks: dict[str, Any]) -> Any: ...
 
 
 def _mcp_names(server: str) -> list[str]:
@@ -53,6 +80,7 @@ class StateWriter:
         self._servers = list(self._rng.sample(MCP_SERVERS, self._rng.randint(1, len(MCP_SERVERS))))
         self._connected = set(self._servers)
         self._day = self._rng.randint(1, 27)
+        self._running: list[tuple[str, str]] = []  # background commands not reported finished
 
     @property
     def rng(self) -> random.Random:
@@ -107,3 +135,39 @@ class StateWriter:
         if rng.random() < REMINDER_RATE:
             kind = rng.choice(("todo_reminder", "task_reminder"))
             b.attachment(kind, content=[], itemCount=0)
+
+    def background(self, b: SessionSink) -> None:
+        """Now and then: the turn leaves a command running in the background."""
+        if self._rng.random() >= BACKGROUND_RATE:
+            return
+        task = f"b{self._rng.getrandbits(24):06x}"
+        command, description = self._rng.choice(BACKGROUND_COMMANDS)
+        b.tool_call(
+            "Bash",
+            {"command": command, "description": description, "run_in_background": True},
+            f"Command running in background with ID: {task}. "
+            f"Output is being written to: {TASK_OUTPUT_DIR}/{task}.output",
+            tool_use_result={
+                "stdout": "",
+                "stderr": "",
+                "interrupted": False,
+                "isImage": False,
+                "noOutputExpected": False,
+                "backgroundTaskId": task,
+            },
+        )
+        self._running.append((task, description))
+
+    def finished(self, b: SessionSink) -> None:
+        """Now and then: the oldest background command reports back, and the model answers."""
+        if not self._running or self._rng.random() >= FINISHED_RATE:
+            return
+        task, description = self._running.pop(0)
+        output = f"{TASK_OUTPUT_DIR}/{task}.output"
+        b.user(
+            f"<task-notification>\n<task-id>{task}</task-id>\n<output-file>{output}</output-file>\n"
+            f'<status>completed</status>\n<summary>Background command "{description}" completed '
+            f"(exit code 0)</summary>\n</task-notification>\n"
+            f"Read the output file to retrieve the result: {output}"
+        )
+        b.assistant(b.text("The background command finished; nothing else to do for it."))

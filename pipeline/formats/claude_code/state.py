@@ -21,7 +21,7 @@ from typing import Final
 from pipeline.formats.claude_code.content import parse_object
 from pipeline.vocabulary import RecordType, StateAttachment
 
-__all__ = ["FOLDED", "NEWEST_ONLY", "StateRecord", "resume_state"]
+__all__ = ["FOLDED", "NEWEST_ONLY", "StateRecord", "discovered_tools", "resume_state"]
 
 # Every record counts: Claude Code folds them in order (names added, removed, re-added).
 FOLDED: Final = frozenset(
@@ -69,3 +69,41 @@ def resume_state(rows: Iterable[tuple[int, bytes]]) -> tuple[StateRecord, ...]:
     found = [StateRecord(number, kind) for number, line in rows if (kind := _kind(line)) is not None]
     newest = {record.kind: record.line for record in found if record.kind in NEWEST_ONLY}
     return tuple(record for record in found if record.kind in FOLDED or newest[record.kind] == record.line)
+
+
+def _references(content: object) -> Iterable[str]:
+    """The tool names ToolSearch's results reference in a user message's content."""
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        inner = block.get("content")
+        for item in inner if isinstance(inner, list) else ():
+            if isinstance(item, dict) and item.get("type") == "tool_reference":
+                name = item.get("tool_name")
+                if isinstance(name, str):
+                    yield name
+
+
+def discovered_tools(rows: Iterable[tuple[int, bytes]]) -> tuple[str, ...]:
+    """The deferred tools a chain span loaded, sorted: those its ToolSearch results reference and
+    those a compact boundary in it carries (`compactMetadata.preCompactDiscoveredTools`).
+
+    Claude Code sends the definitions of every deferred tool its loaded messages discovered, and
+    its own compaction writes them on the new boundary so they stay loaded; a compaction of ours
+    does the same for the span it summarizes (read off build 2.1.332, its discovered-tools scan).
+    """
+    found: set[str] = set()
+    for _, line in rows:
+        if b'"tool_reference"' not in line and b'"preCompactDiscoveredTools"' not in line:
+            continue
+        record = parse_object(line)
+        if record is None:
+            continue
+        metadata = record.get("compactMetadata")
+        if record.get("subtype") == "compact_boundary" and isinstance(metadata, dict):
+            carried = metadata.get("preCompactDiscoveredTools")
+            found.update(n for n in (carried if isinstance(carried, list) else ()) if isinstance(n, str))
+        message = record.get("message")
+        if record.get("type") == RecordType.USER and isinstance(message, dict):
+            found.update(_references(message.get("content")))
+    return tuple(sorted(found))

@@ -29,6 +29,7 @@ from pipeline.jobs.compress.stages import (
     Candidate,
     Stop,
     candidate_partition,
+    carried_shells,
     compose_and_check,
     gate,
     projected_state,
@@ -143,7 +144,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher) 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
-        projected=projected_section(projected_state(analysis, plan)),
+        projected=projected_section(projected_state(analysis, plan), carried_shells(analysis, plan)),
     )
     defects = validate_checkpoint(summary.text)
     if defects:

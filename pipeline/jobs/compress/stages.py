@@ -17,6 +17,7 @@ from pipeline.core.compose import (
     ComposeError,
     ComposeInput,
     PairIds,
+    WrittenRecord,
     compose,
 )
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
@@ -27,20 +28,30 @@ from pipeline.formats.claude_code.bound import bound_line
 from pipeline.formats.claude_code.build import (
     BoundStamp,
     LeafStamp,
+    ShellStamp,
     StateStamp,
     ToolMetadata,
     claude_timestamp,
     replace_parent,
 )
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.state import StateRecord, resume_state
+from pipeline.formats.claude_code.state import StateRecord, discovered_tools, resume_state
+from pipeline.formats.claude_code.tasks import BackgroundShell, task_status, unfinished_shells
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
-__all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gate", "projected_state"]
+__all__ = [
+    "Candidate",
+    "Stop",
+    "candidate_partition",
+    "carried_shells",
+    "compose_and_check",
+    "gate",
+    "projected_state",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +102,14 @@ def projected_state(analysis: Analysis, plan: Plan) -> tuple[StateRecord, ...]:
     return resume_state((line, index.raw_line(data, line)) for line in plan.summary_lines)
 
 
+def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...]:
+    """The background shells Claude Code reports unfinished on resume that the summarized span
+    started: the candidate writes a `task_status` record for each (`formats.claude_code.tasks`)."""
+    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
+    shells = unfinished_shells((line, index.raw_line(data, line)) for line in analysis.topology.chain)
+    return tuple(shell for shell in shells if shell.line in summarized)
+
+
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
@@ -136,6 +155,7 @@ def _metadata(
     partition: Partition,
     post_tokens: int,
     state: tuple[StateRecord, ...],
+    shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
 ) -> ToolMetadata:
     topology, plan = analysis.topology, planned.plan
     return ToolMetadata(
@@ -154,6 +174,9 @@ def _metadata(
         bounded_tool_outputs=_bound_stamps(planned.bounding, plan.raw_lines),
         projected_state=[
             StateStamp(r.line, r.kind.value, analysis.index.entry(r.line).uuid or "") for r in state
+        ],
+        carried_background_shells=[
+            ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
         ],
     )
 
@@ -174,6 +197,7 @@ def _compose(
     index, topology, plan = analysis.index, analysis.topology, planned.plan
     pointer = topology.strict.pointer_line
     state = projected_state(analysis, plan)
+    shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
     carried = {record.line for record in state} | ({pointer} if pointer else set())
     control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
@@ -181,7 +205,8 @@ def _compose(
     kept = sum(planned.bounding.kept_tokens[plan.cut :]) + analysis.tokens_of(
         tuple(sorted(carried - {pointer}))
     )
-    post_tokens = kept + estimate_text(summary_text) + RECORD_ALLOWANCE
+    written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
+    post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
             data=analysis.source.data,
@@ -193,7 +218,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=_metadata(analysis, planned, partition, post_tokens, state),
+            metadata=_metadata(analysis, planned, partition, post_tokens, state, shells),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={
@@ -202,6 +227,10 @@ def _compose(
                 if line in planned.bounding.lines
             },
             state_lines=tuple(record.line for record in state),
+            written=tuple(record for _, record in shells),
+            discovered_tools=discovered_tools(
+                (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
+            ),
         )
     )
 
@@ -215,13 +244,14 @@ def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: Composed
     """
     data, index = analysis.source.data, analysis.index
     output = composed.data.split(b"\n")
-    first = planned.plan.raw_lines[0]
+    first, kept = planned.plan.raw_lines[0], frozenset(planned.plan.raw_lines)
+    summarized = frozenset(planned.plan.summary_lines)
     chain = (composed.summary_uuid, *composed.state_uuids)
-    state_lines = [o for o in composed.source_lines if o is not None and o in planned.plan.summary_lines]
+    state_lines = [o for o in composed.source_lines if o is not None and o in summarized]
     parents = dict(zip(state_lines, chain, strict=False))
     changed = 0
     for number, origin in enumerate(composed.source_lines):
-        if origin is None or (origin not in planned.plan.raw_lines and origin not in parents):
+        if origin is None or (origin not in kept and origin not in parents):
             continue
         rule = planned.bounding.rules.get(origin)
         bounded = bound_line(data, rule, span=index.span(data, origin)) if rule is not None else None
@@ -229,7 +259,7 @@ def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: Composed
         if origin in parents:
             expected = replace_parent(expected, parents[origin])
         elif origin == first:
-            expected = replace_parent(expected, chain[-1])
+            expected = replace_parent(expected, composed.tail_parent)
         changed += output[number] != expected
     return changed
 
@@ -252,6 +282,7 @@ def compose_and_check(
         composed.boundary_uuid,
         composed.summary_uuid,
         *composed.state_uuids,
+        *composed.written_uuids,
         *(index.entry(line).uuid or "" for line in plan.raw_lines),
     ]
     new_lines = [i for i, origin in enumerate(composed.source_lines, 1) if origin is None]
