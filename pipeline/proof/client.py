@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -226,11 +227,14 @@ def resume(
     probe: str = PROBE,
     session_id: str | None = None,
     timeout: float,
+    keep: Path | None = None,
 ) -> ResumeResult:
     """Resume a copy of `transcript` with Claude Code against a fresh capture server.
 
     `model` pins `ANTHROPIC_MODEL` (see :mod:`pipeline.proof.model`); None lets Claude Code
-    restore the session's model as of today. Raises :class:`ResumeTimedOut` after `timeout` s.
+    restore the session's model as of today. `keep` receives the copy as Claude Code left it
+    (what it appended: its turn, its state records, a compaction). Raises
+    :class:`ResumeTimedOut` after `timeout` s.
     """
     scratch = tempfile.TemporaryDirectory(prefix="cc-resume-", ignore_cleanup_errors=True)
     with scratch, CaptureServer() as api:
@@ -243,6 +247,8 @@ def resume(
         compacted = request is not None and _wrote_boundary(staged.transcript, staged_bytes)
         roots = (str(Path(scratch.name).resolve()), scratch.name)
         context = _rebuilt(requests, request, probe, roots, compacted)
+        if keep is not None:
+            shutil.copyfile(staged.transcript, keep)
     body: Mapping[str, Any] = request.body if request is not None else {}
     return ResumeResult(
         session_id=staged.session_id,

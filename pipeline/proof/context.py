@@ -23,6 +23,7 @@ from pipeline.proof.reminders import REMINDER_PREFIX, Reminder, folded_reminders
 
 __all__ = [
     "REMINDER_PREFIX",
+    "SYNTHETIC_REPLY",
     "TEXT_PREFIX_CHARS",
     "ContextBlock",
     "ContextSize",
@@ -61,6 +62,11 @@ class ContextBlock:
         """Content-free description: `user/tool_result toolu_x (312 chars)`."""
         ident = f" {self.id}" if self.id else ""
         return f"{self.role}/{self.kind}{ident} ({len(self.text)} chars)"
+
+
+# The reply Claude Code 2.1.332 inserts after a session's trailing user record when it loads it to
+# answer a new prompt (model `<synthetic>`); its own compaction request goes without it.
+SYNTHETIC_REPLY: Final = ContextBlock("assistant", "text", "No response requested.", None)
 
 
 @dataclass(frozen=True, slots=True)

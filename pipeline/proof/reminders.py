@@ -129,18 +129,18 @@ def _paragraphs(reminder: Reminder) -> Iterable[tuple[str, ReminderKind]]:
                 yield paragraph, kind
 
 
-def _strip_string(text: str) -> tuple[str, list[str]]:
+def _strip_string(text: str, tail: str = "") -> tuple[str, list[str]]:
     match = _TRAILING.search(text)
     if match is None or REMINDER_PREFIX not in match.group(0):
         return text, []
-    return text[: match.start()], [m.group(0) for m in _SEGMENT.finditer(match.group(0))]
+    return text[: match.start()] + tail, [m.group(0) for m in _SEGMENT.finditer(match.group(0))]
 
 
 def _is_text_item(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str)
 
 
-def _strip_items(items: list[Any]) -> tuple[Any, list[str]]:
+def _strip_items(items: list[Any], tail: str) -> tuple[Any, list[str]]:
     """Trailing reminder items off a content list; one text item left reads as its string."""
     kept: list[Any] = list(items)
     found: list[str] = []
@@ -150,7 +150,7 @@ def _strip_items(items: list[Any]) -> tuple[Any, list[str]]:
             break
         found = segments + found
         if base.strip():
-            kept[-1] = {**kept[-1], "text": base}
+            kept[-1] = {**kept[-1], "text": base + tail}
             break
         kept.pop()
     if len(kept) == 1 and _is_text_item(kept[0]) and set(kept[0]) == {"type", "text"}:
@@ -158,24 +158,27 @@ def _strip_items(items: list[Any]) -> tuple[Any, list[str]]:
     return kept, found
 
 
-def _split(shown: str) -> tuple[str, list[str]]:
-    """A tool_result's shown text (the JSON of its content) without its closing reminders."""
+def _split(shown: str, tail: str = "") -> tuple[str, list[str]]:
+    """A tool_result's shown text (the JSON of its content) without its closing reminders, the
+    whitespace before them replaced by `tail`."""
     try:
         content = json.loads(shown)
     except ValueError:
-        return _strip_string(shown)
+        return _strip_string(shown, tail)
     if isinstance(content, str):
-        base, found = _strip_string(content)
+        base, found = _strip_string(content, tail)
     elif isinstance(content, list):
-        base, found = _strip_items(content)
+        base, found = _strip_items(content, tail)
     else:
         return shown, []
     return (json.dumps(base), found) if found else (shown, [])
 
 
-def without_folded_reminders(shown: str) -> str:
-    """The shown text of a tool_result with the reminders that close it taken off."""
-    return _split(shown)[0]
+def without_folded_reminders(shown: str, tail: str = "") -> str:
+    """The shown text of a tool_result with the reminders that close it taken off, and the
+    whitespace Claude Code put before them (`tail` in its place: the content's own trailing
+    whitespace cannot be told from Claude Code's separator)."""
+    return _split(shown, tail)[0]
 
 
 def folded_reminders(shown: str) -> list[str]:

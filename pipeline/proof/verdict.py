@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Final
 
 from pipeline.formats.claude_code.bound import BoundRule, bound_content
-from pipeline.proof.context import ContextBlock, SentContext
+from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, SentContext
 from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders
 from pipeline.vocabulary import Role, Verdict
 
@@ -73,6 +74,11 @@ def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) ->
     return count
 
 
+# What may have stood between a tool_result's own text and the reminders Claude Code closed it with:
+# a bounded result's digest tells which was the content's.
+_SEPARATORS: Final = ("", "\n", "\n\n")
+
+
 def _bounded_as_declared(got: str, want: str, rule: BoundRule) -> bool:
     try:
         original = json.loads(want)
@@ -90,7 +96,7 @@ def _same(got: ContextBlock, want: ContextBlock, bounded: Mapping[str, BoundRule
     if got.kind != "tool_result" or (got.role, got.kind, got.id) != (want.role, want.kind, want.id):
         return False
     got_texts = (got.text, without_folded_reminders(got.text))
-    want_texts = (want.text, without_folded_reminders(want.text))
+    want_texts = (want.text, *(without_folded_reminders(want.text, tail) for tail in _SEPARATORS))
     if got_texts[1] == want_texts[1]:
         return True
     rule = bounded.get(got.id or "")
@@ -196,6 +202,7 @@ def judge(
 ) -> ResumeVerdict:
     """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
     texts, `carried` the task ids of the background shells it declares it carries."""
+    original, compacted, notes = _without_synthetic_close(original, compacted)
     blocks = compacted.blocks
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
@@ -207,10 +214,10 @@ def judge(
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
     differences += _tool_differences(original.tools, compacted.tools)
-    notes: list[str] = []
     if tail and len(tail) <= len(original.blocks):
-        found, notes = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
+        found, more = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
         differences += found
+        notes += more
     return ResumeVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
@@ -220,6 +227,22 @@ def judge(
         compacted=compacted,
         notes=tuple(notes),
     )
+
+
+def _without_synthetic_close(
+    original: SentContext, compacted: SentContext
+) -> tuple[SentContext, SentContext, list[str]]:
+    """When Claude Code compacted one resume and not the other, the other's closing synthetic reply
+    (`SYNTHETIC_REPLY`, which Claude Code's compaction request goes without) is left out, and a
+    note says so."""
+    if original.compacted_on_resume == compacted.compacted_on_resume:
+        return original, compacted, []
+    which, side = ("compacted", compacted) if original.compacted_on_resume else ("original", original)
+    if not side.blocks or side.blocks[-1] != SYNTHETIC_REPLY:
+        return original, compacted, []
+    trimmed = replace(side, blocks=side.blocks[:-1])
+    note = f"the {which} resume closes its trailing turn with Claude Code's synthetic reply: not compared"
+    return (original, trimmed, [note]) if which == "compacted" else (trimmed, compacted, [note])
 
 
 def _reminder_differences(

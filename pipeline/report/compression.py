@@ -189,6 +189,9 @@ class ResumeCheckSection(Section, frozen=True, kw_only=True):
     kept_blocks: int | UnsetType = UNSET
     sent: SentSizes | UnsetType = UNSET
     characters_reduction: float | UnsetType | None = UNSET
+    # The resumes Claude Code compacted before answering (a file over or near its window): their
+    # context is its compaction request's. Unset when it compacted neither.
+    compacted_on_resume: list[str] | UnsetType = UNSET
     elapsed_ms: float
 
 
@@ -336,6 +339,12 @@ def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeChe
             compacted=_size(after.size) if after is not None else None,
         ),
         characters_reduction=reduction,
+        compacted_on_resume=[
+            side
+            for side, context in (("original", before), ("compacted", after))
+            if context is not None and context.compacted_on_resume
+        ]
+        or UNSET,
         elapsed_ms=elapsed_ms,
     )
 

@@ -6,8 +6,8 @@ types, MCP server instructions and skills in `deferred_tools_delta`, `agent_list
 server disconnects or comes back, `date_change` past midnight, `queued_command` for a prompt
 typed while it worked, and todo/task reminders. Now and then a turn leaves a command running in
 the background (`backgroundTaskId` in its result); a later turn gap may bring the
-`<task-notification>` that it finished, and the rest never report back (a dev server, a watcher:
-Claude Code names them unfinished on resume). Field sets follow the real records of the shared
+`<task-notification>` that it finished, and a server or a watcher never reports back (Claude Code
+names it unfinished on resume). Field sets follow the real records of the shared
 corpus (`jazzyalex__agent-sessions__..._claude_small.jsonl`, `iansherr__..._ef958aa1...`,
 `marot__spotter__..._4d5611e5...`). The draws come from a generator of their own, so a plan's
 other choices do not move with them.
@@ -39,11 +39,12 @@ QUEUED_RATE = 0.03  # share of turn gaps with a prompt typed while Claude Code w
 REMINDER_RATE = 0.04  # share of turn gaps with a todo or task reminder
 BACKGROUND_RATE = 0.04  # share of turns that leave a command running in the background
 FINISHED_RATE = 0.3  # share of turn gaps that report the oldest background command finished
+# (command, description, whether it ever finishes): servers and watchers run until the session ends.
 BACKGROUND_COMMANDS = (
-    ("npm run dev", "Start the dev server"),
-    ("pytest -x --looponfail", "Watch the tests"),
-    ("tail -f logs/app.log", "Follow the app log"),
-    ("cargo watch -x check", "Recheck on every change"),
+    ("npm run dev", "Start the dev server", False),
+    ("pytest -x -q", "Run the test suite", True),
+    ("tail -f logs/app.log", "Follow the app log", False),
+    ("cargo build --release", "Build the release binary", True),
 )
 TASK_OUTPUT_DIR = "/tmp/claude-1000/-home-dev-project/tasks"
 
@@ -80,7 +81,7 @@ class StateWriter:
         self._servers = list(self._rng.sample(MCP_SERVERS, self._rng.randint(1, len(MCP_SERVERS))))
         self._connected = set(self._servers)
         self._day = self._rng.randint(1, 27)
-        self._running: list[tuple[str, str]] = []  # background commands not reported finished
+        self._running: list[tuple[str, str]] = []  # background commands that will report back
 
     @property
     def rng(self) -> random.Random:
@@ -141,7 +142,7 @@ class StateWriter:
         if self._rng.random() >= BACKGROUND_RATE:
             return
         task = f"b{self._rng.getrandbits(24):06x}"
-        command, description = self._rng.choice(BACKGROUND_COMMANDS)
+        command, description, finishes = self._rng.choice(BACKGROUND_COMMANDS)
         b.tool_call(
             "Bash",
             {"command": command, "description": description, "run_in_background": True},
@@ -156,7 +157,8 @@ class StateWriter:
                 "backgroundTaskId": task,
             },
         )
-        self._running.append((task, description))
+        if finishes:
+            self._running.append((task, description))
 
     def finished(self, b: SessionSink) -> None:
         """Now and then: the oldest background command reports back, and the model answers."""

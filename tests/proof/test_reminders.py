@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from pipeline.formats.claude_code.bound import BoundRule, bound_content
 from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.reminders import (
     Reminder,
@@ -187,3 +188,49 @@ def test_when_claude_code_compacts_one_side_only_the_resume_turn_goes_unjudged()
     assert any("compacted the original on resume" in note for note in verdict.notes)
     kept = context(ORIGINAL_BLOCKS, (Reminder(4, tag(GONE)),), compacted=True)
     assert judge(kept, compacted, summaries=[SUMMARY]).verdict is Verdict.MISMATCH  # a kept part's reminder
+
+
+RUNNING = 'Background shell b1 ("Start the dev server") is still running (command, shown on one line: `npm run dev`).'
+
+
+def test_a_running_shell_announced_for_a_declared_carried_shell_is_a_note_and_otherwise_a_difference() -> (
+    None
+):
+    compacted = [Reminder(1, tag(RUNNING))]
+    assert reminder_differences([], compacted, 0, carried=frozenset({"b1"})) == (
+        [],
+        [
+            f"compacted background-tasks reminder before block 1 ({len(RUNNING)} chars) "
+            "announces a background shell the candidate declares it carries"
+        ],
+    )
+    differences, _ = reminder_differences([], compacted, 0, carried=frozenset({"b2"}))
+    assert differences == [
+        f"compacted background-tasks reminder before block 1 ({len(RUNNING)} chars) is not one the original sends"
+    ]
+
+
+def test_a_bounded_result_closed_by_a_reminder_matches_whatever_whitespace_stood_before_it() -> None:
+    """The content's own trailing newline and Claude Code's separator look alike; the bounded
+    text's digest tells which was the content's."""
+    output = "line\n" * 3000
+    rule = BoundRule(limit=2000, drop_media=False)
+    original_block = ContextBlock(
+        "user", "tool_result", json.dumps(output + "\n" + tag(DATE).strip()), "toolu_2"
+    )
+    bounded = ContextBlock("user", "tool_result", json.dumps(bound_content(output, rule)), "toolu_2")
+    original = context((*ORIGINAL_BLOCKS[:5], original_block), ())
+    summary = ContextBlock("user", "text", SUMMARY, None)
+    compacted = context((summary, *ORIGINAL_BLOCKS[3:5], bounded), ())
+    verdict = judge(original, compacted, summaries=[SUMMARY], bounded={"toolu_2": rule})
+    assert verdict.verdict is Verdict.MATCH, verdict.differences
+    other = ContextBlock("user", "tool_result", json.dumps(bound_content(output + "x", rule)), "toolu_2")
+    assert (
+        judge(
+            original,
+            context((summary, *ORIGINAL_BLOCKS[3:5], other), ()),
+            summaries=[SUMMARY],
+            bounded={"toolu_2": rule},
+        ).verdict
+        is Verdict.MISMATCH
+    )
