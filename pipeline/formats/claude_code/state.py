@@ -9,7 +9,7 @@ everything afresh, or retract nothing, which the original would not. The records
 summarized span that the state folds (every one of a delta kind, in chain order; only the newest
 of a snapshot kind) are carried into the candidate right after its summary, verbatim but for
 their parent, so Claude Code folds the same state. Read off build 2.1.332 (its `fee`, `W9e`,
-`Ttt`, `jtl` and listing folds) and checked against it (`tests/proof/test_claude_code_resume.py`).
+`Ttt`, `jtl` and listing folds) and checked against it (`tests/jobs/test_resume_gate_state.py`).
 """
 
 from __future__ import annotations

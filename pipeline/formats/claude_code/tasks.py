@@ -16,7 +16,7 @@ notice. It also renders each record as a reminder that the shell is still runnin
 a model reads after Claude Code's own compaction; the gate accepts that reminder only for a shell
 the candidate declares (`carriedBackgroundShells`). Read off build 2.1.332 (its resume scan, its
 orphan notices, its compaction's task attachments); checked against it in
-`tests/proof/test_resume_state.py`.
+`tests/jobs/test_resume_gate_state.py`.
 """
 
 from __future__ import annotations
