@@ -35,6 +35,7 @@ __all__ = [
     "DESCRIPTION_CHARS",
     "BackgroundShell",
     "declared_shells",
+    "may_start_shells",
     "task_status",
     "unfinished_shells",
 ]
@@ -55,6 +56,7 @@ _MARKERS: Final = (
     b'"task_id"',
     *(f'"{name}"'.encode() for name in sorted(LAUNCH_TOOLS | STOP_TOOLS)),
 )
+_STARTS: Final = (b'"backgroundTaskId"', b'"timeoutMs"', b'"task_status"')  # what starts a shell
 _TASK_ID: Final = re.compile(r"<task-id>([^<]+)</task-id>")
 _ENTITY: Final = re.compile(r"&(?:amp|lt|gt);")  # the escapes Claude Code undoes in a notice's ids
 _ENTITIES: Final = {"&amp;": "&", "&lt;": "<", "&gt;": ">"}
@@ -196,6 +198,12 @@ def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
             _results(scan, number, content, record["toolUseResult"])
     elif kind == "attachment":
         _attachment(scan, number, record)
+
+
+def may_start_shells(data: bytes) -> bool:
+    """Whether a transcript holds anything that starts a background shell (most do not: their
+    chain need not be scanned)."""
+    return any(marker in data for marker in _STARTS)
 
 
 def unfinished_shells(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundShell, ...]:

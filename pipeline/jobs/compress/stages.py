@@ -36,7 +36,12 @@ from pipeline.formats.claude_code.build import (
 )
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.state import StateRecord, discovered_tools, resume_state
-from pipeline.formats.claude_code.tasks import BackgroundShell, task_status, unfinished_shells
+from pipeline.formats.claude_code.tasks import (
+    BackgroundShell,
+    may_start_shells,
+    task_status,
+    unfinished_shells,
+)
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
@@ -106,6 +111,8 @@ def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...
     """The background shells Claude Code reports unfinished on resume that the summarized span
     started: the candidate writes a `task_status` record for each (`formats.claude_code.tasks`)."""
     data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
+    if not may_start_shells(data):
+        return ()
     shells = unfinished_shells((line, index.raw_line(data, line)) for line in analysis.topology.chain)
     return tuple(shell for shell in shells if shell.line in summarized)
 

@@ -13,6 +13,7 @@ from pipeline.formats.claude_code.tasks import (
     DESCRIPTION_CHARS,
     BackgroundShell,
     declared_shells,
+    may_start_shells,
     task_status,
     unfinished_shells,
 )
@@ -48,6 +49,14 @@ def test_a_shell_nothing_reports_is_unfinished_with_its_ids_command_and_line() -
         line = orjson.loads(session.index.raw_line(session.data, shell.line))
         assert line["toolUseResult"]["backgroundTaskId"] == shell.task_id
         assert line["message"]["content"][0]["tool_use_id"] == shell.tool_use_id
+
+
+def test_a_transcript_nothing_could_start_a_shell_in_is_told_apart_unscanned() -> None:
+    assert may_start_shells(started("b1").to_bytes())
+    quiet = TranscriptBuilder(seed=3)
+    quiet.user("hello")
+    quiet.tool_call("Bash", {"command": "ls"}, "a.txt")
+    assert not may_start_shells(quiet.to_bytes())
 
 
 def test_a_notice_a_queued_notice_or_a_stop_finishes_a_shell() -> None:
