@@ -32,6 +32,7 @@ __all__ = [
     "SessionStatus",
     "Severity",
     "SourceFormat",
+    "StateAttachment",
     "StateSync",
     "StrictStatus",
     "SummarizerName",
@@ -340,6 +341,25 @@ class Verdict(StrEnum):
     MISMATCH = "mismatch"
     NOT_RESUMABLE = "not-resumable"  # Claude Code resumes neither file: nothing to compare
     ERROR = "error"  # Claude Code itself failed or timed out: no verdict
+
+
+class StateAttachment(StrEnum):
+    """Attachment kinds whose records Claude Code folds into the reminders it derives on resume."""
+
+    DEFERRED_TOOLS_DELTA = "deferred_tools_delta"
+    AGENT_LISTING_DELTA = "agent_listing_delta"
+    MCP_INSTRUCTIONS_DELTA = "mcp_instructions_delta"
+    MCP_DROPPED_TOOLS_DELTA = "mcp_dropped_tools_delta"
+    SKILL_LISTING = "skill_listing"
+    DYNAMIC_SKILL = "dynamic_skill"
+    ENVIRONMENT = "environment"
+    MODEL = "model"
+    DATE = "date"
+    DATE_CHANGE = "date_change"  # the date's record before 2.1.3xx
+    SESSION_CONTEXT = "session_context"
+    OUTPUT_STYLE = "output_style_instructions"
+    LANGUAGE = "language"
+    ATTRIBUTION = "remote_session_change"
 
 
 class PlanOutcome(StrEnum):

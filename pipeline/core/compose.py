@@ -1,8 +1,11 @@
 """Composition: the compacted transcript's bytes, exactly as seed 004 lays them out.
 
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
-its `isCompactSummary` user child, the raw suffix (every byte as in the source except the first
-record's `parentUuid` and tool outputs bounded as declared), and a final `last-prompt`
+its `isCompactSummary` user child, the projected resume state (summarized attachment records
+Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
+summary, then the records written afresh for it: a `task_status` per carried background shell),
+the raw suffix (every byte as in the source except the first record's `parentUuid`
+and tool outputs bounded as declared), and a final `last-prompt`
 deep-copied from the source pointer with its leaf updated: the only pointer the output holds.
 Pure: the new records' uuids and timestamp are inputs (the compress job draws them), and the
 records themselves are built by the format module.
@@ -14,18 +17,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
+
 from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.build import (
     CompactionMetadata,
     PreservedSegmentStamp,
     ToolMetadata,
+    attachment_line,
     boundary_line,
     projected_pointer,
     replace_parent,
     shared_fields,
     summary_line,
 )
+from pipeline.formats.claude_code.tasks import BackgroundShell, task_status
 from pipeline.reasons import ReasonCode
 
 __all__ = [
@@ -35,6 +42,7 @@ __all__ = [
     "ComposeInput",
     "ComposedTranscript",
     "PairIds",
+    "WrittenRecord",
     "compose",
 ]
 
@@ -73,6 +81,15 @@ class PairIds:
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenRecord:
+    """A record the compaction writes after the summary: the `task_status` of a background shell
+    it carries (`pipeline.formats.claude_code.tasks`), with its uuid (drawn by the caller)."""
+
+    uuid: str
+    shell: BackgroundShell
+
+
+@dataclass(frozen=True, slots=True)
 class ComposeInput:
     """Everything composition needs; all of it already decided by earlier stages."""
 
@@ -89,6 +106,9 @@ class ComposeInput:
     pre_tokens: int
     ids: PairIds
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
+    state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
+    written: tuple[WrittenRecord, ...] = ()  # new attachment records, after the carried ones
+    discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +120,13 @@ class ComposedTranscript:
     summary_uuid: str
     leaf_uuid: str | None
     source_lines: tuple[int | None, ...]  # per output line: the source line, or None for a new record
+    state_uuids: tuple[str, ...] = ()  # the projected state records, in chain order after the summary
+    written_uuids: tuple[str, ...] = ()  # the records written afresh, after them
+
+    @property
+    def tail_parent(self) -> str:
+        """The uuid the first kept record hangs off: the last record before the raw suffix."""
+        return (self.summary_uuid, *self.state_uuids, *self.written_uuids)[-1]
 
 
 def compose(spec: ComposeInput) -> ComposedTranscript:
@@ -113,20 +140,32 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     small = [line for line in spec.raw_lines if index.lengths[line - 1] <= _SAMPLE_LINE_BYTES]
     sample = (index.raw_line(data, line) for line in (small or spec.raw_lines[:1])[:_COMMON_SAMPLE])
     common = shared_fields(sample, spec.session_id)
+    state = [(line, index.entry(line).uuid or "") for line in spec.state_lines]
+    heads = [*(uid for _, uid in state), *(record.uuid for record in spec.written), first.uuid]
     metadata = CompactionMetadata(
         TRIGGER,
         spec.metadata,
         spec.pre_tokens,
-        PreservedSegmentStamp(first.uuid, ids.summary_uuid, last.uuid),
+        PreservedSegmentStamp(heads[0], ids.summary_uuid, last.uuid),
+        list(spec.discovered_tools) if spec.discovered_tools else msgspec.UNSET,
     )
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
     lines.append(boundary_line(common, ids.boundary_uuid, spec.logical_parent, ids.timestamp, metadata))
     lines.append(summary_line(common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text))
     origins.extend((None, None))
+    parent = ids.summary_uuid
+    for line, uid in state:
+        lines.append(replace_parent(index.raw_line(data, line), parent))
+        origins.append(line)
+        parent = uid
+    for record in spec.written:
+        lines.append(attachment_line(common, record.uuid, parent, ids.timestamp, task_status(record.shell)))
+        origins.append(None)
+        parent = record.uuid
     for position, line in enumerate(spec.raw_lines):
         raw = spec.bounded.get(line) or index.raw_line(data, line)
-        lines.append(replace_parent(raw, ids.summary_uuid) if position == 0 else raw)
+        lines.append(replace_parent(raw, parent) if position == 0 else raw)
         origins.append(line)
     if spec.pointer_line is not None:
         pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
@@ -135,5 +174,11 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         lines.append(pointer)
         origins.append(None)
     return ComposedTranscript(
-        b"\n".join(lines) + b"\n", ids.boundary_uuid, ids.summary_uuid, last.uuid, tuple(origins)
+        b"\n".join(lines) + b"\n",
+        ids.boundary_uuid,
+        ids.summary_uuid,
+        last.uuid,
+        tuple(origins),
+        tuple(uid for _, uid in state),
+        tuple(record.uuid for record in spec.written),
     )

@@ -2,7 +2,9 @@
 
 `summary` and `raw_keep` split the active chain at the cut (a sweep has no cut, so the whole
 chain is `raw_keep`); `side_keep` holds file-history snapshots correlated with kept records;
-`control_projection` holds the one pointer and the leading UI metadata the output re-projects;
+`control_projection` holds the one pointer and the leading UI metadata the output re-projects,
+and the summarized span's attachment records whose state Claude Code folds on resume, which the
+output carries after its summary (`pipeline.formats.claude_code.state`);
 `excluded_branch` holds every other uuid record; `excluded_unattributed` holds the rest.
 Excluded sets leave this module only as counts and digests.
 """
@@ -117,16 +119,19 @@ def partition_lines(
     raw_keep: Iterable[int],
     side_keep: Iterable[int],
     pointer_line: int | None,
+    projected: Iterable[int] = (),
     branch_isolation: bool = True,
 ) -> Partition:
     """Assign every line to one set and assert the sets are disjoint and complete.
 
+    `projected` are summarized lines the output carries as they are (they leave `summary`).
     Without branch isolation (the physical-tail mode) no uuid record is excluded as a branch.
     """
-    summary_set = frozenset(summary)
+    projected_set = frozenset(projected)
+    summary_set = frozenset(summary) - projected_set
     raw_set = frozenset(raw_keep)
     side_set = frozenset(side_keep)
-    control_set = control_projection_lines(index, pointer_line)
+    control_set = control_projection_lines(index, pointer_line) | projected_set
     control_set -= summary_set | raw_set
     assigned = summary_set | raw_set | side_set | control_set
     branch: set[int] = set()

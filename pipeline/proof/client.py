@@ -3,18 +3,22 @@
 `resume` stages a copy of a transcript in a throwaway home (`staging.py`), runs
 `claude -p --resume <session-id> <probe>` in a clean environment against a fresh
 :class:`~pipeline.proof.capture.CaptureServer` with every kind of outside traffic turned off,
-and returns the request that carried the probe, read as a :class:`SentContext`. Nothing of the
-user's environment is passed on but `PATH`.
+and returns the context Claude Code rebuilt from the file, read as a :class:`SentContext`: the
+request that carried the probe; or, when Claude Code compacted the session before answering (a
+file over its auto-compact threshold, or near it), its own compaction request, which carries the
+whole rebuilt context, with the probe turn's reminders beside it. Nothing of the user's
+environment is passed on but `PATH`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -30,7 +34,8 @@ from pipeline.installed import (
 )
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.capture import CaptureServer, RecordedRequest
-from pipeline.proof.context import SentContext, read_request
+from pipeline.proof.context import SentContext, closing_prompt, read_request
+from pipeline.proof.reminders import Reminder
 from pipeline.proof.staging import StagedSession, stage_session
 
 __all__ = [
@@ -68,10 +73,12 @@ class ResumeTimedOut(ClaudeCodeError):
 class ResumeResult:
     """What one `claude -p --resume` run did: exit code, output, and the context it sent.
 
-    `resumed` means Claude Code called the API with the probe; `context` is what that call sent
-    and `model` its model; `message_requests` counts every Messages call. `rejected` holds the
-    API rules that call broke: the capture server answered it with the API's 400, as the real API
-    would, after recording what was sent.
+    `resumed` means Claude Code called the API with the probe; `context` is what Claude Code
+    rebuilt from the file and `model` the probe call's model; `compacted_on_resume` says Claude
+    Code compacted the session first (`context` is then its compaction request's); and
+    `message_requests` counts every Messages call. `rejected` holds the API rules the probe call
+    broke: the capture server answered it with the API's 400, as the real API would, after
+    recording what was sent.
     """
 
     session_id: str
@@ -83,6 +90,7 @@ class ResumeResult:
     context: SentContext
     message_requests: int
     rejected: tuple[ApiViolation, ...] = ()
+    compacted_on_resume: bool = False
 
     @property
     def refused(self) -> bool:
@@ -172,6 +180,49 @@ def _probe_request(requests: Iterable[RecordedRequest], probe: str) -> RecordedR
     return next((request for request in reversed(tuple(requests)) if _carries_probe(request, probe)), None)
 
 
+def _compaction_request(
+    requests: Sequence[RecordedRequest], probe_request: RecordedRequest
+) -> RecordedRequest | None:
+    """The request that carried the whole context to be compacted: the largest message call
+    made before the probe's (a retry repeats it with longer instructions; the first is taken)."""
+    at = next(i for i, request in enumerate(requests) if request is probe_request)
+    earlier = [r for r in requests[:at] if r.is_message and isinstance(r.body, dict)]
+    return max(earlier, key=lambda r: len(r.body.get("messages") or ()), default=None)
+
+
+def _wrote_boundary(transcript: Path, staged_bytes: int) -> bool:
+    """Whether Claude Code appended a compact boundary to the file it resumed."""
+    with transcript.open("rb") as appended:
+        appended.seek(staged_bytes)
+        return b'"compact_boundary"' in appended.read()
+
+
+def _rebuilt(
+    requests: Sequence[RecordedRequest],
+    probe_request: RecordedRequest | None,
+    probe: str,
+    scratch: tuple[str, ...],
+    compacted: bool,
+) -> SentContext:
+    """The context Claude Code rebuilt from the file (see the module docstring)."""
+    body: Mapping[str, Any] = probe_request.body if probe_request is not None else {}
+    turn = read_request(body, probe, scratch)
+    compaction = _compaction_request(requests, probe_request) if compacted and probe_request else None
+    if compaction is None:
+        return turn
+    whole = read_request(compaction.body, closing_prompt(compaction.body) or probe, scratch)
+    last = len(turn.blocks) - 1
+    closing = tuple(
+        Reminder(len(whole.blocks), r.text)
+        for r in turn.reminders
+        if r.position > last or (r.inside and r.position == last)
+    )
+    strings, reminders = whole.strings + turn.strings, whole.reminders + closing
+    return SentContext(
+        whole.blocks, strings, whole.size, reminders, compacted_on_resume=True, tools=turn.tools
+    )
+
+
 def resume(
     transcript: Path,
     *,
@@ -180,18 +231,28 @@ def resume(
     probe: str = PROBE,
     session_id: str | None = None,
     timeout: float,
+    keep: Path | None = None,
 ) -> ResumeResult:
     """Resume a copy of `transcript` with Claude Code against a fresh capture server.
 
     `model` pins `ANTHROPIC_MODEL` (see :mod:`pipeline.proof.model`); None lets Claude Code
-    restore the session's model as of today. Raises :class:`ResumeTimedOut` after `timeout` s.
+    restore the session's model as of today. `keep` receives the copy as Claude Code left it
+    (what it appended: its turn, its state records, a compaction). Raises
+    :class:`ResumeTimedOut` after `timeout` s.
     """
     scratch = tempfile.TemporaryDirectory(prefix="cc-resume-", ignore_cleanup_errors=True)
     with scratch, CaptureServer() as api:
         staged = stage_session(transcript, Path(scratch.name), session_id=session_id)
+        staged_bytes = staged.transcript.stat().st_size
         command = [str(executable), "-p", "--resume", staged.session_id, probe]
         returncode, stdout, stderr = _run(command, staged, _environment(staged, api.base_url, model), timeout)
-        request = _probe_request(api.requests, probe)
+        requests = api.requests
+        request = _probe_request(requests, probe)
+        compacted = request is not None and _wrote_boundary(staged.transcript, staged_bytes)
+        roots = (str(Path(scratch.name).resolve()), scratch.name)
+        context = _rebuilt(requests, request, probe, roots, compacted)
+        if keep is not None:
+            shutil.copyfile(staged.transcript, keep)
     body: Mapping[str, Any] = request.body if request is not None else {}
     return ResumeResult(
         session_id=staged.session_id,
@@ -200,7 +261,8 @@ def resume(
         stderr=stderr,
         resumed=request is not None,
         model=body.get("model"),
-        context=read_request(body, probe),
-        message_requests=sum(1 for r in api.requests if r.is_message),
+        context=context,
+        message_requests=sum(1 for r in requests if r.is_message),
         rejected=request.rejected if request is not None else (),
+        compacted_on_resume=compacted,
     )

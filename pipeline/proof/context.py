@@ -1,9 +1,10 @@
 """What Claude Code sent: a captured Messages API request read as a sequence of content blocks.
 
 A block keeps its role, kind, full text and tool id; that is what a resumed session means to the
-model. Claude Code's own additions are dropped so two resumes compare on transcript content
-alone: `<system-reminder>` texts, the probe prompt, and `system`-role messages (the environment
-block newer builds append; no transcript row becomes one). The size of the request (messages,
+model. Claude Code's own additions are read apart so two resumes compare on transcript content:
+the probe prompt is dropped; `<system-reminder>` text blocks, `system`-role messages (no
+transcript row becomes one) and the reminders closing a tool_result become `Reminder`s that
+remember where they stood (`pipeline.proof.reminders`). The size of the request (messages,
 characters, seed-estimated tokens) is measured over the `messages` array exactly as sent.
 """
 
@@ -18,17 +19,20 @@ import orjson
 
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_utf8
 from pipeline.formats.claude_code.records import plain_strings
+from pipeline.proof.reminders import REMINDER_PREFIX, Reminder, folded_reminders, normalized
 
 __all__ = [
     "REMINDER_PREFIX",
+    "SYNTHETIC_REPLY",
     "TEXT_PREFIX_CHARS",
     "ContextBlock",
     "ContextSize",
+    "Reminder",
     "SentContext",
+    "closing_prompt",
     "read_request",
 ]
 
-REMINDER_PREFIX: Final = "<system-reminder>"
 TEXT_PREFIX_CHARS: Final = 120  # the golden file's `text_prefix` length
 
 
@@ -60,6 +64,11 @@ class ContextBlock:
         return f"{self.role}/{self.kind}{ident} ({len(self.text)} chars)"
 
 
+# The reply Claude Code 2.1.332 inserts after a session's trailing user record when it loads it to
+# answer a new prompt (model `<synthetic>`); its own compaction request goes without it.
+SYNTHETIC_REPLY: Final = ContextBlock("assistant", "text", "No response requested.", None)
+
+
 @dataclass(frozen=True, slots=True)
 class ContextSize:
     """How big a request's conversation is: messages, characters of their JSON, seed tokens."""
@@ -76,15 +85,16 @@ class SentContext:
     blocks: tuple[ContextBlock, ...]
     strings: tuple[str, ...]  # every string the conversation carries, tool inputs included
     size: ContextSize
+    reminders: tuple[Reminder, ...] = ()
+    compacted_on_resume: bool = False  # Claude Code compacted first: this is its compaction request's
+    tools: tuple[str, ...] = ()  # the names of the tools whose definitions the request sends, sorted
 
 
 def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | None:
     kind = str(block.get("type"))
     if kind == "text":
         text = str(block.get("text", ""))
-        if text.startswith(REMINDER_PREFIX) or text == probe:
-            return None
-        return ContextBlock(role, "text", text, None)
+        return None if text == probe else ContextBlock(role, "text", text, None)
     if kind in ("thinking", "redacted_thinking"):
         return ContextBlock(role, "thinking", str(block.get("thinking") or ""), None)
     if kind == "tool_use":
@@ -93,6 +103,19 @@ def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | No
         shown = block["text"] if "text" in block else json.dumps(block.get("content"))
         return ContextBlock(role, kind, str(shown), block.get("tool_use_id"))
     return ContextBlock(role, kind, "", None)
+
+
+def _reminder(role: str, item: Mapping[str, Any], position: int) -> list[Reminder]:
+    """The reminders one content item is or carries (`position`: the blocks sent before it)."""
+    if item.get("type") == "text":
+        text = str(item.get("text", ""))
+        if role == "system" or text.startswith(REMINDER_PREFIX):
+            return [Reminder(position, text)]
+        return []
+    if item.get("type") == "tool_result":
+        shown = item["text"] if "text" in item else json.dumps(item.get("content"))
+        return [Reminder(position, text, inside=True) for text in folded_reminders(str(shown))]
+    return []
 
 
 def _items(content: Any) -> Iterable[Any]:
@@ -108,17 +131,37 @@ def _size(messages: list[Any]) -> ContextSize:
     )
 
 
-def read_request(body: Mapping[str, Any], probe: str) -> SentContext:
-    """The transcript content of a Messages API request body, minus what Claude Code adds."""
+def read_request(body: Mapping[str, Any], probe: str, scratch: tuple[str, ...] = ()) -> SentContext:
+    """The transcript content of a Messages API request body, its reminders apart, minus the probe.
+
+    `scratch` are the throwaway home's paths, written `<scratch>` in reminders.
+    """
     messages = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
     blocks: list[ContextBlock] = []
     strings: list[str] = []
+    reminders: list[Reminder] = []
     for message in messages:
         role = str(message.get("role"))
-        if role == "system":
-            continue
         for item in _items(message.get("content")):
-            if isinstance(item, Mapping) and (block := _block(role, item, probe)):
+            if not isinstance(item, Mapping):
+                continue
+            found = _reminder(role, item, len(blocks))
+            reminders += (normalized(reminder, scratch) for reminder in found)
+            if role == "system" or (found and item.get("type") == "text"):
+                continue
+            if block := _block(role, item, probe):
                 blocks.append(block)
                 strings.extend(plain_strings(item))
-    return SentContext(tuple(blocks), tuple(strings), _size(messages))
+    tools = sorted({str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)})
+    return SentContext(tuple(blocks), tuple(strings), _size(messages), tuple(reminders), tools=tuple(tools))
+
+
+def closing_prompt(body: Mapping[str, Any]) -> str | None:
+    """The text of the last block of the last message (Claude Code's compaction instructions)."""
+    messages = body.get("messages") or ()
+    last = messages[-1] if messages and isinstance(messages[-1], Mapping) else {}
+    content = last.get("content")
+    if isinstance(content, str):
+        return content
+    final = content[-1] if isinstance(content, list) and content else None
+    return str(final["text"]) if isinstance(final, Mapping) and isinstance(final.get("text"), str) else None

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pipeline.formats.claude_code.bound import declared_bounds
 from pipeline.formats.claude_code.content import iter_contents
+from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model, with_recorded_window
@@ -97,12 +98,14 @@ def prove_resume(
             before.context,
             None,
         )
+    written = compacted.read_bytes()
     verdict = judge(
         before.context,
         after.context,
         summaries=summary_texts(compacted),
         excluded=excluded,
-        bounded=declared_bounds(compacted.read_bytes()),
+        bounded=declared_bounds(written),
+        carried=declared_shells(written),
     )
     return with_api_rejections(verdict, before.rejected, after.rejected)
 

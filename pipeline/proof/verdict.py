@@ -4,9 +4,14 @@ Given the context Claude Code sent for the original session and for its compacti
 compaction holds when (1) the compacted context opens with the compact summary message(s),
 (2) what follows is a non-empty suffix of the original context, block for block (role, kind,
 full text, tool id; a tool_result the compaction declares bounded matches only when its text is
-exactly the original's bounded by the declared rule), (3) every tool_result answers a tool_use
-sent before it and every tool_use is answered (unless the original leaves the same call
-unanswered), and (4) no text of an excluded record appears anywhere in it. Every difference is
+exactly the original's bounded by the declared rule; the reminders Claude Code folds into a
+tool_result are compared apart), (3) every tool_result answers a tool_use sent before it and
+every tool_use is answered (unless the original leaves the same call unanswered), (4) no text of
+an excluded record appears anywhere in it, (5) it says every reminder the original says
+over its kept part and at resume time, and none the original never says but for the
+announcement of a background shell it declares it carries (`pipeline.proof.reminders`), and
+(6) it sends the definitions of the same tools (a deferred tool the summarized part loaded stays
+loaded). Every difference is
 described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
 verdicts can go into reports.
 """
@@ -15,11 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Final
 
 from pipeline.formats.claude_code.bound import BoundRule, bound_content
 from pipeline.proof.api_rules import ApiViolation
-from pipeline.proof.context import ContextBlock, SentContext
+from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, SentContext
+from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders
 from pipeline.vocabulary import Role, Verdict
 
 __all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]
@@ -74,20 +81,35 @@ def _summary_prefix(blocks: Sequence[ContextBlock], summaries: Sequence[str]) ->
     return count
 
 
+# What may have stood between a tool_result's own text and the reminders Claude Code closed it with:
+# a bounded result's digest tells which was the content's.
+_SEPARATORS: Final = ("", "\n", "\n\n")
+
+
+def _bounded_as_declared(got: str, want: str, rule: BoundRule) -> bool:
+    try:
+        original = json.loads(want)
+    except ValueError:
+        return False
+    return json.dumps(bound_content(original, rule)) == got
+
+
 def _same(got: ContextBlock, want: ContextBlock, bounded: Mapping[str, BoundRule]) -> bool:
-    """Equal blocks; or a declared bounded tool_result whose text is the original's, bounded."""
+    """Equal blocks; or tool_results equal once the reminders closing them are apart (the
+    reminders are compared on their own); or a declared bounded tool_result whose text is the
+    original's, bounded, with or without those reminders."""
     if got == want:
         return True
     if got.kind != "tool_result" or (got.role, got.kind, got.id) != (want.role, want.kind, want.id):
         return False
+    got_texts = (got.text, without_folded_reminders(got.text))
+    want_texts = (want.text, *(without_folded_reminders(want.text, tail) for tail in _SEPARATORS))
+    if got_texts[1] == want_texts[1]:
+        return True
     rule = bounded.get(got.id or "")
-    if rule is None:
-        return False
-    try:
-        original = json.loads(want.text)
-    except ValueError:
-        return False
-    return json.dumps(bound_content(original, rule)) == got.text
+    return rule is not None and any(
+        _bounded_as_declared(g, w, rule) for g in dict.fromkeys(got_texts) for w in dict.fromkeys(want_texts)
+    )
 
 
 def _suffix_differences(
@@ -165,6 +187,17 @@ def _leaks(compacted: SentContext, original: SentContext, excluded: Sequence[Exc
     ]
 
 
+def _tool_differences(original: Sequence[str], compacted: Sequence[str]) -> list[str]:
+    """Tools whose definitions one resume sends and the other does not (a deferred tool the
+    summarized part loaded, say), by name."""
+    lost = sorted(set(original) - set(compacted))
+    new = sorted(set(compacted) - set(original))
+    return [
+        *(f"the original sends tool {name}'s definition; the compacted resume does not" for name in lost),
+        *(f"the compacted resume sends tool {name}'s definition; the original does not" for name in new),
+    ]
+
+
 def judge(
     original: SentContext,
     compacted: SentContext,
@@ -172,8 +205,11 @@ def judge(
     summaries: Sequence[str],
     excluded: Sequence[ExcludedText] = (),
     bounded: Mapping[str, BoundRule] | None = None,
+    carried: frozenset[str] = frozenset(),
 ) -> ResumeVerdict:
-    """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary texts."""
+    """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
+    texts, `carried` the task ids of the background shells it declares it carries."""
+    original, compacted, notes = _without_synthetic_close(original, compacted)
     blocks = compacted.blocks
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
@@ -184,6 +220,11 @@ def judge(
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
+    differences += _tool_differences(original.tools, compacted.tools)
+    if tail and len(tail) <= len(original.blocks):
+        found, more = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
+        differences += found
+        notes += more
     return ResumeVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
@@ -191,4 +232,37 @@ def judge(
         kept_blocks=len(tail),
         original=original,
         compacted=compacted,
+        notes=tuple(notes),
     )
+
+
+def _without_synthetic_close(
+    original: SentContext, compacted: SentContext
+) -> tuple[SentContext, SentContext, list[str]]:
+    """When Claude Code compacted one resume and not the other, the other's closing synthetic reply
+    (`SYNTHETIC_REPLY`, which Claude Code's compaction request goes without) is left out, and a
+    note says so."""
+    if original.compacted_on_resume == compacted.compacted_on_resume:
+        return original, compacted, []
+    which, side = ("compacted", compacted) if original.compacted_on_resume else ("original", original)
+    if not side.blocks or side.blocks[-1] != SYNTHETIC_REPLY:
+        return original, compacted, []
+    trimmed = replace(side, blocks=side.blocks[:-1])
+    note = f"the {which} resume closes its trailing turn with Claude Code's synthetic reply: not compared"
+    return (original, trimmed, [note]) if which == "compacted" else (trimmed, compacted, [note])
+
+
+def _reminder_differences(
+    original: SentContext, compacted: SentContext, kept_from: int, carried: frozenset[str]
+) -> tuple[list[str], list[str]]:
+    """Reminders compared as `reminder_differences` says; the resume turn's only when Claude Code
+    resumed both alike (compacting both first, or neither)."""
+    before, after = original.reminders, compacted.reminders
+    notes: list[str] = []
+    if original.compacted_on_resume != compacted.compacted_on_resume:
+        which = "original" if original.compacted_on_resume else "candidate"
+        notes.append(f"Claude Code compacted the {which} on resume: the resume turn's reminders go unjudged")
+        before = without_closing(before, len(original.blocks))
+        after = without_closing(after, len(compacted.blocks))
+    found, cadence = reminder_differences(before, after, kept_from, carried)
+    return found, notes + cadence

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.core.plan import Plan
     from pipeline.findings import Finding
     from pipeline.formats.claude_code.bound import BoundedRecord
+    from pipeline.formats.claude_code.state import StateRecord
+    from pipeline.formats.claude_code.tasks import BackgroundShell
     from pipeline.proof.api_rules import ApiViolation
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
@@ -36,6 +38,7 @@ __all__ = [
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
+    "ProjectedSection",
     "RepairEntry",
     "ResumeCheckSection",
     "SentSizes",
@@ -45,6 +48,7 @@ __all__ = [
     "bounded_section",
     "checks_section",
     "plan_section",
+    "projected_section",
     "reason_figures",
     "repairs_section",
     "resume_check_failed",
@@ -87,6 +91,19 @@ class BoundedSection(Section, frozen=True, kw_only=True):
     original_bytes: int
     kept_bytes: int
     outputs: list[BoundedOutput]
+
+
+class ProjectedSection(Section, frozen=True, kw_only=True):
+    """The resume state the candidate carries after its summary so Claude Code derives the same
+    reminders: the summarized attachment records it carries verbatim (how many, of which kinds,
+    on which source lines), and the background shells left unfinished that the summarized span
+    started, one `task_status` record written for each (the source line that started it). Never
+    their text."""
+
+    records: int
+    kinds: dict[str, int]
+    lines: list[int]
+    background_shells: list[int]
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -225,6 +242,9 @@ class ResumeCheckSection(Section, frozen=True, kw_only=True):
     sent: SentSizes | UnsetType = UNSET
     characters_reduction: float | UnsetType | None = UNSET
     api_rejected: ApiRejections | UnsetType = UNSET  # requests the API would answer with a 400
+    # The resumes Claude Code compacted before answering (a file over or near its window): their
+    # context is its compaction request's. Unset when it compacted neither.
+    compacted_on_resume: list[str] | UnsetType = UNSET
     elapsed_ms: float
 
 
@@ -288,6 +308,23 @@ def reason_figures(reasons: Sequence[Reason]) -> dict[str, dict[str, int]] | Uns
     """Each reason that has figures, with them by name (integers only), or UNSET when none has."""
     figures = {str(reason): {name.value: value for name, value in reason.figures} for reason in reasons}
     return {reason: named for reason, named in figures.items() if named} or UNSET
+
+
+def projected_section(
+    state: Sequence[StateRecord], shells: Sequence[BackgroundShell] = ()
+) -> ProjectedSection | UnsetType:
+    """The projected resume state; unset when the summarized span holds none."""
+    if not state and not shells:
+        return UNSET
+    kinds: dict[str, int] = {}
+    for record in state:
+        kinds[record.kind.value] = kinds.get(record.kind.value, 0) + 1
+    return ProjectedSection(
+        records=len(state),
+        kinds=kinds,
+        lines=[record.line for record in state],
+        background_shells=[shell.line for shell in shells],
+    )
 
 
 def summary_section(
@@ -377,6 +414,12 @@ def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeChe
         ),
         characters_reduction=reduction,
         api_rejected=rejected,
+        compacted_on_resume=[
+            side
+            for side, context in (("original", before), ("compacted", after))
+            if context is not None and context.compacted_on_resume
+        ]
+        or UNSET,
         elapsed_ms=elapsed_ms,
     )
 

@@ -21,6 +21,7 @@ from pipeline.report.compression import (
     ModelPlanSection,
     OutputSection,
     PlanSection,
+    ProjectedSection,
     RepairEntry,
     ResumeCheckSection,
     SummarySection,
@@ -105,6 +106,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     repairs: list[RepairEntry] | UnsetType = UNSET  # defects of the chain the summary replaced
     bounded: BoundedSection | UnsetType = UNSET
+    projected: ProjectedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 from pipeline.testing._records import Feature, Layout, profile_for
+from pipeline.testing._state import StateWriter
 from pipeline.testing._subagent import Delegation, SubagentOutcome, write_compact_agent, write_subagent
 from pipeline.testing._textbank import TextBank
 from pipeline.testing._tools import Project, ToolKit
@@ -112,6 +113,7 @@ class SessionScenario:
         self._compact_every = max(COMPACT_MIN_BYTES, int(plan.budget * rng.uniform(0.2, 0.45)))
         self._last_compact_at = 0
         self._permission_mode = rng.choice(("default", "default", "acceptEdits", "bypassPermissions"))
+        self._state = StateWriter(str(hash(rng.getstate())))  # draws nothing from `rng`
 
     # ------------------------------------------------------------------ session
     def run(self) -> SessionOutcome:
@@ -120,7 +122,9 @@ class SessionScenario:
         turn_parents: list[str | None] = []
         edited: str | None = None
         continuing = False
-        while self._written() < self._plan.budget:
+        first = True  # a session has a first turn, however small its budget
+        while first or self._written() < self._plan.budget:
+            first = False
             parent = self._b.cursor
             self._turn(edited, prompt=not continuing)
             edited, continuing = None, False
@@ -155,12 +159,7 @@ class SessionScenario:
                     command=HOOK_COMMANDS[2],
                     durationMs=rng.randint(50, 1500),
                 )
-            b.attachment(
-                "deferred_tools_delta",
-                addedNames=["AskUserQuestion", "EnterPlanMode", "WebFetch"],
-                addedLines=["AskUserQuestion", "EnterPlanMode", "WebFetch"],
-                removedNames=[],
-            )
+            self._state.session_start(b)
             if rng.random() < 0.15:
                 b.custom_title(self._bank.sentences(rng, 1)[:60])
         elif plan.hooks and self._modern:
@@ -192,6 +191,8 @@ class SessionScenario:
         cap = max(600, budget // max(1, rounds))
         for _ in range(rounds):
             self._tool_message(cap, budget)
+        if self._trailing:
+            self._state.background(self._b)
         self._final_message(min(budget, 6_000))
         self._end_turn()
 
@@ -287,6 +288,9 @@ class SessionScenario:
             b.queue_operation("dequeue")
         if rng.random() < 0.04:
             self._local_command("/model", "Kept model as Default (recommended)")
+        if self._trailing:
+            self._state.between_turns(b, self._bank.sentences(self._state.rng, 1))
+            self._state.finished(b)
 
     def _maybe_rewind(self, turn_parents: list[str | None]) -> bool:
         """Fork the next prompt from before one of the last turns (a rewind or an edited prompt)."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pipeline.core.compose import ComposeError, ComposeInput, PairIds, compose
+from pipeline.core.compose import ComposeError, ComposeInput, PairIds, WrittenRecord, compose
 from pipeline.core.index import build_index
 from pipeline.formats.claude_code.build import LeafStamp, ToolMetadata, replace_parent
+from pipeline.formats.claude_code.tasks import BackgroundShell, task_status
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import SourceFormat
 
@@ -145,3 +146,47 @@ def test_an_empty_suffix_cannot_be_composed() -> None:
                 ids=IDS,
             )
         )
+
+
+def test_carried_state_and_written_shells_follow_the_summary_chained_and_declared() -> None:
+    """Projected records keep their bytes but for their parent; a carried shell's task_status is
+    written after them; the first kept record hangs off the last; the boundary names the tools
+    the summarized span loaded, and the preserved segment starts at the first carried record."""
+    records = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "a"}},
+        {"type": "attachment", "uuid": "t1", "parentUuid": "u1", "attachment": {"type": "date", "date": "d"}},
+        {"type": "user", "uuid": "u2", "parentUuid": "t1", "message": {"role": "user", "content": "b"}},
+    ]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
+    shell = BackgroundShell("b1", "toolu_1", "bash", "Serve", "npm run dev", 1)
+    composed = compose(
+        ComposeInput(
+            data=data,
+            index=index,
+            raw_lines=(3,),
+            side_lines=(),
+            control_lines=(),
+            summary_text="SUMMARY",
+            pointer_line=None,
+            session_id=None,
+            logical_parent="u1",
+            metadata=METADATA,
+            pre_tokens=9,
+            ids=IDS,
+            state_lines=(2,),
+            written=(WrittenRecord("w1", shell),),
+            discovered_tools=("WebFetch",),
+        )
+    )
+    out = [orjson.loads(line) for line in composed.data.splitlines()]
+    boundary, summary, state, written, kept = out
+    assert composed.data.splitlines()[2] == replace_parent(data.splitlines()[1], IDS.summary_uuid)
+    assert written["parentUuid"] == "t1" and written["uuid"] == "w1" and written["type"] == "attachment"
+    assert written["attachment"] == task_status(shell) and written["timestamp"] == IDS.timestamp
+    assert kept["parentUuid"] == "w1" == composed.tail_parent
+    assert composed.state_uuids == ("t1",) and composed.written_uuids == ("w1",)
+    assert composed.source_lines == (None, None, 2, None, 3)
+    assert boundary["compactMetadata"]["preCompactDiscoveredTools"] == ["WebFetch"]
+    assert boundary["compactMetadata"]["preservedSegment"]["headUuid"] == "t1"
+    assert summary["parentUuid"] == boundary["uuid"] and state["attachment"] == {"type": "date", "date": "d"}

@@ -8,13 +8,14 @@ The real client judging real compactions is in test_verify_resume.py.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 
 from pipeline.formats.claude_code.bound import BoundRule, bound_text
 from pipeline.jobs.verify_resume import original_exclusions
-from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
+from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.verdict import ExcludedText, Verdict, judge
 from pipeline.report.compression import resume_check_section
 from pipeline.report.render import to_builtins
@@ -250,3 +251,33 @@ def test_the_api_rules_each_side_broke_are_named_and_a_rejected_compaction_never
     }
     assert with_api_rejections(matched, (), ()) is matched
     assert "api_rejected" not in to_builtins(resume_check_section(matched, 1.0))
+
+
+def test_a_tool_definition_one_resume_sends_and_the_other_does_not_is_named() -> None:
+    compacted = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:])
+    original = replace(ORIGINAL, tools=("Bash", "Read", "WebFetch"))
+    same = replace(compacted, tools=("Bash", "Read", "WebFetch"))
+    assert judge(original, same, summaries=[SUMMARY]).verdict is Verdict.MATCH
+    verdict = judge(original, replace(compacted, tools=("Bash", "Read", "TaskCreate")), summaries=[SUMMARY])
+    assert verdict.differences == (
+        "the original sends tool WebFetch's definition; the compacted resume does not",
+        "the compacted resume sends tool TaskCreate's definition; the original does not",
+    )
+
+
+def test_claude_codes_synthetic_reply_is_left_out_only_beside_a_resume_it_compacted() -> None:
+    """Claude Code closes a trailing turn with "No response requested." when it answers a prompt,
+    and goes without it when it compacts first: one side compacted, the other's reply is apart."""
+    tail = ORIGINAL.blocks[4:7]  # ends on a tool_result: the session stopped mid-turn
+    original = replace(sent(*ORIGINAL.blocks[:7]), compacted_on_resume=True)
+    compacted = sent(text("user", SUMMARY), *tail, SYNTHETIC_REPLY)
+    verdict = judge(original, compacted, summaries=[SUMMARY])
+    assert verdict.verdict is Verdict.MATCH, verdict.differences
+    assert (
+        "the compacted resume closes its trailing turn with Claude Code's synthetic reply: not compared"
+        in (verdict.notes)
+    )
+    uncompacted = sent(*ORIGINAL.blocks[:7])
+    assert (
+        judge(uncompacted, compacted, summaries=[SUMMARY]).verdict is Verdict.MISMATCH
+    )  # both alike: compared

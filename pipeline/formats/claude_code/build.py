@@ -10,7 +10,7 @@ typed; JSON is produced only here.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -27,7 +27,10 @@ __all__ = [
     "CompactionMetadata",
     "LeafStamp",
     "SharedFields",
+    "ShellStamp",
+    "StateStamp",
     "ToolMetadata",
+    "attachment_line",
     "boundary_line",
     "claude_timestamp",
     "projected_pointer",
@@ -61,6 +64,26 @@ class BoundStamp(msgspec.Struct, frozen=True, rename="camel"):
     sha256: str
 
 
+class StateStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """One summarized attachment record carried after the summary so Claude Code folds the same
+    resume state: its source line (1-based), kind and uuid."""
+
+    line: int
+    kind: str
+    uuid: str
+
+
+class ShellStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """A background shell carried after the summary (`pipeline.formats.claude_code.tasks`): its
+    task and tool_use ids, the source line that started it (1-based), and the uuid of the
+    `task_status` record written for it."""
+
+    task_id: str
+    tool_use_id: str
+    line: int
+    uuid: str
+
+
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
 
@@ -77,6 +100,8 @@ class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     post_estimated_tokens: int
     cut_reasons: list[str]
     bounded_tool_outputs: list[BoundStamp] = msgspec.field(default_factory=list)
+    projected_state: list[StateStamp] = msgspec.field(default_factory=list)
+    carried_background_shells: list[ShellStamp] = msgspec.field(default_factory=list)
 
 
 class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):
@@ -92,6 +117,9 @@ class CompactionMetadata(msgspec.Struct, frozen=True, rename="camel"):
     session_compaction: ToolMetadata
     pre_tokens: int
     preserved_segment: PreservedSegmentStamp
+    # Deferred tools the summarized span loaded (ToolSearch's tool references): Claude Code keeps
+    # sending their definitions after a boundary that names them (`state.discovered_tools`).
+    pre_compact_discovered_tools: list[str] | msgspec.UnsetType = msgspec.UNSET
 
 
 def claude_timestamp(moment: datetime) -> str:
@@ -162,6 +190,17 @@ def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: 
             "timestamp": stamp,
         }
     )
+    return json_text.dumps(record)
+
+
+def attachment_line(
+    common: SharedFields, uid: str, parent: str, stamp: str, attachment: Mapping[str, Any]
+) -> bytes:
+    """An `attachment` record written afresh (a carried background shell's `task_status`), in the
+    key order 2.1.x writes attachments: the attachment ahead of its type, uuid and timestamp."""
+    record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "attachment": dict(attachment)}
+    record.update({"type": "attachment", "uuid": uid, "timestamp": stamp})
+    record.update(common.members())
     return json_text.dumps(record)
 
 

@@ -33,8 +33,10 @@ from pipeline.jobs.compress.stages import (
     Candidate,
     Stop,
     candidate_partition,
+    carried_shells,
     compose_and_check,
     gate,
+    projected_state,
 )
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
@@ -47,12 +49,14 @@ from pipeline.report.compression import (
     CompressTokens,
     OutputSection,
     PlanSection,
+    ProjectedSection,
     RepairEntry,
     ResumeCheckSection,
     SummarySection,
     bounded_section,
     checks_section,
     plan_section,
+    projected_section,
     reason_figures,
     repairs_section,
     summary_section,
@@ -87,6 +91,7 @@ class _Progress:
     output_tokens: int | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
     repairs: list[RepairEntry] | UnsetType = UNSET
+    projected: ProjectedSection | UnsetType = UNSET
     planned: Planned | None = None
     stop: Stop | None = None
 
@@ -155,6 +160,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
+        projected=projected_section(projected_state(analysis, plan), carried_shells(analysis, plan)),
     )
     defects = validate_checkpoint(summary.text)
     if defects:
@@ -303,6 +309,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         summary=progress.summary,
         repairs=progress.repairs,
         bounded=progress.bounded,
+        projected=progress.projected,
         checks=progress.checks,
         resume_check=progress.resume_check,
         output=progress.output,

@@ -18,6 +18,7 @@ from pipeline.core.compose import (
     ComposeError,
     ComposeInput,
     PairIds,
+    WrittenRecord,
     compose,
 )
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
@@ -30,11 +31,20 @@ from pipeline.formats.claude_code.bound import bound_line
 from pipeline.formats.claude_code.build import (
     BoundStamp,
     LeafStamp,
+    ShellStamp,
+    StateStamp,
     ToolMetadata,
     claude_timestamp,
     replace_parent,
 )
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.state import StateRecord, discovered_tools, resume_state
+from pipeline.formats.claude_code.tasks import (
+    BackgroundShell,
+    may_start_shells,
+    task_status,
+    unfinished_shells,
+)
 from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned
@@ -42,7 +52,15 @@ from pipeline.jobs.front import Analysis
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
-__all__ = ["Candidate", "Stop", "candidate_partition", "compose_and_check", "gate"]
+__all__ = [
+    "Candidate",
+    "Stop",
+    "candidate_partition",
+    "carried_shells",
+    "compose_and_check",
+    "gate",
+    "projected_state",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +113,28 @@ def gate(analysis: Analysis, options: CompressOptions) -> Stop | Damage:
     return damage
 
 
+def projected_state(analysis: Analysis, plan: Plan) -> tuple[StateRecord, ...]:
+    """The summarized attachment records the candidate carries after its summary, so Claude Code
+    folds the same resume state (`pipeline.formats.claude_code.state`)."""
+    data, index = analysis.source.data, analysis.index
+    return resume_state((line, index.raw_line(data, line)) for line in plan.summary_lines)
+
+
+def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...]:
+    """The background shells Claude Code reports unfinished on resume that the summarized span
+    started: the candidate writes a `task_status` record for each (`formats.claude_code.tasks`)."""
+    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
+    if not may_start_shells(data):
+        return ()
+    shells = unfinished_shells((line, index.raw_line(data, line)) for line in analysis.topology.chain)
+    return tuple(shell for shell in shells if shell.line in summarized)
+
+
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
-    """The six sets of a cut, and the snapshots kept beside the raw tail."""
+    """The six sets of a cut (the projected resume state in `control_projection`), and the
+    snapshots kept beside the raw tail."""
     side = select_snapshots(
         analysis.index,
         plan.raw_lines,
@@ -112,6 +148,7 @@ def candidate_partition(
         raw_keep=plan.raw_lines,
         side_keep=side,
         pointer_line=analysis.topology.strict.pointer_line,
+        projected=(record.line for record in projected_state(analysis, plan)),
     )
     return partition, side
 
@@ -132,7 +169,14 @@ def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[B
     ]
 
 
-def _metadata(analysis: Analysis, planned: Planned, partition: Partition, post_tokens: int) -> ToolMetadata:
+def _metadata(
+    analysis: Analysis,
+    planned: Planned,
+    partition: Partition,
+    post_tokens: int,
+    state: tuple[StateRecord, ...],
+    shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
+) -> ToolMetadata:
     topology, plan = analysis.topology, planned.plan
     return ToolMetadata(
         tool="session-compaction",
@@ -148,6 +192,12 @@ def _metadata(analysis: Analysis, planned: Planned, partition: Partition, post_t
         post_estimated_tokens=post_tokens,
         cut_reasons=[note.value for note in plan.reasons],
         bounded_tool_outputs=_bound_stamps(planned.bounding, plan.raw_lines),
+        projected_state=[
+            StateStamp(r.line, r.kind.value, analysis.index.entry(r.line).uuid or "") for r in state
+        ],
+        carried_background_shells=[
+            ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
+        ],
     )
 
 
@@ -166,13 +216,17 @@ def _compose(
 ) -> ComposedTranscript:
     index, topology, plan = analysis.index, analysis.topology, planned.plan
     pointer = topology.strict.pointer_line
-    control = tuple(
-        sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - ({pointer} if pointer else set()))
-    )
+    state = projected_state(analysis, plan)
+    shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
+    carried = {record.line for record in state} | ({pointer} if pointer else set())
+    control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
     lineage = topology.lineage
-    kept = sum(planned.bounding.kept_tokens[plan.cut :])
-    post_tokens = kept + estimate_text(summary_text) + RECORD_ALLOWANCE
+    kept = sum(planned.bounding.kept_tokens[plan.cut :]) + analysis.tokens_of(
+        tuple(sorted(carried - {pointer}))
+    )
+    written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
+    post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
             data=analysis.source.data,
@@ -184,7 +238,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=_metadata(analysis, planned, partition, post_tokens),
+            metadata=_metadata(analysis, planned, partition, post_tokens, state, shells),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={
@@ -192,6 +246,11 @@ def _compose(
                 for line in plan.raw_lines
                 if line in planned.bounding.lines
             },
+            state_lines=tuple(record.line for record in state),
+            written=tuple(record for _, record in shells),
+            discovered_tools=discovered_tools(
+                (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
+            ),
         )
     )
 
@@ -200,20 +259,27 @@ def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: Composed
     """Kept lines that are neither their source bytes nor those bytes bounded by their declared rule.
 
     The rule is applied afresh to the source line, so a bounding the candidate does not declare,
-    or declares wrongly, is caught; the first kept record's new `parentUuid` is the one other edit.
+    or declares wrongly, is caught; the first kept record's new `parentUuid` is the one other edit,
+    and a projected state record is its source line but for the parent that chains it.
     """
     data, index = analysis.source.data, analysis.index
     output = composed.data.split(b"\n")
-    first = planned.plan.raw_lines[0]
+    first, kept = planned.plan.raw_lines[0], frozenset(planned.plan.raw_lines)
+    summarized = frozenset(planned.plan.summary_lines)
+    chain = (composed.summary_uuid, *composed.state_uuids)
+    state_lines = [o for o in composed.source_lines if o is not None and o in summarized]
+    parents = dict(zip(state_lines, chain, strict=False))
     changed = 0
     for number, origin in enumerate(composed.source_lines):
-        if origin is None or origin not in planned.plan.raw_lines:
+        if origin is None or (origin not in kept and origin not in parents):
             continue
         rule = planned.bounding.rules.get(origin)
         bounded = bound_line(data, rule, span=index.span(data, origin)) if rule is not None else None
         expected = bounded[0] if bounded is not None else index.raw_line(data, origin)
-        if origin == first:
-            expected = replace_parent(expected, composed.summary_uuid)
+        if origin in parents:
+            expected = replace_parent(expected, parents[origin])
+        elif origin == first:
+            expected = replace_parent(expected, composed.tail_parent)
         changed += output[number] != expected
     return changed
 
@@ -235,6 +301,8 @@ def compose_and_check(
     expected = [
         composed.boundary_uuid,
         composed.summary_uuid,
+        *composed.state_uuids,
+        *composed.written_uuids,
         *(index.entry(line).uuid or "" for line in plan.raw_lines),
     ]
     new_lines = [i for i, origin in enumerate(composed.source_lines, 1) if origin is None]
