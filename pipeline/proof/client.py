@@ -176,8 +176,15 @@ def _texts(messages: Any) -> Iterable[str]:
 
 
 def _probe_request(requests: Iterable[RecordedRequest], probe: str) -> RecordedRequest | None:
-    """The last message request that carries the probe (other calls, if any, are not the turn)."""
-    return next((request for request in reversed(tuple(requests)) if _carries_probe(request, probe)), None)
+    """The last message request that carries the probe (other calls, if any, are not the turn).
+
+    A turn the API rejected is retried, and after a few 400s Claude Code retries without tool
+    search (every tool's definition, other reminders): the first attempt is then the turn.
+    """
+    carrying = [request for request in requests if _carries_probe(request, probe)]
+    if not carrying:
+        return None
+    return carrying[0] if carrying[-1].rejected else carrying[-1]
 
 
 def _compaction_request(
