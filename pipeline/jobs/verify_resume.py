@@ -25,8 +25,8 @@ from pipeline.proof.client import ClaudeCodeError, installed_version, require_cl
 from pipeline.proof.excluded import excluded_texts
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict
-from pipeline.report.compression import ResumeCheckSection, resume_check_section
 from pipeline.report.render import json_bytes
+from pipeline.report.resume_check import ResumeCheckSection, resume_check_section
 from pipeline.report.sections import Section
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import ResumeExit

@@ -1,5 +1,5 @@
-"""Report sections of `compress`: the plan, the summary, the candidate's checks, the resume proof,
-and what was written."""
+"""Report sections of `compress`: the plan, the summary, the candidate's checks and what was written
+(the resume proof's are in `report.resume_check`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
-from pipeline.reasons import ApiRule, PlanNote, Reason
+from pipeline.reasons import PlanNote, Reason
 from pipeline.report.sections import FindingEntry, Section, finding_entry
-from pipeline.vocabulary import FindingCode, PlanOutcome, Verdict
+from pipeline.vocabulary import FindingCode, PlanOutcome
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
     from pipeline.core.check.candidate import CandidateCheck
@@ -20,16 +20,11 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.formats.claude_code.bound import BoundedRecord
     from pipeline.formats.claude_code.state import StateRecord
     from pipeline.formats.claude_code.tasks import BackgroundShell
-    from pipeline.proof.api_rules import ApiViolation
-    from pipeline.proof.context import ContextSize
-    from pipeline.proof.verdict import ResumeVerdict
     from pipeline.summarize.deterministic import SummaryFit
     from pipeline.summarize.outcomes import SummaryAccount
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
-    "ApiRejection",
-    "ApiRejections",
     "BoundedOutput",
     "BoundedSection",
     "ChecksSection",
@@ -40,9 +35,6 @@ __all__ = [
     "PlanSection",
     "ProjectedSection",
     "RepairEntry",
-    "ResumeCheckSection",
-    "SentSizes",
-    "SizeSection",
     "SummarySection",
     "WriterSection",
     "bounded_section",
@@ -51,8 +43,6 @@ __all__ = [
     "projected_section",
     "reason_figures",
     "repairs_section",
-    "resume_check_failed",
-    "resume_check_section",
     "summary_section",
     "writer_section",
 ]
@@ -194,58 +184,11 @@ class ChecksSection(Section, frozen=True, kw_only=True):
     findings: list[FindingEntry]
 
 
-class SizeSection(Section, frozen=True, kw_only=True):
-    """What one Claude Code request held."""
-
-    messages: int
-    characters: int
-    estimated_tokens: int
-
-
-class SentSizes(Section, frozen=True, kw_only=True):
-    original: SizeSection | None
-    compacted: SizeSection | None
-
-
-class ApiRejection(Section, frozen=True, kw_only=True):
-    """A Messages API rule a request broke, where the API says it is, and the tool ids it names."""
-
-    rule: ApiRule
-    at: str  # `messages.N` or `messages.N.content.M`, as the API's sentence says
-    ids: list[str] | UnsetType = UNSET
-
-
-class ApiRejections(Section, frozen=True, kw_only=True):
-    """What the capture server answered with the API's 400, for each side (the first listed is the
-    one the API names)."""
-
-    original: list[ApiRejection]
-    compacted: list[ApiRejection]
-
-
 class RepairEntry(Section, frozen=True, kw_only=True):
     """One defect of the source's active chain that the summary replaced: its line and code."""
 
     line: int
     code: FindingCode
-
-
-class ResumeCheckSection(Section, frozen=True, kw_only=True):
-    """The resume proof: its verdict, content-free differences, what each side sent, its cost."""
-
-    verdict: Verdict
-    error: str | UnsetType = UNSET  # the failure's kind when Claude Code itself failed
-    differences: list[str] | UnsetType = UNSET
-    notes: list[str] | UnsetType = UNSET
-    summary_blocks: int | UnsetType = UNSET
-    kept_blocks: int | UnsetType = UNSET
-    sent: SentSizes | UnsetType = UNSET
-    characters_reduction: float | UnsetType | None = UNSET
-    api_rejected: ApiRejections | UnsetType = UNSET  # requests the API would answer with a 400
-    # The resumes Claude Code compacted before answering (a file over or near its window): their
-    # context is its compaction request's. Unset when it compacted neither.
-    compacted_on_resume: list[str] | UnsetType = UNSET
-    elapsed_ms: float
 
 
 class OutputSection(Section, frozen=True, kw_only=True):
@@ -376,57 +319,6 @@ def checks_section(checked: CandidateCheck) -> ChecksSection:
         violations=[violation.value for violation in checked.violations],
         findings=[finding_entry(finding) for finding in checked.findings[:CHECK_FINDINGS_LISTED]],
     )
-
-
-def _size(size: ContextSize) -> SizeSection:
-    return SizeSection(
-        messages=size.messages, characters=size.characters, estimated_tokens=size.estimated_tokens
-    )
-
-
-def _rejections(violations: Sequence[ApiViolation]) -> list[ApiRejection]:
-    return [
-        ApiRejection(rule=v.rule, at=v.path, ids=list(v.ids) if v.ids else UNSET)
-        for v in violations[:CHECK_FINDINGS_LISTED]
-    ]
-
-
-def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeCheckSection:
-    before, after = verdict.original, verdict.compacted
-    reduction = None
-    if before is not None and after is not None and before.size.characters:
-        reduction = round(1 - after.size.characters / before.size.characters, 4)
-    rejected: ApiRejections | UnsetType = UNSET
-    if verdict.original_rejected or verdict.compacted_rejected:
-        rejected = ApiRejections(
-            original=_rejections(verdict.original_rejected),
-            compacted=_rejections(verdict.compacted_rejected),
-        )
-    return ResumeCheckSection(
-        verdict=verdict.verdict,
-        differences=list(verdict.differences),
-        notes=list(verdict.notes),
-        summary_blocks=verdict.summary_blocks,
-        kept_blocks=verdict.kept_blocks,
-        sent=SentSizes(
-            original=_size(before.size) if before is not None else None,
-            compacted=_size(after.size) if after is not None else None,
-        ),
-        characters_reduction=reduction,
-        api_rejected=rejected,
-        compacted_on_resume=[
-            side
-            for side, context in (("original", before), ("compacted", after))
-            if context is not None and context.compacted_on_resume
-        ]
-        or UNSET,
-        elapsed_ms=elapsed_ms,
-    )
-
-
-def resume_check_failed(error: str, elapsed_ms: float) -> ResumeCheckSection:
-    """The proof could not run to a verdict: Claude Code failed (its error's kind, no text)."""
-    return ResumeCheckSection(verdict=Verdict.ERROR, error=error, elapsed_ms=elapsed_ms)
 
 
 def repairs_section(defects: Sequence[Finding]) -> list[RepairEntry] | UnsetType:

@@ -23,9 +23,9 @@ from pipeline.report.compression import (
     PlanSection,
     ProjectedSection,
     RepairEntry,
-    ResumeCheckSection,
     SummarySection,
 )
+from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,

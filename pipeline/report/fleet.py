@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from msgspec import UNSET, UnsetType
 
-from pipeline.report.compression import ResumeCheckSection
 from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
+from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
 
 __all__ = [

@@ -17,8 +17,8 @@ from pipeline.formats.claude_code.bound import BoundRule, bound_text
 from pipeline.jobs.verify_resume import original_exclusions
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.verdict import ExcludedText, Verdict, judge
-from pipeline.report.compression import resume_check_section
 from pipeline.report.render import to_builtins
+from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, build_session
 from pipeline.testing.settings import LIMITS
 

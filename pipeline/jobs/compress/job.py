@@ -51,7 +51,6 @@ from pipeline.report.compression import (
     PlanSection,
     ProjectedSection,
     RepairEntry,
-    ResumeCheckSection,
     SummarySection,
     bounded_section,
     checks_section,
@@ -63,6 +62,7 @@ from pipeline.report.compression import (
     writer_section,
 )
 from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
+from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import (
     PartitionSection,
     Timing,

@@ -22,7 +22,7 @@ from pipeline.proof.excluded import excluded_texts
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
 from pipeline.reasons import Reason, Refusal
-from pipeline.report.compression import ResumeCheckSection, resume_check_failed, resume_check_section
+from pipeline.report.resume_check import ResumeCheckSection, resume_check_failed, resume_check_section
 from pipeline.vocabulary import SessionStatus
 
 __all__ = ["prove_candidate"]
