@@ -14,10 +14,10 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-from pipeline.core.plan import plan_cut, protected_round_of
+from pipeline.core.plan import protected_round_of
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
-from pipeline.jobs.compress.planning import bound_chain
+from pipeline.jobs.compress.planning import bound_chain, bounded_plan
 from pipeline.jobs.compress.stages import Stop, gate
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import Reason
@@ -83,13 +83,10 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
     if stop is not None:
         return Skipped(label, _report(opened, options, stop, started))
     chain = opened.topology.chain
-    bounding = bound_chain(opened, compress, protected_round_of(opened.index, chain).start)
-    plan = plan_cut(
-        opened.index,
-        chain,
-        compress.cut(),
-        kept_tokens=bounding.kept_tokens,
-        summary_tokens=options.model_summary.planned_output_tokens,
+    goal = compress.cut().goal(opened.tokens_of(chain))
+    bounding = bound_chain(opened, compress, protected_round_of(opened.index, chain).start, goal=goal)
+    plan, _ = bounded_plan(
+        opened, compress, bounding, summary_tokens=options.model_summary.planned_output_tokens
     )
     if plan.outcome is not PlanOutcome.CUT:
         fits = plan.outcome is PlanOutcome.FITS

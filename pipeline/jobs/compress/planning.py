@@ -29,7 +29,15 @@ from pipeline.reasons import PlanNote, Reason
 from pipeline.summarize import extract_evidence
 from pipeline.vocabulary import Role
 
-__all__ = ["ChainBounding", "Planned", "bound_chain", "plan_and_summarize", "summary_head"]
+__all__ = [
+    "ChainBounding",
+    "Planned",
+    "bound_chain",
+    "bounded_plan",
+    "covering",
+    "plan_and_summarize",
+    "summary_head",
+]
 
 INITIAL_SUMMARY_SHARE = 5  # room first reserved for the summary: a fifth of the goal, at most its budget
 CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
@@ -37,12 +45,19 @@ CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
 
 @dataclass(frozen=True, slots=True)
 class ChainBounding:
-    """Every active-chain record as the candidate would hold it: bounded bytes where they differ."""
+    """The chain's tail as the candidate would hold it: bounded bytes where they differ.
+
+    Only the records from `start` on are bounded (a tail that holds more than the goal, or every
+    record a plan keeps); a record before it is summarized whatever the plan, so its raw tokens
+    stand in `kept_tokens` and its bounded bytes are never made (on a giant session, most of
+    the file).
+    """
 
     lines: Mapping[int, bytes]  # source line -> its bounded bytes
     declared: Mapping[int, tuple[BoundedRecord, ...]]
     rules: Mapping[int, BoundRule]
     kept_tokens: tuple[int, ...]  # per chain position
+    start: int = 0  # the first chain position bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,28 +92,60 @@ def summary_head(anchors: tuple[str, ...], instructions: tuple[str, ...] = ()) -
     return "\n\n".join(parts)
 
 
-def bound_chain(analysis: Analysis, options: CompressOptions, protected_start: int) -> ChainBounding:
-    """Bound the tool outputs of every chain record (media too, before the protected round)."""
+def bound_chain(
+    analysis: Analysis, options: CompressOptions, protected_start: int, *, goal: int | None = None
+) -> ChainBounding:
+    """Bound the tool outputs of the chain's tail (media too, before the protected round).
+
+    From the last record back until the bounded tail holds more than `goal` tokens (the whole
+    chain without one): no plan for that goal keeps a record before that, and `covering`
+    bounds more should one do.
+    """
+    tokens = tuple(analysis.index.entry(line).tokens for line in analysis.topology.chain)
+    empty = ChainBounding({}, {}, {}, tokens, len(tokens))
+    if not options.compress.tool_output_limit:
+        return replace(empty, start=0)
+    return _bound_back(analysis, options, protected_start, empty, goal=goal)
+
+
+def covering(
+    bounding: ChainBounding, analysis: Analysis, options: CompressOptions, protected_start: int, cut: int
+) -> ChainBounding:
+    """`bounding` extended back to chain position `cut` (itself when it starts there already)."""
+    if cut >= bounding.start:
+        return bounding
+    return _bound_back(analysis, options, protected_start, bounding, stop=cut)
+
+
+def _bound_back(
+    analysis: Analysis,
+    options: CompressOptions,
+    protected_start: int,
+    bounding: ChainBounding,
+    *,
+    goal: int | None = None,
+    stop: int = 0,
+) -> ChainBounding:
+    """`bounding` with the records before its start bounded, back to `stop` or past `goal` tokens."""
     limit = options.compress.tool_output_limit
     index, data, chain = analysis.index, analysis.source.data, analysis.topology.chain
-    tokens = [index.entry(line).tokens for line in chain]
-    if not limit:
-        return ChainBounding({}, {}, {}, tuple(tokens))
-    lines: dict[int, bytes] = {}
-    declared: dict[int, tuple[BoundedRecord, ...]] = {}
-    rules: dict[int, BoundRule] = {}
+    lines, declared, rules = dict(bounding.lines), dict(bounding.declared), dict(bounding.rules)
+    tokens = list(bounding.kept_tokens)
+    held = sum(tokens[bounding.start :])
     limits = LineLimits.of(options.sweep)
-    for position, line in enumerate(chain):
+    position = bounding.start
+    while position > stop and (goal is None or held <= goal):
+        position -= 1
+        line = chain[position]
         rule = BoundRule(limit, drop_media=position < protected_start)
         bounded = bound_line(data, rule, span=index.span(data, line))
-        if bounded is None:
-            continue
-        record = decode_record(bounded[0], limits=limits)
-        if not isinstance(record, DecodedRecord):
-            continue  # never happens for our own output; keep the record as it is
-        lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
-        tokens[position] = record.tokens
-    return ChainBounding(lines, declared, rules, tuple(tokens))
+        record = decode_record(bounded[0], limits=limits) if bounded is not None else None
+        # a record that does not read back never comes from our own output: it stays as it is
+        if bounded is not None and isinstance(record, DecodedRecord):
+            lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
+            tokens[position] = record.tokens
+        held += tokens[position]
+    return ChainBounding(lines, declared, rules, tuple(tokens), position)
 
 
 def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan) -> Written | Reason:
@@ -128,6 +175,42 @@ def _contract_accepts(analysis: Analysis, plan: Plan, summary_text: str) -> bool
     return Violation.USER_TEXT_DROPPED not in check_survival(before, after)
 
 
+def bounded_plan(
+    analysis: Analysis,
+    options: CompressOptions,
+    bounding: ChainBounding,
+    *,
+    summary_tokens: int,
+    lineage_start: int = 0,
+    keep_protected_turn: bool = False,
+) -> tuple[Plan, ChainBounding]:
+    """`plan_cut` over the bounded tail, and the bounding extended to every record the plan keeps.
+
+    A plan reads the bounded tokens of the records it keeps and of the one its tail could not
+    take (`bound_chain` covers both); only a cut the rules put before the tail that fits (a missed
+    target) keeps records bounded afresh here, which leaves the cut where it is.
+    """
+    index, chain = analysis.index, analysis.topology.chain
+
+    def plan(kept: ChainBounding) -> Plan:
+        return plan_cut(
+            index,
+            chain,
+            options.cut(),
+            kept_tokens=kept.kept_tokens,
+            summary_tokens=summary_tokens,
+            lineage_start=lineage_start,
+            keep_protected_turn=keep_protected_turn,
+        )
+
+    chosen = plan(bounding)
+    if chosen.outcome is not PlanOutcome.CUT or chosen.cut >= bounding.start:
+        return chosen, bounding
+    protected_start = protected_round_of(index, chain).start
+    bounding = covering(bounding, analysis, options, protected_start, chosen.cut)
+    return plan(bounding), bounding
+
+
 def _first_reserve(options: CompressOptions, goal: int) -> int:
     return min(options.compress.summary_char_budget // CHARS_PER_TOKEN, goal // INITIAL_SUMMARY_SHARE)
 
@@ -137,18 +220,17 @@ def plan_and_summarize(analysis: Analysis, options: CompressOptions) -> Planned 
     index, topology = analysis.index, analysis.topology
     lineage = topology.lineage
     lineage_start = lineage.current_start if lineage and lineage.transitions else 0
-    bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start)
+    goal = options.cut().goal(analysis.tokens_of(topology.chain))
+    bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start, goal=goal)
     writer = options.summary_writer()
-    cut = options.cut()
-    reserve = _first_reserve(options, cut.goal(analysis.tokens_of(topology.chain)))
+    reserve = _first_reserve(options, goal)
     keep_turn, last = False, None
     notes: tuple[PlanNote, ...] = ()
     for _ in range(options.compress.max_replans + 2):  # a re-plan for the contract comes on top
-        plan = plan_cut(
-            index,
-            topology.chain,
-            cut,
-            kept_tokens=bounding.kept_tokens,
+        plan, bounding = bounded_plan(
+            analysis,
+            options,
+            bounding,
             summary_tokens=reserve,
             lineage_start=lineage_start,
             keep_protected_turn=keep_turn,
