@@ -9,7 +9,7 @@ block, tool inputs frozen. Parse failures are answered here, never raised past t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
@@ -27,6 +27,7 @@ __all__ = [
     "RecordContent",
     "freeze_json",
     "iter_contents",
+    "iter_line_contents",
     "joined_text",
     "parse_object",
     "parse_span",
@@ -246,7 +247,12 @@ def read_content_at(data: bytes, start: int, end: int) -> RecordContent | None:
 
 def iter_contents(data: bytes) -> Iterator[RecordContent]:
     """The content of every readable object line of a whole file, in order."""
-    for line in data.removeprefix(b"\xef\xbb\xbf").split(b"\n"):
+    return iter_line_contents(data.removeprefix(b"\xef\xbb\xbf").split(b"\n"))
+
+
+def iter_line_contents(lines: Iterable[bytes]) -> Iterator[RecordContent]:
+    """The content of every readable object line, in order (lines streamed from a file, or split)."""
+    for line in lines:
         content = read_content(line) if line.strip() else None
         if content is not None:
             yield content
