@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
@@ -31,6 +32,7 @@ __all__ = [
     "joined_text",
     "parse_object",
     "parse_span",
+    "part_text_at",
     "read_content",
     "read_content_at",
 ]
@@ -243,6 +245,20 @@ def read_content_at(data: bytes, start: int, end: int) -> RecordContent | None:
     """`read_content` of the line at `data[start:end]`, read in place."""
     value = parse_span(data, start, end)
     return _content_of(value) if value is not None else None
+
+
+def part_text_at(data: bytes, start: int, end: int, part: int) -> str:
+    """The `text` of the `part`-th content block of the line at `data[start:end]`, read in place.
+
+    The same text `read_content_at(...).parts[part].text` gives for a tool result (its content's
+    text joined), without building the line's other parts: a reader that keeps only where a
+    tool output is reads it again here.
+    """
+    value = parse_span(data, start, end)
+    message = value.get("message") if value is not None else None
+    content = message.get("content") if isinstance(message, dict) else None
+    block = next(islice(_blocks(content), part, None), None)
+    return _part(block).text if block is not None else ""
 
 
 def iter_contents(data: bytes) -> Iterator[RecordContent]:
