@@ -543,6 +543,41 @@ static PyObject *kind_of(const Val *v) {
     return string_of(v);
 }
 
+/* Strings most lines repeat, kept from the lines before so equal values share one object (a
+ * giant session's index would hold hundreds of MB of copies): every line carries the session's
+ * id and version, a line's parent is mostly the uuid of the record before it, and the fragments
+ * of one streamed message share its id. A cache only: a value that differs is made as before. */
+typedef struct {
+    PyObject *session, *version, *uuid, *message_id;
+} Recent;
+
+static void recent_clear(Recent *r) {
+    Py_CLEAR(r->session);
+    Py_CLEAR(r->version);
+    Py_CLEAR(r->uuid);
+    Py_CLEAR(r->message_id);
+}
+
+/* `text_or_none`, returning `known` itself when it is that very ASCII text (new reference). */
+static PyObject *shared_text(const Val *v, PyObject *known) {
+    if (known && v->type == V_STR && !v->escaped && PyUnicode_IS_COMPACT_ASCII(known)) {
+        Py_ssize_t n = v->end - v->start - 2;
+        if (n > 0 && PyUnicode_GET_LENGTH(known) == n && memcmp(PyUnicode_DATA(known), v->start + 1, (size_t)n) == 0) {
+            Py_INCREF(known);
+            return known;
+        }
+    }
+    return text_or_none(v);
+}
+
+/* Keep `value` (a str) in a cache slot; None and failures leave the slot as it was. */
+static void remember(PyObject **slot, PyObject *value) {
+    if (value && PyUnicode_Check(value)) {
+        Py_INCREF(value);
+        Py_XSETREF(*slot, value);
+    }
+}
+
 /* ---- the seed estimate --------------------------------------------------------------------- */
 
 typedef struct {
@@ -795,7 +830,7 @@ static PyObject *pointer_state(const Val *leaf) {
 #define NFIELDS 29
 
 /* The DecodedRecord of a scanned line (NULL with an exception set, or Py_None for fallback). */
-static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, int escapes_possible) {
+static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, int escapes_possible, Recent *recent) {
     Val *v = h->v;
     int kind_id = kind_id_of(&v[K_TYPE]);
     if (kind_id == -2) return NULL;
@@ -813,16 +848,16 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     f[1] = text_or_none(&v[K_SUBTYPE]);
     f[2] = text_or_none(&v[K_UUID]);
     f[3] = PyBool_FromLong(string_empty(&v[K_UUID]));
-    f[4] = text_or_none(&v[K_PARENT]);
+    f[4] = shared_text(&v[K_PARENT], recent->uuid);
     f[5] = PyBool_FromLong(string_empty(&v[K_PARENT]));
     f[6] = text_or_none(&v[K_LOGICAL_PARENT]);
-    f[7] = text_or_none(&v[K_SESSION]);
+    f[7] = shared_text(&v[K_SESSION], recent->session);
     f[8] = PyBool_FromLong(v[K_SIDECHAIN].type == V_TRUE);
     f[9] = text_or_none(&v[K_TIMESTAMP]);
-    f[10] = text_or_none(&v[K_VERSION]);
+    f[10] = shared_text(&v[K_VERSION], recent->version);
     if (is_api) {
-        f[11] = text_or_none(&m->id);
-        f[12] = text_or_none(&m->role);
+        f[11] = shared_text(&m->id, recent->message_id);
+        f[12] = kind_of(&m->role); /* "user" and "assistant" are interned record type names */
         if (!block_facts(m, kind_id == 0, &facts)) goto done;
     } else {
         f[11] = Py_None; Py_INCREF(Py_None);
@@ -883,6 +918,12 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
         if (!f[i]) goto done;
     }
     record = PyObject_Vectorcall(RecordType, f, NFIELDS, NULL);
+    if (record) {
+        remember(&recent->uuid, f[2]);
+        remember(&recent->session, f[7]);
+        remember(&recent->version, f[10]);
+        remember(&recent->message_id, f[11]);
+    }
 done:
     for (int i = 0; i < NFIELDS; i++) Py_XDECREF(f[i]);
     facts_clear(&facts);
@@ -890,7 +931,8 @@ done:
 }
 
 /* A non-blank line's record, Py_None when the reference must read it, NULL on error. */
-static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, int escapes_possible, int *last_prompt) {
+static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, int escapes_possible, int *last_prompt,
+                             Recent *recent) {
     /* bytes.strip(): ASCII whitespace including \v and \f */
     while (n > 0 && (line[0] == ' ' || (line[0] >= '\t' && line[0] <= '\r'))) { line++; n--; }
     while (n > 0 && (line[n - 1] == ' ' || (line[n - 1] >= '\t' && line[n - 1] <= '\r'))) n--;
@@ -906,7 +948,7 @@ static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, i
         Py_INCREF(result);
         goto done;
     }
-    result = assemble(&s, &h, line, n, escapes_possible);
+    result = assemble(&s, &h, line, n, escapes_possible, recent);
     if (result && result != Py_None) *last_prompt = string_equals(&h.v[K_TYPE], "last-prompt") == 1;
 done:
     PyMem_Free(h.message.blocks);
@@ -991,6 +1033,7 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
     const uint8_t *data = view.buf;
     Py_ssize_t size = view.len, start = 0, crlf = 0, number = 0, latest = 0;
     Int64s offsets = {0}, lengths = {0};
+    Recent recent = {0};
     PyObject *kinds = PyList_New(0), *records = PyList_New(0), *result = NULL;
     int bom = size >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF;
     if (!kinds || !records) goto done;
@@ -1010,7 +1053,7 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
             record = Py_None; Py_INCREF(record);
         } else {
             int last_prompt = 0;
-            record = n <= max_line_bytes ? fast_record(line, n, max_depth, escapes_possible, &last_prompt)
+            record = n <= max_line_bytes ? fast_record(line, n, max_depth, escapes_possible, &last_prompt, &recent)
                                          : (Py_INCREF(Py_None), Py_None);
             if (!record) goto done;
             int pointer = -1;
@@ -1039,16 +1082,18 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
     {
         PyObject *offsets_b = int64_bytes(&offsets), *lengths_b = int64_bytes(&lengths);
         PyObject *kinds_t = PyList_AsTuple(kinds), *records_t = PyList_AsTuple(records);
-        if (offsets_b && lengths_b && kinds_t && records_t) {
-            result = Py_BuildValue("(OOOOnO)", offsets_b, lengths_b, kinds_t, records_t, crlf,
-                                   latest ? PyLong_FromSsize_t(latest) : Py_None);
+        PyObject *latest_o = latest ? PyLong_FromSsize_t(latest) : (Py_INCREF(Py_None), Py_None);
+        if (offsets_b && lengths_b && kinds_t && records_t && latest_o) {
+            result = Py_BuildValue("(OOOOnO)", offsets_b, lengths_b, kinds_t, records_t, crlf, latest_o);
         }
+        Py_XDECREF(latest_o);
         Py_XDECREF(offsets_b);
         Py_XDECREF(lengths_b);
         Py_XDECREF(kinds_t);
         Py_XDECREF(records_t);
     }
 done:
+    recent_clear(&recent);
     PyMem_Free(offsets.items);
     PyMem_Free(lengths.items);
     Py_XDECREF(kinds);
@@ -1068,9 +1113,11 @@ static PyObject *scan_line(PyObject *self, PyObject *args) {
     }
     if (!PyArg_ParseTuple(args, "y*ip", &view, &max_depth, &escapes_possible)) return NULL;
     int last_prompt = 0;
+    Recent recent = {0};
     PyObject *result = is_blank(view.buf, view.len)
                            ? (Py_INCREF(Py_None), Py_None)
-                           : fast_record(view.buf, view.len, max_depth, escapes_possible, &last_prompt);
+                           : fast_record(view.buf, view.len, max_depth, escapes_possible, &last_prompt, &recent);
+    recent_clear(&recent);
     PyBuffer_Release(&view);
     return result;
 }
