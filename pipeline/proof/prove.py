@@ -8,7 +8,7 @@ sidechain-only subagent files) the verdict is `not-resumable`, never a mismatch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,10 @@ from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
-__all__ = ["ProofOptions", "prove_resume", "summary_texts"]
+__all__ = ["Exclusions", "ProofOptions", "prove_resume", "summary_texts"]
+
+Exclusions = Callable[[str], Sequence[ExcludedText]]
+"""The excluded texts that a compacted context sends, given its strings joined by NUL (`sent_exclusions`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +59,12 @@ def prove_resume(
     compacted: Path,
     options: ProofOptions,
     *,
-    excluded: Sequence[ExcludedText],
+    excluded: Sequence[ExcludedText] | Exclusions,
 ) -> ResumeVerdict:
     """Resume both files and judge the compacted context against the original's.
 
-    `excluded` are the original's excluded texts (`pipeline.proof.excluded`). Raises
+    `excluded` are the original's excluded texts (`pipeline.proof.excluded`), or what finds
+    those the compacted context sends once it is known (only those can leak). Raises
     :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """
     model = with_recorded_window(resumed_model(original), original)
@@ -90,6 +94,8 @@ def prove_resume(
             before.context,
             None,
         )
+    if callable(excluded):
+        excluded = excluded("\x00".join(after.context.strings))
     return judge(
         before.context,
         after.context,
