@@ -6,7 +6,10 @@ from a background thread, records every request, and answers `POST /v1/messages`
 valid reply (server-sent events when the request asks for `stream`, one JSON document
 otherwise). `POST /v1/messages/count_tokens` gets a token count, any other path an empty JSON
 object. Queued `Fault`s replace the next message replies: HTTP 429 with `retry-after`, 500, 529,
-or a reply held back for a while. Standard library only, so it ships with the package::
+or a reply held back for a while. A body over the API's request size limit (32 MB) is answered
+413 `request_too_large`, as the API answers it, and recorded without its body: Claude Code then
+trims or compacts what it sends, as it would for a real user, and a giant session's context is
+never held here. Standard library only, so it ships with the package::
 
     with CaptureServer(faults=[Fault.rate_limited(retry_after=0)]) as api:
         run_client(base_url=api.base_url)
@@ -26,15 +29,20 @@ from typing import Any, Final
 
 from pipeline.proof.loopback import LoopbackServer
 
-__all__ = ["CaptureServer", "Fault", "RecordedRequest"]
+__all__ = ["MAX_REQUEST_BYTES", "CaptureServer", "Fault", "RecordedRequest"]
 
 MESSAGES_PATH: Final = "/v1/messages"
 COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
 FAKE_MESSAGE_ID: Final = "msg_fake_0001"
+# The Messages API refuses larger request bodies (documented as 32 MB; taken as MiB) with a 413.
+MAX_REQUEST_BYTES: Final = 32 * 1024 * 1024
+_DRAIN_CHUNK: Final = 1 << 20  # an oversized body is read and dropped this much at a time
+TOO_LARGE: Final = "Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB."
 # Error types of the API's error envelope, by status (what clients key their retry logic on).
 _ERROR_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",
+    413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
     529: "overloaded_error",
@@ -197,7 +205,13 @@ class _CaptureHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        size = int(self.headers.get("content-length") or 0)
+        if size > MAX_REQUEST_BYTES:
+            self._drain(size)
+            self._record(b"", None)
+            self._json(413, {"type": "error", "error": {"type": _ERROR_TYPES[413], "message": TOO_LARGE}})
+            return
+        raw = self.rfile.read(size)
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -211,6 +225,14 @@ class _CaptureHandler(BaseHTTPRequestHandler):
             self._json(200, {})
         else:
             self._reply(body if isinstance(body, dict) else {}, fault)
+
+    def _drain(self, size: int) -> None:
+        """Read a body without keeping it, so the connection stays usable for the next request."""
+        while size > 0:
+            chunk = self.rfile.read(min(size, _DRAIN_CHUNK))
+            if not chunk:
+                return
+            size -= len(chunk)
 
     def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
         headers = tuple(self.headers.items())

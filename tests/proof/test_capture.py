@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from pipeline.proof.capture import CaptureServer, Fault
+from pipeline.proof.capture import MAX_REQUEST_BYTES, CaptureServer, Fault
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
@@ -43,3 +43,18 @@ def test_the_capture_server_records_requests_streams_a_reply_and_injects_faults(
     assert json.loads(counted[2]) == {"input_tokens": 10}
     assert [r.body["messages"][0]["content"] for r in api.message_requests] == ["hi"] * 4
     assert api.requests[0].header("Content-Type") == "application/json"
+
+
+def test_a_body_over_the_api_size_limit_is_refused_as_the_api_refuses_it_and_never_kept() -> None:
+    """Claude Code resuming a giant session meets the API's 413 here too, and trims what it sends."""
+    huge = {"model": "claude-x", "messages": [{"role": "user", "content": "x" * MAX_REQUEST_BYTES}]}
+    with CaptureServer(reply_text="fine") as api:
+        url = api.base_url + "/v1/messages?beta=true"
+        refused = post(url, huge)
+        answered = post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]})
+    assert refused[0] == 413
+    assert json.loads(refused[2])["error"]["type"] == "request_too_large"
+    assert answered[0] == 200 and json.loads(answered[2])["content"] == [{"type": "text", "text": "fine"}]
+    first, second = api.message_requests
+    assert first.raw == b"" and first.body is None  # counted as a call, its body dropped
+    assert second.body["messages"][0]["content"] == "hi"
