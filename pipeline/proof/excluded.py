@@ -53,13 +53,19 @@ def excluded_texts(
     return tuple(found.values())
 
 
-def _first_occurrences(data: bytes, index: LineIndex, partition: Partition) -> Iterator[ExcludedText]:
-    """Each distinct string of the excluded lines, where it first occurs (set, then line order)."""
+def _sent_occurrences(
+    data: bytes, index: LineIndex, partition: Partition, sent: str, min_chars: int
+) -> Iterator[ExcludedText]:
+    """Each distinct long enough excluded string `sent` holds, where it first occurs (set, then line order).
+
+    Which strings qualify depends on the text alone, so the first occurrence of a qualifying one
+    is its first occurrence at all, and only qualifying strings are remembered.
+    """
     seen: set[str] = set()
     for name in EXCLUDED_SETS:
         for line in sorted(partition[name].lines):
             for text in record_strings(index.raw_line(data, line)):
-                if text not in seen:
+                if text not in seen and len(text.strip()) >= min_chars and text in sent:
                     seen.add(text)
                     yield ExcludedText(text, line, name.value)
 
@@ -98,11 +104,7 @@ def sent_exclusions(
     so the kept text is read once and never joined.
     """
     excluded_lines = {line for name in EXCLUDED_SETS for line in partition[name].lines}
-    candidates = [
-        item
-        for item in _first_occurrences(data, index, partition)
-        if len(item.text.strip()) >= min_chars and item.text in sent
-    ]
+    candidates = list(_sent_occurrences(data, index, partition, sent, min_chars))
     if not candidates:
         return ()
     cores = sorted({item.text.strip() for item in candidates})
