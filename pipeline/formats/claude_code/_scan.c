@@ -545,29 +545,64 @@ static PyObject *kind_of(const Val *v) {
 
 /* Strings most lines repeat, kept from the lines before so equal values share one object (a
  * giant session's index would hold hundreds of MB of copies): every line carries the session's
- * id and version, a line's parent is mostly the uuid of the record before it, and the fragments
- * of one streamed message share its id. A cache only: a value that differs is made as before. */
+ * id and version, a line's parent (or the assistant line a tool result answers) is mostly one of
+ * the last records' uuids, a tool result names a recent call's id, and the fragments of one
+ * streamed message share its id. A cache only: a value not found is made as before. */
+#define RING 64
+
 typedef struct {
-    PyObject *session, *version, *uuid, *message_id;
+    PyObject *items[RING];
+    int next;
+} Ring;
+
+typedef struct {
+    PyObject *session, *version, *message_id;
+    Ring uuids, tools; /* recent record uuids; recent tool_use ids */
 } Recent;
+
+static void ring_clear(Ring *r) {
+    for (int i = 0; i < RING; i++) Py_CLEAR(r->items[i]);
+}
 
 static void recent_clear(Recent *r) {
     Py_CLEAR(r->session);
     Py_CLEAR(r->version);
-    Py_CLEAR(r->uuid);
     Py_CLEAR(r->message_id);
+    ring_clear(&r->uuids);
+    ring_clear(&r->tools);
 }
 
-/* `text_or_none`, returning `known` itself when it is that very ASCII text (new reference). */
+/* Whether `known` is the very ASCII text of the unescaped, non-empty string `v`. */
+static int same_text(const Val *v, PyObject *known) {
+    if (!known || v->type != V_STR || v->escaped || !PyUnicode_IS_COMPACT_ASCII(known)) return 0;
+    Py_ssize_t n = v->end - v->start - 2;
+    return n > 0 && PyUnicode_GET_LENGTH(known) == n && memcmp(PyUnicode_DATA(known), v->start + 1, (size_t)n) == 0;
+}
+
+/* `text_or_none`, returning `known` itself when it is that very text (new reference). */
 static PyObject *shared_text(const Val *v, PyObject *known) {
-    if (known && v->type == V_STR && !v->escaped && PyUnicode_IS_COMPACT_ASCII(known)) {
-        Py_ssize_t n = v->end - v->start - 2;
-        if (n > 0 && PyUnicode_GET_LENGTH(known) == n && memcmp(PyUnicode_DATA(known), v->start + 1, (size_t)n) == 0) {
-            Py_INCREF(known);
-            return known;
-        }
+    if (same_text(v, known)) {
+        Py_INCREF(known);
+        return known;
     }
     return text_or_none(v);
+}
+
+/* A string value's text (`string_of`), one of the ring's own when it holds that text. */
+static PyObject *ring_string(const Val *v, Ring *r) {
+    for (int i = 0; i < RING; i++) {
+        if (same_text(v, r->items[i])) {
+            Py_INCREF(r->items[i]);
+            return r->items[i];
+        }
+    }
+    return string_of(v);
+}
+
+/* `text_or_none` through the ring. */
+static PyObject *ring_text(const Val *v, Ring *r) {
+    if (v->type != V_STR || string_empty(v)) Py_RETURN_NONE;
+    return ring_string(v, r);
 }
 
 /* Keep `value` (a str) in a cache slot; None and failures leave the slot as it was. */
@@ -575,6 +610,13 @@ static void remember(PyObject **slot, PyObject *value) {
     if (value && PyUnicode_Check(value)) {
         Py_INCREF(value);
         Py_XSETREF(*slot, value);
+    }
+}
+
+static void ring_push(Ring *r, PyObject *value) {
+    if (value && PyUnicode_Check(value) && PyUnicode_GET_LENGTH(value) > 0) {
+        remember(&r->items[r->next], value);
+        r->next = (r->next + 1) % RING;
     }
 }
 
@@ -722,7 +764,7 @@ static void facts_clear(Facts *f) {
 }
 
 /* `decode._block_facts` over the typed message content. Returns 0 with an exception set. */
-static int block_facts(MessageVals *m, int want_text, Facts *f) {
+static int block_facts(MessageVals *m, int want_text, Facts *f, Recent *recent) {
     Val *content = &m->content;
     if (content->type == V_STR) {
         f->blocks = StrT; Py_INCREF(StrT);
@@ -755,13 +797,14 @@ static int block_facts(MessageVals *m, int want_text, Facts *f) {
         if (which == 3) { /* tool_use */
             PyObject *id = b->id.type == V_STR ? string_of(&b->id) : (Py_INCREF(EmptyStr), EmptyStr);
             if (!id || PyList_Append(uses, id) < 0) { Py_XDECREF(id); goto error; }
+            ring_push(&recent->tools, id);
             Py_DECREF(id);
             nuses++;
         } else if (which == 4) { /* tool_result: tool_use_id or toolUseID, by truthiness */
             Val *chosen = &b->tool_use_id;
             int truthy = chosen->type == V_TRUE || (chosen->type == V_STR && !string_empty(chosen));
             if (!truthy) chosen = &b->tool_use_id2;
-            PyObject *id = chosen->type == V_STR ? string_of(chosen) : (Py_INCREF(EmptyStr), EmptyStr);
+            PyObject *id = chosen->type == V_STR ? ring_string(chosen, &recent->tools) : (Py_INCREF(EmptyStr), EmptyStr);
             if (!id || PyList_Append(results, id) < 0) { Py_XDECREF(id); goto error; }
             Py_DECREF(id);
             nresults++;
@@ -848,7 +891,7 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     f[1] = text_or_none(&v[K_SUBTYPE]);
     f[2] = text_or_none(&v[K_UUID]);
     f[3] = PyBool_FromLong(string_empty(&v[K_UUID]));
-    f[4] = shared_text(&v[K_PARENT], recent->uuid);
+    f[4] = ring_text(&v[K_PARENT], &recent->uuids);
     f[5] = PyBool_FromLong(string_empty(&v[K_PARENT]));
     f[6] = text_or_none(&v[K_LOGICAL_PARENT]);
     f[7] = shared_text(&v[K_SESSION], recent->session);
@@ -858,7 +901,7 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     if (is_api) {
         f[11] = shared_text(&m->id, recent->message_id);
         f[12] = kind_of(&m->role); /* "user" and "assistant" are interned record type names */
-        if (!block_facts(m, kind_id == 0, &facts)) goto done;
+        if (!block_facts(m, kind_id == 0, &facts, recent)) goto done;
     } else {
         f[11] = Py_None; Py_INCREF(Py_None);
         f[12] = Py_None; Py_INCREF(Py_None);
@@ -870,8 +913,8 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     f[14] = facts.blocks; facts.blocks = NULL;
     f[15] = facts.uses; facts.uses = NULL;
     f[16] = facts.results; facts.results = NULL;
-    f[17] = text_or_none(&v[K_SOURCE_TOOL]);
-    f[18] = kind_id == 2 && v[K_ATTACHMENT].type == V_OBJ ? text_or_none(&h->attachment_tool) : (Py_INCREF(Py_None), Py_None);
+    f[17] = ring_text(&v[K_SOURCE_TOOL], &recent->uuids);
+    f[18] = kind_id == 2 && v[K_ATTACHMENT].type == V_OBJ ? ring_text(&h->attachment_tool, &recent->tools) : (Py_INCREF(Py_None), Py_None);
     f[19] = PyBool_FromLong(v[K_COMPACT_SUMMARY].type == V_TRUE);
     {
         int boundary = kind_id == 3 ? string_equals(&v[K_SUBTYPE], "compact_boundary") : 0;
@@ -919,7 +962,7 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     }
     record = PyObject_Vectorcall(RecordType, f, NFIELDS, NULL);
     if (record) {
-        remember(&recent->uuid, f[2]);
+        ring_push(&recent->uuids, f[2]);
         remember(&recent->session, f[7]);
         remember(&recent->version, f[10]);
         remember(&recent->message_id, f[11]);
