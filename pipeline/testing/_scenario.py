@@ -70,6 +70,7 @@ class SessionPlan:
     big_output_rate: float = 0.06
     compact_every: tuple[float, float] = (0.2, 0.45)  # bytes between compactions, as budget shares
     compact_until: float = 0.9  # no compaction once this share of the budget is written
+    turn_max_bytes: int = TURN_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,7 @@ class SessionScenario:
             self._prompt(edited)
         if rng.random() < 0.02:
             b.system("api_error")
-        budget = min(TURN_MAX_BYTES, int(remaining * rng.uniform(*TURN_SHARE)))
+        budget = min(plan.turn_max_bytes, int(remaining * rng.uniform(*TURN_SHARE)))
         rounds = 0 if budget < 3_000 else min(MAX_MESSAGES_PER_TURN, int(rng.expovariate(1 / 2.8)) + 1)
         cap = max(600, budget // max(1, rounds))
         for _ in range(rounds):
