@@ -65,7 +65,7 @@ def giant_plan(target_bytes: int) -> SessionPlan:
 
 
 def generate_giant(
-    root: Path, *, target_bytes: int, seed: int = 0, context_window: int = CONTEXT_WINDOW
+    root: Path, *, target_bytes: int, seed: int = 0, context_window: int | None = CONTEXT_WINDOW
 ) -> FleetFile:
     """Write one giant session of about ``target_bytes`` under ``root`` (created if missing)."""
     if target_bytes <= 0:
