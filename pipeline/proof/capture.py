@@ -22,7 +22,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
@@ -111,8 +111,17 @@ class CaptureServer(LoopbackServer):
     thread_name = "capture-server"
     poll_seconds = 0.05
 
-    def __init__(self, *, reply_text: str = "ok", faults: Iterable[Fault] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        reply_text: str = "ok",
+        faults: Iterable[Fault] = (),
+        keep: Callable[[Any], bool] | None = None,
+    ) -> None:
         self.reply_text = reply_text
+        # Which parsed bodies are kept (others are recorded without their body once answered):
+        # a resume reads one request of a dozen, each up to the size limit. None keeps all.
+        self.keep = keep
         self._faults: deque[Fault] = deque(faults)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -236,6 +245,8 @@ class _CaptureHandler(BaseHTTPRequestHandler):
 
     def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
         headers = tuple(self.headers.items())
+        if self.fake.keep is not None and not self.fake.keep(body):
+            raw, body = b"", None
         self.fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
 
     def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -147,10 +148,12 @@ def _run(
 
 
 def _carries_probe(request: RecordedRequest, probe: str) -> bool:
-    body = request.body
-    if not request.is_message or not isinstance(body, dict):
-        return False
-    return any(probe in text for text in _texts(body.get("messages")))
+    return request.is_message and _body_carries(request.body, probe)
+
+
+def _body_carries(body: Any, probe: str) -> bool:
+    """Whether a request body is a Messages call whose texts hold the probe."""
+    return isinstance(body, dict) and any(probe in text for text in _texts(body.get("messages")))
 
 
 def _texts(messages: Any) -> Iterable[str]:
@@ -183,7 +186,7 @@ def resume(
     restore the session's model as of today. Raises :class:`ResumeTimedOut` after `timeout` s.
     """
     scratch = tempfile.TemporaryDirectory(prefix="cc-resume-", ignore_cleanup_errors=True)
-    with scratch, CaptureServer() as api:
+    with scratch, CaptureServer(keep=partial(_body_carries, probe=probe)) as api:
         staged = stage_session(transcript, Path(scratch.name), session_id=session_id)
         command = [str(executable), "-p", "--resume", staged.session_id, probe]
         returncode, stdout, stderr = _run(command, staged, _environment(staged, api.base_url, model), timeout)

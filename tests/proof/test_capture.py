@@ -58,3 +58,16 @@ def test_a_body_over_the_api_size_limit_is_refused_as_the_api_refuses_it_and_nev
     first, second = api.message_requests
     assert first.raw == b"" and first.body is None  # counted as a call, its body dropped
     assert second.body["messages"][0]["content"] == "hi"
+
+
+def test_bodies_a_caller_does_not_keep_are_answered_and_counted_but_not_held() -> None:
+    """A resume reads the probe's request only; the others (each up to 32 MB) are dropped once answered."""
+    keep = lambda body: "probe" in json.dumps(body)  # noqa: E731 - a one-line predicate
+    with CaptureServer(keep=keep) as api:
+        url = api.base_url + "/v1/messages"
+        other = post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "x" * 10_000}]})
+        probe = post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "probe"}]})
+    assert other[0] == probe[0] == 200
+    dropped, kept = api.message_requests
+    assert dropped.raw == b"" and dropped.body is None
+    assert kept.body["messages"][0]["content"] == "probe"
