@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
@@ -119,9 +119,12 @@ class CaptureServer(LoopbackServer):
         keep: Callable[[Any], bool] | None = None,
     ) -> None:
         self.reply_text = reply_text
-        # Which parsed bodies are kept (others are recorded without their body once answered):
-        # a resume reads one request of a dozen, each up to the size limit. None keeps all.
+        # Which bodies are kept (None: all). A resume reads two of a dozen requests, each up to
+        # the size limit: those `keep` accepts (its probe's), and the message call with the most
+        # messages (a compaction's, the first of equals); the others are recorded without their
+        # body once answered.
         self.keep = keep
+        self._largest: tuple[int, int] | None = None  # (messages, index) of the largest call kept
         self._faults: deque[Fault] = deque(faults)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -151,7 +154,27 @@ class CaptureServer(LoopbackServer):
     # used by the handler -------------------------------------------------------------------
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
+            if self.keep is not None:
+                request = self._kept(request)
             self._requests.append(request)
+
+    def _kept(self, request: RecordedRequest) -> RecordedRequest:
+        """The request, or a body-less copy when neither `keep` nor the largest call needs it."""
+        body = request.body
+        accepted = self.keep is not None and self.keep(body)
+        size = len(body.get("messages") or ()) if request.is_message and isinstance(body, dict) else -1
+        if size >= 0 and (self._largest is None or size > self._largest[0]):
+            if self._largest is not None:
+                self._drop(self._largest[1])
+            self._largest = (size, len(self._requests))
+            return request
+        return request if accepted else replace(request, raw=b"", body=None)
+
+    def _drop(self, at: int) -> None:
+        """Let go of a largest call a larger one replaced, unless `keep` wants it."""
+        request = self._requests[at]
+        if self.keep is not None and not self.keep(request.body):
+            self._requests[at] = replace(request, raw=b"", body=None)
 
     def _next_fault(self) -> Fault | None:
         with self._lock:
@@ -245,8 +268,6 @@ class _CaptureHandler(BaseHTTPRequestHandler):
 
     def _record(self, raw: bytes, body: Any, fault: Fault | None = None) -> None:
         headers = tuple(self.headers.items())
-        if self.fake.keep is not None and not self.fake.keep(body):
-            raw, body = b"", None
         self.fake._record(RecordedRequest(self.command, self.path, headers, raw, body, fault))
 
     def _reply(self, body: dict[str, Any], fault: Fault | None) -> None:

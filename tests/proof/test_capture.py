@@ -61,13 +61,16 @@ def test_a_body_over_the_api_size_limit_is_refused_as_the_api_refuses_it_and_nev
 
 
 def test_bodies_a_caller_does_not_keep_are_answered_and_counted_but_not_held() -> None:
-    """A resume reads the probe's request only; the others (each up to 32 MB) are dropped once answered."""
+    """A resume reads its probe's request and the largest call before it (a compaction's): only those
+    are held (each up to 32 MB); the others are dropped once answered."""
     keep = lambda body: "probe" in json.dumps(body)  # noqa: E731 - a one-line predicate
+    sizes = (2, 5, 3, 5)  # messages per call: the first 5 is the largest
     with CaptureServer(keep=keep) as api:
         url = api.base_url + "/v1/messages"
-        other = post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "x" * 10_000}]})
-        probe = post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "probe"}]})
-    assert other[0] == probe[0] == 200
-    dropped, kept = api.message_requests
-    assert dropped.raw == b"" and dropped.body is None
-    assert kept.body["messages"][0]["content"] == "probe"
+        for size in sizes:
+            messages = [{"role": "user", "content": f"message {n}"} for n in range(size)]
+            assert post(url, {"model": "claude-x", "messages": messages})[0] == 200
+        post(url, {"model": "claude-x", "messages": [{"role": "user", "content": "probe"}]})
+    held = [len(r.body["messages"]) if r.body is not None else None for r in api.message_requests]
+    assert held == [None, 5, None, None, 1]
+    assert all(r.raw == b"" for r in api.message_requests if r.body is None)
