@@ -119,10 +119,10 @@ class CaptureServer(LoopbackServer):
         keep: Callable[[Any], bool] | None = None,
     ) -> None:
         self.reply_text = reply_text
-        # Which bodies are kept (None: all). A resume reads two of a dozen requests, each up to
-        # the size limit: those `keep` accepts (its probe's), and the message call with the most
-        # messages (a compaction's, the first of equals); the others are recorded without their
-        # body once answered.
+        # Which bodies are kept (None: all, raw and parsed). A resume reads two of a dozen requests,
+        # each up to the size limit, parsed: those `keep` accepts (its probe's), and the message
+        # call with the most messages (a compaction's, the first of equals); the others are
+        # recorded without their body once answered, and no raw body is kept.
         self.keep = keep
         self._largest: tuple[int, int] | None = None  # (messages, index) of the largest call kept
         self._faults: deque[Fault] = deque(faults)
@@ -163,18 +163,19 @@ class CaptureServer(LoopbackServer):
         body = request.body
         accepted = self.keep is not None and self.keep(body)
         size = len(body.get("messages") or ()) if request.is_message and isinstance(body, dict) else -1
+        request = replace(request, raw=b"")  # a reader of parsed bodies: the raw copy is not kept
         if size >= 0 and (self._largest is None or size > self._largest[0]):
             if self._largest is not None:
                 self._drop(self._largest[1])
             self._largest = (size, len(self._requests))
             return request
-        return request if accepted else replace(request, raw=b"", body=None)
+        return request if accepted else replace(request, body=None)
 
     def _drop(self, at: int) -> None:
         """Let go of a largest call a larger one replaced, unless `keep` wants it."""
         request = self._requests[at]
         if self.keep is not None and not self.keep(request.body):
-            self._requests[at] = replace(request, raw=b"", body=None)
+            self._requests[at] = replace(request, body=None)
 
     def _next_fault(self) -> Fault | None:
         with self._lock:
