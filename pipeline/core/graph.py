@@ -1,10 +1,14 @@
 """The uuid graph of one transcript: who is whose parent, computed once from the index.
 
-Topology, validation and planning all walk this graph; none of them re-derives it.
+Topology, validation and planning all walk this graph; none of them re-derives it. Lines are
+kept in flat integer arrays (a giant session has hundreds of thousands): a tuple of Python ints
+and a dict of child tuples cost about a quarter of the session's size again.
 """
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -12,7 +16,7 @@ from typing import Final
 from pipeline.core.index import LineIndex
 from pipeline.vocabulary import ChainEnd
 
-__all__ = ["ChainTrace", "UuidGraph", "build_graph"]
+__all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph"]
 
 _NO_LINE: Final = 0
 
@@ -28,15 +32,42 @@ class ChainTrace:
     malformed_line: int | None = None  # the record whose parentUuid is not a string or null
 
 
+class Children(Mapping[int, tuple[int, ...]]):
+    """Lines whose parentUuid is a line's uuid, in physical order, by that line (lines with children only).
+
+    Stored flat: the children of line n are `kids[starts[n - 1] : starts[n]]`.
+    """
+
+    __slots__ = ("_kids", "_starts")
+
+    def __init__(self, starts: array[int], kids: array[int]) -> None:
+        self._starts, self._kids = starts, kids
+
+    def __getitem__(self, line: int) -> tuple[int, ...]:
+        if not 0 < line < len(self._starts):
+            raise KeyError(line)
+        first, end = self._starts[line - 1], self._starts[line]
+        if first == end:
+            raise KeyError(line)
+        return tuple(self._kids[first:end])
+
+    def __iter__(self) -> Iterator[int]:
+        starts = self._starts
+        return (line for line in range(1, len(starts)) if starts[line] > starts[line - 1])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @dataclass(frozen=True, slots=True)
 class UuidGraph:
     """Lines by uuid, parents by line, and children by line for one transcript."""
 
     line_of: MappingProxyType[str, int]  # first line carrying each uuid
     duplicates: tuple[str, ...]
-    parent_line: tuple[int, ...]  # 0: no parent in the file (root, dangling or malformed)
-    children: MappingProxyType[int, tuple[int, ...]]  # lines whose parentUuid is this line's uuid
-    uuid_lines: tuple[int, ...]  # every line carrying a uuid, in physical order
+    parent_line: array[int]  # by line - 1; 0: no parent in the file (root, dangling or malformed)
+    children: Children  # lines whose parentUuid is this line's uuid
+    uuid_lines: array[int]  # every line carrying a uuid, in physical order
 
     def parent_of(self, line: int) -> int:
         """Line of a line's parent record, or 0."""
@@ -82,19 +113,35 @@ def build_graph(index: LineIndex) -> UuidGraph:
             else:
                 line_of[uuid] = number
             uuid_lines.append(number)
-    parent_line = [_NO_LINE] * len(index)
-    children: dict[int, list[int]] = {}
+    parent_line = array("q", bytes(8 * len(index)))  # _NO_LINE everywhere
+    counts = array("q", bytes(8 * (len(index) + 1)))
     for number, record in enumerate(index.records, 1):
         if record is None or record.parent is None:
             continue
         parent = line_of.get(record.parent, _NO_LINE)
         parent_line[number - 1] = parent
         if parent != _NO_LINE:
-            children.setdefault(parent, []).append(number)
+            counts[parent] += 1
     return UuidGraph(
         line_of=MappingProxyType(line_of),
         duplicates=tuple(sorted(duplicates)),
-        parent_line=tuple(parent_line),
-        children=MappingProxyType({line: tuple(kids) for line, kids in children.items()}),
-        uuid_lines=tuple(uuid_lines),
+        parent_line=parent_line,
+        children=_children(parent_line, counts),
+        uuid_lines=array("q", uuid_lines),
     )
+
+
+def _children(parent_line: array[int], counts: array[int]) -> Children:
+    """The children table of a parent array: starts by prefix sums of the counts, then a fill pass."""
+    starts = array("q", bytes(8 * len(counts)))
+    total = 0
+    for line in range(1, len(counts)):
+        total += counts[line]
+        starts[line] = total
+    kids = array("q", bytes(8 * total))
+    filled = array("q", starts)  # where the next child of each line goes (shifted by one)
+    for number, parent in enumerate(parent_line, 1):
+        if parent != _NO_LINE:
+            kids[filled[parent - 1]] = number
+            filled[parent - 1] += 1
+    return Children(starts, kids)

@@ -6,6 +6,7 @@ sweep can report them as a known format that is not supported yet.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any, Final
 
@@ -16,6 +17,8 @@ from pipeline.vocabulary import SourceFormat
 __all__ = ["NotTranscript", "detect_format", "why_not_a_transcript"]
 
 _SNIFF_LINES: Final = 64
+_BOM: Final = b"\xef\xbb\xbf"
+_NOT_SPACE: Final = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what `bytes.strip` keeps
 _BINARY_PROBE: Final = 65536  # NUL bytes or many invalid sequences here: not text at all
 _WHOLE_DOCUMENT_LIMIT: Final = 256 * 1024 * 1024  # gemini-cli writes one JSON document per session
 _CODEX_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -64,7 +67,7 @@ def _vote(record: dict[str, Any]) -> SourceFormat | None:
     return None
 
 
-def _is_gemini(data: bytes) -> bool:
+def _is_gemini(data: bytes | memoryview) -> bool:
     if len(data) > _WHOLE_DOCUMENT_LIMIT:
         return False
     try:
@@ -101,17 +104,18 @@ def _votes(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | N
 
 
 def detect_format(data: bytes) -> SourceFormat:
-    """Name the transcript format of a whole file's bytes."""
-    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-    if not body.strip():
+    """Name the transcript format of a whole file's bytes (read in place: a session can be 1 GB)."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    first = _NOT_SPACE.search(data, start)
+    if first is None:
         return SourceFormat.EMPTY
-    verdict, _, resume_at = _votes(body, 0, _SNIFF_LINES)
+    verdict, _, resume_at = _votes(data, start, _SNIFF_LINES)
     if verdict is not None:
         return verdict
-    if body.lstrip().startswith(b"{") and _is_gemini(body):
+    if data.startswith(b"{", first.start()) and _is_gemini(memoryview(data)[start:]):
         return SourceFormat.GEMINI_CLI
     # A damaged head must not hide a transcript: read on until a line says what the file is.
-    verdict, _, _ = _votes(body, resume_at, None)
+    verdict, _, _ = _votes(data, resume_at, None)
     return verdict if verdict is not None else SourceFormat.UNKNOWN
 
 

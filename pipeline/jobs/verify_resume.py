@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -22,9 +23,9 @@ from pipeline.core.topology.select import AUTO
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
-from pipeline.proof.excluded import excluded_texts
-from pipeline.proof.prove import ProofOptions, prove_resume
-from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict
+from pipeline.proof.excluded import sent_exclusions
+from pipeline.proof.prove import Exclusions, ProofOptions, prove_resume
+from pipeline.proof.verdict import ResumeVerdict, Verdict
 from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_section
 from pipeline.report.sections import Section
@@ -84,11 +85,11 @@ def _print(verdict: ResumeVerdict, check: ResumeCheckSection) -> None:
         console.print(_table(verdict))
 
 
-def original_exclusions(original: Path, min_chars: int, limits: LineLimits) -> tuple[ExcludedText, ...]:
-    """Excluded texts of a source as a sweep partitions it (its active chain kept)."""
+def original_exclusions(original: Path, min_chars: int, limits: LineLimits) -> Exclusions:
+    """What finds the excluded texts a compacted context sends, the source partitioned as a sweep does it."""
     opened = open_session(original, original.name, AUTO, command="verify-resume", per_code=1, limits=limits)
     if not isinstance(opened, Analysis):
-        return ()
+        return lambda _sent: ()
     topology = opened.topology
     partition = partition_lines(
         opened.index,
@@ -98,7 +99,7 @@ def original_exclusions(original: Path, min_chars: int, limits: LineLimits) -> t
         pointer_line=topology.strict.pointer_line,
         branch_isolation=topology.branch_isolation,
     )
-    return excluded_texts(opened.source.data, opened.index, partition, min_chars=min_chars)
+    return partial(sent_exclusions, opened.source.data, opened.index, partition, min_chars=min_chars)
 
 
 def _usage(message: str) -> ResumeExit:

@@ -9,7 +9,10 @@ object. A message request that breaks the Messages API's tool-pairing rules (`ap
 answered as the API answers it: HTTP 400, its error envelope and its own sentence (the request is
 recorded first, with the violations, so a caller still reads what was sent). Queued `Fault`s
 replace the next message replies: HTTP 429 with `retry-after`, 500, 529, or a reply held back for
-a while. Standard library only, so it ships with the package::
+a while. A body over the API's request size limit (32 MB) is answered 413 `request_too_large`, as
+the API answers it, and recorded without its body: Claude Code then trims or compacts what it
+sends, as it would for a real user, and a giant session's context is never held here. Standard
+library only, so it ships with the package::
 
     with CaptureServer(faults=[Fault.rate_limited(retry_after=0)]) as api:
         run_client(base_url=api.base_url)
@@ -22,24 +25,29 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
 from pipeline.proof.api_rules import ApiViolation, api_violations, error_envelope
 from pipeline.proof.loopback import LoopbackServer
 
-__all__ = ["CaptureServer", "Fault", "RecordedRequest"]
+__all__ = ["MAX_REQUEST_BYTES", "CaptureServer", "Fault", "RecordedRequest"]
 
 MESSAGES_PATH: Final = "/v1/messages"
 COUNT_TOKENS_PATH: Final = "/v1/messages/count_tokens"
 FAKE_MESSAGE_ID: Final = "msg_fake_0001"
 FAKE_REQUEST_ID: Final = "req_fake"
+# The Messages API refuses larger request bodies (documented as 32 MB; taken as MiB) with a 413.
+MAX_REQUEST_BYTES: Final = 32 * 1024 * 1024
+_DRAIN_CHUNK: Final = 1 << 20  # an oversized body is read and dropped this much at a time
+TOO_LARGE: Final = "Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB."
 # Error types of the API's error envelope, by status (what clients key their retry logic on).
 _ERROR_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",
+    413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
     529: "overloaded_error",
@@ -110,10 +118,21 @@ class CaptureServer(LoopbackServer):
     poll_seconds = 0.05
 
     def __init__(
-        self, *, reply_text: str = "ok", faults: Iterable[Fault] = (), api_rules: bool = True
+        self,
+        *,
+        reply_text: str = "ok",
+        faults: Iterable[Fault] = (),
+        keep: Callable[[Any], bool] | None = None,
+        api_rules: bool = True,
     ) -> None:
         self.reply_text = reply_text
         self.api_rules = api_rules  # answer a request breaking the API's rules with its 400
+        # Which bodies are kept (None: all, raw and parsed). A resume reads two of a dozen requests,
+        # each up to the size limit, parsed: those `keep` accepts (its probe's), and the message
+        # call with the most messages (a compaction's, the first of equals); the others are
+        # recorded without their body once answered, and no raw body is kept.
+        self.keep = keep
+        self._largest: tuple[int, int] | None = None  # (messages, index) of the largest call kept
         self._faults: deque[Fault] = deque(faults)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -143,7 +162,28 @@ class CaptureServer(LoopbackServer):
     # used by the handler -------------------------------------------------------------------
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
+            if self.keep is not None:
+                request = self._kept(request)
             self._requests.append(request)
+
+    def _kept(self, request: RecordedRequest) -> RecordedRequest:
+        """The request, or a body-less copy when neither `keep` nor the largest call needs it."""
+        body = request.body
+        accepted = self.keep is not None and self.keep(body)
+        size = len(body.get("messages") or ()) if request.is_message and isinstance(body, dict) else -1
+        request = replace(request, raw=b"")  # a reader of parsed bodies: the raw copy is not kept
+        if size >= 0 and (self._largest is None or size > self._largest[0]):
+            if self._largest is not None:
+                self._drop(self._largest[1])
+            self._largest = (size, len(self._requests))
+            return request
+        return request if accepted else replace(request, body=None)
+
+    def _drop(self, at: int) -> None:
+        """Let go of a largest call a larger one replaced, unless `keep` wants it."""
+        request = self._requests[at]
+        if self.keep is not None and not self.keep(request.body):
+            self._requests[at] = replace(request, body=None)
 
     def _next_fault(self) -> Fault | None:
         with self._lock:
@@ -206,7 +246,13 @@ class _CaptureHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        size = int(self.headers.get("content-length") or 0)
+        if size > MAX_REQUEST_BYTES:
+            self._drain(size)
+            self._record(b"", None)
+            self._json(413, {"type": "error", "error": {"type": _ERROR_TYPES[413], "message": TOO_LARGE}})
+            return
+        raw = self.rfile.read(size)
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -230,6 +276,14 @@ class _CaptureHandler(BaseHTTPRequestHandler):
         ):
             return ()
         return api_violations(body["messages"])
+
+    def _drain(self, size: int) -> None:
+        """Read a body without keeping it, so the connection stays usable for the next request."""
+        while size > 0:
+            chunk = self.rfile.read(min(size, _DRAIN_CHUNK))
+            if not chunk:
+                return
+            size -= len(chunk)
 
     def _record(
         self, raw: bytes, body: Any, fault: Fault | None = None, rejected: tuple[ApiViolation, ...] = ()

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -159,10 +160,12 @@ def _run(
 
 
 def _carries_probe(request: RecordedRequest, probe: str) -> bool:
-    body = request.body
-    if not request.is_message or not isinstance(body, dict):
-        return False
-    return any(probe in text for text in _texts(body.get("messages")))
+    return request.is_message and _body_carries(request.body, probe)
+
+
+def _body_carries(body: Any, probe: str) -> bool:
+    """Whether a request body is a Messages call whose texts hold the probe."""
+    return isinstance(body, dict) and any(probe in text for text in _texts(body.get("messages")))
 
 
 def _texts(messages: Any) -> Iterable[str]:
@@ -248,7 +251,7 @@ def resume(
     :class:`ResumeTimedOut` after `timeout` s.
     """
     scratch = tempfile.TemporaryDirectory(prefix="cc-resume-", ignore_cleanup_errors=True)
-    with scratch, CaptureServer() as api:
+    with scratch, CaptureServer(keep=partial(_body_carries, probe=probe)) as api:
         staged = stage_session(transcript, Path(scratch.name), session_id=session_id)
         staged_bytes = staged.transcript.stat().st_size
         command = [str(executable), "-p", "--resume", staged.session_id, probe]

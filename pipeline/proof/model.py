@@ -11,13 +11,14 @@ differently, but a verification resumes both files with the same model, which is
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from pipeline.formats.claude_code.content import Part, RecordContent, iter_contents, parse_object
+from pipeline.formats.claude_code.content import Part, RecordContent, iter_line_contents, parse_object
 from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.read.load import iter_file_lines
 from pipeline.vocabulary import RecordType, Role
 
 __all__ = ["DEFAULT_MODEL", "LONG_CONTEXT_SUFFIX", "resumed_model", "today", "with_recorded_window"]
@@ -63,49 +64,56 @@ def _family(model: str) -> str | None:
     return None
 
 
-def _assistant_models(transcript: Path) -> list[tuple[RecordContent, str]]:
-    """(row, model) of every assistant row Claude Code could restore a model from, in file order."""
-    return [
-        (row, row.model)
-        for row in iter_contents(transcript.read_bytes())
-        if row.type == RecordType.ASSISTANT
-        and not row.is_meta
-        and row.has_message
-        and row.model is not None
-        and row.model != _SYNTHETIC_MODEL
-    ]
+def _assistant_models(transcript: Path) -> Iterator[tuple[RecordContent, str]]:
+    """(row, model) of every assistant row Claude Code could restore a model from, in file order.
 
-
-def _holds(row: RecordContent, block: ContextBlock) -> bool:
-    """Whether a stored assistant row carries this context block (full or golden prefix)."""
-    parts = (Part("text", row.string_content),) if row.string_content is not None else row.parts
-    for part in parts:
-        if part.type_name != block.kind:
-            continue
-        if block.kind == "tool_use" and part.tool_id == block.id:
-            return True
+    Streamed from the file: the rows of a giant session are never held together.
+    """
+    for row in iter_line_contents(iter_file_lines(transcript)):
         if (
-            block.kind in ("text", "thinking")
-            and part.text[:TEXT_PREFIX_CHARS] == block.text[:TEXT_PREFIX_CHARS]
+            row.type == RecordType.ASSISTANT
+            and not row.is_meta
+            and row.has_message
+            and row.model is not None
+            and row.model != _SYNTHETIC_MODEL
         ):
-            return True
-    return False
+            yield row, row.model
+
+
+def _key(kind: str, tool_id: str | None, text: str) -> tuple[str, str | None] | None:
+    """What a stored part and a context block are matched by: a tool_use id, a text's golden prefix."""
+    if kind == "tool_use":
+        return kind, tool_id
+    if kind in ("text", "thinking"):
+        return kind, text[:TEXT_PREFIX_CHARS]
+    return None
 
 
 def _restored_from(transcript: Path, context: Sequence[ContextBlock]) -> str | None:
     """The model of the resumed chain's last assistant row.
 
-    With a context, that row is the last one holding the context's last stored assistant block;
-    without one (or no match), the file's last assistant row, which is the same row in every
-    corpus file except a synthetic fixture whose last assistant rows are on a side branch.
+    With a context, that row is the last one holding the context's last stored assistant block
+    (the same tool_use id, or the same text's golden prefix); without one (or no match), the
+    file's last assistant row, which is the same row in every corpus file except a synthetic
+    fixture whose last assistant rows are on a side branch. One pass over the file notes, for
+    every assistant block of the context, the model of the last row holding it.
     """
-    candidates = _assistant_models(transcript)
-    for block in reversed(context):
-        if block.role == Role.ASSISTANT:
-            held = [model for message, model in candidates if _holds(message, block)]
-            if held:
-                return held[-1]
-    return candidates[-1][1] if candidates else None
+    wanted: dict[tuple[str, str | None], list[int]] = {}
+    assistant = [block for block in reversed(context) if block.role == Role.ASSISTANT]
+    for number, block in enumerate(assistant):
+        key = _key(block.kind, block.id, block.text)
+        if key is not None:
+            wanted.setdefault(key, []).append(number)
+    holder: list[str | None] = [None] * len(assistant)
+    last = None
+    for row, model in _assistant_models(transcript):
+        last = model
+        parts = (Part("text", row.string_content),) if row.string_content is not None else row.parts
+        for part in parts:
+            key = _key(part.type_name, part.tool_id, part.text)
+            for number in wanted.get(key, ()) if key is not None else ():
+                holder[number] = model
+    return next((model for model in holder if model is not None), last)
 
 
 def resumed_model(transcript: Path, context: Sequence[ContextBlock] = (), on: str | None = None) -> str:
@@ -126,7 +134,7 @@ def resumed_model(transcript: Path, context: Sequence[ContextBlock] = (), on: st
 def _largest_recorded_context(transcript: Path) -> int:
     """The most context tokens any assistant call of the file was billed for (its `usage`)."""
     largest = 0
-    for line in transcript.read_bytes().split(b"\n"):
+    for line in iter_file_lines(transcript):
         if b'"usage"' not in line:
             continue
         record = parse_object(line)

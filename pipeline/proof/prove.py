@@ -14,7 +14,7 @@ is a mismatch whatever else agrees: the compaction must leave a session the API 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,7 +27,10 @@ from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
 from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
-__all__ = ["ProofOptions", "prove_resume", "summary_texts", "with_api_rejections"]
+__all__ = ["Exclusions", "ProofOptions", "prove_resume", "summary_texts", "with_api_rejections"]
+
+Exclusions = Callable[[str], Sequence[ExcludedText]]
+"""The excluded texts that a compacted context sends, given its strings joined by NUL (`sent_exclusions`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +67,12 @@ def prove_resume(
     compacted: Path,
     options: ProofOptions,
     *,
-    excluded: Sequence[ExcludedText],
+    excluded: Sequence[ExcludedText] | Exclusions,
 ) -> ResumeVerdict:
     """Resume both files and judge the compacted context against the original's.
 
-    `excluded` are the original's excluded texts (`pipeline.proof.excluded`). Raises
+    `excluded` are the original's excluded texts (`pipeline.proof.excluded`), or what finds
+    those the compacted context sends once it is known (only those can leak). Raises
     :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """
     model = with_recorded_window(resumed_model(original), original)
@@ -98,6 +102,8 @@ def prove_resume(
             before.context,
             None,
         )
+    if callable(excluded):
+        excluded = excluded("\x00".join(after.context.strings))
     written = compacted.read_bytes()
     verdict = judge(
         before.context,

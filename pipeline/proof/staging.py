@@ -14,7 +14,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.formats.claude_code.content import iter_contents
+from pipeline.formats.claude_code.content import iter_line_contents
+from pipeline.read.load import iter_file_lines
 
 __all__ = ["StagedSession", "project_slug", "stage_session", "transcript_session_id"]
 
@@ -45,7 +46,8 @@ def _is_uuid(value: object) -> bool:
 def transcript_session_id(path: Path) -> str | None:
     """The first `sessionId` in the file that is a UUID (what `--resume` accepts), if any."""
     return next(
-        (row.session_id for row in iter_contents(path.read_bytes()) if _is_uuid(row.session_id)), None
+        (row.session_id for row in iter_line_contents(iter_file_lines(path)) if _is_uuid(row.session_id)),
+        None,
     )
 
 

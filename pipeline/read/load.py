@@ -1,23 +1,28 @@
 """Read a session file's bytes: the pipeline's input edge.
 
 The whole file is read in one call (chunked reads through the OS, never line by line) and kept
-as one immutable bytes object; every later stage addresses lines by offset into it.
+as one immutable bytes object; every later stage addresses lines by offset into it. Anything
+else that reads a file whole streams it: its SHA-256 by chunks (`file_sha256`, the check before
+publishing) and its lines one at a time (`iter_file_lines`), so no second copy of a giant
+session is ever held.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from pipeline.errors import UnreadableSource
 
-__all__ = ["SourceBytes", "frozen_source", "read_source"]
+__all__ = ["SourceBytes", "file_sha256", "frozen_source", "iter_file_lines", "read_source"]
 
 
 _BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this a thread's start-up outweighs the hash
+_BOM: Final = b"\xef\xbb\xbf"
 
 
 class _Digest:
@@ -77,3 +82,24 @@ def read_source(path: Path) -> SourceBytes:
 def frozen_source(path: Path, data: bytes, sha256: str) -> SourceBytes:
     """Bytes another step already read and hashed (an in-place run's frozen original): no re-read."""
     return SourceBytes(path=path, data=data, _digest=_Digest(data, sha256))
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file read by chunks (an OS error is the caller's to handle)."""
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def iter_file_lines(path: Path) -> Iterator[bytes]:
+    """Every physical line of a file without its LF (the BOM removed), read one line at a time.
+
+    The same lines as `data.removeprefix(BOM).split(b"\n")` of the whole file, except the empty
+    piece that split leaves after a final newline (or for an empty file).
+    """
+    with path.open("rb") as stream:
+        first = True
+        for raw in stream:
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            if first:
+                line, first = line.removeprefix(_BOM), False
+            yield line

@@ -11,6 +11,7 @@ import resource
 import sys
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Final
 
 import msgspec
@@ -113,8 +114,23 @@ class Timing(Section, frozen=True, kw_only=True):
     worker_peak_rss_mb: float
 
 
+_PROC_STATUS: Final = Path("/proc/self/status")
+
+
 def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, in MiB (benchmarks read it from reports)."""
+    """This process's peak resident memory so far, in MiB (benchmarks read it from reports).
+
+    Linux's own high-water mark where it has one: `ru_maxrss` also holds the peak of the process
+    this one was executed from, which Linux carries over an exec (a worker a large process
+    starts would report that process's size).
+    """
+    try:
+        with _PROC_STATUS.open() as status:
+            high = next((line for line in status if line.startswith("VmHWM:")), None)
+    except OSError:
+        high = None
+    if high is not None:
+        return round(int(high.split()[1]) / 1024, 1)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024, 1)
 

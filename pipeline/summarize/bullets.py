@@ -66,6 +66,7 @@ _DECISION: Final = re.compile("|".join(re.escape(keyword) for keyword in DECISIO
 _SENTENCE: Final = re.compile(r"(?<=[.!?。！？])\s+|\n+")  # noqa: RUF001 - CJK sentence ends are meant
 _EXIT_LINE: Final = re.compile(r"Exit code \d+")
 _ANSWERED: Final = "User has answered your questions: "  # Claude Code's AskUserQuestion result lead
+_ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # results that decide something
 _COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
@@ -136,7 +137,12 @@ def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
             chosen = [s.strip() for s in _SENTENCE.split(item.text) if _DECISION.search(s.casefold())]
             if chosen:
                 bullets.append(Bullet(cut(" ".join(chosen), quote, item.line), (item.line,)))
-        elif item.kind is EvidenceKind.TOOL_RESULT and not item.is_error and item.text.strip():
+        elif (
+            item.kind is EvidenceKind.TOOL_RESULT
+            and not item.is_error
+            and item.tool_name in _ANSWERING_TOOLS  # named first: reading a result's text costs a parse
+            and item.text.strip()
+        ):
             call = calls.get(item.tool_id or "")
             if item.tool_name == "AskUserQuestion":
                 lines = (item.line,) if call is None else (call.line, item.line)

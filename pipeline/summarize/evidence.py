@@ -5,12 +5,15 @@ evidence. It reads exactly the lines it is
 given (the caller passes only the `summary` set, so excluded records can never reach a summary)
 and emits one `EvidenceItem` per meaningful content block, in line order, then block order.
 A tool result is matched to its call's name only when the call is among those lines too.
+A tool result's text is not held: tool output is most of a session's bytes, and the source
+they are read from is in memory anyway, so the item keeps where it is (`TextAt`) and reads it
+again on each use (a giant session's evidence would otherwise cost half its size again).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
@@ -23,6 +26,7 @@ from pipeline.formats.claude_code.content import (
     FrozenJson,
     RecordContent,
     freeze_json,
+    part_text_at,
     read_content_at,
 )
 from pipeline.reasons import Figure, SummaryFailure
@@ -33,6 +37,7 @@ __all__ = [
     "EvidenceKind",
     "EvidenceLineOutOfRange",
     "FrozenJson",
+    "TextAt",
     "extract_evidence",
     "freeze_json",
 ]
@@ -40,6 +45,10 @@ __all__ = [
 TOOL_RESULT_EVIDENCE_BYTES: Final = 65536
 """A tool output is evidence through its head and tail (its command, its errors, its exit code);
 the middle of a 50 MB log would only cost memory and time (the pack cuts each record further)."""
+
+
+HELD_TEXT_CHARS: Final = 512
+"""A tool result this short is kept as text: a pointer to it would cost about as much memory."""
 
 
 COMMAND_PREFIXES: Final = ("<command-", "<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
@@ -64,17 +73,41 @@ class EvidenceKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class TextAt:
+    """Where a tool result's evidence text is in the source: read again, bounded, on each use."""
+
+    data: bytes = field(compare=False, repr=False)  # the whole source, already in memory (never copied)
+    start: int
+    end: int
+    part: int  # the block's place among the line's content blocks
+
+    def read(self) -> str:
+        """The text `extract_evidence` would have kept: the result's text, bounded to its head and tail."""
+        text = part_text_at(self.data, self.start, self.end, self.part)
+        return bound_text(text, TOOL_RESULT_EVIDENCE_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
 class EvidenceItem:
-    """One content block of one summarized line (lines are 1-based)."""
+    """One content block of one summarized line (lines are 1-based).
+
+    `held` is the text, or where a tool result's text is (`TextAt`); read it as `text`.
+    """
 
     line: int
     kind: EvidenceKind
-    text: str = ""
+    held: str | TextAt = ""
     tool_name: str | None = None
     tool_id: str | None = None
     tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
     is_error: bool = False
     timestamp: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The block's text (a tool result's is read again from the source)."""
+        held = self.held
+        return held if isinstance(held, str) else held.read()
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_input, MappingProxyType):  # built by hand: freeze a caller's dict
@@ -111,19 +144,20 @@ def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tup
         record = index.record(line)
         if record is None or record.type not in _RECORD_TYPES:
             continue
-        content = read_content_at(data, *index.span(data, line))
+        span = index.span(data, line)
+        content = read_content_at(data, *span)
         if content is not None:
-            items.extend(_items_of(content, line, names))
+            items.extend(_items_of(content, TextAt(data, *span, 0), line, names))
     return tuple(items)
 
 
-def _items_of(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
+def _items_of(content: RecordContent, at: TextAt, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
     if content.type == RecordType.SYSTEM:
         yield from _system_items(content, line)
     elif content.has_message and content.type == RecordType.ASSISTANT:
         yield from _assistant_items(content, line, names)
     elif content.has_message:
-        yield from _user_items(content, line, names)
+        yield from _user_items(content, at, line, names)
 
 
 def _assistant_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
@@ -150,18 +184,20 @@ def _assistant_items(content: RecordContent, line: int, names: dict[str, str]) -
             )
 
 
-def _user_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
+def _user_items(
+    content: RecordContent, at: TextAt, line: int, names: dict[str, str]
+) -> Iterator[EvidenceItem]:
     stamp, text = content.timestamp, content.text
     if content.is_compact_summary:
         yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text, timestamp=stamp)
         return
-    results = [part for part in content.parts if part.type_name == "tool_result"]
-    for part in results:
+    results = [(number, part) for number, part in enumerate(content.parts) if part.type_name == "tool_result"]
+    for number, part in results:
         name = names.get(part.tool_id) if part.tool_id is not None else None
         yield EvidenceItem(
             line,
             EvidenceKind.TOOL_RESULT,
-            bound_text(part.text, TOOL_RESULT_EVIDENCE_BYTES),
+            _held(part.text, replace(at, part=number)),
             tool_name=name,
             tool_id=part.tool_id,
             is_error=part.is_error,
@@ -180,6 +216,11 @@ def _user_items(content: RecordContent, line: int, names: dict[str, str]) -> Ite
     else:
         kind = EvidenceKind.HUMAN_PROMPT
     yield EvidenceItem(line, kind, text, timestamp=stamp)
+
+
+def _held(text: str, at: TextAt) -> str | TextAt:
+    """A short text as it is (reading it again costs more than keeping it), a longer one's place."""
+    return text if len(text) <= HELD_TEXT_CHARS else at
 
 
 def _system_items(content: RecordContent, line: int) -> Iterator[EvidenceItem]:

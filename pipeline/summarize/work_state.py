@@ -226,7 +226,11 @@ def _shell(collector: _Collector, call: EvidenceItem, result: EvidenceItem | Non
     command = _text(call.tool_input, "command")
     if not command:
         return
-    outcome = outcome_of(result.text, result.is_error) if result is not None else CommandOutcome.UNKNOWN
+    if result is None:
+        outcome, handle = CommandOutcome.UNKNOWN, None
+    else:
+        output = result.text  # read once: a tool result's text is read again from the source each time
+        outcome, handle = outcome_of(output, result.is_error), background_id(output)
     lines = (call.line,) if result is None else (call.line, result.line)
     facts = collector.parsed.get(command)
     if facts is None:
@@ -235,7 +239,6 @@ def _shell(collector: _Collector, call: EvidenceItem, result: EvidenceItem | Non
         for op in facts.file_operations:
             collector.file(op.path, op.action, "Bash", call.line)
     collector.command(CommandRecord(command, outcome, lines, facts.validation))
-    handle = background_id(result.text) if result is not None else None
     if handle is None and call.tool_input.get("run_in_background") is True and call.tool_id:
         handle = call.tool_id
     if handle is not None and outcome is not CommandOutcome.CANCELED:

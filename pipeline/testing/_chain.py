@@ -32,6 +32,10 @@ Json = dict[str, Any]
 
 STEP_FRAGMENT = (250, 2_500)  # clock step (ms) before an assistant fragment or a compaction
 LARGE_TOOL_RESULT_BYTES = 64 * 1024  # a tool result this large marks Feature.LARGE_TOOL_RESULT
+# With a context window set, the billed context never passes this share of it: Claude Code clears
+# old tool results from what it sends (microcompaction) and the calls fall back to this range.
+CONTEXT_FULL_SHARE = 0.8
+CONTEXT_CLEARED_SHARE = (0.3, 0.55)
 COMPACT_PREAMBLE = (
     "This session is being continued from a previous conversation that ran out of context. "
     "The summary below covers the earlier portion of the conversation.\n\n"
@@ -70,8 +74,10 @@ class ChainWriter(RecordWriter):
         slug: str | None,
         sink: IO[bytes] | None,
         tap: Callable[[Json], None] | None,
+        context_window: int | None = None,
     ) -> None:
         super().__init__(session_id=session_id, stamp=stamp, sink=sink, tap=tap)
+        self._context_window = context_window
         self._profile: Profile = profile_for(version)
         self._env = Envelope(self._profile, session_id, cwd, git_branch, agent_id)
         self._slug = slug if self._profile.slug else None
@@ -285,6 +291,9 @@ class ChainWriter(RecordWriter):
         self._cursor = uid
         if rec.get("type") in ("user", "assistant"):
             self._context_tokens += size // 4
+            window = self._context_window
+            if window is not None and self._context_tokens > window * CONTEXT_FULL_SHARE:
+                self._context_tokens = int(window * self._stamp.rng.uniform(*CONTEXT_CLEARED_SHARE))
         if large_check and size >= LARGE_TOOL_RESULT_BYTES:
             self._features.add(Feature.LARGE_TOOL_RESULT)
         return uid

@@ -69,6 +69,9 @@ class SessionPlan:
     tail_summary: bool = False
     slug: str | None = None
     big_output_rate: float = 0.06
+    compact_every: tuple[float, float] = (0.2, 0.45)  # bytes between compactions, as budget shares
+    compact_until: float = 0.9  # no compaction once this share of the budget is written
+    turn_max_bytes: int = TURN_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,7 @@ class SessionScenario:
         )
         self._subagents: list[SubagentOutcome] = []
         self._recent: deque[str] = deque(maxlen=24)
-        self._compact_every = max(COMPACT_MIN_BYTES, int(plan.budget * rng.uniform(0.2, 0.45)))
+        self._compact_every = max(COMPACT_MIN_BYTES, int(plan.budget * rng.uniform(*plan.compact_every)))
         self._last_compact_at = 0
         self._permission_mode = rng.choice(("default", "default", "acceptEdits", "bypassPermissions"))
         self._state = StateWriter(str(hash(rng.getstate())))  # draws nothing from `rng`
@@ -186,7 +189,7 @@ class SessionScenario:
             self._prompt(edited)
         if rng.random() < 0.02:
             b.system("api_error")
-        budget = min(TURN_MAX_BYTES, int(remaining * rng.uniform(*TURN_SHARE)))
+        budget = min(plan.turn_max_bytes, int(remaining * rng.uniform(*TURN_SHARE)))
         rounds = 0 if budget < 3_000 else min(MAX_MESSAGES_PER_TURN, int(rng.expovariate(1 / 2.8)) + 1)
         cap = max(600, budget // max(1, rounds))
         for _ in range(rounds):
@@ -308,7 +311,8 @@ class SessionScenario:
         b, rng, plan = self._b, self._rng, self._plan
         if not plan.compaction or not self._profile.model_first:
             return False
-        if b.byte_count - self._last_compact_at < self._compact_every or b.byte_count > plan.budget * 0.9:
+        since = b.byte_count - self._last_compact_at
+        if since < self._compact_every or b.byte_count > plan.budget * plan.compact_until:
             return False
         summary = self._bank.markdown(rng, rng.randint(3_000, 18_000), plan.lang, self._project.language)
         if self._modern and not self._trailing and self._recent and rng.random() < 0.5:

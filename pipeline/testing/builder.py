@@ -85,6 +85,8 @@ class TranscriptBuilder(ChainWriter):
     Claude Code release; ``seed`` fixes every uuid, id and timestamp. A subagent file is written
     with ``agent_id`` and ``sidechain=True``; ``root_parent`` lets its first record point into the
     parent session. ``tap`` sees every record dict just before it is serialized.
+    ``context_window`` keeps the context its ``usage`` fields bill within that window, as a
+    long real session's calls stay (without it the billed context grows with the file).
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class TranscriptBuilder(ChainWriter):
         start: datetime | None = None,
         sink: IO[bytes] | None = None,
         tap: Callable[[Json], None] | None = None,
+        context_window: int | None = None,
     ) -> None:
         rng = random.Random(seed)
         start_ms = int((start or DEFAULT_START).timestamp() * 1000)
@@ -121,6 +124,7 @@ class TranscriptBuilder(ChainWriter):
             slug=slug,
             sink=sink,
             tap=tap,
+            context_window=context_window,
         )
         self._model = model or self._profile.model
         self._messages: dict[str, tuple[str, Json, bool]] = {}  # id -> requestId, usage, had tool_use

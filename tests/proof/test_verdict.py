@@ -13,9 +13,14 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.core.partition import partition_lines
+from pipeline.core.topology.select import AUTO
 from pipeline.formats.claude_code.bound import BoundRule, bound_text
+from pipeline.formats.claude_code.records import record_strings
+from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.verify_resume import original_exclusions
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
+from pipeline.proof.excluded import excluded_texts, sent_exclusions
 from pipeline.proof.verdict import ExcludedText, Verdict, judge
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
@@ -197,10 +202,20 @@ def test_a_request_is_read_without_reminders_probe_or_system_messages() -> None:
 
 
 # excluded texts ---------------------------------------------------------------------------
+def everything(path: Path) -> str:
+    """Every string of every line of a file, joined as a context's strings are: a context sending it all."""
+    lines = path.read_bytes().split(b"\n")
+    return "\x00".join(text for line in lines if line.strip() for text in record_strings(line))
+
+
+def all_exclusions(path: Path) -> tuple[ExcludedText, ...]:
+    return tuple(original_exclusions(path, 8, LIMITS)(everything(path)))
+
+
 def test_excluded_texts_cover_rewound_and_malformed_lines_but_not_retyped_prompts(tmp_path: Path) -> None:
     source = tmp_path / "session.jsonl"
     build_session(source, turns=4)
-    found = original_exclusions(source, 8, LIMITS)
+    found = all_exclusions(source)
     texts = {item.text: item for item in found}
     assert f"abandoned idea {CANARY_BRANCH}" in texts
     assert texts[f"abandoned idea {CANARY_BRANCH}"].partition_set == "excluded_branch"
@@ -219,10 +234,10 @@ def test_an_excluded_text_that_a_kept_line_holds_trimmed_is_not_the_excluded_lin
     data = source.read_bytes().replace(f"abandoned idea {CANARY_BRANCH}".encode(), f"   {code}".encode())
     alone = tmp_path / "alone.jsonl"
     alone.write_bytes(data)
-    assert f"   {code}" in {item.text for item in original_exclusions(alone, 8, LIMITS)}
+    assert f"   {code}" in {item.text for item in all_exclusions(alone)}
     quoted = tmp_path / "quoted.jsonl"
     quoted.write_bytes(data.replace(b"pytest tests/test_step_0_0.py -q", code.encode(), 1))
-    assert f"   {code}" not in {item.text for item in original_exclusions(quoted, 8, LIMITS)}
+    assert f"   {code}" not in {item.text for item in all_exclusions(quoted)}
 
 
 def test_the_api_rules_each_side_broke_are_named_and_a_rejected_compaction_never_matches() -> None:
@@ -281,3 +296,28 @@ def test_claude_codes_synthetic_reply_is_left_out_only_beside_a_resume_it_compac
     assert (
         judge(uncompacted, compacted, summaries=[SUMMARY]).verdict is Verdict.MISMATCH
     )  # both alike: compared
+
+
+def test_the_gate_finds_the_excluded_texts_a_context_sends_as_the_full_list_names_them(
+    tmp_path: Path,
+) -> None:
+    """`sent_exclusions` is `excluded_texts` narrowed to a context, texts and lines alike, for any context."""
+    source = tmp_path / "session.jsonl"
+    build_session(source, turns=6)
+    opened = open_session(source, source.name, AUTO, command="verify-resume", per_code=1, limits=LIMITS)
+    assert isinstance(opened, Analysis)
+    topology = opened.topology
+    partition = partition_lines(
+        opened.index,
+        summary=(),
+        raw_keep=topology.chain,
+        side_keep=(),
+        pointer_line=topology.strict.pointer_line,
+    )
+    data, index = opened.source.data, opened.index
+    every = excluded_texts(data, index, partition, min_chars=8)
+    assert len(every) >= 3  # the rewound branch's texts and the malformed line's
+    contexts = ["", everything(source), "\x00".join(item.text for item in every[::2]), every[-1].text[2:]]
+    for context in contexts:
+        expected = tuple(item for item in every if item.text in context)
+        assert sent_exclusions(data, index, partition, context, min_chars=8) == expected

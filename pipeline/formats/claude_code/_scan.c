@@ -543,6 +543,83 @@ static PyObject *kind_of(const Val *v) {
     return string_of(v);
 }
 
+/* Strings most lines repeat, kept from the lines before so equal values share one object (a
+ * giant session's index would hold hundreds of MB of copies): every line carries the session's
+ * id and version, a line's parent (or the assistant line a tool result answers) is mostly one of
+ * the last records' uuids, a tool result names a recent call's id, and the fragments of one
+ * streamed message share its id. A cache only: a value not found is made as before. */
+#define RING 64
+
+typedef struct {
+    PyObject *items[RING];
+    int next;
+} Ring;
+
+typedef struct {
+    PyObject *session, *version, *message_id;
+    Ring uuids, tools; /* recent record uuids; recent tool_use ids */
+} Recent;
+
+static void ring_clear(Ring *r) {
+    for (int i = 0; i < RING; i++) Py_CLEAR(r->items[i]);
+}
+
+static void recent_clear(Recent *r) {
+    Py_CLEAR(r->session);
+    Py_CLEAR(r->version);
+    Py_CLEAR(r->message_id);
+    ring_clear(&r->uuids);
+    ring_clear(&r->tools);
+}
+
+/* Whether `known` is the very ASCII text of the unescaped, non-empty string `v`. */
+static int same_text(const Val *v, PyObject *known) {
+    if (!known || v->type != V_STR || v->escaped || !PyUnicode_IS_COMPACT_ASCII(known)) return 0;
+    Py_ssize_t n = v->end - v->start - 2;
+    return n > 0 && PyUnicode_GET_LENGTH(known) == n && memcmp(PyUnicode_DATA(known), v->start + 1, (size_t)n) == 0;
+}
+
+/* `text_or_none`, returning `known` itself when it is that very text (new reference). */
+static PyObject *shared_text(const Val *v, PyObject *known) {
+    if (same_text(v, known)) {
+        Py_INCREF(known);
+        return known;
+    }
+    return text_or_none(v);
+}
+
+/* A string value's text (`string_of`), one of the ring's own when it holds that text. */
+static PyObject *ring_string(const Val *v, Ring *r) {
+    for (int i = 0; i < RING; i++) {
+        if (same_text(v, r->items[i])) {
+            Py_INCREF(r->items[i]);
+            return r->items[i];
+        }
+    }
+    return string_of(v);
+}
+
+/* `text_or_none` through the ring. */
+static PyObject *ring_text(const Val *v, Ring *r) {
+    if (v->type != V_STR || string_empty(v)) Py_RETURN_NONE;
+    return ring_string(v, r);
+}
+
+/* Keep `value` (a str) in a cache slot; None and failures leave the slot as it was. */
+static void remember(PyObject **slot, PyObject *value) {
+    if (value && PyUnicode_Check(value)) {
+        Py_INCREF(value);
+        Py_XSETREF(*slot, value);
+    }
+}
+
+static void ring_push(Ring *r, PyObject *value) {
+    if (value && PyUnicode_Check(value) && PyUnicode_GET_LENGTH(value) > 0) {
+        remember(&r->items[r->next], value);
+        r->next = (r->next + 1) % RING;
+    }
+}
+
 /* ---- the seed estimate --------------------------------------------------------------------- */
 
 typedef struct {
@@ -687,7 +764,7 @@ static void facts_clear(Facts *f) {
 }
 
 /* `decode._block_facts` over the typed message content. Returns 0 with an exception set. */
-static int block_facts(MessageVals *m, int want_text, Facts *f) {
+static int block_facts(MessageVals *m, int want_text, Facts *f, Recent *recent) {
     Val *content = &m->content;
     if (content->type == V_STR) {
         f->blocks = StrT; Py_INCREF(StrT);
@@ -720,13 +797,14 @@ static int block_facts(MessageVals *m, int want_text, Facts *f) {
         if (which == 3) { /* tool_use */
             PyObject *id = b->id.type == V_STR ? string_of(&b->id) : (Py_INCREF(EmptyStr), EmptyStr);
             if (!id || PyList_Append(uses, id) < 0) { Py_XDECREF(id); goto error; }
+            ring_push(&recent->tools, id);
             Py_DECREF(id);
             nuses++;
         } else if (which == 4) { /* tool_result: tool_use_id or toolUseID, by truthiness */
             Val *chosen = &b->tool_use_id;
             int truthy = chosen->type == V_TRUE || (chosen->type == V_STR && !string_empty(chosen));
             if (!truthy) chosen = &b->tool_use_id2;
-            PyObject *id = chosen->type == V_STR ? string_of(chosen) : (Py_INCREF(EmptyStr), EmptyStr);
+            PyObject *id = chosen->type == V_STR ? ring_string(chosen, &recent->tools) : (Py_INCREF(EmptyStr), EmptyStr);
             if (!id || PyList_Append(results, id) < 0) { Py_XDECREF(id); goto error; }
             Py_DECREF(id);
             nresults++;
@@ -795,7 +873,7 @@ static PyObject *pointer_state(const Val *leaf) {
 #define NFIELDS 29
 
 /* The DecodedRecord of a scanned line (NULL with an exception set, or Py_None for fallback). */
-static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, int escapes_possible) {
+static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, int escapes_possible, Recent *recent) {
     Val *v = h->v;
     int kind_id = kind_id_of(&v[K_TYPE]);
     if (kind_id == -2) return NULL;
@@ -813,17 +891,17 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     f[1] = text_or_none(&v[K_SUBTYPE]);
     f[2] = text_or_none(&v[K_UUID]);
     f[3] = PyBool_FromLong(string_empty(&v[K_UUID]));
-    f[4] = text_or_none(&v[K_PARENT]);
+    f[4] = ring_text(&v[K_PARENT], &recent->uuids);
     f[5] = PyBool_FromLong(string_empty(&v[K_PARENT]));
     f[6] = text_or_none(&v[K_LOGICAL_PARENT]);
-    f[7] = text_or_none(&v[K_SESSION]);
+    f[7] = shared_text(&v[K_SESSION], recent->session);
     f[8] = PyBool_FromLong(v[K_SIDECHAIN].type == V_TRUE);
     f[9] = text_or_none(&v[K_TIMESTAMP]);
-    f[10] = text_or_none(&v[K_VERSION]);
+    f[10] = shared_text(&v[K_VERSION], recent->version);
     if (is_api) {
-        f[11] = text_or_none(&m->id);
-        f[12] = text_or_none(&m->role);
-        if (!block_facts(m, kind_id == 0, &facts)) goto done;
+        f[11] = shared_text(&m->id, recent->message_id);
+        f[12] = kind_of(&m->role); /* "user" and "assistant" are interned record type names */
+        if (!block_facts(m, kind_id == 0, &facts, recent)) goto done;
     } else {
         f[11] = Py_None; Py_INCREF(Py_None);
         f[12] = Py_None; Py_INCREF(Py_None);
@@ -835,8 +913,8 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
     f[14] = facts.blocks; facts.blocks = NULL;
     f[15] = facts.uses; facts.uses = NULL;
     f[16] = facts.results; facts.results = NULL;
-    f[17] = text_or_none(&v[K_SOURCE_TOOL]);
-    f[18] = kind_id == 2 && v[K_ATTACHMENT].type == V_OBJ ? text_or_none(&h->attachment_tool) : (Py_INCREF(Py_None), Py_None);
+    f[17] = ring_text(&v[K_SOURCE_TOOL], &recent->uuids);
+    f[18] = kind_id == 2 && v[K_ATTACHMENT].type == V_OBJ ? ring_text(&h->attachment_tool, &recent->tools) : (Py_INCREF(Py_None), Py_None);
     f[19] = PyBool_FromLong(v[K_COMPACT_SUMMARY].type == V_TRUE);
     {
         int boundary = kind_id == 3 ? string_equals(&v[K_SUBTYPE], "compact_boundary") : 0;
@@ -883,6 +961,12 @@ static PyObject *assemble(Scan *s, Head *h, const uint8_t *line, Py_ssize_t n, i
         if (!f[i]) goto done;
     }
     record = PyObject_Vectorcall(RecordType, f, NFIELDS, NULL);
+    if (record) {
+        ring_push(&recent->uuids, f[2]);
+        remember(&recent->session, f[7]);
+        remember(&recent->version, f[10]);
+        remember(&recent->message_id, f[11]);
+    }
 done:
     for (int i = 0; i < NFIELDS; i++) Py_XDECREF(f[i]);
     facts_clear(&facts);
@@ -890,7 +974,8 @@ done:
 }
 
 /* A non-blank line's record, Py_None when the reference must read it, NULL on error. */
-static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, int escapes_possible, int *last_prompt) {
+static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, int escapes_possible, int *last_prompt,
+                             Recent *recent) {
     /* bytes.strip(): ASCII whitespace including \v and \f */
     while (n > 0 && (line[0] == ' ' || (line[0] >= '\t' && line[0] <= '\r'))) { line++; n--; }
     while (n > 0 && (line[n - 1] == ' ' || (line[n - 1] >= '\t' && line[n - 1] <= '\r'))) n--;
@@ -906,7 +991,7 @@ static PyObject *fast_record(const uint8_t *line, Py_ssize_t n, int max_depth, i
         Py_INCREF(result);
         goto done;
     }
-    result = assemble(&s, &h, line, n, escapes_possible);
+    result = assemble(&s, &h, line, n, escapes_possible, recent);
     if (result && result != Py_None) *last_prompt = string_equals(&h.v[K_TYPE], "last-prompt") == 1;
 done:
     PyMem_Free(h.message.blocks);
@@ -991,6 +1076,7 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
     const uint8_t *data = view.buf;
     Py_ssize_t size = view.len, start = 0, crlf = 0, number = 0, latest = 0;
     Int64s offsets = {0}, lengths = {0};
+    Recent recent = {0};
     PyObject *kinds = PyList_New(0), *records = PyList_New(0), *result = NULL;
     int bom = size >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF;
     if (!kinds || !records) goto done;
@@ -1010,7 +1096,7 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
             record = Py_None; Py_INCREF(record);
         } else {
             int last_prompt = 0;
-            record = n <= max_line_bytes ? fast_record(line, n, max_depth, escapes_possible, &last_prompt)
+            record = n <= max_line_bytes ? fast_record(line, n, max_depth, escapes_possible, &last_prompt, &recent)
                                          : (Py_INCREF(Py_None), Py_None);
             if (!record) goto done;
             int pointer = -1;
@@ -1039,16 +1125,18 @@ static PyObject *index_lines(PyObject *self, PyObject *args) {
     {
         PyObject *offsets_b = int64_bytes(&offsets), *lengths_b = int64_bytes(&lengths);
         PyObject *kinds_t = PyList_AsTuple(kinds), *records_t = PyList_AsTuple(records);
-        if (offsets_b && lengths_b && kinds_t && records_t) {
-            result = Py_BuildValue("(OOOOnO)", offsets_b, lengths_b, kinds_t, records_t, crlf,
-                                   latest ? PyLong_FromSsize_t(latest) : Py_None);
+        PyObject *latest_o = latest ? PyLong_FromSsize_t(latest) : (Py_INCREF(Py_None), Py_None);
+        if (offsets_b && lengths_b && kinds_t && records_t && latest_o) {
+            result = Py_BuildValue("(OOOOnO)", offsets_b, lengths_b, kinds_t, records_t, crlf, latest_o);
         }
+        Py_XDECREF(latest_o);
         Py_XDECREF(offsets_b);
         Py_XDECREF(lengths_b);
         Py_XDECREF(kinds_t);
         Py_XDECREF(records_t);
     }
 done:
+    recent_clear(&recent);
     PyMem_Free(offsets.items);
     PyMem_Free(lengths.items);
     Py_XDECREF(kinds);
@@ -1068,9 +1156,11 @@ static PyObject *scan_line(PyObject *self, PyObject *args) {
     }
     if (!PyArg_ParseTuple(args, "y*ip", &view, &max_depth, &escapes_possible)) return NULL;
     int last_prompt = 0;
+    Recent recent = {0};
     PyObject *result = is_blank(view.buf, view.len)
                            ? (Py_INCREF(Py_None), Py_None)
-                           : fast_record(view.buf, view.len, max_depth, escapes_possible, &last_prompt);
+                           : fast_record(view.buf, view.len, max_depth, escapes_possible, &last_prompt, &recent);
+    recent_clear(&recent);
     PyBuffer_Release(&view);
     return result;
 }

@@ -9,8 +9,9 @@ block, tool inputs frozen. Parse failures are answered here, never raised past t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
@@ -27,9 +28,11 @@ __all__ = [
     "RecordContent",
     "freeze_json",
     "iter_contents",
+    "iter_line_contents",
     "joined_text",
     "parse_object",
     "parse_span",
+    "part_text_at",
     "read_content",
     "read_content_at",
 ]
@@ -244,9 +247,28 @@ def read_content_at(data: bytes, start: int, end: int) -> RecordContent | None:
     return _content_of(value) if value is not None else None
 
 
+def part_text_at(data: bytes, start: int, end: int, part: int) -> str:
+    """The `text` of the `part`-th content block of the line at `data[start:end]`, read in place.
+
+    The same text `read_content_at(...).parts[part].text` gives for a tool result (its content's
+    text joined), without building the line's other parts: a reader that keeps only where a
+    tool output is reads it again here.
+    """
+    value = parse_span(data, start, end)
+    message = value.get("message") if value is not None else None
+    content = message.get("content") if isinstance(message, dict) else None
+    block = next(islice(_blocks(content), part, None), None)
+    return _part(block).text if block is not None else ""
+
+
 def iter_contents(data: bytes) -> Iterator[RecordContent]:
     """The content of every readable object line of a whole file, in order."""
-    for line in data.removeprefix(b"\xef\xbb\xbf").split(b"\n"):
+    return iter_line_contents(data.removeprefix(b"\xef\xbb\xbf").split(b"\n"))
+
+
+def iter_line_contents(lines: Iterable[bytes]) -> Iterator[RecordContent]:
+    """The content of every readable object line, in order (lines streamed from a file, or split)."""
+    for line in lines:
         content = read_content(line) if line.strip() else None
         if content is not None:
             yield content

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-from pipeline.core.plan import plan_cut, protected_round_of
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
-from pipeline.jobs.compress.planning import bound_chain
+from pipeline.jobs.compress.planning import first_plan
 from pipeline.jobs.compress.stages import Stop, gate
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import Reason
@@ -87,13 +86,9 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
     admitted = gate(opened, compress)
     if isinstance(admitted, Stop):
         return Skipped(label, _report(opened, options, admitted, started))
-    chain = opened.topology.chain
-    bounding = bound_chain(opened, compress, protected_round_of(opened.index, chain).start)
-    plan = plan_cut(
-        opened.index,
-        chain,
-        compress.cut(),
-        kept_tokens=bounding.kept_tokens,
+    plan = first_plan(
+        opened,
+        compress,
         summary_tokens=options.model_summary.planned_output_tokens,
         repair_floor=admitted.floor,
     )

@@ -41,6 +41,7 @@ from pipeline.jobs.compress.stages import (
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.publish import write_bytes_atomic
+from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section
 from pipeline.report.compression import (
@@ -223,7 +224,7 @@ def write_candidate(
     analysis: Analysis, options: CompressOptions, candidate: Candidate
 ) -> OutputSection | Stop:
     """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
-    if hashlib.sha256(analysis.path.read_bytes()).hexdigest() != analysis.source.sha256:
+    if file_sha256(analysis.path) != analysis.source.sha256:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHANGED),))
     out_dir = Path(options.out_dir)
     destination = candidate_path(out_dir, options.root_label, analysis.label)

@@ -24,7 +24,7 @@ from pipeline.core.check.contract import (
     restated_instructions,
 )
 from pipeline.core.compose import SUMMARY_PREAMBLE
-from pipeline.core.plan import CutOptions, Plan, PlanOutcome, plan_cut, protected_round_of
+from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of
 from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.bound import BoundedRecord, BoundRule, bound_line
@@ -38,7 +38,15 @@ from pipeline.reasons import PlanNote, Reason
 from pipeline.summarize import extract_evidence
 from pipeline.vocabulary import Role
 
-__all__ = ["ChainBounding", "Planned", "bound_chain", "plan_and_summarize", "summary_head"]
+__all__ = [
+    "ChainBounding",
+    "Planned",
+    "bound_chain",
+    "covering",
+    "first_plan",
+    "plan_and_summarize",
+    "summary_head",
+]
 
 INITIAL_SUMMARY_SHARE = 5  # room first reserved for the summary: a fifth of the goal, at most its budget
 CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
@@ -46,12 +54,19 @@ CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
 
 @dataclass(frozen=True, slots=True)
 class ChainBounding:
-    """Every active-chain record as the candidate would hold it: bounded bytes where they differ."""
+    """The chain's tail as the candidate would hold it: bounded bytes where they differ.
+
+    Only the records from `start` on are bounded (a tail that holds more than the goal, or every
+    record a plan keeps); a record before it is summarized whatever the plan, so its raw tokens
+    stand in `kept_tokens` and its bounded bytes are never made (on a giant session, most of
+    the file).
+    """
 
     lines: Mapping[int, bytes]  # source line -> its bounded bytes
     declared: Mapping[int, tuple[BoundedRecord, ...]]
     rules: Mapping[int, BoundRule]
     kept_tokens: tuple[int, ...]  # per chain position
+    start: int = 0  # the first chain position bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,28 +104,60 @@ def summary_head(anchors: tuple[str, ...], instructions: tuple[str, ...] = ()) -
     return "\n\n".join(parts)
 
 
-def bound_chain(analysis: Analysis, options: CompressOptions, protected_start: int) -> ChainBounding:
-    """Bound the tool outputs of every chain record (media too, before the protected round)."""
+def bound_chain(
+    analysis: Analysis, options: CompressOptions, protected_start: int, *, goal: int | None = None
+) -> ChainBounding:
+    """Bound the tool outputs of the chain's tail (media too, before the protected round).
+
+    From the last record back until the bounded tail holds more than `goal` tokens (the whole
+    chain without one): no plan for that goal keeps a record before that, and `covering`
+    bounds more should one do.
+    """
+    tokens = tuple(analysis.index.entry(line).tokens for line in analysis.topology.chain)
+    empty = ChainBounding({}, {}, {}, tokens, len(tokens))
+    if not options.compress.tool_output_limit:
+        return replace(empty, start=0)
+    return _bound_back(analysis, options, protected_start, empty, goal=goal)
+
+
+def covering(
+    bounding: ChainBounding, analysis: Analysis, options: CompressOptions, protected_start: int, cut: int
+) -> ChainBounding:
+    """`bounding` extended back to chain position `cut` (itself when it starts there already)."""
+    if cut >= bounding.start:
+        return bounding
+    return _bound_back(analysis, options, protected_start, bounding, stop=cut)
+
+
+def _bound_back(
+    analysis: Analysis,
+    options: CompressOptions,
+    protected_start: int,
+    bounding: ChainBounding,
+    *,
+    goal: int | None = None,
+    stop: int = 0,
+) -> ChainBounding:
+    """`bounding` with the records before its start bounded, back to `stop` or past `goal` tokens."""
     limit = options.compress.tool_output_limit
     index, data, chain = analysis.index, analysis.source.data, analysis.topology.chain
-    tokens = [index.entry(line).tokens for line in chain]
-    if not limit:
-        return ChainBounding({}, {}, {}, tuple(tokens))
-    lines: dict[int, bytes] = {}
-    declared: dict[int, tuple[BoundedRecord, ...]] = {}
-    rules: dict[int, BoundRule] = {}
+    lines, declared, rules = dict(bounding.lines), dict(bounding.declared), dict(bounding.rules)
+    tokens = list(bounding.kept_tokens)
+    held = sum(tokens[bounding.start :])
     limits = LineLimits.of(options.sweep)
-    for position, line in enumerate(chain):
+    position = bounding.start
+    while position > stop and (goal is None or held <= goal):
+        position -= 1
+        line = chain[position]
         rule = BoundRule(limit, drop_media=position < protected_start)
         bounded = bound_line(data, rule, span=index.span(data, line))
-        if bounded is None:
-            continue
-        record = decode_record(bounded[0], limits=limits)
-        if not isinstance(record, DecodedRecord):
-            continue  # never happens for our own output; keep the record as it is
-        lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
-        tokens[position] = record.tokens
-    return ChainBounding(lines, declared, rules, tuple(tokens))
+        record = decode_record(bounded[0], limits=limits) if bounded is not None else None
+        # a record that does not read back never comes from our own output: it stays as it is
+        if bounded is not None and isinstance(record, DecodedRecord):
+            lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
+            tokens[position] = record.tokens
+        held += tokens[position]
+    return ChainBounding(lines, declared, rules, tuple(tokens), position)
 
 
 def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan, room: int) -> Written | Reason:
@@ -144,12 +191,16 @@ def _restated(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Planner:
-    """Plans the cut of one chain for a room reserved for the summary."""
+    """Plans the cut of one chain for a room reserved for the summary.
+
+    Its bounding covers the tail a plan may keep and grows back when a cut the rules put earlier
+    keeps more (`covering`); the final bounding is the one every plan read.
+    """
 
     analysis: Analysis
-    cut: CutOptions
+    options: CompressOptions
     bounding: ChainBounding
     lineage_start: int
     repair_floor: int
@@ -168,10 +219,19 @@ class _Planner:
         return self._plan(reserve, keep_turn, tokens), tokens
 
     def _plan(self, reserve: int, keep_turn: bool, restated_tokens: int) -> Plan:
+        plan = self._cut(reserve, keep_turn, restated_tokens)
+        if plan.outcome is not PlanOutcome.CUT or plan.cut >= self.bounding.start:
+            return plan
+        index, chain = self.analysis.index, self.analysis.topology.chain
+        protected_start = protected_round_of(index, chain).start
+        self.bounding = covering(self.bounding, self.analysis, self.options, protected_start, plan.cut)
+        return self._cut(reserve, keep_turn, restated_tokens)
+
+    def _cut(self, reserve: int, keep_turn: bool, restated_tokens: int) -> Plan:
         return plan_cut(
             self.analysis.index,
             self.analysis.topology.chain,
-            self.cut,
+            self.options.cut(),
             kept_tokens=self.bounding.kept_tokens,
             summary_tokens=reserve + restated_tokens,
             lineage_start=self.lineage_start,
@@ -191,6 +251,17 @@ def _contract_accepts(analysis: Analysis, plan: Plan, summary_text: str) -> bool
         *contract_messages(data, index, plan.raw_lines),
     ]
     return Violation.USER_TEXT_DROPPED not in check_survival(before, after)
+
+
+def first_plan(
+    analysis: Analysis, options: CompressOptions, *, summary_tokens: int, repair_floor: int = 0
+) -> Plan:
+    """The plan a run starts from with `summary_tokens` reserved (what the dry run predicts from)."""
+    index, chain = analysis.index, analysis.topology.chain
+    goal = options.cut().goal(analysis.tokens_of(chain))
+    bounding = bound_chain(analysis, options, protected_round_of(index, chain).start, goal=goal)
+    planner = _Planner(analysis, options, bounding, _final_session_start(analysis), repair_floor)
+    return planner.plan(summary_tokens, False)[0]
 
 
 def _first_reserve(options: CompressOptions, goal: int) -> int:
@@ -224,15 +295,16 @@ def plan_and_summarize(
     """
     index, topology = analysis.index, analysis.topology
     lineage_start = _final_session_start(analysis)
-    bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start)
+    goal = options.cut().goal(analysis.tokens_of(topology.chain))
+    bounding = bound_chain(analysis, options, protected_round_of(index, topology.chain).start, goal=goal)
     writer = options.summary_writer()
-    cut = options.cut()
-    planner = _Planner(analysis, cut, bounding, lineage_start, repair_floor)
-    reserve = _first_reserve(options, cut.goal(analysis.tokens_of(topology.chain)))
+    planner = _Planner(analysis, options, bounding, lineage_start, repair_floor)
+    reserve = _first_reserve(options, goal)
     keep_turn, last = False, None
     notes: tuple[PlanNote, ...] = ()
     for _ in range(options.compress.max_replans + 2):  # a re-plan for the contract comes on top
         plan, restated_tokens = planner.plan(reserve, keep_turn)
+        bounding = planner.bounding
         if plan.outcome is not PlanOutcome.CUT or plan.cut < repair_floor:
             return Planned(plan, None, bounding, notes)
         head = summary_head(options.anchors, _restated(analysis, plan))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from pipeline.core.partition import Partition
@@ -18,7 +19,7 @@ from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis
 from pipeline.proof.client import ClaudeCodeError
-from pipeline.proof.excluded import excluded_texts
+from pipeline.proof.excluded import sent_exclusions
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
 from pipeline.reasons import Reason, Refusal
@@ -38,8 +39,12 @@ def prove_candidate(
     """The proof's report section, and a refusal unless Claude Code resumes both alike."""
     assert options.claude is not None, "the command line resolves Claude Code before any session runs"
     verify = options.verify
-    excluded = excluded_texts(
-        analysis.source.data, analysis.index, partition, min_chars=verify.min_excluded_text_chars
+    excluded = partial(
+        sent_exclusions,
+        analysis.source.data,
+        analysis.index,
+        partition,
+        min_chars=verify.min_excluded_text_chars,
     )
     proof = ProofOptions(options.claude, verify.resume_timeout_seconds, verify.min_excluded_text_chars)
     started = time.perf_counter()
