@@ -107,6 +107,7 @@ class Refusal(StrEnum):
     COMPOSE = "compose"
     RESUME_CHECK_FAILED = "resume-check-failed"
     RESUME_MISMATCH = "resume-mismatch"
+    FIDELITY_BELOW_MINIMUM = "fidelity-below-minimum"  # the report's `fidelity` has the figures
     SOURCE_CHANGED = "source-changed-during-compression"
     OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
 

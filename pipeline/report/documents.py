@@ -24,6 +24,7 @@ from pipeline.report.compression import (
     ResumeCheckSection,
     SummarySection,
 )
+from pipeline.report.fidelity import FidelitySection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -104,6 +105,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     bounded: BoundedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
+    fidelity: FidelitySection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET
 
