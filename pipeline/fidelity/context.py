@@ -83,7 +83,9 @@ def _strings(value: FrozenJson, key: str = "") -> Iterator[str]:
             yield from _strings(member, name)
 
 
-def _kept_call(call: EvidenceItem, result: EvidenceItem | None) -> tuple[KeptCall, str]:
+def _kept_call(
+    call: EvidenceItem, result: EvidenceItem | None, validations: dict[str, bool]
+) -> tuple[KeptCall, str]:
     tool = call.tool_name or ""
     command = call.tool_input.get("command")
     command = command if isinstance(command, str) and tool == "Bash" else ""
@@ -91,8 +93,14 @@ def _kept_call(call: EvidenceItem, result: EvidenceItem | None) -> tuple[KeptCal
         (v for k in ("file_path", "notebook_path", "url") if isinstance(v := call.tool_input.get(k), str)), ""
     )
     text = result.text if result is not None else None
-    validation = bool(command) and is_validation_command(command)
-    outcome = call_outcome(text, result.is_error if result is not None else False, validation=validation)
+
+    def test_run() -> bool:
+        if command not in validations:
+            validations[command] = is_validation_command(command)
+        return validations[command]
+
+    error = result.is_error if result is not None else False
+    outcome = call_outcome(text, error, test_run=test_run if command else None)
     inputs = " ".join(_strings(call.tool_input))
     passage = normalize(f"{tool} {inputs} {text or ''}")
     return KeptCall(tool, identity(command) if command else "", target, outcome), passage
@@ -107,6 +115,7 @@ def resumed_context(items: Sequence[EvidenceItem]) -> ResumedContext:
     records: list[str] = []
     lines: list[str] = []
     calls: list[KeptCall] = []
+    validations: dict[str, bool] = {}  # kept tails repeat their commands: each is lexed once
     for item in items:
         if item.kind is EvidenceKind.PRIOR_SUMMARY:
             summaries.append(normalize(item.text))
@@ -115,7 +124,8 @@ def resumed_context(items: Sequence[EvidenceItem]) -> ResumedContext:
         elif item.kind in _TEXT_KINDS:
             records.append(normalize(item.text))
         elif item.kind is EvidenceKind.TOOL_CALL:
-            call, passage = _kept_call(item, results.get(item.tool_id) if item.tool_id else None)
+            result = results.get(item.tool_id) if item.tool_id else None
+            call, passage = _kept_call(item, result, validations)
             calls.append(call)
             records.append(passage)
         elif item.kind is EvidenceKind.TOOL_RESULT and item.tool_id not in called:

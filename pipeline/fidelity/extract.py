@@ -35,7 +35,7 @@ from pipeline.fidelity.probe import Probe, ProbeClass, Resolution
 from pipeline.fidelity.state import identifier_probes, state_probes
 from pipeline.fidelity.text import human_text, identity
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
-from pipeline.summarize.shell import CommandOutcome, FileAction, analyze_command, is_validation_command
+from pipeline.summarize.shell import CommandFacts, CommandOutcome, FileAction, analyze_command
 
 __all__ = ["MODIFY_FILE_TOOLS", "READ_FILE_TOOLS", "SHELL_TOOLS", "extract_probes"]
 
@@ -49,6 +49,7 @@ MODIFY_FILE_TOOLS: Final = {
 SHELL_TOOLS: Final = frozenset({"Bash"})
 TARGET_KEYS: Final = ("file_path", "notebook_path", "url")
 _GLOB: Final = re.compile(r"[*?\[]")
+_DONE: Final = (CommandOutcome.PASSED, CommandOutcome.UNKNOWN)  # calls that read or wrote their files
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ class _Call:
     call: EvidenceItem
     result: EvidenceItem | None
     outcome: CommandOutcome
+    facts: CommandFacts | None  # a shell command's parse (shared by its repeats), None for other tools
 
     @property
     def name(self) -> str:
@@ -73,27 +75,36 @@ class _Call:
         return next((v for k in TARGET_KEYS if isinstance(v := self.call.tool_input.get(k), str) and v), "")
 
 
-def _calls(items: Sequence[EvidenceItem]) -> list[_Call]:
+def _calls(items: Sequence[EvidenceItem], span_lines: set[int]) -> list[_Call]:
+    """Every call with its result and outcome; a span's shell commands with their parse."""
     results = {item.tool_id: item for item in items if item.kind is EvidenceKind.TOOL_RESULT and item.tool_id}
+    parsed: dict[str, CommandFacts] = {}  # sessions repeat their commands: each is lexed once
+
+    def facts_of(command: str) -> CommandFacts:
+        return parsed.get(command) or parsed.setdefault(command, analyze_command(command))
+
     calls = []
     for item in items:
         if item.kind is not EvidenceKind.TOOL_CALL:
             continue
         result = results.get(item.tool_id) if item.tool_id else None
         command = item.tool_input.get("command")
-        validation = (
-            item.tool_name in SHELL_TOOLS and isinstance(command, str) and is_validation_command(command)
-        )
+        shell = item.tool_name in SHELL_TOOLS and isinstance(command, str)
+        command = command if isinstance(command, str) else ""
         text = result.text if result is not None else None
-        outcome = call_outcome(text, result.is_error if result is not None else False, validation=validation)
-        calls.append(_Call(item, result, outcome))
+        error = result.is_error if result is not None else False
+        test_run = (lambda command=command: facts_of(command).validation) if shell else None
+        outcome = call_outcome(text, error, test_run=test_run)
+        reads_files = shell and item.line in span_lines and outcome in _DONE  # else its files are not read
+        facts = facts_of(command) if reads_files and isinstance(command, str) else None
+        calls.append(_Call(item, result, outcome, facts))
     return calls
 
 
 def extract_probes(span: Sequence[EvidenceItem], later: Sequence[EvidenceItem] = ()) -> tuple[Probe, ...]:
     """Every probe of the span (its items in order); `later` is what followed it, for resolutions."""
-    calls = _calls([*span, *later])
     span_lines = {item.line for item in span}
+    calls = _calls([*span, *later], span_lines)
     mine = [call for call in calls if call.call.line in span_lines]
     return (
         *_human_probes(span),
@@ -112,7 +123,7 @@ def _human_probes(span: Sequence[EvidenceItem]) -> Iterator[Probe]:
 
 
 def _file_operations(call: _Call) -> Iterator[tuple[str, FileAction]]:
-    if call.outcome not in (CommandOutcome.PASSED, CommandOutcome.UNKNOWN):
+    if call.outcome not in _DONE:
         return  # a failed edit modified nothing; a refused read read nothing
     name = call.name
     key = READ_FILE_TOOLS.get(name) or MODIFY_FILE_TOOLS.get(name)
@@ -120,8 +131,8 @@ def _file_operations(call: _Call) -> Iterator[tuple[str, FileAction]]:
         path = call.call.tool_input.get(key)
         if isinstance(path, str) and path:
             yield path, FileAction.MODIFIED if name in MODIFY_FILE_TOOLS else FileAction.READ
-    elif call.command:
-        for op in analyze_command(call.command).file_operations:
+    elif call.facts is not None:
+        for op in call.facts.file_operations:
             yield op.path, op.action
 
 

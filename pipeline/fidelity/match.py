@@ -107,8 +107,10 @@ def _command_in(passage: str, key: str, outcome: CommandOutcome) -> bool:
 def _command(probe: Probe, context: ResumedContext) -> bool:
     if any(call.command == probe.key for call in context.calls):
         return True
+    if probe.key not in context.text:  # every passage's text is in the whole text
+        return False
     outcome = probe.outcome or CommandOutcome.UNKNOWN
-    return any(_command_in(passage, probe.key, outcome) for passage in context.passages)
+    return any(probe.key in p and _command_in(p, probe.key, outcome) for p in context.passages)
 
 
 def _error_passages(probe: Probe, context: ResumedContext) -> Iterator[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Final
 
 from pipeline.fidelity.probe import Probe, ProbeClass
@@ -26,28 +27,50 @@ CONTENT_KEYS: Final = frozenset(
 """Tool input members that hold file contents or lists: their versions and numbers are the file's."""
 NOT_TICKETS: Final = frozenset({"UTF", "UCS", "ISO", "SHA", "MD", "AES", "RSA", "TLS", "SSL", "DES", "CP"})
 """Prefixes of names that look like tickets and are encodings or algorithms (`UTF-8`, `SHA-256`)."""
-IDENTIFIER_PATTERNS: Final = {
-    "url": re.compile(r"\bhttps?://[^\s\"'<>`()\[\]{}|\\^“”‘’«»]+"),  # noqa: RUF001 - typographic quotes end a URL
-    "issue": re.compile(r"(?<![\w&#/])#\d{1,6}\b"),
-    "ticket": re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b"),
-    "version": re.compile(
-        r"(?<![\w.])(?:v?\d{1,4}\.\d{1,4}\.\d{1,6}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?|v\d{1,4}\.\d{1,4})"
-        r"(?![\w-]|\.\d)"
+IDENTIFIER_PATTERNS: Final = (
+    # (kind, what a text must hold for the pattern to be worth running: a fast scan, the pattern)
+    ("url", re.compile(r"://"), re.compile(r"\bhttps?://[^\s\"'<>`()\[\]{}|\\^“”‘’«»]+")),  # noqa: RUF001
+    ("issue", re.compile(r"#\d"), re.compile(r"(?<![\w&#/])#\d{1,6}\b")),
+    ("ticket", re.compile(r"[A-Z]-\d"), re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")),
+    (
+        "version",
+        re.compile(r"\d\.\d"),
+        re.compile(
+            r"(?<![\w.])(?:v?\d{1,4}\.\d{1,4}\.\d{1,6}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?|v\d{1,4}\.\d{1,4})"
+            r"(?![\w-]|\.\d)"
+        ),
     ),
-    "port": re.compile(
-        r"(?<![\w.:-])(?:localhost|\[::1?\]|(?:\d{1,3}\.){3}\d{1,3}):(\d{2,5})(?!\d)"
-        r"|://[\w.-]+:(\d{2,5})(?!\d)|(?i:\bport\s+|--port[= ])(\d{2,5})\b|\bPORT=(\d{2,5})\b"
+    (
+        "port",
+        re.compile(r"localhost:|\]:"),
+        re.compile(r"(?<![\w.:-])(?:localhost|\[::1?\]):(\d{2,5})(?!\d)"),
     ),
-}
-"""How each kind of identifier is written; a port probe's fact is its number."""
+    (
+        "port",
+        re.compile(r"\d\.\d{1,3}:\d"),
+        re.compile(r"(?<![\w.:-])(?:\d{1,3}\.){3}\d{1,3}:(\d{2,5})(?!\d)"),
+    ),
+    ("port", re.compile(r"://"), re.compile(r"://[\w.-]+:(\d{2,5})(?!\d)")),
+    (
+        "port",
+        re.compile(r"\b[Pp]ort\s|--port|PORT="),
+        re.compile(r"(?i:\bport\s+|--port[= ])(\d{2,5})\b|\bPORT=(\d{2,5})\b"),
+    ),
+)
+"""How each kind of identifier is written (URLs with typographic quotes ending them); a port
+probe's fact is its number, in a URL, after a local host or address, or named as a port."""
 _TRAILING: Final = ".,:;!?*_~"  # markdown emphasis and sentence stops after a URL
+_BACKGROUND: Final = re.compile(r"running in background with ID: ")
+_SHELL: Final = frozenset({"Bash"})
 _OPEN_TODO: Final = frozenset({"pending", "in_progress"})
 _OPEN_WORK: Final = (ActiveWorkKind.BACKGROUND_SHELL, ActiveWorkKind.SUBAGENT, ActiveWorkKind.TASK)
 
 
 def identifiers_in(text: str) -> Iterator[tuple[str, str]]:
     """(kind, identifier) of every identifier a text writes, in the order of the patterns."""
-    for kind, pattern in IDENTIFIER_PATTERNS.items():
+    for kind, hint, pattern in IDENTIFIER_PATTERNS:
+        if hint.search(text) is None:
+            continue  # no identifier of this pattern can be there: it is not run
         for match in pattern.finditer(text):
             if kind == "ticket" and match.group(1) in NOT_TICKETS:
                 continue
@@ -64,12 +87,12 @@ def _input_strings(value: FrozenJson | Mapping[str, FrozenJson], key: str = "") 
         return
     if isinstance(value, str):
         yield value
-    elif isinstance(value, Mapping):
-        for name, member in value.items():
-            yield from _input_strings(member, name)
     elif isinstance(value, tuple):
         for member in value:
             yield from _input_strings(member, key)
+    elif isinstance(value, MappingProxyType | dict):  # frozen inputs: never an ABC check per value
+        for name, member in value.items():
+            yield from _input_strings(member, name)
 
 
 def _said(item: EvidenceItem) -> Iterator[str]:
@@ -92,20 +115,41 @@ def identifier_probes(span: Sequence[EvidenceItem]) -> Iterator[Probe]:
                     yield Probe(ProbeClass.IDENTIFIER, item.line, value, kind)
 
 
+def _work_items(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """The items that start, report on or end work: shell commands only when run in the background
+    (the rest would only be lexed for their file operations), every other call, results, notices."""
+    background = {
+        item.tool_id
+        for item in items
+        if item.kind is EvidenceKind.TOOL_RESULT and item.tool_id and _BACKGROUND.search(item.text)
+    }
+    return [
+        item
+        for item in items
+        if item.kind is not EvidenceKind.TOOL_CALL
+        or item.tool_name not in _SHELL
+        or item.tool_id in background
+        or item.tool_input.get("run_in_background") is True
+    ]
+
+
 def state_probes(span: Sequence[EvidenceItem], later: Sequence[EvidenceItem] = ()) -> Iterator[Probe]:
     """The last assistant message, the open todos and the work still open, at the cut."""
     last = next((item for item in reversed(span) if item.kind is EvidenceKind.ASSISTANT_TEXT), None)
     if last is not None and (key := identity(last.text)):
         yield Probe(ProbeClass.LAST_STATE, last.line, key, "latest-message")
-    state = collect_state(span)
+    state = collect_state(_work_items(span))
     replaced = any(item.kind is EvidenceKind.TOOL_CALL and item.tool_name == "TodoWrite" for item in later)
     if not replaced:
         for todo in state.todos:
             if todo.status in _OPEN_TODO and (key := identity(todo.content)):
                 yield Probe(ProbeClass.LAST_STATE, todo.line, key, "todo")
-    still_open = {(work.kind, work.id) for work in collect_state([*span, *later]).active_work}
-    for work in state.active_work:
-        if work.kind in _OPEN_WORK and (work.kind, work.id) in still_open:
+    open_work = [work for work in state.active_work if work.kind in _OPEN_WORK]
+    if not open_work:
+        return
+    still_open = {(work.kind, work.id) for work in collect_state(_work_items([*span, *later])).active_work}
+    for work in open_work:
+        if (work.kind, work.id) in still_open:
             label = identity(work.label.removesuffix("..."))
             if label:
                 yield Probe(ProbeClass.LAST_STATE, work.lines[0], label, work.kind.value)

@@ -26,7 +26,7 @@ from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.stamp import CompactionStamp, compaction_stamp
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
-from pipeline.summarize import extract_evidence
+from pipeline.summarize import EvidenceKind, extract_evidence
 from pipeline.vocabulary import LeafPolicy, SourceFormat
 
 __all__ = [
@@ -69,20 +69,18 @@ class Measured:
 
 
 def measure(
-    original: Analysis,
-    summary: Sequence[int],
-    later: Sequence[int],
-    resumed: Sequence[int],
-    data: bytes,
-    index: LineIndex,
+    original: Analysis, summary: Sequence[int], data: bytes, index: LineIndex, resumed: Sequence[int]
 ) -> FidelityScore:
-    """Probe the original's `summary` lines (`later`: its chain after them) in the resumed lines."""
-    items = extract_evidence(original.source.data, original.index, (*summary, *later))
-    summarized = set(summary)
-    span = [item for item in items if item.line in summarized]
-    after = [item for item in items if item.line not in summarized]
-    context = resumed_context(extract_evidence(data, index, resumed))
-    return score_probes(extract_probes(span, after), context)
+    """Probe the original's `summary` lines in the resumed lines of a compacted file's bytes.
+
+    What follows the span, for the resolution of its errors and the work still open, is what the
+    resumed context holds after its summary: the kept tail as written (or, after a compaction that
+    keeps no tail, the records written since).
+    """
+    span = extract_evidence(original.source.data, original.index, summary)
+    resumed_items = extract_evidence(data, index, resumed)
+    later = [item for item in resumed_items if item.kind is not EvidenceKind.PRIOR_SUMMARY]
+    return score_probes(extract_probes(span, later), resumed_context(resumed_items))
 
 
 def candidate_fidelity(
@@ -101,7 +99,7 @@ def candidate_fidelity(
         if (origin is None and (record := index.record(number)) is not None and record.compact_summary)
         or origin in kept
     ]
-    score = measure(analysis, summary, raw, resumed, composed.data, index)
+    score = measure(analysis, summary, composed.data, index, resumed)
     return Measured(score, SpanSource.PLAN, len(summary))
 
 
@@ -166,6 +164,5 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
         return span
     if not span:
         return ProbeFailure.NOTHING_SUMMARIZED
-    later = original.topology.chain[len(span) :]
-    score = measure(original, span, later, resumed, compacted.source.data, compacted.index)
+    score = measure(original, span, compacted.source.data, compacted.index, resumed)
     return Measured(score, source, len(span))

@@ -62,7 +62,7 @@ def test_the_exit_status_is_read_in_each_agent_s_spelling(text: str, status: int
 def test_a_call_s_outcome_is_read_from_its_result(
     text: str | None, is_error: bool, validation: bool, outcome: CommandOutcome
 ) -> None:
-    assert call_outcome(text, is_error, validation=validation) is outcome
+    assert call_outcome(text, is_error, test_run=lambda: validation) is outcome
 
 
 @pytest.mark.parametrize(
@@ -111,3 +111,25 @@ def test_a_rejection_s_reason_is_the_user_s_words() -> None:
 )
 def test_a_text_states_an_outcome_by_its_words(text: str, outcome: CommandOutcome, expected: bool) -> None:
     assert states(text, outcome) is expected
+
+
+@pytest.mark.parametrize(
+    ("output", "failed"),
+    [
+        ("collected 4\n1 failed, 3 passed in 0.2s", True),
+        ("4 passed, 0 failed", False),
+        ("see issue12 failed earlier", False),  # no count of its own
+        ("ok\nFAILED tests/a.py::test_b", True),
+        ("=== RUN TestA\n--- FAIL: TestA (0.00s)", True),
+        ("TAP version 13\nnot ok 3 - parses", True),
+        ("test result: FAILED. 1 passed; 2 failed", True),
+        ("\x1b[31mFAIL\x1b[39m src/a.test.ts", True),
+        ("Found 10 errors.", True),
+        ("all 12 tests passed", False),
+        ("x" * 40_000 + "\n2 failed", True),  # the summary at the end of a long log
+    ],
+)
+def test_a_test_run_has_failed_when_its_output_reports_failures(output: str, failed: bool) -> None:
+    outcome = call_outcome(output, False, test_run=lambda: True)
+    assert (outcome is CommandOutcome.FAILED) is failed
+    assert call_outcome(output, False, test_run=lambda: False) is CommandOutcome.PASSED
