@@ -59,7 +59,8 @@ class _Call:
     call: EvidenceItem
     result: EvidenceItem | None
     outcome: CommandOutcome
-    facts: CommandFacts | None  # a shell command's parse (shared by its repeats), None for other tools
+    facts: CommandFacts | None  # a span's shell command's parse (shared by its repeats), else None
+    in_span: bool
 
     @property
     def name(self) -> str:
@@ -75,8 +76,16 @@ class _Call:
         return next((v for k in TARGET_KEYS if isinstance(v := self.call.tool_input.get(k), str) and v), "")
 
 
-def _calls(items: Sequence[EvidenceItem], span_lines: set[int]) -> list[_Call]:
-    """Every call with its result and outcome; a span's shell commands with their parse."""
+def _calls(span: Sequence[EvidenceItem], later: Sequence[EvidenceItem]) -> list[_Call]:
+    """Every call with its result and outcome, the span's first; the span's shell commands parsed.
+
+    The two sequences may come from two files (a source's span, a candidate's kept records): their
+    line numbers are not compared, and a result answers a call of its own sequence only.
+    """
+    return [*_calls_of(span, in_span=True), *_calls_of(later, in_span=False)]
+
+
+def _calls_of(items: Sequence[EvidenceItem], *, in_span: bool) -> list[_Call]:
     results = {item.tool_id: item for item in items if item.kind is EvidenceKind.TOOL_RESULT and item.tool_id}
     parsed: dict[str, CommandFacts] = {}  # sessions repeat their commands: each is lexed once
 
@@ -95,22 +104,21 @@ def _calls(items: Sequence[EvidenceItem], span_lines: set[int]) -> list[_Call]:
         error = result.is_error if result is not None else False
         test_run = (lambda command=command: facts_of(command).validation) if shell else None
         outcome = call_outcome(text, error, test_run=test_run)
-        reads_files = shell and item.line in span_lines and outcome in _DONE  # else its files are not read
-        facts = facts_of(command) if reads_files and isinstance(command, str) else None
-        calls.append(_Call(item, result, outcome, facts))
+        reads_files = shell and in_span and outcome in _DONE  # else its files are not read
+        facts = facts_of(command) if reads_files else None
+        calls.append(_Call(item, result, outcome, facts, in_span))
     return calls
 
 
 def extract_probes(span: Sequence[EvidenceItem], later: Sequence[EvidenceItem] = ()) -> tuple[Probe, ...]:
     """Every probe of the span (its items in order); `later` is what followed it, for resolutions."""
-    span_lines = {item.line for item in span}
-    calls = _calls([*span, *later], span_lines)
-    mine = [call for call in calls if call.call.line in span_lines]
+    calls = _calls(span, later)
+    mine = [call for call in calls if call.in_span]
     return (
         *_human_probes(span),
         *_file_probes(mine),
         *_command_probes(mine),
-        *_error_probes(calls, span_lines),
+        *_error_probes(calls),
         *identifier_probes(span),
         *state_probes(span, later),
     )
@@ -163,10 +171,10 @@ def _command_probes(calls: Sequence[_Call]) -> Iterator[Probe]:
         yield Probe(ProbeClass.COMMAND, call.call.line, key, outcome=call.outcome)
 
 
-def _error_probes(calls: Sequence[_Call], span_lines: set[int]) -> Iterator[Probe]:
+def _error_probes(calls: Sequence[_Call]) -> Iterator[Probe]:
     probes: dict[str, Probe] = {}
     for position, call in enumerate(calls):
-        if call.call.line not in span_lines or call.result is None:
+        if not call.in_span or call.result is None:
             continue
         if call.outcome not in (CommandOutcome.FAILED, CommandOutcome.CANCELED):
             continue

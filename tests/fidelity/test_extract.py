@@ -171,3 +171,15 @@ def test_a_probe_s_anchor_is_a_short_digest_that_tells_facts_apart() -> None:
     assert len(first.anchor) == 12 and first.anchor != second.anchor
     assert first.anchor == Probe(ProbeClass.COMMAND, 9, "ls").anchor  # the fact, not where it was
     assert all(char in "0123456789abcdef" for char in first.anchor)
+
+
+def test_what_follows_may_come_from_another_file_whose_line_numbers_say_nothing() -> None:
+    span = bash(1, "make build", "Exit code 2\nerror: missing header foo.h")
+    later = bash(1, "make build", "ok")  # the candidate's line 1: another file, another record
+    probes = extract_probes(span, later)
+    assert [(p.klass, p.key) for p in probes if p.klass is ProbeClass.COMMAND] == [
+        (ProbeClass.COMMAND, "make build")
+    ]
+    (error,) = of(probes, ProbeClass.ERROR)
+    assert error.resolution == Resolution(command="make build")
+    assert of(extract_probes(later, span), ProbeClass.ERROR) == []  # the span's own failure is not later's
