@@ -65,6 +65,6 @@ class ForgetfulWriter:
     inner: SummaryWriter
     replans: bool = True
 
-    def __call__(self, evidence: Sequence[EvidenceItem]) -> Written | Reason:
+    def __call__(self, evidence: Sequence[EvidenceItem], *room: int) -> Written | Reason:
         tool_work = (EvidenceKind.TOOL_CALL, EvidenceKind.TOOL_RESULT)
-        return self.inner([item for item in evidence if item.kind not in tool_work])
+        return self.inner([item for item in evidence if item.kind not in tool_work], *room)
