@@ -106,10 +106,7 @@ def measure(name: str, root: Path, jobs: int) -> dict[str, object]:
 def stage_cost(root: Path, rounds: int) -> dict[str, object]:
     """The fidelity stage's CPU time within `compress_session`, in this process, over every session
     of a root (the stage timed where the job calls it; best round of `rounds`)."""
-    from pipeline.jobs.compress import (
-        compress_session,
-        job,
-    )
+    from pipeline.jobs.compress import compress_session, job  # noqa: PLC0415 - after sys.path is set
     from pipeline.testing.settings import compress_options  # noqa: PLC0415
 
     stage = job.fidelity_stage
