@@ -143,6 +143,7 @@ class Refusal(ReasonCode):
     RESUME_CHECK_FAILED = "resume-check-failed"
     RESUME_MISMATCH = "resume-mismatch"
     RESUME_API_REJECTED = "resume-api-rejected"  # the API would answer the candidate with a 400
+    FIDELITY_BELOW_MINIMUM = "fidelity-below-minimum"  # the report's `fidelity` has the figures
     SOURCE_CHANGED = "source-changed-during-compression"
     OUTPUT_WOULD_OVERWRITE_SOURCE = "output-would-overwrite-source"
 

@@ -104,6 +104,8 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "context_window_tokens": (_at_least(1000), "at least 1000"),
     "max_output_tokens": (_at_least(1), "1 or more"),
     "min_gain": (_in_unit_interval(open_low=False, open_high=True), "in [0, 1)"),
+    "min_fidelity": (_in_unit_interval(open_low=False, open_high=False), "in [0, 1]"),
+    "lost_probes_per_class": (_at_least(0), "0 or more"),
     "summary_char_budget": (_at_least(MIN_SUMMARY_CHARS), f"at least {MIN_SUMMARY_CHARS}"),
     "max_names_per_class": (_at_least(1), "1 or more"),
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
@@ -152,6 +154,8 @@ class CompressSettings:
     summarizer: SummarizerName
     on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
+    min_fidelity: float
+    lost_probes_per_class: int
 
 
 @dataclass(frozen=True, slots=True)

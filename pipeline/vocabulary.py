@@ -21,6 +21,7 @@ __all__ = [
     "LogFormat",
     "PartitionSet",
     "PointerState",
+    "ProbeExit",
     "PromptCheck",
     "PublishStrategy",
     "RecordType",
@@ -82,6 +83,14 @@ class ResumeExit(IntEnum):
     USAGE = 2  # a usage error, or no Claude Code
     NOT_RESUMABLE = 3  # Claude Code finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
+
+
+class ProbeExit(IntEnum):
+    """Exit codes of `probe`."""
+
+    OK = 0
+    BELOW_FLOOR = 1  # the candidate's fidelity is below `--min-fidelity`
+    USAGE = 2  # a usage error, or two files that are not a source and its compaction
 
 
 class LogFormat(StrEnum):

@@ -25,6 +25,7 @@ STAGES: Final = (
     frozenset({"formats"}),  # Claude Code's schema, decode, accessors, output record builders
     frozenset({"core"}),  # pure: index, topology, partition, validate, plan, compose, check
     frozenset({"summarize"}),
+    frozenset({"fidelity"}),  # probes of a summarized span scored in a resumed context
     frozenset({"proof"}),  # the resume proof: Claude Code as judge
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),

@@ -25,6 +25,7 @@ from pipeline.report.compression import (
     RepairEntry,
     SummarySection,
 )
+from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
@@ -109,6 +110,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     projected: ProjectedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
+    fidelity: FidelitySection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET
 

@@ -2,9 +2,10 @@
 
 Exit codes of the fleet commands (`pipeline.vocabulary.ExitCode`): 0 when every session is fine
 (valid, warnings, skipped, unsupported format), 1 when at least one session has errors, was
-refused, unreadable or crashed, 2 for a usage error or an unreadable root. `verify-resume` has
-its own (`ResumeExit`, see its --help); `compress --in-place`, `restore` and `repair-read-pages`
-add 3: a file was replaced and verified but its report could not be written (`run.live`).
+refused, unreadable or crashed, 2 for a usage error or an unreadable root. `verify-resume` and
+`probe` have their own (`ResumeExit`, `ProbeExit`, see their --help); `compress --in-place`,
+`restore` and `repair-read-pages` add 3: a file was replaced and verified but its report could
+not be written (`run.live`).
 """
 
 from __future__ import annotations
@@ -92,13 +93,24 @@ def _verify_resume(args: argparse.Namespace) -> int:
     return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep))
 
 
+def _probe(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        return _usage(exc)
+    from pipeline.jobs import probe  # noqa: PLC0415 - loaded for probe only
+
+    return probe.run(args, settings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `compaction` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)
-    if args.command == "verify-resume":
-        return _verify_resume(args)
+    pair_command = {"verify-resume": _verify_resume, "probe": _probe}.get(args.command)
+    if pair_command is not None:  # one original and its compaction, no fleet
+        return pair_command(args)
     if is_live(args):
         remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
         if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):

@@ -54,6 +54,26 @@ def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
 
+PROBE_EXIT_CODES_HELP: Final = (
+    "exit codes: 0 probed; 1 fidelity below --min-fidelity; 2 usage error, or files that are not a "
+    "source and its compaction"
+)
+
+
+def _add_probe_arguments(parser: argparse.ArgumentParser) -> None:
+    """`probe`'s flags."""
+    parser.add_argument("original", type=Path, help="the source transcript")
+    parser.add_argument("compacted", type=Path, help="its compaction (ours, or Claude Code's own)")
+    parser.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
+    parser.add_argument(
+        "--min-fidelity",
+        type=float,
+        metavar="F",
+        help="exit 1 when the fidelity (mean recall of the probe classes) is below F, in [0, 1]",
+    )
+    parser.add_argument("--json", action="store_true", help="print the fidelity section as JSON on stdout")
+
+
 def path_or_url(text: str) -> Path | str:
     """A local path, or an fsspec URL kept as written (`Path` would fold its `//`)."""
     return text if is_url(text) else Path(text)
@@ -192,6 +212,13 @@ def _compress(parser: argparse.ArgumentParser) -> None:
         help="Claude Code for the resume gate (executable or npm prefix)",
     )
     add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
+    add(
+        "--min-fidelity",
+        type=float,
+        metavar="F",
+        help="refuse a candidate whose fidelity (mean recall, per probe class, of the summarized "
+        "span's facts in what a resumed agent is given) is below F, in [0, 1] (default 0: none)",
+    )
 
 
 def _tokens(parser: argparse.ArgumentParser) -> None:
@@ -226,6 +253,21 @@ def _fleet_arguments(
             "--leaf-policy", choices=[p.value for p in LeafPolicy], help="how the active chain is chosen"
         )
         _tokens(tokens)
+
+
+def _add_probe(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """The `probe` subcommand (its flags only when it is the one asked for)."""
+    probe = commands.add_parser(
+        "probe",
+        help="measure what a resumed agent still knows of a compaction's summarized span",
+        description="Rebuild the span COMPACTED summarized of ORIGINAL, read its facts (human "
+        "instructions, files modified and read, commands and their outcome, errors and their "
+        "resolution, identifiers, the last state of the work) and look each up in what COMPACTED "
+        "resumes with; print each class's recall and the lost probes by line and id, never text.",
+        epilog=PROBE_EXIT_CODES_HELP,
+    )
+    if wanted("probe"):
+        _add_probe_arguments(probe)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -276,6 +318,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("verify-resume"):
         verify.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
         _add_verify_arguments(verify)
+    _add_probe(commands, wanted)
     add_live_commands(commands, wanted)
     return parser
 
@@ -312,6 +355,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "summarizer": args.summarizer,
             "on_summary_failure": args.on_summary_failure,
             "verify_resume": _GATE[args.verify_resume],
+            "min_fidelity": args.min_fidelity,
         }
         flags["verify"] = {"claude": str(args.claude) if args.claude else None}
     if args.command == "tokens":

@@ -22,10 +22,11 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.partition import Partition
-from pipeline.core.plan import PlanOutcome
+from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, damage_refusal
+from pipeline.jobs.compress.fidelity import fidelity_stage
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
@@ -63,6 +64,7 @@ from pipeline.report.compression import (
     writer_section,
 )
 from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
+from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import (
     PartitionSection,
@@ -87,6 +89,7 @@ class _Progress:
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
+    fidelity: FidelitySection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
     output: OutputSection | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
@@ -209,15 +212,30 @@ def _write(
     progress = replace(progress, checks=checks_section(candidate.checked))
     if not candidate.checked.ok:
         return replace(progress, stop=Stop(SessionStatus.REFUSED, candidate.checked.failures))
-    if options.claude is not None:
-        check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)
-        progress = replace(progress, resume_check=check, stop=stop)
-        if stop is not None:
-            return progress
+    progress = _judged(analysis, options, plan, partition, candidate, progress)
+    if progress.stop is not None:
+        return progress
     written = publish(analysis, options, candidate)
     if isinstance(written, Stop):
         return replace(progress, stop=written)
     return replace(progress, output=written, output_tokens=candidate.checked.output_tokens)
+
+
+def _judged(
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    candidate: Candidate,
+    progress: _Progress,
+) -> _Progress:
+    """The candidate's fidelity (a floor may refuse it), then the resume proof when Claude Code is there."""
+    fidelity, stop = fidelity_stage(analysis, options, plan, candidate)
+    progress = replace(progress, fidelity=fidelity, stop=stop)
+    if stop is None and options.claude is not None:
+        check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)
+        progress = replace(progress, resume_check=check, stop=stop)
+    return progress
 
 
 def write_candidate(
@@ -312,6 +330,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         bounded=progress.bounded,
         projected=progress.projected,
         checks=progress.checks,
+        fidelity=progress.fidelity,
         resume_check=progress.resume_check,
         output=progress.output,
     )
