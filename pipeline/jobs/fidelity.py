@@ -113,14 +113,22 @@ def _resumed(compacted: Analysis) -> tuple[int, tuple[int, ...]] | None:
     return None
 
 
-def _stamped_span(original: Analysis, stamp: CompactionStamp) -> tuple[int, ...] | ProbeFailure:
+def _stamped_span(
+    original: Analysis, stamp: CompactionStamp, kept: Sequence[str | None]
+) -> tuple[int, ...] | ProbeFailure:
+    """The summarized lines: the original's chain before the first kept record (the boundary's
+    head, else the first resumed record of the original that the compaction did not carry), less
+    the lines it carried as state."""
     if original.source.sha256 != stamp.source_sha256:
         return ProbeFailure.OTHER_SOURCE
     chain = original.topology.chain
-    uuids = [original.index.entry(line).uuid for line in chain]
-    if stamp.head_uuid not in uuids:
+    position = {original.index.entry(line).uuid: at for at, line in enumerate(chain)}
+    heads = (stamp.head_uuid, *kept)
+    head = next((uid for uid in heads if uid in position and uid not in stamp.carried_uuids), None)
+    if head is None:
         return ProbeFailure.SPAN_MISMATCH
-    span = tuple(chain[: uuids.index(stamp.head_uuid)])
+    projected = set(stamp.projected_lines)
+    span = tuple(line for line in chain[: position[head]] if line not in projected)
     if len(span) != stamp.summary_lines or line_digest(span) != stamp.summary_digest:
         return ProbeFailure.SPAN_MISMATCH
     return span
@@ -157,7 +165,8 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
     if not isinstance(original, Analysis):
         return ProbeFailure.ORIGINAL_UNREADABLE
     if stamp is not None:
-        span, source = _stamped_span(original, stamp), SpanSource.STAMP
+        kept = [compacted.index.entry(line).uuid for line in resumed]
+        span, source = _stamped_span(original, stamp, kept), SpanSource.STAMP
     else:
         span, source = _difference_span(original, compacted, boundary, resumed), SpanSource.UUID_DIFFERENCE
     if isinstance(span, ProbeFailure):

@@ -2,7 +2,8 @@
 
 `compaction probe ORIGINAL COMPACTED` rebuilds the summarized span from the two files alone: the
 boundary names the source's SHA-256, the leaf and policy that chose its chain, the digest of the
-summarized lines and the first kept record (`preservedSegment.headUuid`).
+summarized lines and the first kept record (`preservedSegment.headUuid`), and the records it
+carries after its summary that are not kept source records.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ class CompactionStamp(msgspec.Struct, frozen=True):
     summary_lines: int
     summary_digest: str
     head_uuid: str
+    # Records of ours after the summary, not kept source records: carried state (source lines that
+    # left the summarized span) and the `task_status` records written for background shells.
+    carried_uuids: frozenset[str] = frozenset()
+    projected_lines: tuple[int, ...] = ()
 
 
 class _Boundary(msgspec.Struct):
@@ -52,4 +57,9 @@ def compaction_stamp(line: bytes) -> CompactionStamp | None:
         ours.counts[summary],
         ours.digests[summary],
         metadata.preserved_segment.head_uuid,
+        frozenset(
+            [state.uuid for state in ours.projected_state]
+            + [shell.uuid for shell in ours.carried_background_shells]
+        ),
+        tuple(state.line for state in ours.projected_state),
     )

@@ -7,6 +7,7 @@ and kept records, as written.
 
 from __future__ import annotations
 
+from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
@@ -15,18 +16,23 @@ from pipeline.jobs.fidelity import candidate_fidelity
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.fidelity import FidelitySection, fidelity_section
-from pipeline.vocabulary import SessionStatus
+from pipeline.vocabulary import PartitionSet, SessionStatus
 
 __all__ = ["fidelity_stage"]
 
 
 def fidelity_stage(
-    analysis: Analysis, options: CompressOptions, plan: Plan, candidate: Candidate
+    analysis: Analysis, options: CompressOptions, plan: Plan, partition: Partition, candidate: Candidate
 ) -> tuple[FidelitySection, Stop | None]:
-    """The report's `fidelity`, and a refusal when the candidate is below `compress.min_fidelity`."""
+    """The report's `fidelity`, and a refusal when the candidate is below `compress.min_fidelity`.
+
+    The span is the partition's `summary` set: the plan's summarized lines less the state records
+    the candidate carries after its summary (they are kept, not summarized).
+    """
     compress = options.compress
+    summarized = tuple(sorted(partition[PartitionSet.SUMMARY].lines))
     measured = candidate_fidelity(
-        analysis, plan.summary_lines, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
+        analysis, summarized, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
     )
     section = fidelity_section(
         measured.score,

@@ -230,7 +230,7 @@ def _judged(
     progress: _Progress,
 ) -> _Progress:
     """The candidate's fidelity (a floor may refuse it), then the resume proof when Claude Code is there."""
-    fidelity, stop = fidelity_stage(analysis, options, plan, candidate)
+    fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate)
     progress = replace(progress, fidelity=fidelity, stop=stop)
     if stop is None and options.claude is not None:
         check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)
