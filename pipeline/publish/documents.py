@@ -16,12 +16,12 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.read_pages import CallVerdict, RepairPlan
-from pipeline.publish.backups import Backup
-from pipeline.publish.decisions import Disposition, InPlaceOutcome
-from pipeline.publish.faults import Step
-from pipeline.publish.outcome import OperationState, Receipt, StopReason
-from pipeline.publish.recovery import Recovered, RecoveredState
-from pipeline.publish.restore import BackupListing, RestoreOutcome, RestoreRefusal
+from pipeline.publish.live.backup_restore import BackupListing, RestoreOutcome, RestoreRefusal
+from pipeline.publish.live.backups import Backup
+from pipeline.publish.live.decisions import Disposition, InPlaceOutcome
+from pipeline.publish.live.faults import Step
+from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
+from pipeline.publish.live.recovery import Recovered, RecoveredState
 from pipeline.report.documents import BriefReport, CompressReport, Report
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.sections import Section

@@ -34,7 +34,9 @@ from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.publish import BuildCandidate, Candidate, Declined, FrozenSource
+from pipeline.publish.live.decisions import Candidate, Declined
+from pipeline.publish.live.session_pass import BuildCandidate
+from pipeline.publish.live.source import FrozenSource
 from pipeline.read.load import frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection

@@ -41,7 +41,7 @@ from pipeline.jobs.compress.stages import (
 )
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.publish import write_bytes_atomic
+from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section

@@ -18,13 +18,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from pipeline.publish.backups import BackupUnreadable, read_backup, scan_backups
-from pipeline.publish.faults import NO_FAULTS, FaultSeam
-from pipeline.publish.outcome import Receipt
-from pipeline.publish.replacement import OpenCheck
-from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefused, freeze_source
-from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
-from pipeline.publish.transaction import ReplaceOptions, replace_session
+from pipeline.publish.live.backups import BackupUnreadable, read_backup, scan_backups
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
+from pipeline.publish.live.receipt import Receipt
+from pipeline.publish.live.replacement import OpenCheck
+from pipeline.publish.live.source import FrozenSource, SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
+from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 
 __all__ = [
     "BackupListing",

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from pipeline.publish.backups import Backup
-from pipeline.publish.faults import Step
-from pipeline.publish.records import Fingerprint
+from pipeline.publish.live.backups import Backup
+from pipeline.publish.live.faults import Step
+from pipeline.publish.live.fingerprint import Fingerprint
 from pipeline.vocabulary import PublishStrategy
 
 __all__ = ["OperationState", "PublishStrategy", "Receipt", "StopReason"]

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder, config_digest
-from pipeline.publish.activity import ActivityOptions, platform_probe
-from pipeline.publish.backups import BackupCompression, BackupOptions, read_backup
-from pipeline.publish.decisions import Candidate, Declined, Disposition
 from pipeline.publish.documents import in_place_section
-from pipeline.publish.inplace import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
-from pipeline.publish.outcome import OperationState, PublishStrategy
-from pipeline.publish.source import FrozenSource, SessionTarget
-from pipeline.publish.state import RecordedResult, StateDb, StateOptions, open_state
-from pipeline.publish.transaction import ReplaceOptions
+from pipeline.publish.live.activity import ActivityOptions, platform_probe
+from pipeline.publish.live.backups import BackupCompression, BackupOptions, read_backup
+from pipeline.publish.live.decisions import Candidate, Declined, Disposition
+from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
+from pipeline.publish.live.source import FrozenSource, SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
+from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.read.discover import discover
 from pipeline.report.render import to_builtins
 from pipeline.testing.settings import compress_options

@@ -17,14 +17,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from pipeline.publish.backups import (
+from pipeline.publish.live.backups import (
     MAX_BACKUP_NUMBER,
     BackupCompression,
     backup_name,
     parse_backup_name,
     read_backup,
 )
-from pipeline.publish.records import Fingerprint, Intent, fingerprint_of
+from pipeline.publish.live.fingerprint import Fingerprint, Intent, fingerprint_of
 
 __all__ = ["Recovered", "RecoveredState", "recover_intent", "sweep_backup_temporaries"]
 

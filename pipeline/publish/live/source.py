@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import CompactionError
-from pipeline.publish.faults import NO_FAULTS, FaultSeam, Step
-from pipeline.publish.fsops import Operations, lstat, open_directory
-from pipeline.publish.records import Fingerprint, fingerprint_of
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam, Step
+from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
+from pipeline.publish.live.fsops import Operations, lstat, open_directory
 from pipeline.read.discover import SessionFile
 from pipeline.reasons import ReasonCode
 

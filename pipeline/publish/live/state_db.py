@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from pipeline.errors import CompactionError
-from pipeline.publish.backups import Backup
-from pipeline.publish.records import Fingerprint, Intent
+from pipeline.publish.live.backups import Backup
+from pipeline.publish.live.fingerprint import Fingerprint, Intent
 from pipeline.vocabulary import StateSync
 
 __all__ = [

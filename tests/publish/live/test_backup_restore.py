@@ -13,25 +13,25 @@ import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder
 from pipeline.proof.client import resume
-from pipeline.publish.backups import BackupCompression, BackupOptions
-from pipeline.publish.decisions import Disposition
-from pipeline.publish.inplace import run_in_place
-from pipeline.publish.outcome import OperationState, PublishStrategy
-from pipeline.publish.restore import (
+from pipeline.publish.live.backup_restore import (
     RestoreOptions,
     RestoreRefusal,
     list_backups,
     restorable_since,
     restore_session,
 )
-from pipeline.publish.source import SessionTarget
-from pipeline.publish.state import RecordedResult, StateDb, StateOptions, open_state
-from pipeline.publish.transaction import ReplaceOptions
+from pipeline.publish.live.backups import BackupCompression, BackupOptions
+from pipeline.publish.live.decisions import Disposition
+from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.session_pass import run_in_place
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
+from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.testing.settings import default_settings
 from pipeline.testing.synth import generate_fleet
 from pipeline.vocabulary import StateSync
 from tests.publish.conftest import build_original
-from tests.publish.test_inplace import COMPRESS, options, targets
+from tests.publish.live.test_session_pass import COMPRESS, options, targets
 
 REPLACE = ReplaceOptions(BackupOptions(None, BackupCompression.GZIP, 6), PublishStrategy.AUTO, True)
 TIMEOUT = default_settings().verify.resume_timeout_seconds
@@ -99,7 +99,7 @@ def test_restore_refuses_a_file_that_is_not_our_output_unless_forced(tmp_path: P
     assert forced.restored and forced.receipt is not None
     assert forced.backup == Path(original_backup or "")
     assert forced.receipt.backup is not None  # the worked-on file was itself backed up first
-    from pipeline.publish.backups import read_backup
+    from pipeline.publish.live.backups import read_backup
 
     assert read_backup(forced.receipt.backup.path) == worked_on
 

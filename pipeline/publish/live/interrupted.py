@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.publish.recovery import Recovered, RecoveredState, recover_intent
-from pipeline.publish.source import SessionTarget
-from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
+from pipeline.publish.live.recovery import Recovered, RecoveredState, recover_intent
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
 
 __all__ = ["recover", "with_put_back"]
 

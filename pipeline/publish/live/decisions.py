@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
-from pipeline.publish.activity import OpenFileProbe, OpenFiles
-from pipeline.publish.outcome import Receipt
-from pipeline.publish.records import Fingerprint
-from pipeline.publish.recovery import sweep_backup_temporaries
-from pipeline.publish.replacement import Validator
-from pipeline.publish.source import SessionTarget
-from pipeline.publish.state import RecordedResult, SessionRecord
+from pipeline.publish.live.activity import OpenFileProbe, OpenFiles
+from pipeline.publish.live.fingerprint import Fingerprint
+from pipeline.publish.live.receipt import Receipt
+from pipeline.publish.live.recovery import sweep_backup_temporaries
+from pipeline.publish.live.replacement import Validator
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, SessionRecord
 from pipeline.report.documents import Outcome
 
 __all__ = [

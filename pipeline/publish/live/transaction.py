@@ -25,11 +25,11 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.publish.faults import NO_FAULTS, FaultSeam, Step
-from pipeline.publish.fsops import Operations, lstat
-from pipeline.publish.outcome import OperationState, Receipt, StopReason
-from pipeline.publish.placement import Placement
-from pipeline.publish.publication import (
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam, Step
+from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
+from pipeline.publish.live.fsops import Operations, lstat
+from pipeline.publish.live.placement import Placement
+from pipeline.publish.live.publication import (
     RollbackFailed,
     cleanup,
     discard_stage,
@@ -37,8 +37,8 @@ from pipeline.publish.publication import (
     rollback,
     verify_published,
 )
-from pipeline.publish.records import Fingerprint, fingerprint_of
-from pipeline.publish.replacement import (
+from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
+from pipeline.publish.live.replacement import (
     NO_JOURNAL,
     Journal,
     OpenCheck,
@@ -48,7 +48,7 @@ from pipeline.publish.replacement import (
     Validator,
     errno_name,
 )
-from pipeline.publish.source import FrozenSource
+from pipeline.publish.live.source import FrozenSource
 
 __all__ = ["NO_JOURNAL", "Journal", "OpenCheck", "ReplaceOptions", "Validator", "replace_session"]
 

@@ -32,7 +32,7 @@ import pytest
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
-from pipeline.publish.backups import parse_backup_name, read_backup
+from pipeline.publish.live.backups import parse_backup_name, read_backup
 from pipeline.testing.settings import LIMITS
 from pipeline.testing.synth import generate_fleet
 

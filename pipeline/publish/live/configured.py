@@ -13,12 +13,12 @@ from pathlib import Path
 
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.publish.activity import ActivityOptions
-from pipeline.publish.backups import BackupOptions, require_compression
-from pipeline.publish.inplace import InPlaceOptions
-from pipeline.publish.repair import RepairOptions
-from pipeline.publish.state import RecordedResult, StateOptions
-from pipeline.publish.transaction import ReplaceOptions
+from pipeline.publish.live.activity import ActivityOptions
+from pipeline.publish.live.backups import BackupOptions, require_compression
+from pipeline.publish.live.read_pages_repair import RepairOptions
+from pipeline.publish.live.session_pass import InPlaceOptions
+from pipeline.publish.live.state_db import RecordedResult, StateOptions
+from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.settings import InPlaceSettings, ReadPagesSettings, StateSettings, SweepSettings
 from pipeline.vocabulary import BackupCompression
 

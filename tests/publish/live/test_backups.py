@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.publish.backups import (
+from pipeline.publish.live.backups import (
     BackupCompression,
     BackupOptions,
     BackupUnreadable,
@@ -15,9 +15,9 @@ from pipeline.publish.backups import (
     parse_backup_name,
     read_backup,
 )
-from pipeline.publish.outcome import OperationState, PublishStrategy
-from pipeline.publish.source import SessionTarget, freeze_source
-from pipeline.publish.transaction import ReplaceOptions, replace_session
+from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.source import SessionTarget, freeze_source
+from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from tests.publish.conftest import Compacted, validator
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Protocol
 
-from pipeline.publish.records import Fingerprint
+from pipeline.publish.live.fingerprint import Fingerprint
 
 __all__ = [
     "ActivityOptions",

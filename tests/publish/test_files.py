@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.publish import fsync_directory, write_bytes_atomic, write_report
+from pipeline.publish.files import fsync_directory, write_bytes_atomic, write_report
 
 
 def _leftovers(folder: Path) -> list[str]:

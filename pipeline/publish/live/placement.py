@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from pipeline.publish.backups import BackupOptions, backup_subdirectory
-from pipeline.publish.fsops import Directory, open_directory
-from pipeline.publish.source import FrozenSource, SessionTarget
+from pipeline.publish.live.backups import BackupOptions, backup_subdirectory
+from pipeline.publish.live.fsops import Directory, open_directory
+from pipeline.publish.live.source import FrozenSource, SessionTarget
 
 __all__ = ["Placement", "backup_directory_of"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ConfigError
-from pipeline.publish.inplace import InPlaceOptions
-from pipeline.publish.options import in_place_options, repair_options, state_options
-from pipeline.publish.state import RecordedResult
+from pipeline.publish.live.configured import in_place_options, repair_options, state_options
+from pipeline.publish.live.session_pass import InPlaceOptions
+from pipeline.publish.live.state_db import RecordedResult
 from pipeline.settings import parse_duration
 from pipeline.testing.settings import default_settings
 from pipeline.vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync

@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.publish.records import Fingerprint, Intent
-from pipeline.publish.state import RecordedResult, SessionRecord, StateLocked, StateOptions, open_state
+from pipeline.publish.live.fingerprint import Fingerprint, Intent
+from pipeline.publish.live.state_db import (
+    RecordedResult,
+    SessionRecord,
+    StateLocked,
+    StateOptions,
+    open_state,
+)
 from pipeline.vocabulary import StateSync
 
 
@@ -25,7 +31,7 @@ def test_a_second_run_on_the_same_state_dir_is_refused_with_a_clear_message(tmp_
             [
                 sys.executable,
                 "-c",
-                "import sys; from pathlib import Path; from pipeline.publish.state import *\n"
+                "import sys; from pathlib import Path; from pipeline.publish.live.state_db import *\n"
                 "from pipeline.vocabulary import StateSync\n"
                 "try:\n"
                 f"    open_state(StateOptions(Path({str(tmp_path / 'state')!r}), 5.0, StateSync.NORMAL)).__enter__()\n"

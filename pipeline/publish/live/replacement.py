@@ -17,13 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pipeline.publish.backups import Backup, BackupOptions, BackupUnreadable, verify_existing, write_backup
-from pipeline.publish.faults import Step
-from pipeline.publish.fsops import Directory, Operations
-from pipeline.publish.outcome import OperationState, PublishStrategy, Receipt, StopReason
-from pipeline.publish.placement import Placement
-from pipeline.publish.records import Fingerprint, Intent
-from pipeline.publish.source import FrozenSource
+from pipeline.publish.live.backups import (
+    Backup,
+    BackupOptions,
+    BackupUnreadable,
+    verify_existing,
+    write_backup,
+)
+from pipeline.publish.live.faults import Step
+from pipeline.publish.live.fingerprint import Fingerprint, Intent
+from pipeline.publish.live.fsops import Directory, Operations
+from pipeline.publish.live.placement import Placement
+from pipeline.publish.live.receipt import OperationState, PublishStrategy, Receipt, StopReason
+from pipeline.publish.live.source import FrozenSource
 
 __all__ = ["NO_JOURNAL", "Journal", "OpenCheck", "ReplaceOptions", "Replacement", "Stop", "Validator"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from pipeline.publish.faults import Fault, FaultSeam, InjectedFault, Step, injected
+from pipeline.publish.live.faults import Fault, FaultSeam, InjectedFault, Step, injected
 
 __all__ = ["Directory", "Operations", "SwapUnsupported", "exchange_supported", "lstat", "open_directory"]
 

@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.publish.activity import (
+from pipeline.publish.live.activity import (
     ActivityOptions,
     OpenFileProbe,
     SessionActivity,
     assess_activity,
     recently_modified,
 )
-from pipeline.publish.backups import backup_subdirectory
-from pipeline.publish.decisions import (
+from pipeline.publish.live.backups import backup_subdirectory
+from pipeline.publish.live.decisions import (
     Candidate,
     Declined,
     Disposition,
@@ -32,14 +32,20 @@ from pipeline.publish.decisions import (
     RunContext,
     incremental_skip,
 )
-from pipeline.publish.faults import NO_FAULTS, FaultSeam
-from pipeline.publish.interrupted import recover, with_put_back
-from pipeline.publish.outcome import OperationState, Receipt, StopReason
-from pipeline.publish.records import Fingerprint, fingerprint_of
-from pipeline.publish.recovery import Recovered
-from pipeline.publish.source import FrozenSource, SessionTarget, SourceRefusal, SourceRefused, freeze_source
-from pipeline.publish.state import RecordedResult, SessionRecord, StateDb
-from pipeline.publish.transaction import ReplaceOptions, replace_session
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
+from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
+from pipeline.publish.live.interrupted import recover, with_put_back
+from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
+from pipeline.publish.live.recovery import Recovered
+from pipeline.publish.live.source import (
+    FrozenSource,
+    SessionTarget,
+    SourceRefusal,
+    SourceRefused,
+    freeze_source,
+)
+from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
+from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from pipeline.reasons import InPlaceReason
 
 __all__ = [
