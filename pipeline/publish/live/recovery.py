@@ -5,14 +5,20 @@ the verified backup) before its first write in the session's directory. After a 
 path holds the original, the candidate, or a file another process wrote; the names of the
 intent hold our (partial) candidate, a displaced original, or data someone wrote into either.
 Recovery puts a missing live file back, removes what is provably ours or provably kept by a
-verified backup, gives anything else a numbered backup name, and says what it found.
+verified backup, gives anything else a numbered backup name, and says what it found. A committed
+intent is recorded as the output it is (`recover`). The link strategy leaves a session's path
+empty for a moment: a run killed then leaves the session where that next run's discovery could
+not see it, so the sessions recovery puts back under the scanned roots are added to its targets
+(`with_put_back`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Final
@@ -25,8 +31,17 @@ from pipeline.publish.live.backups import (
     read_backup,
 )
 from pipeline.publish.live.fingerprint import Fingerprint, Intent, fingerprint_of
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
 
-__all__ = ["Recovered", "RecoveredState", "recover_intent", "sweep_backup_temporaries"]
+__all__ = [
+    "Recovered",
+    "RecoveredState",
+    "recover",
+    "recover_intent",
+    "sweep_backup_temporaries",
+    "with_put_back",
+]
 
 _SUFFIXES: Final = (".stage", ".capture", ".retired")  # the names a replacement creates beside the file
 _BACKUP_TEMPORARY: Final = ".backup-tmp"
@@ -158,3 +173,54 @@ def sweep_backup_temporaries(directory: Path) -> tuple[Path, ...]:
             os.unlink(entry.path)
             removed.append(Path(entry.path))
     return tuple(removed)
+
+
+def recover(state: StateDb, config_digest: str, result: RecordedResult) -> tuple[Recovered, ...]:
+    """Finish every intent an interrupted run left, recording committed ones as `result`."""
+    done = []
+    for intent in state.intents():
+        found = recover_intent(intent)
+        if found.state is RecoveredState.COMMITTED and found.live is not None:
+            record = SessionRecord(
+                path=str(intent.session),
+                result=result,
+                status="recovered",
+                config_digest=config_digest,
+                source_sha256=intent.frozen_sha256,
+                source=found.live,  # the original's own fingerprint was not recorded
+                output_sha256=intent.candidate_sha256,
+                output=found.live,
+                backup_path=str(intent.backup),
+            )
+            state.save(record, datetime.now(UTC))
+        else:
+            state.clear_intent(intent.session)
+        done.append(found)
+    return tuple(done)
+
+
+def with_put_back(
+    targets: list[SessionTarget], recovered: tuple[Recovered, ...], scanned: Sequence[tuple[Path, str]]
+) -> list[SessionTarget]:
+    """The targets, plus sessions recovery put back at their path after discovery missed them.
+
+    The link strategy leaves a session's path empty for a moment; a run killed then leaves it
+    empty until the next run's recovery puts the original back, after that run's discovery.
+    """
+    missed = [f for f in recovered if f.state is not RecoveredState.COMMITTED and f.live is not None]
+    if not missed:  # the usual case: nothing was put back (no realpath per target)
+        return targets
+    pairs = {**dict(scanned), **{target.root: target.root_label for target in targets}}
+    roots = {root: (os.path.realpath(root), label) for root, label in pairs.items()}
+    known = {os.path.join(roots[t.root][0], t.label) for t in targets}
+    added = []
+    for found in missed:
+        session = found.intent.session
+        if str(session) in known:
+            continue
+        for root, (resolved, label) in roots.items():
+            if Path(resolved) in session.parents:
+                relative = session.relative_to(resolved).as_posix()
+                added.append(SessionTarget(session, root, label, relative))
+                break
+    return [*targets, *added]

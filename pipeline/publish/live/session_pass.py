@@ -34,9 +34,8 @@ from pipeline.publish.live.decisions import (
 )
 from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
-from pipeline.publish.live.interrupted import recover, with_put_back
 from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
-from pipeline.publish.live.recovery import Recovered
+from pipeline.publish.live.recovery import Recovered, recover, with_put_back
 from pipeline.publish.live.source import (
     FrozenSource,
     SessionTarget,
