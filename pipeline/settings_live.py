@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from pipeline.vocabulary import BackupCompression, LeafPolicy, PublishStrategy, RepairScope, StateSync
+from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync
+from pipeline.vocabulary import LeafPolicy
 
 __all__ = ["InPlaceSettings", "ReadPagesSettings", "StateSettings", "is_duration", "parse_duration"]
 

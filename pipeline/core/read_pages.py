@@ -34,7 +34,8 @@ from pipeline.formats.claude_code.spans import (
     string_value,
 )
 from pipeline.formats.detect import detect_format
-from pipeline.vocabulary import LineKind, RepairScope
+from pipeline.live_vocabulary import RepairScope
+from pipeline.vocabulary import LineKind
 
 __all__ = [
     "CallVerdict",

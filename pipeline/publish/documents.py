@@ -16,16 +16,24 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.read_pages import CallVerdict, RepairPlan
-from pipeline.publish.live.backup_restore import BackupListing, RestoreOutcome, RestoreRefusal
+from pipeline.live_vocabulary import (
+    BackupCompression,
+    Disposition,
+    OperationState,
+    PublishStrategy,
+    RecoveredState,
+    RestoreRefusal,
+    Step,
+    StopReason,
+)
+from pipeline.publish.live.backup_restore import BackupListing, RestoreOutcome
 from pipeline.publish.live.backups import Backup
-from pipeline.publish.live.decisions import Disposition, InPlaceOutcome
-from pipeline.publish.live.faults import Step
-from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
-from pipeline.publish.live.recovery import Recovered, RecoveredState
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.receipt import Receipt
+from pipeline.publish.live.recovery import Recovered
 from pipeline.report.documents import BriefReport, CompressReport, Report
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.sections import Section
-from pipeline.vocabulary import BackupCompression, PublishStrategy
 
 __all__ = [
     "IN_PLACE_SUMMARY_SCHEMA",

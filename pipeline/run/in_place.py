@@ -25,11 +25,12 @@ import anyio.to_thread
 import msgspec
 import structlog
 
+from pipeline.live_vocabulary import Disposition
 from pipeline.publish.documents import ReceiptSection, receipt_section
 from pipeline.publish.files import write_bytes_atomic, write_report
 from pipeline.publish.live.activity import platform_probe
 from pipeline.publish.live.configured import in_place_options, state_options
-from pipeline.publish.live.decisions import Candidate, Declined, Disposition, InPlaceOutcome
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.recovery import Recovered
 from pipeline.publish.live.session_pass import InPlaceOptions, InPlacePass, Pending, Screened
 from pipeline.publish.live.source import SessionTarget

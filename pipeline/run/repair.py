@@ -22,6 +22,7 @@ import anyio.to_thread
 from msgspec import UNSET
 
 from pipeline.core.read_pages import RepairPlan, plan_repair
+from pipeline.live_vocabulary import OperationState
 from pipeline.publish.documents import (
     RepairReceiptSection,
     RepairReport,
@@ -33,7 +34,6 @@ from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.configured import repair_options
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
-from pipeline.publish.live.receipt import OperationState
 from pipeline.publish.live.session_pass import Screened
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult

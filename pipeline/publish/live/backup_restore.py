@@ -15,9 +15,9 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 
+from pipeline.live_vocabulary import RestoreRefusal
 from pipeline.publish.live.backups import BackupUnreadable, read_backup, scan_backups
 from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.receipt import Receipt
@@ -30,7 +30,6 @@ __all__ = [
     "BackupListing",
     "RestoreOptions",
     "RestoreOutcome",
-    "RestoreRefusal",
     "list_backups",
     "restorable_since",
     "restore_session",
@@ -38,16 +37,6 @@ __all__ = [
 
 _OURS = frozenset({RecordedResult.COMPACTED, RecordedResult.REPAIRED})
 RESTORED_DIFFERS = "restored-bytes-differ-from-backup-digest"
-
-
-class RestoreRefusal(StrEnum):
-    """Why a restore did not start."""
-
-    NOT_OUR_OUTPUT = "not-our-output"  # the live file is not what we published (use force)
-    NO_BACKUP = "no-backup"  # nothing recorded to restore from, and none given
-    BACKUP_UNREADABLE = "backup-unreadable"
-    BACKUP_MISMATCH = "backup-digest-mismatch"  # the backup no longer decodes to its recorded digest
-    UNSAFE_TARGET = "unsafe-target"
 
 
 @dataclass(frozen=True, slots=True)

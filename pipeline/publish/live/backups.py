@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.errors import CompactionError
-from pipeline.publish.live.faults import Step
+from pipeline.live_vocabulary import BackupCompression, Step
 from pipeline.publish.live.fsops import Directory, Operations, lstat
-from pipeline.vocabulary import BackupCompression
 
 __all__ = [
     "MAX_BACKUP_NUMBER",

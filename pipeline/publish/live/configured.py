@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.live_vocabulary import BackupCompression
 from pipeline.publish.live.activity import ActivityOptions
 from pipeline.publish.live.backups import BackupOptions, require_compression
 from pipeline.publish.live.read_pages_repair import RepairOptions
@@ -20,7 +21,6 @@ from pipeline.publish.live.session_pass import InPlaceOptions
 from pipeline.publish.live.state_db import RecordedResult, StateOptions
 from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.settings import InPlaceSettings, ReadPagesSettings, StateSettings, SweepSettings
-from pipeline.vocabulary import BackupCompression
 
 __all__ = ["backup_options", "in_place_options", "repair_options", "replace_options", "state_options"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
+from pipeline.live_vocabulary import Disposition
 from pipeline.publish.live.activity import OpenFileProbe, OpenFiles
 from pipeline.publish.live.fingerprint import Fingerprint
 from pipeline.publish.live.receipt import Receipt
@@ -29,7 +29,6 @@ from pipeline.report.documents import Outcome
 __all__ = [
     "Candidate",
     "Declined",
-    "Disposition",
     "InPlaceOutcome",
     "JobResult",
     "RunContext",
@@ -38,44 +37,6 @@ __all__ = [
 
 JobResult = Outcome | RepairPlan
 """What the job behind a candidate says: the compress job's outcome, or the repair's plan."""
-
-
-class Disposition(StrEnum):
-    """What an in-place run did with one session."""
-
-    COMMITTED = "committed"  # replaced in place (the receipt may say committed-report-failed)
-    UNCHANGED_OUTPUT = "skipped-unchanged-output"  # still the output an earlier run published
-    UNCHANGED_DECLINED = "skipped-unchanged-declined"  # unchanged since the job declined it, same config
-    RECENTLY_MODIFIED = "skipped-recently-modified"  # written to within the idle period
-    HELD_OPEN = "skipped-held-open"  # a process holds the file open
-    CHANGED_DURING_RUN = "skipped-changed-during-run"  # the bytes changed while we worked
-    DECLINED = "declined"  # the job built no candidate (its status says why)
-    UNPROVEN = "refused-unproven"  # the resume gate did not prove the candidate
-    UNSAFE_TARGET = "refused-unsafe-target"  # a symlink, outside the root, hard-linked, missing
-    NOT_COMMITTED = "not-committed"  # the transaction stopped; the original never moved
-    ROLLED_BACK = "rolled-back"  # published, failed verification, the original is back
-    ROLLBACK_FAILED = "rollback-failed"  # the original could not be put back: see the backup
-
-    @property
-    def is_failure(self) -> bool:
-        """Whether this makes the command exit non-zero (a declined session: its status decides)."""
-        return self in _FAILURES
-
-    @property
-    def unchanged(self) -> bool:
-        """Skipped at the cost of a stat (and maybe a hash): nothing changed since an earlier run."""
-        return self in (Disposition.UNCHANGED_OUTPUT, Disposition.UNCHANGED_DECLINED)
-
-
-_FAILURES: frozenset[Disposition] = frozenset(
-    {
-        Disposition.UNPROVEN,
-        Disposition.UNSAFE_TARGET,
-        Disposition.NOT_COMMITTED,
-        Disposition.ROLLED_BACK,
-        Disposition.ROLLBACK_FAILED,
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)

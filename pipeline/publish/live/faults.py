@@ -17,6 +17,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Protocol
 
+from pipeline.live_vocabulary import Step
+
 __all__ = [
     "FAULTS_BY_STEP",
     "NO_FAULTS",
@@ -24,36 +26,7 @@ __all__ = [
     "FaultPlan",
     "FaultSeam",
     "InjectedFault",
-    "Step",
 ]
-
-
-class Step(StrEnum):
-    """One named operation of the live-replacement transaction, in the order they run."""
-
-    READ_SOURCE = "read-source"  # read and hash the complete original
-    VALIDATE_CANDIDATE = "validate-candidate"  # the caller's structural check of the immutable bytes
-    RECHECK_SOURCE = "recheck-source"  # the live file still holds the frozen bytes
-    BACKUP_CREATE = "backup-create"  # an exclusive temporary file in the backup directory
-    BACKUP_WRITE = "backup-write"
-    BACKUP_FSYNC = "backup-fsync"
-    BACKUP_VERIFY = "backup-verify"  # re-read (and decompress): the frozen bytes exactly
-    BACKUP_CLAIM = "backup-claim"  # link to the first free numbered name, never over one
-    BACKUP_DIRECTORY_FSYNC = "backup-directory-fsync"
-    STAGE_CREATE = "stage-create"  # a unique file in the session's own directory
-    STAGE_WRITE = "stage-write"
-    STAGE_ATTRIBUTES = "stage-attributes"  # the original's mode, owner and times
-    STAGE_FSYNC = "stage-fsync"
-    STAGE_VERIFY = "stage-verify"
-    OPEN_CHECK = "open-check"  # no process holds the live file open
-    CAPTURE_VERIFY = "capture-verify"  # the live file still equals the frozen source, byte for byte
-    CAPTURE_MOVE = "capture-move"  # link strategy only: move the original aside
-    PUBLISH = "publish"  # atomic exchange, or a no-clobber link where exchange is missing
-    DISPLACED_VERIFY = "displaced-verify"  # what left the path is the original we verified
-    DIRECTORY_FSYNC = "directory-fsync"
-    PUBLISHED_VERIFY = "published-verify"  # re-read the path: the candidate's bytes and structure
-    ROLLBACK = "rollback"  # put the original back after a failure past publication
-    CLEANUP = "cleanup"  # remove our stage and displaced copies (never a verified backup)
 
 
 class Fault(StrEnum):

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from pipeline.publish.live.faults import Fault, FaultSeam, InjectedFault, Step, injected
+from pipeline.live_vocabulary import Step
+from pipeline.publish.live.faults import Fault, FaultSeam, InjectedFault, injected
 
 __all__ = ["Directory", "Operations", "SwapUnsupported", "exchange_supported", "lstat", "open_directory"]
 

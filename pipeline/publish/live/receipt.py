@@ -9,46 +9,13 @@ the receipt instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 
+from pipeline.live_vocabulary import OperationState, PublishStrategy, Step, StopReason
 from pipeline.publish.live.backups import Backup
-from pipeline.publish.live.faults import Step
 from pipeline.publish.live.fingerprint import Fingerprint
-from pipeline.vocabulary import PublishStrategy
 
-__all__ = ["OperationState", "PublishStrategy", "Receipt", "StopReason"]
-
-
-class OperationState(StrEnum):
-    """Where a replacement ended."""
-
-    COMMITTED = "committed"  # the candidate is published and verified
-    NOT_COMMITTED = "not-committed"  # stopped before publication: the original never left its path
-    ROLLED_BACK = "rolled-back"  # published, failed verification, the original is back
-    ROLLBACK_FAILED = "rollback-failed"  # the original could not be put back: the verified backup holds it
-    COMMITTED_REPORT_FAILED = "committed-report-failed"  # committed; writing its report failed
-
-    @property
-    def committed(self) -> bool:
-        """Whether the candidate is what the live path now holds."""
-        return self in (OperationState.COMMITTED, OperationState.COMMITTED_REPORT_FAILED)
-
-
-class StopReason(StrEnum):
-    """Why a replacement stopped short of committing."""
-
-    CANDIDATE_INVALID = "candidate-invalid"
-    SOURCE_CHANGED = "source-changed"  # the live file's bytes changed since they were frozen
-    TARGET_REPLACED = "target-replaced"  # another file now stands at the live path
-    BACKUP_FAILED = "backup-failed"
-    JOURNAL_FAILED = "journal-failed"
-    STAGE_FAILED = "stage-failed"
-    OWNERSHIP_NOT_PRESERVED = "ownership-not-preserved"
-    OPEN_CHECK_FAILED = "open-check-failed"
-    HELD_OPEN = "held-open"  # a process holds the live file open
-    PUBLISH_FAILED = "publish-failed"
-    PUBLISHED_MISMATCH = "published-mismatch"  # the re-read published bytes or structure are wrong
+__all__ = ["PublishStrategy", "Receipt", "StopReason"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
+from pipeline.live_vocabulary import RecoveredState
 from pipeline.publish.live.backups import (
     MAX_BACKUP_NUMBER,
     BackupCompression,
@@ -36,7 +36,6 @@ from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateD
 
 __all__ = [
     "Recovered",
-    "RecoveredState",
     "recover",
     "recover_intent",
     "sweep_backup_temporaries",
@@ -45,15 +44,6 @@ __all__ = [
 
 _SUFFIXES: Final = (".stage", ".capture", ".retired")  # the names a replacement creates beside the file
 _BACKUP_TEMPORARY: Final = ".backup-tmp"
-
-
-class RecoveredState(StrEnum):
-    """What the interrupted replacement had come to."""
-
-    COMMITTED = "committed"  # the live path holds the candidate
-    NOT_COMMITTED = "not-committed"  # the live path holds the original
-    CHANGED = "changed"  # the live path holds bytes another process wrote
-    MISSING = "missing"  # nothing at the live path and nothing of ours to put back
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pipeline.live_vocabulary import Disposition, OperationState, StopReason
 from pipeline.publish.live.activity import (
     ActivityOptions,
     OpenFileProbe,
@@ -24,17 +25,10 @@ from pipeline.publish.live.activity import (
     recently_modified,
 )
 from pipeline.publish.live.backups import backup_subdirectory
-from pipeline.publish.live.decisions import (
-    Candidate,
-    Declined,
-    Disposition,
-    InPlaceOutcome,
-    RunContext,
-    incremental_skip,
-)
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome, RunContext, incremental_skip
 from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
-from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
+from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.recovery import Recovered, recover, with_put_back
 from pipeline.publish.live.source import (
     FrozenSource,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import CompactionError
-from pipeline.publish.live.faults import NO_FAULTS, FaultSeam, Step
+from pipeline.live_vocabulary import Step
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
 from pipeline.publish.live.fsops import Operations, lstat, open_directory
 from pipeline.read.discover import SessionFile

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from pipeline.errors import CompactionError
+from pipeline.live_vocabulary import StateSync
 from pipeline.publish.live.backups import Backup
 from pipeline.publish.live.fingerprint import Fingerprint, Intent
-from pipeline.vocabulary import StateSync
 
 __all__ = [
     "BackupRecord",

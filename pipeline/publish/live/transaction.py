@@ -25,7 +25,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.publish.live.faults import NO_FAULTS, FaultSeam, Step
+from pipeline.live_vocabulary import OperationState, Step, StopReason
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.fingerprint import Fingerprint, fingerprint_of
 from pipeline.publish.live.fsops import Operations, lstat
 from pipeline.publish.live.placement import Placement
@@ -37,7 +38,7 @@ from pipeline.publish.live.publication import (
     rollback,
     verify_published,
 )
-from pipeline.publish.live.receipt import OperationState, Receipt, StopReason
+from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.replacement import (
     NO_JOURNAL,
     Journal,

@@ -12,24 +12,22 @@ from pathlib import Path
 import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder
+from pipeline.live_vocabulary import Disposition, OperationState, RestoreRefusal, StateSync
 from pipeline.proof.client import resume
 from pipeline.publish.live.backup_restore import (
     RestoreOptions,
-    RestoreRefusal,
     list_backups,
     restorable_since,
     restore_session,
 )
 from pipeline.publish.live.backups import BackupCompression, BackupOptions
-from pipeline.publish.live.decisions import Disposition
-from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.session_pass import run_in_place
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
 from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.testing.settings import default_settings
 from pipeline.testing.synth import generate_fleet
-from pipeline.vocabulary import StateSync
 from tests.publish.conftest import build_original
 from tests.publish.live.test_session_pass import COMPRESS, options, targets
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.live_vocabulary import OperationState
 from pipeline.publish.live.backups import (
     BackupCompression,
     BackupOptions,
@@ -15,7 +16,7 @@ from pipeline.publish.live.backups import (
     parse_backup_name,
     read_backup,
 )
-from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from tests.publish.conftest import Compacted, validator

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ConfigError
+from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync
 from pipeline.publish.live.configured import in_place_options, repair_options, state_options
 from pipeline.publish.live.session_pass import InPlaceOptions
 from pipeline.publish.live.state_db import RecordedResult
 from pipeline.settings import parse_duration
 from pipeline.testing.settings import default_settings
-from pipeline.vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync
 
 
 def parse(**in_place: object) -> InPlaceOptions:

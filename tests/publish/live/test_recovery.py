@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.live_vocabulary import RecoveredState, StateSync, Step
 from pipeline.publish.live.backups import BackupCompression, BackupOptions, read_backup
-from pipeline.publish.live.faults import Fault, Step
+from pipeline.publish.live.faults import Fault
 from pipeline.publish.live.fingerprint import Intent
 from pipeline.publish.live.fsops import exchange_supported
 from pipeline.publish.live.receipt import PublishStrategy
-from pipeline.publish.live.recovery import RecoveredState, recover_intent, sweep_backup_temporaries
+from pipeline.publish.live.recovery import recover_intent, sweep_backup_temporaries
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session
-from pipeline.vocabulary import StateSync
 from tests.publish.conftest import Compacted, validator
 from tests.publish.live.test_transaction_faults import ORDER, SEPARATE_BACKUP_DIRECTORY
 
@@ -101,7 +101,7 @@ def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_
     import time
 
     from pipeline.jobs.compress.in_place import compress_builder
-    from pipeline.publish.live.decisions import Disposition
+    from pipeline.live_vocabulary import Disposition
     from pipeline.publish.live.session_pass import run_in_place
     from pipeline.publish.live.state_db import StateOptions, open_state
     from tests.publish.conftest import build_original

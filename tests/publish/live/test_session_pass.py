@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder, config_digest
+from pipeline.live_vocabulary import Disposition, OperationState, StateSync
 from pipeline.publish.documents import in_place_section
 from pipeline.publish.live.activity import ActivityOptions, platform_probe
 from pipeline.publish.live.backups import BackupCompression, BackupOptions, read_backup
-from pipeline.publish.live.decisions import Candidate, Declined, Disposition
-from pipeline.publish.live.receipt import OperationState, PublishStrategy
+from pipeline.publish.live.decisions import Candidate, Declined
+from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
 from pipeline.publish.live.source import FrozenSource, SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
@@ -25,7 +26,6 @@ from pipeline.read.discover import discover
 from pipeline.report.render import to_builtins
 from pipeline.testing.settings import compress_options
 from pipeline.testing.synth import generate_fleet
-from pipeline.vocabulary import StateSync
 
 COMPRESS = compress_options(Path(), min_tokens=0, min_recent_records=8)
 HOUR_NS = 3600 * 10**9

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.live_vocabulary import StateSync
 from pipeline.publish.live.fingerprint import Fingerprint, Intent
 from pipeline.publish.live.state_db import (
     RecordedResult,
@@ -18,7 +19,6 @@ from pipeline.publish.live.state_db import (
     StateOptions,
     open_state,
 )
-from pipeline.vocabulary import StateSync
 
 
 def state_options(directory: Path) -> StateOptions:
