@@ -26,7 +26,6 @@ import msgspec
 import structlog
 
 from pipeline.live_vocabulary import Disposition
-from pipeline.publish.documents import ReceiptSection, receipt_section
 from pipeline.publish.files import write_bytes_atomic, write_report
 from pipeline.publish.live.activity import platform_probe
 from pipeline.publish.live.configured import in_place_options, state_options
@@ -36,6 +35,7 @@ from pipeline.publish.live.session_pass import InPlaceOptions, InPlacePass, Pend
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, open_state
 from pipeline.reasons import InPlaceReason
+from pipeline.report.live_replacement import ReceiptSection, receipt_section
 from pipeline.report.render import json_bytes
 from pipeline.run.commands import check_apart
 from pipeline.run.console import progress_bar

@@ -23,13 +23,6 @@ from msgspec import UNSET
 
 from pipeline.core.read_pages import RepairPlan, plan_repair
 from pipeline.live_vocabulary import OperationState
-from pipeline.publish.documents import (
-    RepairReceiptSection,
-    RepairReport,
-    RepairSummary,
-    receipt_section,
-    repair_plan_section,
-)
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.configured import repair_options
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
@@ -37,6 +30,13 @@ from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builde
 from pipeline.publish.live.session_pass import Screened
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult
+from pipeline.report.live_replacement import (
+    RepairReceiptSection,
+    RepairReport,
+    RepairSummary,
+    receipt_section,
+    repair_plan_section,
+)
 from pipeline.report.render import json_bytes
 from pipeline.run.commands import check_apart
 from pipeline.run.console import progress_bar

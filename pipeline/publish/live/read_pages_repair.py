@@ -27,11 +27,11 @@ from pipeline.core.topology.select import TopologyOptions
 from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.live_vocabulary import OperationState
-from pipeline.publish.documents import RepairReport, repair_plan_section
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
+from pipeline.report.live_replacement import RepairReport, repair_plan_section
 
 __all__ = [
     "NOTHING_TO_REPAIR",
