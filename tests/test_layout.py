@@ -18,7 +18,17 @@ PACKAGE: Final = Path(__file__).resolve().parents[1] / "pipeline"
 STAGES: Final = (
     # The base everything may use: names, errors, findings, reasons, the typed settings.
     frozenset(
-        {"__init__", "vocabulary", "errors", "findings", "reasons", "settings", "settings_live", "installed"}
+        {
+            "__init__",
+            "vocabulary",
+            "live_vocabulary",
+            "errors",
+            "findings",
+            "reasons",
+            "settings",
+            "settings_live",
+            "installed",
+        }
     ),
     frozenset({"estimate"}),  # the token-estimator library, below the readers that count bytes
     frozenset({"read"}),  # discover and load files

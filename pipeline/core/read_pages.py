@@ -42,7 +42,6 @@ __all__ = [
     "Patch",
     "ReadPagesCall",
     "RepairPlan",
-    "RepairScope",
     "apply_patches",
     "plan_repair",
     "repair_failures",

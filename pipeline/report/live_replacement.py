@@ -1,16 +1,16 @@
 """What the in-place commands write: receipts, the in-place section of a session report, the run
 summary, and the `Read.pages` repair's report, as frozen typed sections.
 
-Built from the transaction's receipt and the in-place run's outcomes; content-free (labels, paths,
-digests, sizes, codes, line numbers). A session report of `compress --in-place` is the compress
-job's own report with an `in_place` section added; the summary is the fleet summary of the
-sessions the job ran on, with an `in_place` section for the whole run.
+`publish.live.reporting` fills them from the transaction's receipt and the in-place run's
+outcomes; content-free (labels, paths, digests, sizes, codes, line numbers). A session report
+of `compress --in-place` is the compress job's own report with an `in_place` section added; the
+summary is the fleet summary of the sessions the job ran on, with an `in_place` section for the
+whole run.
 """
 
 from __future__ import annotations
 
-from datetime import UTC
-from typing import Final, TypeVar
+from typing import Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -26,11 +26,6 @@ from pipeline.live_vocabulary import (
     Step,
     StopReason,
 )
-from pipeline.publish.live.backup_restore import BackupListing, RestoreOutcome
-from pipeline.publish.live.backups import Backup
-from pipeline.publish.live.decisions import InPlaceOutcome
-from pipeline.publish.live.receipt import Receipt
-from pipeline.publish.live.recovery import Recovered
 from pipeline.report.documents import BriefReport, CompressReport, Report
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.sections import Section
@@ -55,15 +50,8 @@ __all__ = [
     "RepairSummary",
     "RestoreReport",
     "SkippedEntry",
-    "backup_entry",
-    "backup_section",
     "in_place_report",
-    "in_place_section",
-    "receipt_section",
-    "recovered_entry",
     "repair_plan_section",
-    "restore_report",
-    "skipped_entry",
 ]
 
 IN_PLACE_SUMMARY_SCHEMA: Final = "session-compaction/in-place-summary/v1"
@@ -114,44 +102,6 @@ class RepairReceiptSection(ReceiptSection, frozen=True, kw_only=True):
     operation_state: OperationState = msgspec.field(name="operationState")
 
 
-def backup_section(backup: Backup) -> BackupSection:
-    return BackupSection(
-        path=str(backup.path),
-        sha256=backup.sha256,
-        bytes=backup.size,
-        stored_bytes=backup.stored_size,
-        compression=backup.compression,
-        reused=backup.reused,
-    )
-
-
-R = TypeVar("R", bound=ReceiptSection)
-
-
-def receipt_section(receipt: Receipt, *, kind: type[R] = ReceiptSection) -> R:  # type: ignore[assignment]
-    """The receipt as a report section (`kind=RepairReceiptSection` for the repair's spelling)."""
-    return kind(
-        label=receipt.label,
-        path=str(receipt.path),
-        operation_state=receipt.operation_state,
-        reason=receipt.reason,
-        failed_step=receipt.failed_step,
-        errno=receipt.errno_name,
-        strategy=receipt.strategy,
-        hashes=HashesSection(
-            frozen=receipt.frozen_sha256,
-            candidate=receipt.candidate_sha256,
-            published=receipt.published_sha256,
-        ),
-        backup=backup_section(receipt.backup) if receipt.backup else None,
-        preserved=[str(path) for path in receipt.preserved],
-        leftovers=[str(path) for path in receipt.leftovers],
-        holders=list(receipt.holders),
-        candidate_codes=list(receipt.candidate_codes),
-        directory_synced=receipt.directory_synced,
-    )
-
-
 class InPlaceSection(Section, frozen=True, kw_only=True):
     """What the in-place run did with the session, and the transaction's receipt when one ran."""
 
@@ -160,16 +110,6 @@ class InPlaceSection(Section, frozen=True, kw_only=True):
     holders: list[int]
     hashed: bool  # deciding needed a hash, not only a stat
     receipt: ReceiptSection | None
-
-
-def in_place_section(outcome: InPlaceOutcome) -> InPlaceSection:
-    return InPlaceSection(
-        disposition=outcome.disposition,
-        reasons=list(outcome.reasons),
-        holders=list(outcome.holders),
-        hashed=outcome.hashed,
-        receipt=receipt_section(outcome.receipt) if outcome.receipt else None,
-    )
 
 
 class InPlaceCompressReport(CompressReport, frozen=True, kw_only=True):
@@ -203,15 +143,6 @@ class SkippedEntry(Section, frozen=True, kw_only=True):
     holders: list[int]
 
 
-def skipped_entry(outcome: InPlaceOutcome) -> SkippedEntry:
-    return SkippedEntry(
-        session=outcome.target.report_label,
-        disposition=outcome.disposition,
-        reasons=list(outcome.reasons),
-        holders=list(outcome.holders),
-    )
-
-
 class RecoveredEntry(Section, frozen=True, kw_only=True):
     """A replacement an earlier run left unfinished, and what recovery found and did."""
 
@@ -219,15 +150,6 @@ class RecoveredEntry(Section, frozen=True, kw_only=True):
     state: RecoveredState
     removed: int  # our own temporaries or copies a verified backup holds
     preserved: list[str]  # files kept under numbered backup names
-
-
-def recovered_entry(found: Recovered) -> RecoveredEntry:
-    return RecoveredEntry(
-        session=str(found.intent.session),
-        state=found.state,
-        removed=len(found.removed),
-        preserved=[str(path) for path in found.preserved],
-    )
 
 
 class InPlaceTotals(Section, frozen=True, kw_only=True):
@@ -314,17 +236,6 @@ class RestoreReport(Section, frozen=True, kw_only=True):
     receipt: ReceiptSection | None
 
 
-def restore_report(outcome: RestoreOutcome) -> RestoreReport:
-    return RestoreReport(
-        session=outcome.target.report_label,
-        path=str(outcome.target.path),
-        backup=str(outcome.backup) if outcome.backup else None,
-        restored=outcome.restored,
-        refusal=outcome.refusal,
-        receipt=receipt_section(outcome.receipt) if outcome.receipt else None,
-    )
-
-
 class BackupEntry(Section, frozen=True, kw_only=True):
     """One backup of `compaction backups --json`."""
 
@@ -336,19 +247,6 @@ class BackupEntry(Section, frozen=True, kw_only=True):
     compression: str
     sha256: str | None  # of the original bytes, when recorded
     recorded: bool
-
-
-def backup_entry(listing: BackupListing) -> BackupEntry:
-    return BackupEntry(
-        path=str(listing.path),
-        session=str(listing.session) if listing.session else None,
-        stored_bytes=listing.stored_bytes,
-        original_bytes=listing.original_bytes,
-        created=listing.created.astimezone(UTC).isoformat(),
-        compression=listing.compression,
-        sha256=listing.sha256,
-        recorded=listing.recorded,
-    )
 
 
 class RepairSummary(Section, frozen=True, kw_only=True):

@@ -27,6 +27,7 @@ from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.configured import repair_options
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
+from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.session_pass import Screened
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult
@@ -34,7 +35,6 @@ from pipeline.report.live_replacement import (
     RepairReceiptSection,
     RepairReport,
     RepairSummary,
-    receipt_section,
     repair_plan_section,
 )
 from pipeline.report.render import json_bytes

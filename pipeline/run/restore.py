@@ -31,10 +31,10 @@ from pipeline.publish.live.backup_restore import (
 )
 from pipeline.publish.live.configured import replace_options, state_options
 from pipeline.publish.live.receipt import Receipt
+from pipeline.publish.live.reporting import backup_entry, receipt_section, restore_report
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import StateDb, open_state, read_state
 from pipeline.read.discover import default_roots, root_pairs
-from pipeline.report.live_replacement import backup_entry, receipt_section, restore_report
 from pipeline.report.render import json_bytes
 from pipeline.run.in_place import live_report_dir
 from pipeline.run.live_console import present_backups, present_counts

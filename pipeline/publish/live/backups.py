@@ -28,7 +28,6 @@ from pipeline.publish.live.fsops import Directory, Operations, lstat
 __all__ = [
     "MAX_BACKUP_NUMBER",
     "Backup",
-    "BackupCompression",
     "BackupFile",
     "BackupOptions",
     "BackupUnavailable",

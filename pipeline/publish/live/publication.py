@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 
-from pipeline.live_vocabulary import OperationState, Step, StopReason
-from pipeline.publish.live.backups import BackupCompression, claim_numbered_name
+from pipeline.live_vocabulary import BackupCompression, OperationState, PublishStrategy, Step, StopReason
+from pipeline.publish.live.backups import claim_numbered_name
 from pipeline.publish.live.fsops import SwapUnsupported, lstat
-from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.replacement import Replacement, Stop, errno_name
 
 __all__ = ["RollbackFailed", "cleanup", "discard_stage", "publish", "rollback", "verify_published"]

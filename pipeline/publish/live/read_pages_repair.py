@@ -17,16 +17,11 @@ from pathlib import Path
 
 import msgspec
 
-from pipeline.core.read_pages import (
-    RepairScope,
-    apply_patches,
-    plan_repair,
-    repair_failures,
-)
+from pipeline.core.read_pages import apply_patches, plan_repair, repair_failures
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.live_vocabulary import OperationState
+from pipeline.live_vocabulary import OperationState, RepairScope
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate

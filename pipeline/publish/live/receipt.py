@@ -15,7 +15,7 @@ from pipeline.live_vocabulary import OperationState, PublishStrategy, Step, Stop
 from pipeline.publish.live.backups import Backup
 from pipeline.publish.live.fingerprint import Fingerprint
 
-__all__ = ["PublishStrategy", "Receipt", "StopReason"]
+__all__ = ["Receipt"]
 
 
 @dataclass(frozen=True, slots=True)

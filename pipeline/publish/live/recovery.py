@@ -22,14 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from pipeline.live_vocabulary import RecoveredState
-from pipeline.publish.live.backups import (
-    MAX_BACKUP_NUMBER,
-    BackupCompression,
-    backup_name,
-    parse_backup_name,
-    read_backup,
-)
+from pipeline.live_vocabulary import BackupCompression, RecoveredState
+from pipeline.publish.live.backups import MAX_BACKUP_NUMBER, backup_name, parse_backup_name, read_backup
 from pipeline.publish.live.fingerprint import Fingerprint, Intent, fingerprint_of
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pipeline.live_vocabulary import OperationState, Step, StopReason
+from pipeline.live_vocabulary import OperationState, PublishStrategy, Step, StopReason
 from pipeline.publish.live.backups import (
     Backup,
     BackupOptions,
@@ -28,7 +28,7 @@ from pipeline.publish.live.backups import (
 from pipeline.publish.live.fingerprint import Fingerprint, Intent
 from pipeline.publish.live.fsops import Directory, Operations
 from pipeline.publish.live.placement import Placement
-from pipeline.publish.live.receipt import PublishStrategy, Receipt
+from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.source import FrozenSource
 
 __all__ = ["NO_JOURNAL", "Journal", "OpenCheck", "ReplaceOptions", "Replacement", "Stop", "Validator"]

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder
-from pipeline.live_vocabulary import Disposition, OperationState, RestoreRefusal, StateSync
+from pipeline.live_vocabulary import (
+    BackupCompression,
+    Disposition,
+    OperationState,
+    PublishStrategy,
+    RestoreRefusal,
+    StateSync,
+)
 from pipeline.proof.client import resume
 from pipeline.publish.live.backup_restore import (
     RestoreOptions,
@@ -20,8 +27,7 @@ from pipeline.publish.live.backup_restore import (
     restorable_since,
     restore_session,
 )
-from pipeline.publish.live.backups import BackupCompression, BackupOptions
-from pipeline.publish.live.receipt import PublishStrategy
+from pipeline.publish.live.backups import BackupOptions
 from pipeline.publish.live.session_pass import run_in_place
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import OperationState
+from pipeline.live_vocabulary import BackupCompression, OperationState, PublishStrategy
 from pipeline.publish.live.backups import (
-    BackupCompression,
     BackupOptions,
     BackupUnreadable,
     backup_name,
     parse_backup_name,
     read_backup,
 )
-from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from tests.publish.conftest import Compacted, validator

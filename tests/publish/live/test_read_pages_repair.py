@@ -11,7 +11,6 @@ import pytest
 from pipeline.core.read_pages import (
     CallVerdict,
     ReadPagesCall,
-    RepairScope,
     _without_overlaps,
     apply_patches,
     plan_repair,
@@ -19,13 +18,14 @@ from pipeline.core.read_pages import (
 )
 from pipeline.core.topology.select import AUTO, TopologyOptions
 from pipeline.formats.claude_code.spans import deletion_span, scan_object
-from pipeline.live_vocabulary import Disposition, StateSync
+from pipeline.live_vocabulary import Disposition, RepairScope, StateSync
 from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
+from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.session_pass import run_in_place
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.state_db import RecordedResult, StateOptions, open_state
-from pipeline.report.live_replacement import RepairReceiptSection, receipt_section
+from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.render import to_builtins
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS

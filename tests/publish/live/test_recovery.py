@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import RecoveredState, StateSync, Step
-from pipeline.publish.live.backups import BackupCompression, BackupOptions, read_backup
+from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RecoveredState, StateSync, Step
+from pipeline.publish.live.backups import BackupOptions, read_backup
 from pipeline.publish.live.faults import Fault
 from pipeline.publish.live.fingerprint import Intent
 from pipeline.publish.live.fsops import exchange_supported
-from pipeline.publish.live.receipt import PublishStrategy
 from pipeline.publish.live.recovery import recover_intent, sweep_backup_temporaries
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session

@@ -12,17 +12,22 @@ from pathlib import Path
 import pytest
 
 from pipeline.jobs.compress.in_place import compress_builder, config_digest
-from pipeline.live_vocabulary import Disposition, OperationState, StateSync
+from pipeline.live_vocabulary import (
+    BackupCompression,
+    Disposition,
+    OperationState,
+    PublishStrategy,
+    StateSync,
+)
 from pipeline.publish.live.activity import ActivityOptions, platform_probe
-from pipeline.publish.live.backups import BackupCompression, BackupOptions, read_backup
+from pipeline.publish.live.backups import BackupOptions, read_backup
 from pipeline.publish.live.decisions import Candidate, Declined
-from pipeline.publish.live.receipt import PublishStrategy
+from pipeline.publish.live.reporting import in_place_section
 from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
 from pipeline.publish.live.source import FrozenSource, SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
 from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.read.discover import discover
-from pipeline.report.live_replacement import in_place_section
 from pipeline.report.render import to_builtins
 from pipeline.testing.settings import compress_options
 from pipeline.testing.synth import generate_fleet

@@ -32,7 +32,7 @@ def test_a_second_run_on_the_same_state_dir_is_refused_with_a_clear_message(tmp_
                 sys.executable,
                 "-c",
                 "import sys; from pathlib import Path; from pipeline.publish.live.state_db import *\n"
-                "from pipeline.vocabulary import StateSync\n"
+                "from pipeline.live_vocabulary import StateSync\n"
                 "try:\n"
                 f"    open_state(StateOptions(Path({str(tmp_path / 'state')!r}), 5.0, StateSync.NORMAL)).__enter__()\n"
                 "except StateLocked as exc:\n"

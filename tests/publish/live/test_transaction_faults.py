@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import OperationState, Step
-from pipeline.publish.live.backups import BackupCompression, BackupOptions, parse_backup_name, read_backup
+from pipeline.live_vocabulary import BackupCompression, OperationState, PublishStrategy, Step
+from pipeline.publish.live.backups import BackupOptions, parse_backup_name, read_backup
 from pipeline.publish.live.faults import FAULTS_BY_STEP, Fault, FaultPlan
 from pipeline.publish.live.fsops import exchange_supported
-from pipeline.publish.live.receipt import PublishStrategy, Receipt
+from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from tests.publish.conftest import Compacted, validator
