@@ -18,8 +18,8 @@ from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome
 from pipeline.fidelity.text import identity, normalize
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
-from pipeline.summarize.shell import CommandOutcome, is_validation_command
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
+from pipeline.summarize.evidence.shell import CommandOutcome, is_validation_command
 
 __all__ = ["KeptCall", "ResumedContext", "resumed_context", "summary_passages"]
 

@@ -37,7 +37,7 @@ from pipeline.fidelity.text import (
     standalone,
     without,
 )
-from pipeline.summarize.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 
 __all__ = ["carried"]
 

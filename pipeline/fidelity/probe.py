@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from pipeline.summarize.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 
 __all__ = ["ANCHOR_HEX", "Probe", "ProbeClass", "Resolution"]
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pipeline.fidelity import KeptCall, resumed_context, summary_passages
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
-from pipeline.summarize.shell import CommandOutcome
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.evidence.shell import CommandOutcome
 from tests.fidelity._items import bash, call, prompt, summary
 
 SUMMARY = """Preamble line one
