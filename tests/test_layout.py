@@ -26,7 +26,6 @@ STAGES: Final = (
             "findings",
             "reasons",
             "settings",
-            "settings_live",
             "installed",
         }
     ),
@@ -55,7 +54,7 @@ UNTYPED_JSON: Final = ("dict[str, Any]", "Mapping[str, Any]")
 UNTYPED_JSON_ALLOWED: Final = {
     "formats": "the Claude Code format boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
-    "settings.py": "the TOML and environment layers before they become the typed Settings",
+    "settings/loading.py": "the TOML and environment layers before they become the typed Settings",
     "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
     "run/parser_live.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",

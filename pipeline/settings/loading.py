@@ -18,7 +18,7 @@ from typing import Any, Final, get_type_hints
 import msgspec
 
 from pipeline.errors import ConfigError
-from pipeline.settings_live import (
+from pipeline.settings.typed_sections import (
     InPlaceSettings,
     ReadPagesSettings,
     StateSettings,
@@ -59,7 +59,7 @@ __all__ = [
     "parse_duration",
 ]
 
-DEFAULTS_PATH: Final = Path(__file__).resolve().parent.parent / "config" / "default.toml"
+DEFAULTS_PATH: Final = Path(__file__).resolve().parents[2] / "config" / "default.toml"
 MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
 MIN_TOOL_OUTPUT_LIMIT: Final = 1024  # room for a head, a tail and the marker line between them
 READER_DEPTH_CEILING: Final = 800
