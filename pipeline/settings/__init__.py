@@ -13,25 +13,25 @@ from pipeline.settings.loading import (
     MIN_SUMMARY_CHARS,
     MIN_TOOL_OUTPUT_LIMIT,
     READER_DEPTH_CEILING,
+    load_settings,
+)
+from pipeline.settings.typed_sections import (
     SECTIONS,
     AnthropicSettings,
     ClaudeCodeSettings,
     ClusterSettings,
     CompressSettings,
+    InPlaceSettings,
     LimitsSettings,
     ModelSummarySettings,
     OpenAISettings,
+    ReadPagesSettings,
     Settings,
+    StateSettings,
     SummarySettings,
     SweepSettings,
     TokensSettings,
     VerifySettings,
-    load_settings,
-)
-from pipeline.settings.typed_sections import (
-    InPlaceSettings,
-    ReadPagesSettings,
-    StateSettings,
     parse_duration,
 )
 
