@@ -30,10 +30,10 @@ from pipeline.jobs.compress import compress_session
 from pipeline.testing import as_json
 from pipeline.testing.cli import compaction, reports
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
-from pipeline.testing.planting import clock_back, parent_after_child, session_run
-from pipeline.testing.resolved import resolve
 from pipeline.testing.settings import compress_options
 from pipeline.vocabulary import Severity
+from tests.support.planting import clock_back, parent_after_child, session_run
+from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code
 

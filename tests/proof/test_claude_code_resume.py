@@ -30,10 +30,10 @@ from pipeline.proof.expected import expected_context
 from pipeline.proof.model import resumed_model
 from pipeline.proof.prove import summary_texts
 from pipeline.testing.cli import compaction, reports
-from pipeline.testing.resolved import resolve
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.settings import default_settings
 from tests.conftest import RESUME_GATE_ENV
+from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pipeline.formats.claude_code.state import discovered_tools, resume_state
 from pipeline.testing.builder import TranscriptBuilder
-from pipeline.testing.resolved import Resolved, resolve
 from pipeline.vocabulary import StateAttachment
+from tests.support.resolved import Resolved, resolve
 
 
 def rows(session: Resolved) -> list[tuple[int, bytes]]:

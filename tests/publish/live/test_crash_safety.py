@@ -1,6 +1,6 @@
 """Real in-place runs over a generated fleet, killed with SIGKILL at random points, again and again.
 
-A driver process (`pipeline.testing.inplace_driver --serve`) forks one real run of the command
+A driver process (`tests.support.inplace_driver --serve`) forks one real run of the command
 line (`compaction compress ROOT --in-place ...`, its own `main`) per request; the
 test kills that run's process with SIGKILL after a random delay drawn over the length of a
 whole run, then inspects the fleet exactly as the kill left it: every session file is present
@@ -79,7 +79,7 @@ class Driver:
 @pytest.fixture
 def driver() -> Iterator[Driver]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.testing.inplace_driver", "--serve"],
+        [sys.executable, "-m", "tests.support.inplace_driver", "--serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

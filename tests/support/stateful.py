@@ -20,7 +20,7 @@ from typing import Final
 from pipeline.proof.client import resume
 from pipeline.testing._state import TASK_OUTPUT_DIR, StateWriter
 from pipeline.testing.builder import TranscriptBuilder
-from pipeline.testing.resolved import resolve
+from tests.support.resolved import resolve
 
 __all__ = [
     "BUILD_LOG_LINE",
