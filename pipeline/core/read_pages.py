@@ -23,7 +23,7 @@ from pipeline.core.check.structure import error_codes, new_error_codes
 from pipeline.core.graph import build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.spans import (
     ObjectSpan,
     SpanError,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome, error_signature, rejection_reason
-from pipeline.fidelity.probe import Probe, ProbeClass, Resolution
+from pipeline.fidelity.probe_value import Probe, ProbeClass, Resolution
 from pipeline.fidelity.state import identifier_probes, state_probes
 from pipeline.fidelity.text import human_text, identity
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson

@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from pipeline.proof.client import resume
-from pipeline.testing.cli import candidate_of, compaction, reports
+from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import default_settings
 from tests.support.resolved import resolve
 from tests.support.stateful import CANARY, LOADED_TOOL, ORPHAN_TASK, billed_session, stateful_session

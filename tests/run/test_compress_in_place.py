@@ -15,7 +15,7 @@ from pipeline.core.topology.select import AUTO
 from pipeline.live_vocabulary import StateSync
 from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.state_db import StateOptions, open_state
-from pipeline.testing.cli import compaction
+from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import LIMITS
 from tests.run.conftest import DAY, SMALL, committed, in_place, originals, sha
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import first_plan

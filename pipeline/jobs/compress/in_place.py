@@ -28,7 +28,7 @@ from msgspec import UNSET
 
 from pipeline import __version__
 from pipeline.errors import UnreadableSource
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked

@@ -24,12 +24,12 @@ from msgspec import UNSET, UnsetType
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, damage_refusal
-from pipeline.jobs.compress.fidelity import fidelity_stage
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
+from pipeline.jobs.compress.scoring import fidelity_stage
 from pipeline.jobs.compress.stages import (
     Candidate,
     Stop,

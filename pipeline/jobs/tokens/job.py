@@ -24,8 +24,8 @@ from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.formats.claude_code.content_classes import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.report.chain import leaf_section

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.core.topology.select import TopologyOptions
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.live_vocabulary import BackupCompression
 from pipeline.publish.live.activity import ActivityOptions
 from pipeline.publish.live.backups import BackupOptions, require_compression

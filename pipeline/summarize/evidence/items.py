@@ -20,7 +20,7 @@ from typing import Final
 
 from pipeline.core.index import LineIndex
 from pipeline.errors import SummaryError
-from pipeline.formats.claude_code.bound import bound_text
+from pipeline.formats.claude_code.bounded_output import bound_text
 from pipeline.formats.claude_code.content import (
     EMPTY_INPUT,
     FrozenJson,

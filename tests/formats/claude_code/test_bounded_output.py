@@ -7,7 +7,7 @@ import hashlib
 import orjson
 import pytest
 
-from pipeline.formats.claude_code.bound import (
+from pipeline.formats.claude_code.bounded_output import (
     BoundPart,
     BoundRule,
     bound_content,

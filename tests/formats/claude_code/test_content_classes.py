@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from pipeline.core.index import build_index
-from pipeline.formats.claude_code.pieces import (
+from pipeline.formats.claude_code.content_classes import (
     NAME_OTHER,
     ContentClass,
     LinePieces,

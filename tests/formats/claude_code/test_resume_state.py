@@ -6,7 +6,7 @@ a candidate is in tests/jobs/test_resume_gate_state.py.
 
 from __future__ import annotations
 
-from pipeline.formats.claude_code.state import discovered_tools, resume_state
+from pipeline.formats.claude_code.resume_state import discovered_tools, resume_state
 from pipeline.testing.builder import TranscriptBuilder
 from pipeline.vocabulary import StateAttachment
 from tests.support.resolved import Resolved, resolve

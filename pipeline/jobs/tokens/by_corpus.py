@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.formats.claude_code.pieces import ContentClass
+from pipeline.formats.claude_code.content_classes import ContentClass
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import Outcome, TokensReport
 from pipeline.report.sections import Section

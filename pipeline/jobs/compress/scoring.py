@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Candidate, Stop
-from pipeline.jobs.fidelity import candidate_fidelity
+from pipeline.jobs.fidelity_inputs import candidate_fidelity
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.fidelity import FidelitySection, fidelity_section

@@ -22,7 +22,7 @@ from pipeline.core.index import LineIndex, build_index
 from pipeline.core.partition import line_digest
 from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.stamp import CompactionStamp, compaction_stamp
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
