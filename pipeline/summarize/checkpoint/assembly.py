@@ -26,12 +26,11 @@ from pipeline.summarize.checkpoint.document import (
     Bullet,
     Heading,
     PriorContent,
-    bounded_lines,
     cut,
     render_section,
 )
 from pipeline.summarize.checkpoint.fitting import Bounds
-from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
 from pipeline.summarize.evidence.work_state import DeterministicState
 
 __all__ = ["LABEL_CHARS", "Sections", "derive_sections", "human_prompts"]

@@ -10,8 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from pipeline.summarize.checkpoint.document import Bullet, bounded_lines, cut
-from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.checkpoint.document import Bullet, cut
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
 from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from pipeline.summarize.evidence.work_state import DeterministicState
 

@@ -30,7 +30,6 @@ __all__ = [
     "Heading",
     "ParsedBullet",
     "PriorContent",
-    "bounded_lines",
     "checkpoint_start",
     "cite",
     "cut",
@@ -50,7 +49,6 @@ NONE_BULLET: Final = "- None"
 BULLET: Final = "- "
 CONTINUATION: Final = "  "
 HEADING: Final = "## "
-MAX_CITATIONS_PER_BULLET: Final = 8  # a bullet merged from many records cites its first and newest lines
 _CITATION: Final = re.compile(r" \((L\d+(?:, L\d+)*)\)$")
 _OMISSION: Final = re.compile(r"^\.\.\. (\d+) older (?:bullets|records) omitted$")
 _CUT_MARKER: Final = re.compile(r"\[\.\.\. (\d+) more characters at L\d+\]$")
@@ -132,14 +130,6 @@ class ParsedBullet:
     text: str
     lines: tuple[int, ...]
     omitted: int = 0
-
-
-def bounded_lines(lines: Iterable[int]) -> tuple[int, ...]:
-    """Distinct lines in ascending order, at most the first and the newest of them."""
-    ordered = sorted(set(lines))
-    if len(ordered) <= MAX_CITATIONS_PER_BULLET:
-        return tuple(ordered)
-    return (ordered[0], *ordered[len(ordered) - MAX_CITATIONS_PER_BULLET + 1 :])
 
 
 def cite(lines: Iterable[int]) -> str:

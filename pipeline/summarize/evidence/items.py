@@ -12,7 +12,7 @@ again on each use (a giant session's evidence would otherwise cost half its size
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
@@ -33,11 +33,13 @@ from pipeline.reasons import Figure, SummaryFailure
 from pipeline.vocabulary import RecordType, Role
 
 __all__ = [
+    "MAX_CITATIONS_PER_BULLET",
     "EvidenceItem",
     "EvidenceKind",
     "EvidenceLineOutOfRange",
     "FrozenJson",
     "TextAt",
+    "bounded_lines",
     "extract_evidence",
     "freeze_json",
 ]
@@ -234,3 +236,14 @@ def _system_items(content: RecordContent, line: int) -> Iterator[EvidenceItem]:
         )
     elif subtype != "compact_boundary" and text.strip():
         yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
+
+
+MAX_CITATIONS_PER_BULLET: Final = 8  # a bullet merged from many records cites its first and newest lines
+
+
+def bounded_lines(lines: Iterable[int]) -> tuple[int, ...]:
+    """Distinct lines in ascending order, at most the first and the newest of them."""
+    ordered = sorted(set(lines))
+    if len(ordered) <= MAX_CITATIONS_PER_BULLET:
+        return tuple(ordered)
+    return (ordered[0], *ordered[len(ordered) - MAX_CITATIONS_PER_BULLET + 1 :])

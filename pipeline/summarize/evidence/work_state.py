@@ -13,10 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
-from pipeline.summarize.checkpoint.document import (
-    bounded_lines,
-)
-from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson, bounded_lines
 from pipeline.summarize.evidence.shell import (
     CommandFacts,
     CommandOutcome,

@@ -13,13 +13,13 @@ from pipeline.summarize import (
     validate_checkpoint,
 )
 from pipeline.summarize.checkpoint.document import (
-    bounded_lines,
     cut,
     parse_bullets,
     read_prior,
     recite_cut_marker,
     render_bullet,
 )
+from pipeline.summarize.evidence.items import bounded_lines
 
 
 def document(sections: dict[str, list[str]] | None = None, head: str = CHECKPOINT_MARKER) -> str:
