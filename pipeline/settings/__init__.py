@@ -7,56 +7,10 @@ only place defaults are written).
 
 from __future__ import annotations
 
-from pipeline.settings.loading import (
-    DEFAULTS_PATH,
-    FREE_TABLES,
-    MIN_SUMMARY_CHARS,
-    MIN_TOOL_OUTPUT_LIMIT,
-    READER_DEPTH_CEILING,
-    load_settings,
-)
-from pipeline.settings.typed_sections import (
-    SECTIONS,
-    AnthropicSettings,
-    ClaudeCodeSettings,
-    ClusterSettings,
-    CompressSettings,
-    InPlaceSettings,
-    LimitsSettings,
-    ModelSummarySettings,
-    OpenAISettings,
-    ReadPagesSettings,
-    Settings,
-    StateSettings,
-    SummarySettings,
-    SweepSettings,
-    TokensSettings,
-    VerifySettings,
-    parse_duration,
-)
+from pipeline.settings import loading, typed_sections
+from pipeline.settings.loading import *  # noqa: F403 - the package is its two modules' names
+from pipeline.settings.typed_sections import *  # noqa: F403
 
-__all__ = [
-    "DEFAULTS_PATH",
-    "FREE_TABLES",
-    "MIN_SUMMARY_CHARS",
-    "MIN_TOOL_OUTPUT_LIMIT",
-    "READER_DEPTH_CEILING",
-    "SECTIONS",
-    "AnthropicSettings",
-    "ClaudeCodeSettings",
-    "ClusterSettings",
-    "CompressSettings",
-    "InPlaceSettings",
-    "LimitsSettings",
-    "ModelSummarySettings",
-    "OpenAISettings",
-    "ReadPagesSettings",
-    "Settings",
-    "StateSettings",
-    "SummarySettings",
-    "SweepSettings",
-    "TokensSettings",
-    "VerifySettings",
-    "load_settings",
-    "parse_duration",
-]
+__all__ = []
+__all__ += loading.__all__
+__all__ += typed_sections.__all__
