@@ -22,6 +22,7 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats import json_text
+from pipeline.formats.claude_code.records import declared_by_ours
 
 __all__ = [
     "BoundPart",
@@ -249,18 +250,10 @@ def _bound_mirror(record: dict[str, Any], limit: int) -> tuple[Any, BoundedRecor
 def declared_bounds(data: bytes) -> dict[str, BoundRule]:
     """The tool outputs a compaction of ours declares bounded, by tool_use id, with their rule."""
     found: dict[str, BoundRule] = {}
-    for line in data.split(b"\n"):
-        if b'"compact_boundary"' not in line or b'"boundedToolOutputs"' not in line:
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        ours = (record.get("compactMetadata") or {}).get("sessionCompaction") or {}
-        for entry in ours.get("boundedToolOutputs") or ():
-            if not isinstance(entry, dict) or entry.get("part", BoundPart.CONTENT) != BoundPart.CONTENT:
-                continue  # the display copy never reaches the model
-            limit, drop = entry.get("limit"), entry.get("dropMedia")
-            if isinstance(entry.get("toolUseId"), str) and isinstance(limit, int) and isinstance(drop, bool):
-                found[entry["toolUseId"]] = BoundRule(limit, drop)
+    for entry in declared_by_ours(data, "boundedToolOutputs"):
+        if not isinstance(entry, dict) or entry.get("part", BoundPart.CONTENT) != BoundPart.CONTENT:
+            continue  # the display copy never reaches the model
+        limit, drop = entry.get("limit"), entry.get("dropMedia")
+        if isinstance(entry.get("toolUseId"), str) and isinstance(limit, int) and isinstance(drop, bool):
+            found[entry["toolUseId"]] = BoundRule(limit, drop)
     return found
