@@ -24,6 +24,7 @@ from pipeline.summarize.model.reduction import (
     GroupOverBudget,
     SemanticGroup,
     history_groups,
+    partial_group,
     partition,
 )
 
@@ -154,18 +155,7 @@ def _shown_tokens(groups: Sequence[SemanticGroup], budget: Budget) -> int:
 def _planned_partial(chunk: Sequence[SemanticGroup], tokens: int) -> SemanticGroup:
     partial = Partial("", chunk[0].first_line, chunk[-1].last_line)
     humans = tuple(line for group in chunk for line in group.humans)
-    return SemanticGroup(
-        GroupKind.REDUCTION,
-        (),
-        partial,
-        partial.first_line,
-        partial.last_line,
-        humans,
-        tokens,
-        tokens * 4,
-        tokens,
-        tokens * 4,
-    )
+    return partial_group(partial, humans, None, planned_tokens=tokens)
 
 
 def plan_fleet(plans: Sequence[SummaryPlan], limits: RateLimits) -> FleetPlan:

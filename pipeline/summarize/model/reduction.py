@@ -114,10 +114,22 @@ def _turn_group(entries: tuple[PackEntry, ...]) -> SemanticGroup:
     )
 
 
-def partial_group(partial: Partial, humans: tuple[int, ...], evidence: GroundingEvidence) -> SemanticGroup:
-    """A partial checkpoint as a group of the next round (all of it mandatory)."""
-    tokens = partial_tokens(partial)
-    chars = len(partial.text) + 32
+def partial_group(
+    partial: Partial,
+    humans: tuple[int, ...],
+    evidence: GroundingEvidence | None,
+    *,
+    planned_tokens: int | None = None,
+) -> SemanticGroup:
+    """A partial checkpoint as a group of the next round (all of it mandatory).
+
+    `planned_tokens`: a plan's partial, not written yet, counted at its expected size (four
+    characters a token); a written one is counted from its text.
+    """
+    if planned_tokens is None:
+        tokens, chars = partial_tokens(partial), len(partial.text) + 32
+    else:
+        tokens, chars = planned_tokens, planned_tokens * 4
     return SemanticGroup(
         GroupKind.REDUCTION,
         (),
