@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, CORPUS, MB, emit, fleet, run_cli
 
 STRATEGIES: dict[str, list[str]] = {
-    "summary": [],  # the embedded deterministic summary + the verbatim tail
-    # "mask": ["--strategy", "mask"],      issue 25, item 3
-    # "hybrid": ["--strategy", "hybrid"],
+    "summary": ["--strategy", "summary"],  # the embedded deterministic summary + the verbatim tail
+    "hybrid": ["--strategy", "hybrid"],  # the same, kept outputs before the protected round cleared
 }
 FLEET_SEED = 7
 

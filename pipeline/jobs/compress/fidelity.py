@@ -7,6 +7,8 @@ and kept records, as written.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
+
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
 from pipeline.formats.claude_code.guard import LineLimits
@@ -22,15 +24,22 @@ __all__ = ["fidelity_stage"]
 
 
 def fidelity_stage(
-    analysis: Analysis, options: CompressOptions, plan: Plan, partition: Partition, candidate: Candidate
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    candidate: Candidate,
+    cleared: Collection[int] = (),
 ) -> tuple[FidelitySection, Stop | None]:
     """The report's `fidelity`, and a refusal when the candidate is below `compress.min_fidelity`.
 
     The span is the partition's `summary` set: the plan's summarized lines less the state records
-    the candidate carries after its summary (they are kept, not summarized).
+    the candidate carries after its summary (they are kept, not summarized); under a masking
+    strategy also the masked middle, the kept records whose tool outputs were `cleared` and those
+    between them (what a resumed agent lost of them is measured the same way).
     """
     compress = options.compress
-    summarized = tuple(sorted(partition[PartitionSet.SUMMARY].lines))
+    summarized = tuple(sorted({*partition[PartitionSet.SUMMARY].lines, *_masked(plan, cleared)}))
     measured = candidate_fidelity(
         analysis, summarized, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
     )
@@ -44,3 +53,14 @@ def fidelity_stage(
     if measured.score.below(compress.min_fidelity):
         return section, Stop(SessionStatus.REFUSED, (Reason(Refusal.FIDELITY_BELOW_MINIMUM),))
     return section, None
+
+
+def _masked(plan: Plan, cleared: Collection[int]) -> Iterator[int]:
+    """The masked middle: the kept lines from the one before the first cleared output (the call that
+    made it) through the last (every record between, cleared or not, was compacted with them)."""
+    if not cleared:
+        return
+    raw = plan.raw_lines
+    wanted = set(cleared)
+    positions = [position for position, line in enumerate(raw) if line in wanted]
+    yield from raw[max(0, positions[0] - 1) : positions[-1] + 1]
