@@ -222,7 +222,14 @@ def judge(
     differences += _leaks(compacted, original, excluded)
     differences += _tool_differences(original.tools, compacted.tools)
     if tail and len(tail) <= len(original.blocks):
-        found, more = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
+        cleared = frozenset(tool for tool, rule in (bounded or {}).items() if rule.clear)
+        judged = _without_cleared_reminders(original, cleared)
+        if len(judged.reminders) < len(original.reminders):
+            left = len(original.reminders) - len(judged.reminders)
+            notes.append(
+                f"{left} of the original's reminders close tool results the candidate clears: unjudged"
+            )
+        found, more = _reminder_differences(judged, compacted, len(original.blocks) - len(tail), carried)
         differences += found
         notes += more
     return ResumeVerdict(
@@ -250,6 +257,22 @@ def _without_synthetic_close(
     trimmed = replace(side, blocks=side.blocks[:-1])
     note = f"the {which} resume closes its trailing turn with Claude Code's synthetic reply: not compared"
     return (original, trimmed, [note]) if which == "compacted" else (trimmed, compacted, [note])
+
+
+def _without_cleared_reminders(original: SentContext, cleared: frozenset[str]) -> SentContext:
+    """The original's reminders but those Claude Code closed a cleared tool_result with: they speak
+    of the output (a file read, a command's result) the candidate declares cleared, and Claude Code
+    renders none for its marker, as it renders none for the results it clears itself."""
+    if not cleared:
+        return original
+    blocks = original.blocks
+
+    def closes_cleared(position: int, inside: bool) -> bool:
+        at = position if inside else position - 1
+        return 0 <= at < len(blocks) and blocks[at].kind == "tool_result" and blocks[at].id in cleared
+
+    kept = tuple(r for r in original.reminders if not closes_cleared(r.position, r.inside))
+    return original if len(kept) == len(original.reminders) else replace(original, reminders=kept)
 
 
 def _reminder_differences(
