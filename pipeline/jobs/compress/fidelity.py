@@ -7,14 +7,14 @@ and kept records, as written.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Candidate, Stop
-from pipeline.jobs.fidelity import candidate_fidelity
+from pipeline.jobs.fidelity import candidate_fidelity, masked_middle
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.fidelity import FidelitySection, fidelity_section
@@ -39,7 +39,9 @@ def fidelity_stage(
     between them (what a resumed agent lost of them is measured the same way).
     """
     compress = options.compress
-    summarized = tuple(sorted({*partition[PartitionSet.SUMMARY].lines, *_masked(plan, cleared)}))
+    summarized = tuple(
+        sorted({*partition[PartitionSet.SUMMARY].lines, *masked_middle(plan.raw_lines, cleared)})
+    )
     measured = candidate_fidelity(
         analysis, summarized, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
     )
@@ -53,14 +55,3 @@ def fidelity_stage(
     if measured.score.below(compress.min_fidelity):
         return section, Stop(SessionStatus.REFUSED, (Reason(Refusal.FIDELITY_BELOW_MINIMUM),))
     return section, None
-
-
-def _masked(plan: Plan, cleared: Collection[int]) -> Iterator[int]:
-    """The masked middle: the kept lines from the one before the first cleared output (the call that
-    made it) through the last (every record between, cleared or not, was compacted with them)."""
-    if not cleared:
-        return
-    raw = plan.raw_lines
-    wanted = set(cleared)
-    positions = [position for position, line in enumerate(raw) if line in wanted]
-    yield from raw[max(0, positions[0] - 1) : positions[-1] + 1]
