@@ -220,15 +220,17 @@ def judge(
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
-    differences += _tool_differences(original.tools, compacted.tools)
-    if tail and len(tail) <= len(original.blocks):
-        cleared = frozenset(tool for tool, rule in (bounded or {}).items() if rule.clear)
-        judged = _without_cleared_reminders(original, cleared)
-        if len(judged.reminders) < len(original.reminders):
-            left = len(original.reminders) - len(judged.reminders)
-            notes.append(
-                f"{left} of the original's reminders close tool results the candidate clears: unjudged"
-            )
+    if original.modelled:
+        # A transcript fixes neither the tools Claude Code defines nor the reminders it derives.
+        notes.append(
+            "the original's context is modelled (Claude Code cannot send it whole): "
+            "its tool definitions and reminders go unjudged"
+        )
+    else:
+        differences += _tool_differences(original.tools, compacted.tools)
+    if tail and len(tail) <= len(original.blocks) and not original.modelled:
+        judged, unjudged = _without_cleared_reminders(original, bounded or {})
+        notes += unjudged
         found, more = _reminder_differences(judged, compacted, len(original.blocks) - len(tail), carried)
         differences += found
         notes += more
@@ -259,20 +261,25 @@ def _without_synthetic_close(
     return (original, trimmed, [note]) if which == "compacted" else (trimmed, compacted, [note])
 
 
-def _without_cleared_reminders(original: SentContext, cleared: frozenset[str]) -> SentContext:
-    """The original's reminders but those Claude Code closed a cleared tool_result with: they speak
-    of the output (a file read, a command's result) the candidate declares cleared, and Claude Code
-    renders none for its marker, as it renders none for the results it clears itself."""
-    if not cleared:
-        return original
+def _without_cleared_reminders(
+    original: SentContext, bounded: Mapping[str, BoundRule]
+) -> tuple[SentContext, list[str]]:
+    """The original's reminders but those Claude Code closed a cleared tool_result with, and a note
+    when there were some: they speak of the output (a file read, a command's result) the candidate
+    declares cleared, and Claude Code renders none for its marker, as for the results it clears."""
+    cleared = frozenset(tool for tool, rule in bounded.items() if rule.clear)
     blocks = original.blocks
 
     def closes_cleared(position: int, inside: bool) -> bool:
         at = position if inside else position - 1
         return 0 <= at < len(blocks) and blocks[at].kind == "tool_result" and blocks[at].id in cleared
 
-    kept = tuple(r for r in original.reminders if not closes_cleared(r.position, r.inside))
-    return original if len(kept) == len(original.reminders) else replace(original, reminders=kept)
+    kept = tuple(r for r in original.reminders if not (cleared and closes_cleared(r.position, r.inside)))
+    left = len(original.reminders) - len(kept)
+    if not left:
+        return original, []
+    note = f"{left} of the original's reminders close tool results the candidate clears: unjudged"
+    return replace(original, reminders=kept), [note]
 
 
 def _reminder_differences(
