@@ -113,7 +113,6 @@ def test_a_command_the_kept_records_run_is_kept_with_its_current_outcome() -> No
     assert not carried(probe, context("- nothing", *bash(50, "uv run pytest -m unit -x", "2 passed")))
 
 
-
 def test_a_kept_run_whose_output_was_cleared_carries_no_outcome() -> None:
     probe = probe_of(ProbeClass.COMMAND, FAILED_RUN)
     cleared = bash(50, "uv run pytest -m unit", "[Old tool result content cleared]")
