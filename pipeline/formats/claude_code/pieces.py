@@ -94,6 +94,7 @@ class LinePieces(msgspec.Struct, frozen=True, gc=False):
     images: int
     api: bool  # a user/assistant message line (its pieces are part of the model's context)
     billed_prompt: int | None = None  # an assistant line's input + cache creation + cache read tokens
+    model: str | None = None  # an assistant line's `message.model`, when it is a string
 
 
 def safe_name(value: Any) -> str:
@@ -294,18 +295,20 @@ def _billed(usage: _Usage | None, model: Any) -> int | None:
 
 def _split_record(
     splitter: _Splitter, record: DecodedRecord, line: bytes
-) -> tuple[list[Piece], int, int | None]:
-    billed = None
+) -> tuple[list[Piece], int, int | None, Any]:
+    billed = model = None
     try:
         envelope: _Envelope | _LooseEnvelope = _ENVELOPE.decode(line)
         message = envelope.message
         content = message.content if message is not None else None
         if message is not None and record.type == RecordType.ASSISTANT:
             billed = _billed(message.usage, message.model)
+            model = message.model
     except msgspec.ValidationError:
         envelope = _LOOSE.decode(line)
         content = _loose_blocks(envelope.message)
         loose = envelope.message if isinstance(envelope.message, dict) else {}
+        model = loose.get("model") if record.type == RecordType.ASSISTANT else None
         if record.type == RecordType.ASSISTANT and isinstance(loose.get("usage"), dict):
             usage = loose["usage"]
             billed = _billed(
@@ -319,16 +322,16 @@ def _split_record(
     kind = record.type
     if record.is_api:
         pieces, images = splitter.message(record, content)
-        return pieces, images, billed
+        return pieces, images, billed, model
     if kind == RecordType.ATTACHMENT:
         raw = bytes(envelope.attachment)
         if not raw.startswith(b"{"):
-            return [], 0, None
+            return [], 0, None, None
         name = safe_name(_ATTACHMENT_TYPE.decode(raw).type)
-        return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None
+        return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None, None
     if kind == RecordType.SYSTEM:
-        return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None
-    return [], 0, None
+        return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None, None
+    return [], 0, None, None
 
 
 _CONTENT_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
@@ -345,7 +348,9 @@ def split_records(records: Iterable[tuple[int, DecodedRecord, bytes]]) -> Iterat
         if record.type not in _CONTENT_TYPES:
             continue
         try:
-            pieces, images, billed = _split_record(splitter, record, line)
+            pieces, images, billed, model = _split_record(splitter, record, line)
         except (msgspec.DecodeError, UnicodeDecodeError):  # the index decoded it; never a crash here
             continue
-        yield LinePieces(number, tuple(pieces), images, record.is_api, billed)
+        yield LinePieces(
+            number, tuple(pieces), images, record.is_api, billed, model if type(model) is str else None
+        )
