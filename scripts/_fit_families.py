@@ -30,12 +30,9 @@ sys.path.insert(0, str(ROOT))
 from pipeline.core.topology.select import AUTO  # noqa: E402 - the repository goes on the path first
 from pipeline.estimate import family_calibration  # noqa: E402
 from pipeline.estimate.families import ModelFamily  # noqa: E402
-from pipeline.formats.claude_code.pieces import split_records  # noqa: E402
 from pipeline.jobs.front import Analysis, open_session  # noqa: E402
-from pipeline.jobs.tokens.auto import AutoCounter, line_families  # noqa: E402
-from pipeline.jobs.tokens.job import _sent_line, _tokenizer  # noqa: E402
-from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns, fit_sent  # noqa: E402
-from pipeline.jobs.tokens.usage import usage_segments  # noqa: E402
+from pipeline.jobs.tokens.job import sent_turns  # noqa: E402
+from pipeline.jobs.tokens.sent import SentTurn, fit_sent  # noqa: E402
 from pipeline.read.discover import discover  # noqa: E402
 from pipeline.testing.settings import LIMITS  # noqa: E402
 
@@ -60,20 +57,7 @@ def collect(corpus: Path) -> dict[str, tuple[ModelFamily, list[SentTurn]]]:
         )
         if not isinstance(analysis, Analysis) or not analysis.topology.chain:
             continue
-        index, data = analysis.index, analysis.source.data
-        lines, families = line_families(index, data)
-        counter = AutoCounter(lines, families, lambda name: _tokenizer(name).count)
-        sent: dict[int, SentLine] = {}
-        billed: dict[int, int] = {}
-        for line in split_records(index.record_lines(data)):
-            if line.api:
-                family = counter.family_at(line.line)
-                tokens = sum(counter.count(piece, family) for piece in line.pieces)
-                sent[line.line] = _sent_line(line.pieces, tokens, line.images)
-            if line.billed_prompt:
-                billed[line.line] = line.billed_prompt
-        segments = usage_segments(index, analysis.graph, analysis.topology.chain)
-        turns = collect_sent_turns(index, segments, sent, billed, dict(zip(lines, families, strict=True)))
+        turns = sent_turns(analysis)
         if len(turns) >= 3:
             ranked = statistics.multimode(turn.family for turn in turns)
             sessions[session.label] = (sorted(ranked)[0], list(turns))

@@ -14,6 +14,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
@@ -23,11 +24,24 @@ from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
-from pipeline.formats.claude_code.pieces import NAME_OTHER, Piece
+from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.jobs.front import Analysis
+from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns
+from pipeline.jobs.tokens.usage import usage_segments
 from pipeline.report.tokens import ModelsSection
 from pipeline.vocabulary import RecordType
 
-__all__ = ["AutoCounter", "ModelTally", "auto_tokenizers", "line_families", "report_model"]
+__all__ = [
+    "AutoCounter",
+    "AutoRun",
+    "ModelTally",
+    "auto_run",
+    "auto_sent_turns",
+    "auto_tokenizers",
+    "line_families",
+    "report_model",
+    "sent_line",
+]
 
 _MODEL_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@\-]{0,79}")
 # Model ids only (`deepseek-ai/DeepSeek-V3`, `claude-opus-4-7`): anything else is folded.
@@ -164,3 +178,47 @@ class AutoCounter:
 
     def scales(self, families: Mapping[ModelFamily, object]) -> dict[str, float]:
         return {family.value: family_calibration.FAMILY_SCALE.get(family.value, 1.0) for family in families}
+
+
+_TOOL_BLOCKS: Final = frozenset({ContentClass.TOOL_USE, ContentClass.TOOL_RESULT})
+CountWith = Callable[[str], Callable[[str], int]]
+
+
+@dataclass(slots=True)
+class AutoRun:
+    """`auto`'s state over one session: the counter, each line's sent content, turn families."""
+
+    counter: AutoCounter
+    lines: dict[int, SentLine]
+    turn_families: dict[int, ModelFamily]
+
+
+def auto_run(index: LineIndex, data: bytes, count_with: CountWith) -> AutoRun:
+    """A fresh run: the families in force read ahead from the assistant lines."""
+    assistant_lines, families = line_families(index, data)
+    counter = AutoCounter(assistant_lines, families, count_with)
+    return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)))
+
+
+def sent_line(pieces: Sequence[Piece], tokens: int, images: int) -> SentLine:
+    """What a user/assistant line adds to the sent context, given its `auto` tokens."""
+    blocks = sum(1 for piece in pieces if piece.kind in _TOOL_BLOCKS)
+    results_only = bool(pieces) and all(piece.kind is ContentClass.TOOL_RESULT for piece in pieces)
+    return SentLine(tokens, blocks, results_only, empty=not pieces and not images)
+
+
+def auto_sent_turns(analysis: Analysis, count_with: CountWith) -> tuple[SentTurn, ...]:
+    """The billed turns over what was sent, in a pass of their own (the job's pass does the same)."""
+    index, data = analysis.index, analysis.source.data
+    run = auto_run(index, data, count_with)
+    billed: dict[int, int] = {}
+    for line in split_records(index.record_lines(data)):
+        if line.api:
+            family = run.counter.family_at(line.line)
+            tokens = sum(run.counter.count(piece, family) for piece in line.pieces)
+            run.lines[line.line] = sent_line(line.pieces, tokens, line.images)
+        if line.billed_prompt:
+            billed[line.line] = line.billed_prompt
+    chain = analysis.topology.chain
+    segments = usage_segments(index, analysis.graph, chain) if chain else ()
+    return collect_sent_turns(index, segments, run.lines, billed, run.turn_families)

@@ -30,15 +30,8 @@ from pipeline.findings import Finding
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, LinePieces, Piece, split_records
 from pipeline.jobs.front import Analysis, open_session, topology_options
-from pipeline.jobs.tokens.auto import AutoCounter, ModelTally, line_families
-from pipeline.jobs.tokens.sent import (
-    SentFit,
-    SentLine,
-    SentTurn,
-    collect_sent_turns,
-    family_framing,
-    fit_sent,
-)
+from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
+from pipeline.jobs.tokens.sent import SentFit, SentTurn, collect_sent_turns, family_framing, fit_sent
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.report.chain import leaf_section
 from pipeline.report.documents import Counted, Outcome, TokensReport
@@ -48,7 +41,7 @@ from pipeline.report.tokens import Framing as FramingSection
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, RecordType, Severity
 
-__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "tokens_session"]
+__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "sent_turns", "tokens_session"]
 
 SEED_RECORD: Final = "seed-record"
 """The seed's own per-record figure (JSON payload + 12), what `validate` and `compress` budget with."""
@@ -74,6 +67,15 @@ def _tokenizer(name: str) -> RealTokenizer:
     if tokenizer is None:
         tokenizer = _TOKENIZERS[name] = load_tokenizer(name)
     return tokenizer
+
+
+def _tokenizer_count(name: str) -> Callable[[str], int]:
+    return _tokenizer(name).count
+
+
+def sent_turns(analysis: Analysis) -> tuple[SentTurn, ...]:
+    """`auto`'s billed turns over what was sent, on their own (the fit script and tests use it)."""
+    return auto_sent_turns(analysis, _tokenizer_count)
 
 
 PieceCounts = Callable[[Piece], tuple[int, ...]]
@@ -175,7 +177,7 @@ def _row_report(row: list[int], names: Sequence[str]) -> ClassEntry:
 
 
 def _usage_report(
-    analysis: Analysis, lines: _Lines, names: Sequence[str], auto: _AutoRun | None
+    analysis: Analysis, lines: _Lines, names: Sequence[str], auto: AutoRun | None
 ) -> UsageSection:
     """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed;
     `auto`'s over what was sent (`sent.py`)."""
@@ -228,27 +230,6 @@ def _sent_section(turns: Sequence[SentTurn], fitted: SentFit | None) -> SentSect
     )
 
 
-@dataclass(slots=True)
-class _AutoRun:
-    """`auto`'s state over one session: the counter, each line's sent content, turn families."""
-
-    counter: AutoCounter
-    lines: dict[int, SentLine]
-    turn_families: dict[int, ModelFamily]
-
-
-def _auto_run(analysis: Analysis) -> _AutoRun:
-    assistant_lines, families = line_families(analysis.index, analysis.source.data)
-    counter = AutoCounter(assistant_lines, families, lambda name: _tokenizer(name).count)
-    return _AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)))
-
-
-def _sent_line(pieces: Sequence[Piece], tokens: int, images: int) -> SentLine:
-    blocks = sum(1 for piece in pieces if piece.kind in _TOOL_BLOCKS)
-    results_only = bool(pieces) and all(piece.kind is ContentClass.TOOL_RESULT for piece in pieces)
-    return SentLine(tokens, blocks, results_only, empty=not pieces and not images)
-
-
 def _chain_families(
     analysis: Analysis, line_family: Mapping[int, ModelFamily], billed: Mapping[int, int]
 ) -> tuple[list[ModelFamily], list[ModelFamily]]:
@@ -274,7 +255,7 @@ def _chain_families(
 class _Lines:
     """What the usage fits need of each line: estimates, tool blocks, billed prompts, families."""
 
-    def __init__(self, index: LineIndex, auto: _AutoRun | None) -> None:
+    def __init__(self, index: LineIndex, auto: AutoRun | None) -> None:
         self.index, self.auto = index, auto
         self.models = ModelTally()
         self.family: dict[int, ModelFamily] = {}
@@ -298,13 +279,17 @@ class _Lines:
         if blocks:
             self.tool_blocks[line.line] = blocks
         if self.auto is not None:
-            self.auto.lines[line.line] = _sent_line(line.pieces, auto_tokens, line.images)
+            self.auto.lines[line.line] = sent_line(line.pieces, auto_tokens, line.images)
 
 
 def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: int) -> TokensMeasure:
     index = analysis.index
     active = frozenset(analysis.topology.chain)
-    auto = _auto_run(analysis) if EstimatorName.AUTO in names else None
+    auto = (
+        auto_run(analysis.index, analysis.source.data, _tokenizer_count)
+        if EstimatorName.AUTO in names
+        else None
+    )
     counts = piece_counter(tuple(name for name in names if name is not EstimatorName.AUTO))
     width = len(names)
     tally = _Tally(width)

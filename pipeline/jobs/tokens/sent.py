@@ -100,10 +100,10 @@ class _Context:
         if line.empty:
             return
         if role == RecordType.ASSISTANT:
-            joins = self.role == RecordType.ASSISTANT or (
-                self.role == "results" and message_id is not None and message_id == self.results_after
-            )
-            self.messages += 0 if joins else 1
+            if self.role == "results" and message_id is not None and message_id == self.results_after:
+                return  # joins the calls across their results, which stay the last message
+            if self.role != RecordType.ASSISTANT:
+                self.messages += 1
             self.role, self.results_after = RecordType.ASSISTANT, message_id
         elif self.role in (RecordType.USER, "results"):
             self.role = "results" if self.role == "results" and line.results_only else RecordType.USER
