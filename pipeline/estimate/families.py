@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Final
 
@@ -90,6 +91,7 @@ def _claude(model: str) -> ModelFamily:
     return ModelFamily.CLAUDE_4_7 if (major, minor) >= _CLAUDE_TOKENIZER_CHANGE else ModelFamily.CLAUDE
 
 
+@lru_cache(maxsize=1024)  # a fleet names few models, each on thousands of lines
 def family_of(model: str | None) -> ModelFamily | None:
     """The family of a `message.model` value; None for Claude Code's synthetic messages."""
     if model is None or not model.strip():

@@ -62,6 +62,7 @@ class SentSection(Section, frozen=True, kw_only=True):
     steps: int  # billed jumps or drops the chain does not explain (cleared results, loaded tools)
     framing: dict[str, Framing]  # family -> framing of its turns
     scale: dict[str, float]  # family -> billed tokens per token of its tokenizer
+    usage_convention: dict[str, str]  # family -> how its usage spells the billed prompt
 
 
 class UsageSection(Section, frozen=True, kw_only=True):

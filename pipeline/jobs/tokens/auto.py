@@ -26,7 +26,7 @@ from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
 from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
 from pipeline.jobs.front import Analysis
-from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns
+from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns, sent_billed
 from pipeline.jobs.tokens.usage import usage_segments
 from pipeline.report.tokens import ModelsSection
 from pipeline.vocabulary import RecordType
@@ -171,9 +171,10 @@ class AutoCounter:
         self._counters[family] = (counter, scale)
         return counter, scale
 
-    def count(self, piece: Piece, family: ModelFamily) -> int:
+    def count(self, piece: Piece, family: ModelFamily, known: int | None = None) -> int:
+        """`known`: the piece's count by the family's estimator, when the run counted it already."""
         counter, scale = self._counter(family)
-        tokens = counter(piece)
+        tokens = counter(piece) if known is None else known
         return round(tokens * scale) if scale != 1.0 else tokens
 
     def scales(self, families: Mapping[ModelFamily, object]) -> dict[str, float]:
@@ -191,13 +192,14 @@ class AutoRun:
     counter: AutoCounter
     lines: dict[int, SentLine]
     turn_families: dict[int, ModelFamily]
+    prompt_parts: dict[int, tuple[int, int, int]]
 
 
 def auto_run(index: LineIndex, data: bytes, count_with: CountWith) -> AutoRun:
     """A fresh run: the families in force read ahead from the assistant lines."""
     assistant_lines, families = line_families(index, data)
     counter = AutoCounter(assistant_lines, families, count_with)
-    return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)))
+    return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)), {})
 
 
 def sent_line(pieces: Sequence[Piece], tokens: int, images: int) -> SentLine:
@@ -211,14 +213,14 @@ def auto_sent_turns(analysis: Analysis, count_with: CountWith) -> tuple[SentTurn
     """The billed turns over what was sent, in a pass of their own (the job's pass does the same)."""
     index, data = analysis.index, analysis.source.data
     run = auto_run(index, data, count_with)
-    billed: dict[int, int] = {}
     for line in split_records(index.record_lines(data)):
         if line.api:
             family = run.counter.family_at(line.line)
             tokens = sum(run.counter.count(piece, family) for piece in line.pieces)
             run.lines[line.line] = sent_line(line.pieces, tokens, line.images)
-        if line.billed_prompt:
-            billed[line.line] = line.billed_prompt
+        if line.prompt_parts is not None:
+            run.prompt_parts[line.line] = line.prompt_parts
     chain = analysis.topology.chain
     segments = usage_segments(index, analysis.graph, chain) if chain else ()
+    billed, _ = sent_billed(run.prompt_parts, run.turn_families)
     return collect_sent_turns(index, segments, run.lines, billed, run.turn_families)

@@ -24,14 +24,22 @@ from pipeline.core.validate.checks import read_findings
 from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
-from pipeline.estimate.families import ModelFamily, family_of
+from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, LinePieces, Piece, split_records
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
-from pipeline.jobs.tokens.sent import SentFit, SentTurn, collect_sent_turns, family_framing, fit_sent
+from pipeline.jobs.tokens.sent import (
+    SentFit,
+    SentTurn,
+    UsageConvention,
+    collect_sent_turns,
+    family_framing,
+    fit_sent,
+    sent_billed,
+)
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.report.chain import leaf_section
 from pipeline.report.documents import Counted, Outcome, TokensReport
@@ -198,13 +206,14 @@ def _usage_report(
     fits = {fit.estimator: fit.to_report() for fit in fit_usage(turns, names)}
     sent: SentSection | UnsetType = UNSET
     if auto is not None:
-        sent_turns = collect_sent_turns(index, segments, auto.lines, billed, auto.turn_families)
+        sent_prompts, conventions = sent_billed(auto.prompt_parts, auto.turn_families)
+        sent_turns = collect_sent_turns(index, segments, auto.lines, sent_prompts, auto.turn_families)
         fitted = fit_sent(sent_turns, EstimatorName.AUTO.value)
         fits.pop(EstimatorName.AUTO.value, None)
         if fitted is not None:
             fits[EstimatorName.AUTO.value] = fitted.usage.to_report()
         fits = {name: fits[name] for name in names if name in fits}
-        sent = _sent_section(sent_turns, fitted)
+        sent = _sent_section(sent_turns, fitted, conventions)
     return UsageSection(
         assistant_lines_with_usage=len(billed),
         turns=len(turns),
@@ -217,7 +226,9 @@ def _usage_report(
     )
 
 
-def _sent_section(turns: Sequence[SentTurn], fitted: SentFit | None) -> SentSection:
+def _sent_section(
+    turns: Sequence[SentTurn], fitted: SentFit | None, conventions: Mapping[ModelFamily, UsageConvention]
+) -> SentSection:
     families = sorted({turn.family for turn in turns})
     framing = {family.value: family_framing(family) for family in families}
     return SentSection(
@@ -227,6 +238,7 @@ def _sent_section(turns: Sequence[SentTurn], fitted: SentFit | None) -> SentSect
         steps=fitted.steps if fitted is not None else 0,
         framing={name: FramingSection(message=m, tool_block=b) for name, (m, b) in framing.items()},
         scale={f.value: family_calibration.FAMILY_SCALE.get(f.value, 1.0) for f in families},
+        usage_convention={f.value: conventions[f].value for f in families if f in conventions},
     )
 
 
@@ -266,6 +278,8 @@ class _Lines:
     def add(self, line: LinePieces, total: tuple[int, ...], auto_tokens: int) -> None:
         if line.billed_prompt:
             self.billed[line.line] = line.billed_prompt
+        if self.auto is not None and line.prompt_parts is not None:
+            self.auto.prompt_parts[line.line] = line.prompt_parts
         if not line.api:
             return
         record = self.index.record(line.line)
@@ -290,7 +304,8 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: in
         if EstimatorName.AUTO in names
         else None
     )
-    counts = piece_counter(tuple(name for name in names if name is not EstimatorName.AUTO))
+    base = tuple(name for name in names if name is not EstimatorName.AUTO)
+    counts = piece_counter(base)
     width = len(names)
     tally = _Tally(width)
     lines = _Lines(index, auto)
@@ -300,11 +315,12 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: in
         in_chain = line.line in active
         line_total: tuple[int, ...] = zero
         family = auto.counter.family_at(line.line) if auto is not None else None
+        reuse = base.index(FAMILY_ESTIMATOR[family]) if family and FAMILY_ESTIMATOR[family] in base else -1
         auto_tokens = 0
         for piece in line.pieces:
             piece_counts = counts(piece)
             if auto is not None and family is not None:
-                value = auto.counter.count(piece, family)
+                value = auto.counter.count(piece, family, piece_counts[reuse] if reuse >= 0 else None)
                 auto_tokens += value
                 piece_counts = (*piece_counts, value)
             tally.add(piece, piece_counts, in_chain)

@@ -16,13 +16,22 @@ the whole prompt). Each such step starts an epoch: the prompt within one epoch i
 what the chain adds, so the slope is fitted on growth within epochs (pooled least squares, one
 constant per epoch) and every step is counted in the report. A step is a turn whose billed
 growth departs from the estimated growth by more than `STEP_TOKENS` plus `STEP_SHARE` of it.
+
+What was billed is read per family of a session, by the usage convention its turns follow.
+Anthropic's three input figures are disjoint (the prompt is their sum). Many Anthropic-compatible
+endpoints and proxies in front of other vendors' models fill `input_tokens` with the whole
+prompt, cached part included (OpenAI's `prompt_tokens`), and `cache_read_input_tokens` with the
+cached part: the sum would count it twice. Such turns say so themselves: with a cache read,
+Anthropic's fresh input is the uncached tail (on the shared corpus it was below the read on all
+of its 3,000 cached turns), an inclusive one is never below it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final
 
 from pipeline.core.index import LineIndex
@@ -37,15 +46,66 @@ __all__ = [
     "SentFit",
     "SentLine",
     "SentTurn",
+    "UsageConvention",
     "collect_sent_turns",
     "family_framing",
     "fit_sent",
+    "prompt_of",
+    "sent_billed",
+    "usage_convention",
 ]
 
 STEP_TOKENS: Final = 5_000
 """Billed growth this far from the estimate's is a step (a cache-accounting wobble is < 1k tokens)."""
 STEP_SHARE: Final = 0.5
 """...plus this share of the estimated growth, so a tokenizer off by up to half is no step."""
+
+
+MIN_CACHED_TURNS: Final = 3  # fewer turns with a cache read say nothing of the convention
+INCLUSIVE_SHARE: Final = 0.9  # ...and this share of them must hold the read within the input
+
+
+class UsageConvention(StrEnum):
+    """How a provider's usage spells the prompt it billed (report values)."""
+
+    ANTHROPIC = "anthropic"  # fresh input, cache writes and cache reads are disjoint
+    INCLUSIVE = "inclusive"  # the input already holds the cached tokens
+
+
+def usage_convention(parts: Iterable[tuple[int, int, int]]) -> UsageConvention:
+    """The convention (fresh, written, read) prompt parts follow."""
+    cached = [part for part in parts if part[2] > 0]
+    if len(cached) < MIN_CACHED_TURNS:
+        return UsageConvention.ANTHROPIC
+    holding = sum(1 for fresh, _, read in cached if fresh >= read)
+    return (
+        UsageConvention.INCLUSIVE if holding >= INCLUSIVE_SHARE * len(cached) else UsageConvention.ANTHROPIC
+    )
+
+
+def prompt_of(parts: tuple[int, int, int], convention: UsageConvention) -> int:
+    """The billed prompt under a convention."""
+    fresh, written, read = parts
+    if convention is UsageConvention.INCLUSIVE:
+        return max(fresh, written + read)
+    return fresh + written + read
+
+
+def sent_billed(
+    parts: Mapping[int, tuple[int, int, int]], families: Mapping[int, ModelFamily]
+) -> tuple[dict[int, int], dict[ModelFamily, UsageConvention]]:
+    """Billed prompts per line, each family's turns read by the convention they follow."""
+    grouped: dict[ModelFamily, list[int]] = {}
+    for line in parts:
+        family = families.get(line)
+        if family is not None:
+            grouped.setdefault(family, []).append(line)
+    billed: dict[int, int] = {}
+    conventions: dict[ModelFamily, UsageConvention] = {}
+    for family, lines in grouped.items():
+        convention = conventions[family] = usage_convention(parts[line] for line in lines)
+        billed.update((line, prompt_of(parts[line], convention)) for line in lines)
+    return billed, conventions
 
 
 @dataclass(frozen=True, slots=True)

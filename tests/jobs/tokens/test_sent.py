@@ -13,7 +13,15 @@ from pipeline.estimate import family_calibration
 from pipeline.estimate.families import ModelFamily
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.tokens.job import sent_turns, tokens_session
-from pipeline.jobs.tokens.sent import STEP_TOKENS, SentTurn, family_framing, fit_sent
+from pipeline.jobs.tokens.sent import (
+    STEP_TOKENS,
+    SentTurn,
+    UsageConvention,
+    family_framing,
+    fit_sent,
+    prompt_of,
+    usage_convention,
+)
 from pipeline.jobs.tokens.usage import fit_line
 from pipeline.proof.expected import NO_RESPONSE, expected_context
 from pipeline.testing import TranscriptBuilder, as_json
@@ -124,7 +132,9 @@ def usage_report(path: Path, estimators: str) -> dict[str, Any]:
     return tokens
 
 
-def billed_after(draft: Path, drop_from: int | None = None) -> Callable[[int], dict[str, Any]]:
+def billed_after(
+    draft: Path, drop_from: int | None = None, *, inclusive: bool = False
+) -> Callable[[int], dict[str, Any]]:
     estimates = [turn.estimate for turn in sent_turns(analysis_of(draft))]
 
     # Claude Code clears old results: half of what was sent when the drop comes, from then on.
@@ -134,6 +144,8 @@ def billed_after(draft: Path, drop_from: int | None = None) -> Callable[[int], d
     def usage(turn: int) -> dict[str, Any]:
         cleared = cleared_tokens if drop_from is not None and turn >= drop_from else 0
         billed = round(CONSTANT + SLOPE * (estimates[turn] - cleared))
+        if inclusive:  # an endpoint that counts the cached part in the input too
+            return {"input_tokens": billed, "cache_read_input_tokens": billed * 9 // 10, "output_tokens": 5}
         return {"input_tokens": 3, "cache_read_input_tokens": billed - 3, "output_tokens": 5}
 
     return usage
@@ -195,3 +207,33 @@ def test_billed_turns_without_a_model_name_the_unknown_family(tmp_path: Path) ->
     tokens = usage_report(path, "calibrated,auto")
     assert tokens["usage"]["turns"] == 4
     assert tokens["models"]["family"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("parts", "convention"),
+    [
+        ([(3, 0, 20_000), (5, 900, 20_100), (2, 0, 21_000)], UsageConvention.ANTHROPIC),
+        ([(20_000, 0, 18_000), (21_000, 0, 20_000), (22_500, 0, 21_000)], UsageConvention.INCLUSIVE),
+        ([(20_000, 0, 18_000), (21_000, 0, 20_000)], UsageConvention.ANTHROPIC),  # too few to tell
+        ([(30_000, 0, 0), (31_000, 0, 0), (32_000, 0, 0)], UsageConvention.ANTHROPIC),  # no cache read
+    ],
+)
+def test_the_usage_convention_is_read_from_the_turns(
+    parts: list[tuple[int, int, int]], convention: UsageConvention
+) -> None:
+    assert usage_convention(parts) is convention
+
+
+def test_an_inclusive_input_is_not_counted_twice() -> None:
+    assert prompt_of((20_000, 0, 18_000), UsageConvention.INCLUSIVE) == 20_000
+    assert prompt_of((3, 100, 18_000), UsageConvention.ANTHROPIC) == 18_103
+
+
+def test_auto_reads_an_inclusive_endpoint_s_bills_once(tmp_path: Path) -> None:
+    models = [DEEPSEEK] * 8
+    draft = parallel_session(tmp_path / "draft.jsonl", placeholder, models)
+    session = parallel_session(tmp_path / "s.jsonl", billed_after(draft, inclusive=True), models)
+    tokens = usage_report(session, "deepseek,auto")
+    assert tokens["usage"]["sent"]["usage_convention"] == {"deepseek": "inclusive"}
+    assert tokens["usage"]["fits"]["auto"]["slope"] == pytest.approx(SLOPE, abs=2e-3)
+    assert tokens["usage"]["fits"]["deepseek"]["slope"] > 1.5 * SLOPE  # the raw sum counts the cache twice
