@@ -153,8 +153,10 @@ def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
         axes.legend()
     else:
         axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
-    axes.set_title("Billed prompt tokens per estimated token, per model family (per-session slope)")
-    axes.set_xlabel("model family (estimator)")
+    names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
+    shown = names[0] if len(names) == 1 else "estimator"
+    axes.set_title(f"Billed prompt tokens per {shown} token, per model family (per-session slope)")
+    axes.set_xlabel("model family" if len(names) == 1 else "model family and estimator")
     axes.set_ylabel("slope of billed = c + slope x estimate")
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
