@@ -23,7 +23,7 @@ from typing import Final
 
 from pipeline.estimate.estimators import EstimatorName
 
-__all__ = ["FAMILY_ESTIMATOR", "SYNTHETIC_MODEL", "ModelFamily", "family_of"]
+__all__ = ["FAMILY_ESTIMATOR", "MAX_MODEL_CHARS", "SYNTHETIC_MODEL", "ModelFamily", "family_of"]
 
 SYNTHETIC_MODEL: Final = "<synthetic>"
 
@@ -91,11 +91,20 @@ def _claude(model: str) -> ModelFamily:
     return ModelFamily.CLAUDE_4_7 if (major, minor) >= _CLAUDE_TOKENIZER_CHANGE else ModelFamily.CLAUDE
 
 
-@lru_cache(maxsize=1024)  # a fleet names few models, each on thousands of lines
+MAX_MODEL_CHARS: Final = 200  # longer is no model id (and is never held in the cache below)
+
+
 def family_of(model: str | None) -> ModelFamily | None:
     """The family of a `message.model` value; None for Claude Code's synthetic messages."""
     if model is None or not model.strip():
         return ModelFamily.UNKNOWN
+    if len(model) > MAX_MODEL_CHARS:
+        return ModelFamily.OTHER
+    return _family_of(model)
+
+
+@lru_cache(maxsize=1024)  # a fleet names few models, each on thousands of lines
+def _family_of(model: str) -> ModelFamily | None:
     if model == SYNTHETIC_MODEL:
         return None
     name = model.strip().lower()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.estimate.families import FAMILY_ESTIMATOR, SYNTHETIC_MODEL, ModelFamily, family_of
+from pipeline.estimate.families import (
+    FAMILY_ESTIMATOR,
+    MAX_MODEL_CHARS,
+    SYNTHETIC_MODEL,
+    ModelFamily,
+    family_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +49,10 @@ def test_model_ids_name_their_family(model: str | None, family: ModelFamily) -> 
 
 def test_claude_codes_synthetic_messages_are_no_model() -> None:
     assert family_of(SYNTHETIC_MODEL) is None
+
+
+def test_a_value_too_long_for_a_model_id_is_of_another_family() -> None:
+    assert family_of("claude-opus-4-7 " + "x" * MAX_MODEL_CHARS) is ModelFamily.OTHER
 
 
 def test_every_family_has_an_estimator_and_vendors_keep_their_own_tokenizer() -> None:
