@@ -19,6 +19,7 @@ from pipeline.vocabulary import (
     LeafPolicy,
     LogFormat,
     ResumeGate,
+    Strategy,
     SummarizerName,
     SummaryFallback,
 )
@@ -141,6 +142,7 @@ class CompressSettings:
     summarizer: SummarizerName
     on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
+    strategy: Strategy
     min_fidelity: float
     lost_probes_per_class: int
 
