@@ -23,10 +23,9 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit
 
-from pipeline.summarize.calls import RetryPolicy
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
-from pipeline.summarize.limiter import RateLimits, WindowLimiter
-from pipeline.summarize.model import (
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.model.calls import RetryPolicy
+from pipeline.summarize.model.engine import (
     AppendixOptions,
     ModelServices,
     ModelSummary,
@@ -34,9 +33,10 @@ from pipeline.summarize.model import (
     RequestBudget,
     write_model_summary,
 )
-from pipeline.summarize.outcomes import SummaryFailure
-from pipeline.summarize.pack import PackOptions
-from pipeline.summarize.providers import AnthropicOptions, AnthropicProvider, Secret, open_http_client
+from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
+from pipeline.summarize.model.outcomes import SummaryFailure
+from pipeline.summarize.model.pack import PackOptions
+from pipeline.summarize.model.providers import AnthropicOptions, AnthropicProvider, Secret, open_http_client
 from pipeline.testing.provider_server import ProviderServer
 
 TARGET = 1.15

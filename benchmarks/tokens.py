@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from pipeline.core.topology.select import AUTO
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.real import MissingExtra, load_tokenizer
-from pipeline.formats.claude_code.pieces import split_records
+from pipeline.formats.claude_code.content_classes import split_records
 from pipeline.jobs.front import open_session
 from pipeline.read.discover import discover
 from pipeline.testing.settings import LIMITS

@@ -10,7 +10,6 @@ from enum import IntEnum, StrEnum
 from pipeline.reasons import ReasonCode
 
 __all__ = [
-    "BackupCompression",
     "ChainEnd",
     "CheckpointPolicy",
     "ExitCode",
@@ -23,9 +22,7 @@ __all__ = [
     "PointerState",
     "ProbeExit",
     "PromptCheck",
-    "PublishStrategy",
     "RecordType",
-    "RepairScope",
     "ResumeExit",
     "ResumeGate",
     "Role",
@@ -34,7 +31,6 @@ __all__ = [
     "Severity",
     "SourceFormat",
     "StateAttachment",
-    "StateSync",
     "StrictStatus",
     "SummarizerName",
 ]
@@ -384,38 +380,3 @@ class PlanOutcome(StrEnum):
     CUT = "cut"
     FITS = "fits"  # the whole chain already fits the goal
     NO_CUT = "no-cut"  # nothing before the protected round may be summarized
-
-
-class BackupCompression(StrEnum):
-    """How an in-place run stores the backup of an original."""
-
-    NONE = "none"
-    GZIP = "gzip"
-    ZSTD = "zstd"  # the `zstd` extra
-
-    @property
-    def suffix(self) -> str:
-        """The file-name ending of this encoding."""
-        return {"none": "", "gzip": ".gz", "zstd": ".zst"}[self.value]
-
-
-class PublishStrategy(StrEnum):
-    """How the staged candidate takes the live name."""
-
-    AUTO = "auto"  # exchange where the platform has it, else link
-    EXCHANGE = "exchange"  # one atomic swap of the two names (Linux, macOS)
-    LINK = "link"  # move the original aside, then a no-clobber hard link
-
-
-class StateSync(StrEnum):
-    """SQLite's `synchronous` for the state database in WAL mode."""
-
-    NORMAL = "normal"  # a commit survives a killed process
-    FULL = "full"  # also power loss, at one fsync per commit
-
-
-class RepairScope(StrEnum):
-    """Which records the `Read.pages` repair looks at."""
-
-    ACTIVE_CHAIN = "active-chain"  # the seed's default
-    ALL = "all"

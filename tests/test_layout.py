@@ -1,5 +1,6 @@
-"""The package's shape is a contract: stages import only earlier stages, functions fit on a screen,
-untyped JSON stays at the boundaries that read or write it.
+"""The package's shape is a contract: stages import only earlier stages, inside a package too;
+packages are the ones listed; no two modules share a name unless listed; tests mirror the tree;
+functions fit on a screen; untyped JSON stays at the boundaries that read or write it.
 
 These tests read the source with `ast`; a new module or package must find its place here.
 """
@@ -16,37 +17,92 @@ import pytest
 PACKAGE: Final = Path(__file__).resolve().parents[1] / "pipeline"
 
 STAGES: Final = (
-    # The base everything may use: names, errors, findings, reasons, the typed settings.
+    # The base everything may use: names (and live replacement's), errors, findings, reasons,
+    # the typed settings (a package: loading, typed_sections).
     frozenset(
-        {"__init__", "vocabulary", "errors", "findings", "reasons", "settings", "settings_live", "installed"}
+        {
+            "__init__",
+            "vocabulary",
+            "live_vocabulary",
+            "errors",
+            "findings",
+            "reasons",
+            "settings",
+            "installed",
+        }
     ),
     frozenset({"estimate"}),  # the token-estimator library, below the readers that count bytes
     frozenset({"read"}),  # discover and load files
     frozenset({"formats"}),  # Claude Code's schema, decode, accessors, output record builders
     frozenset({"core"}),  # pure: index, topology, partition, validate, plan, compose, check
-    frozenset({"summarize"}),
+    frozenset({"summarize"}),  # evidence, the deterministic checkpoint, the model path (HTTP)
     frozenset({"fidelity"}),  # probes of a summarized span scored in a resumed context
     frozenset({"proof"}),  # the resume proof: Claude Code as judge
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
-    frozenset({"publish"}),
+    frozenset({"publish"}),  # atomic writes (files); live replacement (live/)
     frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
     frozenset({"run"}),  # runner, fleet loop, commands, cli, console
     frozenset({"__main__"}),
 )
 TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
 
+# Inside a package, the same rule over its parts: a part imports only earlier parts (or itself).
+INNER_STAGES: Final = {
+    "summarize": ("evidence", "checkpoint", "model"),  # the model path reads evidence, writes checkpoints
+    "publish": ("files", "live"),  # live replacement writes through the atomic writes, never back
+}
+
+PACKAGES: Final = {
+    "core": "pure: index, graph, topology, partition, validate, plan, compose, check",
+    "core/check": "a candidate's structure and the format contract",
+    "core/topology": "strict chains, rows, checkpoints, Claude Code's resume chain, selection",
+    "core/validate": "the per-line checks and tool-call pairing",
+    "estimate": "the token estimators",
+    "estimate/data": "the estimators' calibration data",
+    "fidelity": "probes of a summarized span, scored in a resumed context",
+    "formats": "transcript formats",
+    "formats/claude_code": "Claude Code's schema, decode, accessors and record builders",
+    "jobs": "each command's composition of stages",
+    "jobs/compress": "the compress job and its stages",
+    "jobs/tokens": "the token benchmark",
+    "proof": "the resume proof: Claude Code as judge",
+    "publish": "the atomic writes",
+    "publish/live": "live replacement: transaction, backups, state, recovery, restore",
+    "read": "discover and load",
+    "report": "frozen report sections, fleet totals, one renderer",
+    "run": "the command line and the run loops",
+    "settings": "loading the layers, the typed sections",
+    "summarize": "summaries of the summarized span",
+    "summarize/checkpoint": "the deterministic checkpoint, pure",
+    "summarize/evidence": "the span read into typed items, work state, shell commands",
+    "summarize/model": "the model path: calls HTTP providers or Claude Code",
+    "summarize/model/providers": "Anthropic, OpenAI-compatible, Claude Code",
+    "testing": "the builder, the fleet and giant generators, the fuzzer, the provider server",
+}
+
+# Module names used twice, each the same role in sibling packages (at most four such pairs).
+SHARED_NAMES: Final = {
+    "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
+}
+MAX_SHARED_NAMES: Final = 4
+# run/ becomes cli/ and execute/ (issue 21's executor seam), which names its own modules; until it
+# lands, these names of run/ repeat another package's. Stale entries fail below.
+RUN_NAMES_PENDING: Final = frozenset({"dry_run.py", "fleet.py", "in_place.py", "tokens.py"})
+# What tests/ holds besides the mirror of pipeline/.
+TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "core/check/fixtures"})
+TESTS: Final = PACKAGE.parent / "tests"
+
 MAX_FUNCTION_LINES: Final = 60
 MAX_MODULE_LINES: Final = 420  # "~400": a module this long should be split by concern
 LONG_MODULES: Final = {
     "testing/_corpora.py": "pure text data (code, logs, prose in several languages) for the generator",
-    "vocabulary.py": "every closed vocabulary in one place (STYLE.md): split, report names would scatter",
 }
 
 UNTYPED_JSON: Final = ("dict[str, Any]", "Mapping[str, Any]")
 UNTYPED_JSON_ALLOWED: Final = {
     "formats": "the Claude Code format boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
-    "settings.py": "the TOML and environment layers before they become the typed Settings",
+    "settings/loading.py": "the TOML and environment layers before they become the typed Settings",
     "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
     "run/parser_live.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
@@ -106,6 +162,88 @@ def test_the_check_catches_a_backward_import() -> None:
     assert _stage("run") > _stage("core")
     with pytest.raises(AssertionError, match="no place"):
         _stage("newpackage")
+
+
+def _inner(relative: str) -> tuple[str, int] | None:
+    """The package with an inner order a module belongs to, and its part's rank there."""
+    package, _, rest = relative.partition("/")
+    parts = INNER_STAGES.get(package)
+    if parts is None or not rest or rest == "__init__.py":
+        return None
+    return package, parts.index(rest.split("/", 1)[0].removesuffix(".py"))
+
+
+def test_the_parts_of_a_package_import_only_earlier_parts() -> None:
+    against = []
+    for relative, tree in _modules():
+        mine = _inner(relative)
+        if mine is None:
+            continue
+        package, rank = mine
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith(f"pipeline.{package}.")
+            ):
+                target = _inner(node.module.removeprefix("pipeline.").replace(".", "/") + ".py")
+                if target is not None and target[1] > rank:
+                    against.append(f"pipeline/{relative}:{node.lineno} imports {node.module}")
+    assert not against, "imports against a package's inner order:\n" + "\n".join(against)
+
+
+def test_every_part_of_an_ordered_package_has_its_place() -> None:
+    for package, parts in INNER_STAGES.items():
+        found = {path.name.removesuffix(".py") for path in (PACKAGE / package).iterdir()}
+        found -= {"__init__", "__pycache__"}
+        assert found == set(parts), f"pipeline/{package}: {sorted(found ^ set(parts))} out of INNER_STAGES"
+
+
+def test_the_packages_are_the_listed_ones_and_say_what_they_hold() -> None:
+    found = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*")
+        if path.is_dir() and path.name != "__pycache__"
+    }
+    assert found == set(PACKAGES), f"packages not in PACKAGES, or gone: {sorted(found ^ set(PACKAGES))}"
+    silent = [
+        name
+        for name in PACKAGES
+        if (PACKAGE / name / "__init__.py").exists()
+        and (PACKAGE / name / "__init__.py").stat().st_size
+        and not ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text(encoding="utf-8")))
+    ]
+    assert not silent, f"an __init__ with code but no docstring saying what the package holds: {silent}"
+
+
+def _names() -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name != "__init__.py":
+            names.setdefault(path.name, []).append(path.relative_to(PACKAGE).parent.as_posix())
+    return names
+
+
+def test_no_two_modules_share_a_name_unless_listed() -> None:
+    shared = {name: places for name, places in _names().items() if len(places) > 1}
+    pending = {name for name in RUN_NAMES_PENDING if "run" in shared.get(name, [])}
+    unlisted = {
+        name: places for name, places in shared.items() if name not in SHARED_NAMES and name not in pending
+    }
+    assert not unlisted, f"modules that share a name: {unlisted}"
+    assert len(SHARED_NAMES) <= MAX_SHARED_NAMES
+    stale = set(SHARED_NAMES) - set(shared) | RUN_NAMES_PENDING - pending
+    assert not stale, f"listed as shared but no longer are: {sorted(stale)}"
+
+
+def test_tests_mirror_the_tree() -> None:
+    found = {
+        path.relative_to(TESTS).as_posix()
+        for path in TESTS.rglob("*")
+        if path.is_dir() and path.name != "__pycache__"
+    }
+    strays = sorted(found - set(PACKAGES) - TESTS_OWN)
+    assert not strays, f"test directories with no package of that path in pipeline/: {strays}"
 
 
 def test_no_function_is_longer_than_a_screen() -> None:

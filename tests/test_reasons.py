@@ -14,7 +14,7 @@ import pytest
 
 import pipeline
 from pipeline.reasons import Figure, Reason, ReasonCode, Refusal, SummaryFailure
-from pipeline.summarize.outcomes import FailureFacts, SummaryOutcome
+from pipeline.summarize.model.outcomes import FailureFacts, SummaryOutcome
 
 CODE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 FIELD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")

@@ -13,7 +13,7 @@ from typing import Final
 
 from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 
 __all__ = ["LineIndex", "build_index", "build_index_reference", "iter_line_spans"]

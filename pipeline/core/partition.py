@@ -4,7 +4,7 @@
 chain is `raw_keep`); `side_keep` holds file-history snapshots correlated with kept records;
 `control_projection` holds the one pointer and the leading UI metadata the output re-projects,
 and the summarized span's attachment records whose state Claude Code folds on resume, which the
-output carries after its summary (`pipeline.formats.claude_code.state`);
+output carries after its summary (`pipeline.formats.claude_code.resume_state`);
 `excluded_branch` holds every other uuid record; `excluded_unattributed` holds the rest.
 Excluded sets leave this module only as counts and digests.
 """

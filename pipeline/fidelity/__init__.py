@@ -9,10 +9,10 @@ summary texts and kept records); `score_probes` looks every probe up by its clas
 
 from __future__ import annotations
 
-from pipeline.fidelity.context import KeptCall, ResumedContext, resumed_context, summary_passages
 from pipeline.fidelity.extract import extract_probes
 from pipeline.fidelity.match import carried
-from pipeline.fidelity.probe import ANCHOR_HEX, Probe, ProbeClass, Resolution
+from pipeline.fidelity.passages import KeptCall, ResumedContext, resumed_context, summary_passages
+from pipeline.fidelity.probe_value import ANCHOR_HEX, Probe, ProbeClass, Resolution
 from pipeline.fidelity.score import FIDELITY_DIGITS, ClassScore, FidelityScore, LostProbe, score_probes
 
 __all__ = [

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome, error_signature, rejection_reason
-from pipeline.fidelity.probe import Probe, ProbeClass, Resolution
+from pipeline.fidelity.probe_value import Probe, ProbeClass, Resolution
 from pipeline.fidelity.state import identifier_probes, state_probes
 from pipeline.fidelity.text import human_text, identity
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
-from pipeline.summarize.shell import CommandFacts, CommandOutcome, FileAction, analyze_command
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
+from pipeline.summarize.evidence.shell import CommandFacts, CommandOutcome, FileAction, analyze_command
 
 __all__ = ["MODIFY_FILE_TOOLS", "READ_FILE_TOOLS", "SHELL_TOOLS", "extract_probes"]
 

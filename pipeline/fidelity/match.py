@@ -26,9 +26,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from pipeline.fidelity.context import ResumedContext
 from pipeline.fidelity.outcome import states
-from pipeline.fidelity.probe import Probe, ProbeClass, Resolution
+from pipeline.fidelity.passages import ResumedContext
+from pipeline.fidelity.probe_value import Probe, ProbeClass, Resolution
 from pipeline.fidelity.text import (
     IDENTITY_CHARS,
     MIN_QUOTE_CHARS,
@@ -38,7 +38,7 @@ from pipeline.fidelity.text import (
     standalone,
     without,
 )
-from pipeline.summarize.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 
 __all__ = ["carried"]
 

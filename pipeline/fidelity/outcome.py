@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Final
 
 from pipeline.fidelity.text import IDENTITY_CHARS, normalize
-from pipeline.summarize.shell import CommandOutcome
+from pipeline.summarize.evidence.shell import CommandOutcome
 
 __all__ = [
     "MIN_SIGNATURE_CHARS",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.fidelity.context import ResumedContext
 from pipeline.fidelity.match import carried
-from pipeline.fidelity.probe import Probe, ProbeClass
+from pipeline.fidelity.passages import ResumedContext
+from pipeline.fidelity.probe_value import Probe, ProbeClass
 
 __all__ = ["FIDELITY_DIGITS", "ClassScore", "FidelityScore", "LostProbe", "score_probes"]
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
-from pipeline.fidelity.probe import Probe, ProbeClass
+from pipeline.fidelity.probe_value import Probe, ProbeClass
 from pipeline.fidelity.text import human_text, identity
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
-from pipeline.summarize.work_state import ActiveWorkKind, collect_state
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
+from pipeline.summarize.evidence.work_state import ActiveWorkKind, collect_state
 
 __all__ = ["CONTENT_KEYS", "IDENTIFIER_PATTERNS", "identifier_probes", "identifiers_in", "state_probes"]
 

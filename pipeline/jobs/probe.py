@@ -15,7 +15,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.jobs.fidelity import ProbeFailure, probe_files
+from pipeline.jobs.fidelity_inputs import ProbeFailure, probe_files
 from pipeline.report.fidelity import FidelitySection, fidelity_section
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from pipeline.formats.claude_code.bound import BoundRule, bound_content
+from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, SentContext
 from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders

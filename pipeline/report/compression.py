@@ -17,11 +17,11 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
     from pipeline.findings import Finding
-    from pipeline.formats.claude_code.bound import BoundedRecord
-    from pipeline.formats.claude_code.state import StateRecord
+    from pipeline.formats.claude_code.bounded_output import BoundedRecord
+    from pipeline.formats.claude_code.resume_state import StateRecord
     from pipeline.formats.claude_code.tasks import BackgroundShell
-    from pipeline.summarize.deterministic import SummaryFit
-    from pipeline.summarize.outcomes import SummaryAccount
+    from pipeline.summarize.checkpoint.deterministic import SummaryFit
+    from pipeline.summarize.model.outcomes import SummaryAccount
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",

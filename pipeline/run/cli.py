@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import ConfigError, UsageError
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.read.discover import RootError, SessionFile, default_roots
 from pipeline.read.remote import discover_roots, is_url
 from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from pipeline.summarize.limiter import Grant, RateLimits, WindowLimiter
+from pipeline.summarize.model.limiter import Grant, RateLimits, WindowLimiter
 
 __all__ = ["ClusterLimiter", "LimiterActor"]
 

@@ -27,9 +27,9 @@ from pipeline.jobs.compress.writers import ModelWriter, RunTokens
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome
 from pipeline.run.cluster_limiter import ClusterLimiter, LimiterActor
-from pipeline.summarize.model import ModelServices, ModelSummaryOptions
-from pipeline.summarize.providers import ProviderConfig, open_provider
-from pipeline.summarize.providers.http import open_http_client
+from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
+from pipeline.summarize.model.providers import ProviderConfig, open_provider
+from pipeline.summarize.model.providers.http import open_http_client
 
 __all__ = ["ClusterModelOptions", "compress_with_model", "model_cluster_prepare"]
 

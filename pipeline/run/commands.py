@@ -229,7 +229,7 @@ def compress_command(
 def _cluster_models(settings: Settings, provider: Any, options_for: Callable[[SessionFile], Any]) -> Any:
     """A model run's cluster hook: the limiter actor, and the worker job calling the model."""
     from pipeline.run.cluster_models import model_cluster_prepare  # noqa: PLC0415 - Dask on use
-    from pipeline.summarize.configure import model_summary_options, rate_limits  # noqa: PLC0415
+    from pipeline.summarize.model.configure import model_summary_options, rate_limits  # noqa: PLC0415
 
     name, config = provider
     return model_cluster_prepare(

@@ -29,25 +29,14 @@ from pipeline.jobs.compress.in_place import (
     config_digest,
 )
 from pipeline.jobs.compress.options import CompressOptions
-from pipeline.publish import (
-    Candidate,
-    Declined,
-    InPlaceOutcome,
-    RecordedResult,
-    Screened,
-    SessionTarget,
-)
-from pipeline.publish.documents import (
-    InPlaceSummary,
-    InPlaceTotals,
-    in_place_report,
-    in_place_section,
-    receipt_section,
-    recovered_entry,
-    skipped_entry,
-)
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
+from pipeline.publish.live.reporting import in_place_section, receipt_section, recovered_entry, skipped_entry
+from pipeline.publish.live.session_pass import Screened
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.fleet import summary_report
+from pipeline.report.live_replacement import InPlaceSummary, InPlaceTotals, in_place_report
 from pipeline.report.render import report_bytes
 from pipeline.run.commands import compress_options, compress_run
 from pipeline.run.in_place import BuildStep, Limits, LiveCommand, PassDone, finish, run_pass

@@ -25,10 +25,15 @@ from pipeline.report.fleet import CompressRun, FleetModelPlan, FleetSummary, sum
 from pipeline.run.fleet import FleetCommand
 from pipeline.run.runner import RunResult
 from pipeline.settings import Settings
-from pipeline.summarize.configure import model_summary_options, price_table, provider_settings, rate_limits
-from pipeline.summarize.limiter import RateLimits
-from pipeline.summarize.plan import SummaryPlan, plan_fleet
-from pipeline.summarize.providers import ProviderName
+from pipeline.summarize.model.configure import (
+    model_summary_options,
+    price_table,
+    provider_settings,
+    rate_limits,
+)
+from pipeline.summarize.model.cost import SummaryPlan, plan_fleet
+from pipeline.summarize.model.limiter import RateLimits
+from pipeline.summarize.model.providers import ProviderName
 from pipeline.vocabulary import SummarizerName
 
 __all__ = ["dry_run_command"]

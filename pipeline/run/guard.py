@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from pipeline.publish import write_report_now
+from pipeline.publish.files import write_report_now
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
 

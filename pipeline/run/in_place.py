@@ -25,26 +25,18 @@ import anyio.to_thread
 import msgspec
 import structlog
 
-from pipeline.publish import (
-    Candidate,
-    Declined,
-    Disposition,
-    InPlaceOptions,
-    InPlaceOutcome,
-    InPlacePass,
-    Pending,
-    RecordedResult,
-    Screened,
-    SessionTarget,
-    in_place_options,
-    open_state,
-    platform_probe,
-    state_options,
-)
-from pipeline.publish.documents import ReceiptSection, receipt_section
+from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_bytes_atomic, write_report
-from pipeline.publish.recovery import Recovered
+from pipeline.publish.live.activity import platform_probe
+from pipeline.publish.live.configured import in_place_options, state_options
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
+from pipeline.publish.live.recovery import Recovered
+from pipeline.publish.live.reporting import receipt_section
+from pipeline.publish.live.session_pass import InPlaceOptions, InPlacePass, Pending, Screened
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, open_state
 from pipeline.reasons import InPlaceReason
+from pipeline.report.live_replacement import ReceiptSection
 from pipeline.report.render import json_bytes
 from pipeline.run.commands import check_apart
 from pipeline.run.console import progress_bar

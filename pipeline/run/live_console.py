@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.publish import BackupListing
-from pipeline.publish.documents import InPlaceSummary
+from pipeline.publish.live.backup_restore import BackupListing
+from pipeline.report.live_replacement import InPlaceSummary
 
 __all__ = ["human_bytes", "present_backups", "present_counts", "present_in_place"]
 

@@ -22,17 +22,17 @@ from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.writers import ModelWriter, RunTokens
 from pipeline.read.discover import SessionFile
 from pipeline.settings import Settings
-from pipeline.summarize.configure import model_summary_options, provider_settings, rate_limits
-from pipeline.summarize.limiter import WindowLimiter
-from pipeline.summarize.model import ModelServices
-from pipeline.summarize.providers import (
+from pipeline.summarize.model.configure import model_summary_options, provider_settings, rate_limits
+from pipeline.summarize.model.engine import ModelServices
+from pipeline.summarize.model.limiter import WindowLimiter
+from pipeline.summarize.model.providers import (
     ProviderConfig,
     ProviderName,
     ProviderUnavailable,
     check_available,
     open_provider,
 )
-from pipeline.summarize.providers.http import open_http_client
+from pipeline.summarize.model.providers.http import open_http_client
 from pipeline.vocabulary import SummarizerName, SummaryFallback
 
 __all__ = ["PACK_THREADS", "model_provider", "model_services"]

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.vocabulary import BackupCompression, LeafPolicy, LogFormat, RepairScope
+from pipeline.live_vocabulary import BackupCompression, RepairScope
+from pipeline.vocabulary import LeafPolicy, LogFormat
 
 __all__ = ["IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
 

@@ -22,29 +22,21 @@ import anyio.to_thread
 from msgspec import UNSET
 
 from pipeline.core.read_pages import RepairPlan, plan_repair
-from pipeline.publish import (
-    Candidate,
-    Declined,
-    InPlaceOutcome,
-    RecordedResult,
-    RepairOptions,
-    Screened,
-    SessionTarget,
-    SourceRefused,
-    freeze_source,
-    repair_builder,
-    repair_options,
-    write_repaired_candidate,
-)
-from pipeline.publish.documents import (
+from pipeline.live_vocabulary import OperationState
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.configured import repair_options
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
+from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
+from pipeline.publish.live.reporting import receipt_section
+from pipeline.publish.live.session_pass import Screened
+from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.live.state_db import RecordedResult
+from pipeline.report.live_replacement import (
     RepairReceiptSection,
     RepairReport,
     RepairSummary,
-    receipt_section,
     repair_plan_section,
 )
-from pipeline.publish.files import write_bytes_atomic
-from pipeline.publish.outcome import OperationState
 from pipeline.report.render import json_bytes
 from pipeline.run.commands import check_apart
 from pipeline.run.console import progress_bar

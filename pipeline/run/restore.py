@@ -20,23 +20,20 @@ from pathlib import Path
 import msgspec
 
 from pipeline.errors import UsageError
-from pipeline.publish import (
-    Receipt,
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.activity import platform_probe
+from pipeline.publish.live.backup_restore import (
     RestoreOptions,
     RestoreOutcome,
-    SessionTarget,
-    StateDb,
     list_backups,
-    open_state,
-    platform_probe,
-    read_state,
-    replace_options,
     restorable_since,
     restore_session,
-    state_options,
 )
-from pipeline.publish.documents import backup_entry, receipt_section, restore_report
-from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.configured import replace_options, state_options
+from pipeline.publish.live.receipt import Receipt
+from pipeline.publish.live.reporting import backup_entry, receipt_section, restore_report
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import StateDb, open_state, read_state
 from pipeline.read.discover import default_roots, root_pairs
 from pipeline.report.render import json_bytes
 from pipeline.run.in_place import live_report_dir

@@ -27,7 +27,7 @@ import anyio.to_thread
 import structlog
 
 from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
-from pipeline.publish import write_report
+from pipeline.publish.files import write_report
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes

@@ -26,10 +26,18 @@ from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName, UnknownEstimator, parse_estimators
 from pipeline.estimate.real import MissingExtra, check_available
 from pipeline.jobs.tokens.auto import auto_tokenizers
+from pipeline.jobs.tokens.by_corpus import (
+    ACTIVE,
+    CSV_COLUMNS,
+    SESSION,
+    Group,
+    TokensSummary,
+    csv_rows,
+    summarize,
+)
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
-from pipeline.jobs.tokens.fleet import ACTIVE, CSV_COLUMNS, SESSION, Group, TokensSummary, csv_rows, summarize
 from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, tokens_session
-from pipeline.publish import write_bytes_atomic
+from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.render import json_bytes
 from pipeline.run.fleet import FleetCommand, default_report_dir

@@ -1,25 +1,16 @@
-"""Summaries of the summarized span: evidence extraction and the embedded deterministic summarizer.
+"""Summaries of the summarized span: evidence, the deterministic checkpoint, the model path.
 
-`extract_evidence` re-reads exactly the lines to summarize; `write_summary` turns that evidence
-into seed 001's nine-section checkpoint, every bullet cited to its source lines, followed by the
-deterministic appendix of file operations, validation runs and active work. No network, no
-clock, no files: values in, values out.
+`evidence/` reads the span into typed items; `checkpoint/` is the embedded deterministic
+summarizer (seed 001's nine cited sections and the appendix), pure; `model/` is a model-written
+checkpoint, and calls HTTP providers or Claude Code. This module gathers the deterministic
+names the jobs use: `extract_evidence` re-reads exactly the lines to summarize, `write_summary`
+turns that evidence into the checkpoint. Importing it loads no provider.
 """
 
 from __future__ import annotations
 
-from pipeline.summarize.appendix import render_appendix, strip_appendix
-from pipeline.summarize.checkpoint import (
-    APPENDIX_MARKER,
-    CHECKPOINT_MARKER,
-    AppendixHeading,
-    CheckpointDefect,
-    CheckpointInvalid,
-    DefectCode,
-    Heading,
-    validate_checkpoint,
-)
-from pipeline.summarize.deterministic import (
+from pipeline.summarize.checkpoint.appendix import render_appendix, strip_appendix
+from pipeline.summarize.checkpoint.deterministic import (
     MIN_CHAR_BUDGET,
     VERBATIM_BUDGET_FACTOR,
     FallbackReason,
@@ -31,8 +22,23 @@ from pipeline.summarize.deterministic import (
     SummaryResult,
     write_summary,
 )
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, EvidenceLineOutOfRange, extract_evidence
-from pipeline.summarize.shell import (
+from pipeline.summarize.checkpoint.document import (
+    APPENDIX_MARKER,
+    CHECKPOINT_MARKER,
+    AppendixHeading,
+    CheckpointDefect,
+    CheckpointInvalid,
+    DefectCode,
+    Heading,
+    validate_checkpoint,
+)
+from pipeline.summarize.evidence.items import (
+    EvidenceItem,
+    EvidenceKind,
+    EvidenceLineOutOfRange,
+    extract_evidence,
+)
+from pipeline.summarize.evidence.shell import (
     CommandFacts,
     CommandOutcome,
     FileAction,
@@ -42,7 +48,7 @@ from pipeline.summarize.shell import (
     parse_shell,
     shell_file_operations,
 )
-from pipeline.summarize.work_state import (
+from pipeline.summarize.evidence.work_state import (
     ActiveWorkKind,
     ActiveWorkRecord,
     CommandRecord,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from pipeline.summarize.checkpoint import Heading
-from pipeline.summarize.grounding import UNKNOWN_LINE
-from pipeline.summarize.pack import HUMAN_ANCHORS_LABEL
+from pipeline.summarize.checkpoint.document import Heading
+from pipeline.summarize.model.grounding import UNKNOWN_LINE
+from pipeline.summarize.model.pack import HUMAN_ANCHORS_LABEL
 
 __all__ = [
     "Answer",

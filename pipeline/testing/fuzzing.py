@@ -27,8 +27,8 @@ from pipeline.formats.claude_code.records import plain_strings, record_strings
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.validate import sweep_partition, validate_session
 from pipeline.proof.excluded import EXCLUDED_SETS
-from pipeline.testing.cli import compaction
 from pipeline.testing.fuzz import Mutation, mutate
+from pipeline.testing.invoke import compaction
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS, validate_options

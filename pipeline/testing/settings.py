@@ -13,7 +13,7 @@ from typing import Any
 
 from pipeline.core.plan import CutOptions
 from pipeline.estimate.estimators import parse_estimators
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.tokens.job import TokensOptions
 from pipeline.jobs.validate import ValidateOptions

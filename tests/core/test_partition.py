@@ -19,8 +19,8 @@ from pipeline.core.partition import (
     select_snapshots,
 )
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.resolved import Resolved, resolve
 from pipeline.vocabulary import CheckpointPolicy, PartitionSet
+from tests.support.resolved import Resolved, resolve
 
 
 def _lines_of(data: bytes, needle: bytes) -> set[int]:

@@ -18,9 +18,9 @@ from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of, 
 from pipeline.formats.claude_code.records import message_text
 from pipeline.reasons import PlanNote
 from pipeline.testing import ToolSpec, TranscriptBuilder
-from pipeline.testing.records import jsonl, rec
-from pipeline.testing.resolved import Resolved, resolve
 from pipeline.testing.settings import cut_options
+from tests.support.records import jsonl, rec
+from tests.support.resolved import Resolved, resolve
 
 RESERVE = 500  # tokens kept for the summary
 

@@ -24,7 +24,7 @@ from pipeline.estimate.calibrated import (
     measure,
 )
 from pipeline.estimate.real import MissingExtra, RealTokenizer, check_available, load_tokenizer
-from pipeline.formats.claude_code.pieces import ContentClass, Piece, split_records
+from pipeline.formats.claude_code.content_classes import ContentClass, Piece, split_records
 from pipeline.formats.detect import detect_format
 from pipeline.testing.settings import LIMITS
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline.fidelity import FidelityScore, ResumedContext, extract_probes, resumed_context, score_probes
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 
 
 def prompt(line: int, text: str) -> EvidenceItem:

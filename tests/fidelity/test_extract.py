@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pipeline.fidelity import Probe, ProbeClass, Resolution, extract_probes
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
-from pipeline.summarize.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from tests.fidelity._items import bash, call, prompt, say
 
 

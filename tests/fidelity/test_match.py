@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.fidelity import Probe, ProbeClass, Resolution, carried, extract_probes
-from pipeline.summarize.evidence import EvidenceItem
-from pipeline.summarize.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.items import EvidenceItem
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from tests.fidelity._items import bash, call, context, prompt, say
 
 LONG_PROMPT = "Please rename the --verbose flag to --debug everywhere, and keep the old one as an alias."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.fidelity.outcome import call_outcome, error_signature, exit_status, rejection_reason, states
-from pipeline.summarize.shell import CommandOutcome
+from pipeline.summarize.evidence.shell import CommandOutcome
 
 PYTEST_FAILURE = """Exit code 1
 ============================= test session starts ==============================

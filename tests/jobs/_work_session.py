@@ -9,7 +9,7 @@ from typing import Final
 
 from pipeline.jobs.compress.writers import SummaryWriter, Written
 from pipeline.reasons import Reason
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.testing import TranscriptBuilder
 
 FIRST_PROMPT: Final = "Fix the login bug in src/app.py and keep the public API stable, please."

@@ -16,9 +16,9 @@ from pipeline.core.topology.select import Topology
 from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import TranscriptBuilder, as_json
-from pipeline.testing.resolved import resolve
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, PROMPTS, build_session
 from pipeline.testing.settings import compress_options, validate_options
+from tests.support.resolved import resolve
 
 
 def options(out: Path, **extra: Any) -> CompressOptions:

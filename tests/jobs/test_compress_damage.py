@@ -17,9 +17,9 @@ from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import as_json
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
-from pipeline.testing.resolved import resolve
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import compress_options, validate_options
+from tests.support.resolved import resolve
 
 # What the validator calls each planted defect.
 CODES = {

@@ -18,7 +18,7 @@ import pytest
 from pipeline.core.check.contract import restate, restated_instructions
 from pipeline.proof.client import resume
 from pipeline.testing import ToolSpec, TranscriptBuilder
-from pipeline.testing.cli import candidate_of, compaction, reports
+from pipeline.testing.invoke import candidate_of, compaction, reports
 
 PROMPT = "The suite fails after the parser change; fix it without touching the public API:\n\n" + "".join(
     f"    FAILED tests/test_parser.py::test_case_{n} - AssertionError: expected  {n}, got {n + 1}\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.cli import compaction, reports
+from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
 from pipeline.testing.sessions import build_session
 

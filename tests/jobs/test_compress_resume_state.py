@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 
 from pipeline.testing.builder import TranscriptBuilder
-from pipeline.testing.cli import candidate_of, compaction, reports
-from pipeline.testing.stateful import background_shell, stop_task, task_notification
+from pipeline.testing.invoke import candidate_of, compaction, reports
+from tests.support.stateful import background_shell, stop_task, task_notification
 
 NO_MIN_GAIN = "[compress]\nmin_gain = 0.0\n"
 

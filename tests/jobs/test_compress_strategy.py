@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.formats.claude_code.bound import CLEARED_MARKER
+from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
 from pipeline.jobs.compress import compress_session
 from pipeline.proof.client import resume
 from pipeline.report.render import json_bytes
-from pipeline.testing.cli import candidate_of, compaction, reports
+from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import compress_options, default_settings
 from tests.jobs._work_session import FAILURE, build_work_session
 

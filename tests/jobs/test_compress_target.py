@@ -8,12 +8,12 @@ from pathlib import Path
 import orjson
 
 from pipeline.core.check.contract import restated_instructions
-from pipeline.formats.claude_code.bound import BoundRule, bound_line
+from pipeline.formats.claude_code.bounded_output import BoundRule, bound_line
 from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import TranscriptBuilder, as_json
-from pipeline.testing.resolved import resolve
 from pipeline.testing.settings import compress_options, validate_options
+from tests.support.resolved import resolve
 
 
 def _heavy_session(path: Path, *, pointers: bool = False) -> bytes:

@@ -47,7 +47,7 @@ from pipeline.jobs.compress.stages import candidate_partition
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.validate import sweep_partition
 from pipeline.summarize import EvidenceKind, extract_evidence
-from pipeline.summarize.checkpoint import parse_bullets
+from pipeline.summarize.checkpoint.document import parse_bullets
 from pipeline.testing.settings import LIMITS, compress_options, validate_options
 from pipeline.vocabulary import PartitionSet
 

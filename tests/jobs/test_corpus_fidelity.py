@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.jobs.fidelity import Measured, SpanSource, probe_files
+from pipeline.jobs.fidelity_inputs import Measured, SpanSource, probe_files
 from pipeline.report.fidelity import fidelity_section
 from pipeline.report.render import json_bytes
 from pipeline.testing.settings import default_settings

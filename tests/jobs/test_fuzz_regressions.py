@@ -18,7 +18,7 @@ from pipeline.formats import json_text
 from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import as_json
-from pipeline.testing.cli import compaction, reports
+from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import compress_options, validate_options
 from pipeline.vocabulary import SessionStatus

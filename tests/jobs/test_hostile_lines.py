@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.cli import compaction
 from pipeline.testing.fuzz import nested
+from pipeline.testing.invoke import compaction
 
 MB = 1024 * 1024
 

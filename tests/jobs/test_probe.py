@@ -12,7 +12,7 @@ import orjson
 
 from pipeline.jobs.compress import compress_session
 from pipeline.testing import TranscriptBuilder, as_json
-from pipeline.testing.cli import compaction
+from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import compress_options
 from tests.jobs._work_session import FIRST_PROMPT, ForgetfulWriter, build_work_session
 

@@ -21,10 +21,10 @@ import orjson
 import pytest
 
 from pipeline.proof.client import resume
-from pipeline.testing.cli import candidate_of, compaction, reports
-from pipeline.testing.resolved import resolve
+from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import default_settings
-from pipeline.testing.stateful import CANARY, LOADED_TOOL, ORPHAN_TASK, billed_session, stateful_session
+from tests.support.resolved import resolve
+from tests.support.stateful import CANARY, LOADED_TOOL, ORPHAN_TASK, billed_session, stateful_session
 
 pytestmark = pytest.mark.claude_code
 

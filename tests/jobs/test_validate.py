@@ -12,11 +12,11 @@ from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.jobs.validate import validate_session
 from pipeline.report.documents import Unreadable, Unsupported, Validated
 from pipeline.testing import as_json
-from pipeline.testing.records import jsonl, rec
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS, validate_options
 from pipeline.vocabulary import SourceFormat
+from tests.support.records import jsonl, rec
 
 
 def test_unreadable_and_unsupported_files_get_their_own_outcomes(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from pipeline.testing import Feature
-from pipeline.testing.cli import candidate_of, compaction, offline, reports
+from pipeline.testing.invoke import candidate_of, compaction, offline, reports
 from pipeline.testing.sessions import CANARY_BRANCH, build_session
 from pipeline.testing.synth import generate_fleet
 from tests.conftest import RESUME_GATE_ENV

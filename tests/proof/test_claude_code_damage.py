@@ -28,12 +28,12 @@ from pipeline.core.plan import protected_round_of
 from pipeline.core.validate.checks import validate
 from pipeline.jobs.compress import compress_session
 from pipeline.testing import as_json
-from pipeline.testing.cli import compaction, reports
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
-from pipeline.testing.planting import clock_back, parent_after_child, session_run
-from pipeline.testing.resolved import resolve
+from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.settings import compress_options
 from pipeline.vocabulary import Severity
+from tests.support.planting import clock_back, parent_after_child, session_run
+from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code
 

@@ -22,10 +22,10 @@ from pipeline.proof.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
 from pipeline.report.resume_check import resume_check_section
-from pipeline.testing.cli import candidate_of, compaction
-from pipeline.testing.resolved import resolve
+from pipeline.testing.invoke import candidate_of, compaction
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import default_settings
+from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from pipeline.formats.claude_code.bound import BoundRule, bound_content
+from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
 from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.reminders import (
     Reminder,

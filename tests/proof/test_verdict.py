@@ -15,7 +15,7 @@ import orjson
 
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
-from pipeline.formats.claude_code.bound import CLEARED_MARKER, BoundRule, bound_text
+from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, BoundRule, bound_text
 from pipeline.formats.claude_code.records import record_strings
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.verify_resume import original_exclusions

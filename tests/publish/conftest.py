@@ -11,7 +11,7 @@ from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
 from pipeline.jobs.compress import compress_session
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.cli import candidate_of
+from pipeline.testing.invoke import candidate_of
 from pipeline.testing.settings import LIMITS, compress_options
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.testing.cli import compaction
+from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 
 DAY = 86400

@@ -19,10 +19,10 @@ from pipeline.report.documents import Failed, Validated
 from pipeline.run.cluster import ClusterRun, _plan, batches, loopback_cluster, run_on_cluster
 from pipeline.run.cluster_task import Destination
 from pipeline.settings import load_settings
-from pipeline.testing.cli import compaction
-from pipeline.testing.jobs import flaky_validate
+from pipeline.testing.invoke import compaction
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import validate_options
+from tests.support.jobs import flaky_validate
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "files"
 TIMING = ("timing_ms",)  # the only report section allowed to differ between two runs

@@ -13,8 +13,8 @@ import pytest
 
 from pipeline.run.cluster import loopback_cluster
 from pipeline.run.cluster_limiter import ClusterLimiter, LimiterActor
-from pipeline.summarize.limiter import RateLimits
-from pipeline.testing.cli import compaction, reports
+from pipeline.summarize.model.limiter import RateLimits
+from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.provider_server import Answer, ProviderServer
 from pipeline.testing.sessions import build_session
 

@@ -12,11 +12,11 @@ import pytest
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
-from pipeline.publish.backups import read_backup
-from pipeline.publish.state import StateOptions, open_state
-from pipeline.testing.cli import compaction
+from pipeline.live_vocabulary import StateSync
+from pipeline.publish.live.backups import read_backup
+from pipeline.publish.live.state_db import StateOptions, open_state
+from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import LIMITS
-from pipeline.vocabulary import StateSync
 from tests.run.conftest import DAY, SMALL, committed, in_place, originals, sha
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.testing.cli import compaction, reports
+from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.provider_server import ProviderServer
 from pipeline.testing.sessions import build_session
 

@@ -11,10 +11,10 @@ import pytest
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
 from pipeline.run.runner import report_path, resolve_jobs, run_sessions
-from pipeline.testing.jobs import flaky_validate
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import validate_options
 from pipeline.vocabulary import SessionStatus
+from tests.support.jobs import flaky_validate
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.publish.backups import read_backup
-from pipeline.testing.cli import compaction
-from tests.publish.test_read_pages import PAGES, session
+from pipeline.publish.live.backups import read_backup
+from pipeline.testing.invoke import compaction
+from tests.publish.live.test_read_pages_repair import PAGES, session
 from tests.run.conftest import committed, in_place, make_idle, originals, sha
 
 

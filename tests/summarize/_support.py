@@ -8,12 +8,12 @@ from contextlib import asynccontextmanager
 import anyio
 import httpx
 
-from pipeline.summarize.calls import RetryPolicy
-from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
-from pipeline.summarize.limiter import RateLimits, WindowLimiter
-from pipeline.summarize.model import AppendixOptions, ModelServices, ModelSummaryOptions, RequestBudget
-from pipeline.summarize.pack import PackOptions
-from pipeline.summarize.providers import (
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
+from pipeline.summarize.model.calls import RetryPolicy
+from pipeline.summarize.model.engine import AppendixOptions, ModelServices, ModelSummaryOptions, RequestBudget
+from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
+from pipeline.summarize.model.pack import PackOptions
+from pipeline.summarize.model.providers import (
     AnthropicOptions,
     AnthropicProvider,
     OpenAIOptions,

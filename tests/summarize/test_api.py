@@ -3,16 +3,8 @@
 from __future__ import annotations
 
 from pipeline import summarize
-from pipeline.summarize import (
-    appendix,
-    bullets,
-    checkpoint,
-    deterministic,
-    evidence,
-    shell,
-    shell_lex,
-    work_state,
-)
+from pipeline.summarize.checkpoint import appendix, assembly, bullets, deterministic, document, fitting
+from pipeline.summarize.evidence import items, shell, shell_lex, work_state
 
 
 def test_every_exported_name_resolves_once() -> None:
@@ -21,6 +13,17 @@ def test_every_exported_name_resolves_once() -> None:
 
 
 def test_submodules_export_what_they_define() -> None:
-    for module in (appendix, bullets, checkpoint, deterministic, evidence, shell, shell_lex, work_state):
+    for module in (
+        appendix,
+        assembly,
+        bullets,
+        deterministic,
+        document,
+        fitting,
+        items,
+        shell,
+        shell_lex,
+        work_state,
+    ):
         assert all(hasattr(module, name) for name in module.__all__), module.__name__
         assert summarize.write_summary is deterministic.write_summary

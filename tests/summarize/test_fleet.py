@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from pipeline.summarize.limiter import RateLimits
-from pipeline.summarize.model import ModelSummary, write_model_summary
-from pipeline.summarize.outcomes import SummaryFailure
+from pipeline.summarize.model.engine import ModelSummary, write_model_summary
+from pipeline.summarize.model.limiter import RateLimits
+from pipeline.summarize.model.outcomes import SummaryFailure
 from pipeline.testing.provider_server import Answer, ProviderServer
 from tests.summarize._support import anthropic, client, options, services, session
 

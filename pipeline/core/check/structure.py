@@ -14,7 +14,7 @@ from pipeline.core.graph import build_graph
 from pipeline.core.index import build_index
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.core.validate.checks import validate
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
 from pipeline.vocabulary import Severity, SourceFormat
 

@@ -24,7 +24,7 @@ from typing import Final
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.topology.checkpoint import ResumeStart, resume_start
-from pipeline.core.topology.resume import ResumeChain, claude_code_chain, with_recovered_rows
+from pipeline.core.topology.resume_chain import ResumeChain, claude_code_chain, with_recovered_rows
 from pipeline.core.topology.strict import (
     Lineage,
     StrictVerdict,

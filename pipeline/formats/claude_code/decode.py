@@ -19,8 +19,8 @@ import orjson
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate import seed
-from pipeline.formats.claude_code.guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.claude_code.line_estimate import raw_estimate
+from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.claude_code.schema import (
     Attachment,
     Block,

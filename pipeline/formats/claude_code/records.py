@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+import orjson
+
 from pipeline.formats.claude_code.content import joined_text, parse_object
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "PreservedSegment",
     "RefState",
     "compact_metadata",
+    "declared_by_ours",
     "has_internal_field",
     "message_text",
     "plain_strings",
@@ -166,3 +169,21 @@ def compact_metadata(line: bytes) -> CompactMetadataRefs | None:
     if not isinstance(metadata, dict):
         return None
     return CompactMetadataRefs(_preserved(metadata), _segment(metadata))
+
+
+def declared_by_ours(data: bytes, key: str) -> Iterator[Any]:
+    """Each entry a compaction of ours lists under `sessionCompaction.<key>` in its compact boundary.
+
+    A line is parsed only when it names both the boundary and the key; one that does not parse
+    declares nothing.
+    """
+    needle = f'"{key}"'.encode()
+    for line in data.split(b"\n"):
+        if b'"compact_boundary"' not in line or needle not in line:
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        ours = (record.get("compactMetadata") or {}).get("sessionCompaction") or {}
+        yield from ours.get(key) or ()

@@ -26,9 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import orjson
-
 from pipeline.formats.claude_code.content import parse_object
+from pipeline.formats.claude_code.records import declared_by_ours
 
 __all__ = [
     "COMMAND_CHARS",
@@ -250,18 +249,8 @@ def task_status(shell: BackgroundShell) -> dict[str, Any]:
 
 def declared_shells(data: bytes) -> frozenset[str]:
     """The task ids of the background shells a compaction of ours declares it carries."""
-    found: set[str] = set()
-    for line in data.split(b"\n"):
-        if b'"compact_boundary"' not in line or b'"carriedBackgroundShells"' not in line:
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        ours = (record.get("compactMetadata") or {}).get("sessionCompaction") or {}
-        found.update(
-            entry["taskId"]
-            for entry in ours.get("carriedBackgroundShells") or ()
-            if isinstance(entry, dict) and isinstance(entry.get("taskId"), str)
-        )
-    return frozenset(found)
+    return frozenset(
+        entry["taskId"]
+        for entry in declared_by_ours(data, "carriedBackgroundShells")
+        if isinstance(entry, dict) and isinstance(entry.get("taskId"), str)
+    )

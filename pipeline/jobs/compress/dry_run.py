@@ -14,7 +14,7 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import first_plan
@@ -25,10 +25,10 @@ from pipeline.report.chain import leaf_section, strict_section
 from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section, reason_figures
 from pipeline.report.documents import CompressReport, Outcome, Skipped
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb
-from pipeline.summarize.evidence import extract_evidence
-from pipeline.summarize.limiter import RateLimits
-from pipeline.summarize.model import ModelSummaryOptions
-from pipeline.summarize.plan import PriceTable, plan_summary
+from pipeline.summarize.evidence.items import extract_evidence
+from pipeline.summarize.model.cost import PriceTable, plan_summary
+from pipeline.summarize.model.engine import ModelSummaryOptions
+from pipeline.summarize.model.limiter import RateLimits
 from pipeline.vocabulary import PlanOutcome, SessionStatus
 
 __all__ = ["DryRunOptions", "plan_session"]

@@ -28,13 +28,15 @@ from msgspec import UNSET
 
 from pipeline import __version__
 from pipeline.errors import UnreadableSource
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.publish import BuildCandidate, Candidate, Declined, FrozenSource
+from pipeline.publish.live.decisions import Candidate, Declined
+from pipeline.publish.live.session_pass import BuildCandidate
+from pipeline.publish.live.source import FrozenSource
 from pipeline.read.load import frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection

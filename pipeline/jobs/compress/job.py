@@ -24,12 +24,12 @@ from msgspec import UNSET, UnsetType
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, damage_refusal
-from pipeline.jobs.compress.fidelity import fidelity_stage
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
+from pipeline.jobs.compress.scoring import fidelity_stage
 from pipeline.jobs.compress.stages import (
     Candidate,
     Stop,
@@ -41,7 +41,7 @@ from pipeline.jobs.compress.stages import (
 )
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.publish import write_bytes_atomic
+from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section

@@ -27,9 +27,9 @@ from pipeline.core.compose import SUMMARY_PREAMBLE
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of
 from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.bound import BoundedRecord, BoundRule, bound_line
+from pipeline.formats.claude_code.bounded_output import BoundedRecord, BoundRule, bound_line
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
-from pipeline.formats.claude_code.guard import LineLimits
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import SummaryWriter, Written, summary_refusal

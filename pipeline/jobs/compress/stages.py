@@ -27,7 +27,7 @@ from pipeline.core.validate.checks import READING_CODES, validate
 from pipeline.core.validate.pairing import API_PAIRING_CODES
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.bound import bound_line
+from pipeline.formats.claude_code.bounded_output import bound_line
 from pipeline.formats.claude_code.build import (
     BoundStamp,
     LeafStamp,
@@ -37,8 +37,8 @@ from pipeline.formats.claude_code.build import (
     claude_timestamp,
     replace_parent,
 )
-from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.state import StateRecord, discovered_tools, resume_state
+from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.claude_code.resume_state import StateRecord, discovered_tools, resume_state
 from pipeline.formats.claude_code.tasks import (
     BackgroundShell,
     may_start_shells,
@@ -115,7 +115,7 @@ def gate(analysis: Analysis, options: CompressOptions) -> Stop | Damage:
 
 def projected_state(analysis: Analysis, plan: Plan) -> tuple[StateRecord, ...]:
     """The summarized attachment records the candidate carries after its summary, so Claude Code
-    folds the same resume state (`pipeline.formats.claude_code.state`)."""
+    folds the same resume state (`pipeline.formats.claude_code.resume_state`)."""
     data, index = analysis.source.data, analysis.index
     return resume_state((line, index.raw_line(data, line)) for line in plan.summary_lines)
 

@@ -19,12 +19,12 @@ import anyio.from_thread
 from pipeline.errors import SummaryError
 from pipeline.reasons import Reason, Refusal, SkipReason
 from pipeline.summarize import SummaryFit, SummaryOptions, write_summary
-from pipeline.summarize.checkpoint import HEADING
-from pipeline.summarize.evidence import EvidenceItem
+from pipeline.summarize.checkpoint.document import HEADING
+from pipeline.summarize.evidence.items import EvidenceItem
 
 if TYPE_CHECKING:  # the model engine (and httpx) load only when a model writes the summaries
-    from pipeline.summarize.model import ModelServices, ModelSummaryOptions
-    from pipeline.summarize.outcomes import SummaryAccount
+    from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
+    from pipeline.summarize.model.outcomes import SummaryAccount
 
 __all__ = ["DeterministicWriter", "ModelWriter", "RunTokens", "SummaryWriter", "Written", "summary_refusal"]
 
@@ -124,7 +124,7 @@ class ModelWriter:
     replans: bool = False
 
     def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
-        from pipeline.summarize.model import ModelSummary, write_model_summary  # noqa: PLC0415
+        from pipeline.summarize.model.engine import ModelSummary, write_model_summary  # noqa: PLC0415
 
         if self.budget.spent:
             return Reason(SkipReason.RUN_TOKEN_BUDGET)

@@ -24,7 +24,7 @@ from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
-from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.formats.claude_code.content_classes import NAME_OTHER, ContentClass, Piece, split_records
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns, sent_billed
 from pipeline.jobs.tokens.usage import usage_segments

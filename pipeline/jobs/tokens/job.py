@@ -27,8 +27,14 @@ from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, LinePieces, Piece, split_records
+from pipeline.formats.claude_code.content_classes import (
+    NAME_OTHER,
+    ContentClass,
+    LinePieces,
+    Piece,
+    split_records,
+)
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
 from pipeline.jobs.tokens.sent import (

@@ -10,9 +10,9 @@ from pipeline.core.graph import build_graph
 from pipeline.core.index import build_index
 from pipeline.core.topology.select import AUTO, Topology, TopologyOptions, resolve_topology
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.records import SESSION_A, SESSION_B, jsonl, pointer, rec
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import ChainEnd, LeafPolicy, LeafSource, SourceFormat, StrictStatus
+from tests.support.records import SESSION_A, SESSION_B, jsonl, pointer, rec
 
 S, B = SESSION_A, SESSION_B
 

@@ -12,10 +12,10 @@ from pipeline.core.index import build_index
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.core.validate.checks import validate
 from pipeline.findings import REASONS, Finding
-from pipeline.testing.records import SESSION_B as B
-from pipeline.testing.records import pointer, rec
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, LeafPolicy, Severity, SourceFormat
+from tests.support.records import SESSION_B as B
+from tests.support.records import pointer, rec
 
 C = FindingCode
 

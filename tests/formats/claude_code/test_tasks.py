@@ -18,8 +18,8 @@ from pipeline.formats.claude_code.tasks import (
     unfinished_shells,
 )
 from pipeline.testing.builder import TranscriptBuilder
-from pipeline.testing.resolved import resolve
-from pipeline.testing.stateful import background_shell, stop_task, task_notification
+from tests.support.resolved import resolve
+from tests.support.stateful import background_shell, stop_task, task_notification
 
 
 def shells(b: TranscriptBuilder) -> tuple[BackgroundShell, ...]:

@@ -1,0 +1,365 @@
+"""The fleet view of a token benchmark: per corpus and overall, from the typed session reports.
+
+Class totals are summed, each estimator's error is measured against every real tokenizer that
+ran, billed-usage slopes are summarized by their median and quartiles, and every figure is also
+flattened into CSV rows. Nothing here reads transcript text or re-parses a report.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from pipeline.estimate.estimators import EstimatorName
+from pipeline.formats.claude_code.content_classes import ContentClass
+from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
+from pipeline.jobs.tokens.job import SEED_RECORD
+from pipeline.report.documents import Outcome, TokensReport
+from pipeline.report.sections import Section
+from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
+
+__all__ = [
+    "CSV_COLUMNS",
+    "OVERALL",
+    "SUMMARY_SCHEMA",
+    "Group",
+    "TokensSummary",
+    "csv_rows",
+    "reference_of",
+    "summarize",
+]
+
+SUMMARY_SCHEMA: Final = "session-compaction/tokens-summary/v1"
+OVERALL: Final = "all"
+CSV_COLUMNS: Final = ("level", "corpus", "session", "view", "class", "name", "estimator", "figure", "value")
+SESSION, ACTIVE = "session", "active_chain"  # the two views every figure has
+_VIEWS: Final = (SESSION, ACTIVE)
+# The tokenizer errors are charted against: the legacy Claude one first (same family as billing).
+_REFERENCE_ORDER: Final = (
+    EstimatorName.CLAUDE_LEGACY,
+    EstimatorName.O200K,
+    EstimatorName.CL100K,
+    EstimatorName.DEEPSEEK,
+    EstimatorName.QWEN,
+)
+
+
+class ClassTotals(Section, frozen=True, kw_only=True):
+    """A content class summed over sessions (empty when no session held it)."""
+
+    pieces: dict[str, int] | UnsetType = UNSET
+    bytes: dict[str, int] | UnsetType = UNSET
+    session: dict[str, int] | UnsetType = UNSET
+    active_chain: dict[str, int] | UnsetType = UNSET
+    names: dict[str, ClassTotals] | UnsetType = UNSET
+
+
+class UsageFigures(Section, frozen=True, kw_only=True):
+    sessions: int
+    turns: int
+    median_slope: float
+    slope_q1: float
+    slope_q3: float
+    median_relative_rmse: float
+
+
+class Group(Section, frozen=True, kw_only=True):
+    """One corpus (or all of them): sessions, totals per view and class, errors, billed slopes."""
+
+    sessions: int
+    measured: int
+    failed: int
+    bytes: int
+    totals: dict[str, dict[str, int]]  # view -> estimator -> tokens; `seed-record` -> view -> tokens
+    images: dict[str, int]
+    classes: dict[str, ClassTotals]
+    errors: dict[str, dict[str, dict[str, float]]]  # reference -> estimator -> class -> error
+    usage: dict[str, UsageFigures]
+    sizes: list[int]  # active-chain size of every measured session, ascending
+    families: dict[str, int]  # model family -> sessions
+    by_family: dict[str, FamilyUsage]  # model family -> each estimator's billed slopes
+
+
+class ClassViews(Section, frozen=True, kw_only=True):
+    session: dict[str, int]
+    active_chain: dict[str, int]
+
+
+class UsageFits(Section, frozen=True, kw_only=True):
+    fits: dict[str, FitEntry]
+
+
+class SessionRow(Section, frozen=True, kw_only=True):
+    label: str
+    corpus: str
+    status: str
+    bytes: int | None
+    session: dict[str, int] | UnsetType = UNSET
+    active_chain: dict[str, int] | UnsetType = UNSET
+    seed_record: dict[str, int] | UnsetType = msgspec.field(default=UNSET, name="seed-record")
+    classes: dict[str, ClassViews] | UnsetType = UNSET
+    usage: UsageSection | UnsetType = UNSET
+    models: ModelsSection | UnsetType = UNSET
+
+
+class TokensSummary(Section, frozen=True, kw_only=True):
+    schema: str = SUMMARY_SCHEMA
+    estimators: list[str]
+    reference: str | None
+    size_estimator: str
+    calibration_version: str
+    elapsed_ms: float
+    overall: Group = msgspec.field(name=OVERALL)
+    corpora: dict[str, Group]
+    sessions: list[SessionRow]
+
+
+def reference_of(estimators: Sequence[str]) -> str | None:
+    """The real tokenizer errors are shown against, when one ran."""
+    return next((name.value for name in _REFERENCE_ORDER if name.value in estimators), None)
+
+
+def _add(into: dict[str, int], values: Mapping[str, int]) -> None:
+    for key, value in values.items():
+        into[key] = into.get(key, 0) + value
+
+
+class _ClassSum:
+    """Running totals of one content class (and of each of its names)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.views: dict[str, dict[str, int]] = {"pieces": {}, "bytes": {}, SESSION: {}, ACTIVE: {}}
+        self.names: dict[str, _ClassSum] = {}
+
+    def add(self, entry: ClassEntry) -> None:
+        self.seen = True
+        _add(self.views["pieces"], {SESSION: entry.pieces.session, ACTIVE: entry.pieces.active_chain})
+        _add(self.views["bytes"], {SESSION: entry.bytes.session, ACTIVE: entry.bytes.active_chain})
+        _add(self.views[SESSION], entry.session)
+        _add(self.views[ACTIVE], entry.active_chain)
+        for name, named in (entry.names if entry.names is not UNSET else {}).items():
+            self.names.setdefault(name, _ClassSum()).add(named)
+
+    def frozen(self) -> ClassTotals:
+        if not self.seen:
+            return ClassTotals()
+        names = {name: total.frozen() for name, total in self.names.items()} if self.names else UNSET
+        views = self.views
+        return ClassTotals(
+            pieces=views["pieces"],
+            bytes=views["bytes"],
+            session=views[SESSION],
+            active_chain=views[ACTIVE],
+            names=names,
+        )
+
+
+def _errors(
+    classes: Mapping[str, ClassTotals], totals: Mapping[str, Mapping[str, int]], estimators: Sequence[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Relative error of every estimator against every real tokenizer, per class and overall."""
+    errors: dict[str, dict[str, dict[str, float]]] = {}
+    for reference in (name for name in estimators if EstimatorName(name).is_real):
+        per_estimator: dict[str, dict[str, float]] = {}
+        for name in (n for n in estimators if n != reference):
+            row = {}
+            for kind, entry in classes.items():
+                whole = entry.session if entry.session is not UNSET else {}
+                if whole.get(reference, 0):
+                    row[kind] = round(whole.get(name, 0) / whole[reference] - 1, 4)
+            truth = totals.get(SESSION, {}).get(reference, 0)
+            if truth:
+                row["all"] = round(totals[SESSION].get(name, 0) / truth - 1, 4)
+            per_estimator[name] = row
+        errors[reference] = per_estimator
+    return errors
+
+
+def _usage(fits: Iterable[Mapping[str, FitEntry]], estimators: Sequence[str]) -> dict[str, UsageFigures]:
+    slopes: dict[str, list[float]] = {}
+    residuals: dict[str, list[float]] = {}
+    turns: Counter[str] = Counter()
+    for session_fits in fits:
+        for name, fit in session_fits.items():
+            slopes.setdefault(name, []).append(fit.slope)
+            residuals.setdefault(name, []).append(fit.relative_rmse)
+            turns[name] += fit.turns
+    usage = {}
+    for name in (*estimators, SEED_RECORD):
+        values = sorted(slopes.get(name, ()))
+        if not values:
+            continue
+        quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+        usage[name] = UsageFigures(
+            sessions=len(values),
+            turns=turns[name],
+            median_slope=round(statistics.median(values), 4),
+            slope_q1=round(quartiles[0], 4),
+            slope_q3=round(quartiles[2], 4),
+            median_relative_rmse=round(statistics.median(residuals[name]), 4),
+        )
+    return usage
+
+
+def _measure(outcome: Outcome) -> TokensMeasure | None:
+    return outcome.report.tokens if isinstance(outcome.report, TokensReport) else None
+
+
+def _group(members: Sequence[tuple[str, Outcome]], estimators: Sequence[str], size_estimator: str) -> Group:
+    measured = [tokens for _, outcome in members if (tokens := _measure(outcome)) is not None]
+    totals: dict[str, dict[str, int]] = {}
+    images: dict[str, int] = {}
+    classes = {kind.value: _ClassSum() for kind in ContentClass}
+    for tokens in measured:
+        _add(totals.setdefault(SESSION, {}), tokens.session)
+        _add(totals.setdefault(ACTIVE, {}), tokens.active_chain)
+        _add(
+            totals.setdefault(SEED_RECORD, {}),
+            {SESSION: tokens.seed_record.session, ACTIVE: tokens.seed_record.active_chain},
+        )
+        _add(images, {SESSION: tokens.images.session, ACTIVE: tokens.images.active_chain})
+        for kind, entry in tokens.classes.items():
+            classes.setdefault(kind, _ClassSum()).add(entry)
+    frozen = {kind: total.frozen() for kind, total in classes.items()}
+    return Group(
+        sessions=len(members),
+        measured=len(measured),
+        failed=sum(outcome.failed for _, outcome in members),
+        bytes=sum(o.report.session.bytes for _, o in members if o.report.session.bytes is not UNSET),
+        totals=totals,
+        images=images,
+        classes=frozen,
+        errors=_errors(frozen, totals, estimators),
+        usage=_usage((tokens.usage.fits for tokens in measured), estimators),
+        sizes=sorted(tokens.active_chain.get(size_estimator, 0) for tokens in measured),
+        families=family_counts(measured),
+        by_family=by_family(measured, [*estimators, SEED_RECORD]),
+    )
+
+
+def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
+    size = outcome.report.session.bytes
+    row = SessionRow(
+        label=label, corpus=corpus, status=outcome.status.value, bytes=size if size is not UNSET else None
+    )
+    tokens = _measure(outcome)
+    if tokens is None:
+        return row
+    return msgspec.structs.replace(
+        row,
+        session=tokens.session,
+        active_chain=tokens.active_chain,
+        seed_record={SESSION: tokens.seed_record.session, ACTIVE: tokens.seed_record.active_chain},
+        classes={
+            kind: ClassViews(session=e.session, active_chain=e.active_chain)
+            for kind, e in tokens.classes.items()
+        },
+        usage=tokens.usage,
+        models=tokens.models,
+    )
+
+
+def summarize(
+    outcomes: Mapping[str, Outcome],
+    corpora: Mapping[str, str],
+    estimators: Sequence[str],
+    *,
+    calibration_version: str,
+    elapsed_ms: float,
+) -> TokensSummary:
+    """The whole benchmark: overall, per corpus (by root label) and per session.
+
+    `outcomes` are keyed by report label, `corpora` maps each report label to its root label.
+    """
+    size_estimator = (
+        EstimatorName.CALIBRATED.value if EstimatorName.CALIBRATED.value in estimators else estimators[0]
+    )
+    members = sorted(outcomes.items())
+    by_corpus: dict[str, list[tuple[str, Outcome]]] = {}
+    for label, outcome in members:
+        by_corpus.setdefault(corpora[label], []).append((label, outcome))
+    return TokensSummary(
+        estimators=list(estimators),
+        reference=reference_of(estimators),
+        size_estimator=size_estimator,
+        calibration_version=calibration_version,
+        elapsed_ms=round(elapsed_ms, 1),
+        overall=_group(members, estimators, size_estimator),
+        corpora={
+            corpus: _group(group, estimators, size_estimator) for corpus, group in sorted(by_corpus.items())
+        },
+        sessions=[_session_row(label, corpora[label], outcome) for label, outcome in members],
+    )
+
+
+def _figures(prefix: tuple[str, str, str], group: Group) -> Iterator[tuple[Any, ...]]:
+    level, corpus, session = prefix
+    for view in _VIEWS:
+        for name, value in group.totals.get(view, {}).items():
+            yield level, corpus, session, view, "", "", name, "tokens", value
+        for view_name, record in group.totals.get(SEED_RECORD, {}).items():
+            if view_name == view:
+                yield level, corpus, session, view, "", "", SEED_RECORD, "tokens", record
+    for kind, entry in group.classes.items():
+        yield from _class_figures(prefix, kind, "", entry)
+        for name, named in (entry.names if entry.names is not UNSET else {}).items():
+            yield from _class_figures(prefix, kind, name, named)
+    for reference, per_estimator in group.errors.items():
+        for name, row in per_estimator.items():
+            for kind, error in row.items():
+                yield level, corpus, session, SESSION, kind, "", name, f"error_vs_{reference}", error
+    for name, usage in group.usage.items():
+        for figure, value in msgspec.structs.asdict(usage).items():
+            yield level, corpus, session, ACTIVE, "", "", name, f"billed_{figure}", value
+    yield from family_rows(prefix, group.by_family)
+
+
+def _class_figures(
+    prefix: tuple[str, str, str], kind: str, name: str, entry: ClassTotals
+) -> Iterator[tuple[Any, ...]]:
+    level, corpus, session = prefix
+    for view in _VIEWS:
+        counts = getattr(entry, view)
+        for estimator, value in (counts if counts is not UNSET else {}).items():
+            yield level, corpus, session, view, kind, name, estimator, "tokens", value
+        for figure in ("pieces", "bytes"):
+            values = getattr(entry, figure)
+            if values is not UNSET and view in values:
+                yield level, corpus, session, view, kind, name, "", figure, values[view]
+
+
+def _session_figures(row: SessionRow) -> Iterator[tuple[Any, ...]]:
+    prefix = ("session", row.corpus, row.label)
+    if row.session is UNSET or row.active_chain is UNSET or row.classes is UNSET:
+        yield *prefix, "", "", "", "", "status", row.status
+        return
+    for view, values in ((SESSION, row.session), (ACTIVE, row.active_chain)):
+        for name, value in values.items():
+            yield *prefix, view, "", "", name, "tokens", value
+        if row.seed_record is not UNSET and view in row.seed_record:
+            yield *prefix, view, "", "", SEED_RECORD, "tokens", row.seed_record[view]
+    for kind, views in row.classes.items():
+        for view in _VIEWS:
+            for estimator, value in getattr(views, view).items():
+                yield *prefix, view, kind, "", estimator, "tokens", value
+    if row.models is not UNSET and row.models.family is not None:
+        yield *prefix, ACTIVE, "", row.models.family, "", "family_switches", row.models.switches
+    for name, fit in (row.usage.fits if row.usage is not UNSET else {}).items():
+        for figure, value in msgspec.structs.asdict(fit).items():
+            if figure != "estimator":
+                yield *prefix, ACTIVE, "", "", name, f"billed_{figure}", value
+
+
+def csv_rows(summary: TokensSummary) -> Iterator[tuple[Any, ...]]:
+    """Every figure of the summary as one CSV row (see `CSV_COLUMNS`)."""
+    yield from _figures(("overall", OVERALL, ""), summary.overall)
+    for corpus, group in summary.corpora.items():
+        yield from _figures(("corpus", corpus, ""), group)
+    for row in summary.sessions:
+        yield from _session_figures(row)

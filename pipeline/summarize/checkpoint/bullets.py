@@ -1,0 +1,215 @@
+"""The checkpoint's bullets read from evidence: turn conclusions, files, commands, decisions, errors.
+
+Each function quotes or counts evidence items and cites their lines; none invents text. The
+summarizer (`deterministic`) places these bullets under the nine headings and caps them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from pipeline.summarize.checkpoint.document import Bullet, cut
+from pipeline.summarize.evidence.failures import FailureRecord, collect_failures
+from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
+from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.work_state import DeterministicState
+
+__all__ = [
+    "DECISION_KEYWORDS",
+    "command_bullets",
+    "decision_bullets",
+    "error_bullets",
+    "failure_bullet",
+    "file_bullets",
+    "quote",
+    "turns",
+]
+
+MAX_LISTED_PATHS: Final = 12  # paths named in the Files bullets; the appendix lists the rest
+DECISION_KEYWORDS: Final = (
+    "decided",
+    "decision",
+    "we'll go with",
+    "i'll go with",
+    "going with",
+    "settled on",
+    "opted",
+    "i chose",
+    "we chose",
+    "chose to",
+    "решил",
+    "решение",
+    "выбрал",
+    "决定",
+    "选择",
+    "采用",
+    "決定",
+    "決め",
+    "採用",
+    "결정",
+    "decidí",
+    "decidimos",
+    "decisión",
+    "décidé",
+    "décision",
+    "entschieden",
+    "entscheidung",
+    "decidi",
+    "decisão",
+    "deciso",
+    "decisione",
+    "قرر",
+    "قرار",
+)
+"""Phrases that mark an assistant sentence recording a decision (lower case, several languages)."""
+_DECISION: Final = re.compile("|".join(re.escape(keyword) for keyword in DECISION_KEYWORDS))
+_SENTENCE: Final = re.compile(r"(?<=[.!?。！？])\s+|\n+")  # noqa: RUF001 - CJK sentence ends are meant
+_EXIT_LINE: Final = re.compile(r"Exit code \d+")
+_ANSWERED: Final = "User has answered your questions: "  # Claude Code's AskUserQuestion result lead
+_ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # results that decide something
+_COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_SHELL_TOOLS: Final = frozenset({"Bash"})
+
+
+def turns(items: Sequence[EvidenceItem]) -> tuple[list[EvidenceItem], EvidenceItem | None]:
+    """The last assistant text of every turn a later prompt closed, and of the open last turn."""
+    conclusions: list[EvidenceItem] = []
+    last: EvidenceItem | None = None
+    for item in items:
+        if item.kind is EvidenceKind.HUMAN_PROMPT:
+            if last is not None:
+                conclusions.append(last)
+            last = None
+        elif item.kind is EvidenceKind.ASSISTANT_TEXT:
+            last = item
+    return conclusions, last
+
+
+def quote(item: EvidenceItem, limit: int, label: str = "") -> Bullet:
+    return Bullet(label + cut(item.text.strip(), limit, item.line), (item.line,))
+
+
+def file_bullets(state: DeterministicState) -> list[Bullet]:
+    bullets = []
+    for action, noun in ((FileAction.MODIFIED, "Modified"), (FileAction.READ, "Read")):
+        ops = [op for op in state.file_operations if op.action is action]
+        if not ops:
+            continue
+        shown = ops[-MAX_LISTED_PATHS:]
+        hidden = len(ops) - len(shown)
+        more = f" and {hidden} more (see File operations below)" if hidden else ""
+        paths = ", ".join(op.path for op in shown)
+        bullets.append(
+            Bullet(f"{noun} {len(ops)} paths: {paths}{more}", bounded_lines(op.lines[-1] for op in shown))
+        )
+    return bullets
+
+
+def command_bullets(items: Sequence[EvidenceItem], state: DeterministicState, quote: int) -> list[Bullet]:
+    """Shell commands (latest run of each, with its outcome) and slash commands, in line order."""
+    dated = [
+        (run.lines[-1], Bullet(f"{run.outcome}: {cut(run.command, quote, run.lines[0])}", run.lines))
+        for run in state.commands
+    ]
+    for item in items:
+        if item.kind is EvidenceKind.COMMAND:
+            name = _COMMAND_NAME.search(item.text)
+            shell = _BASH_INPUT.search(item.text)
+            if name is not None:
+                args = _COMMAND_ARGS.search(item.text)
+                line = f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
+                bullet = Bullet("slash command: " + cut(line, quote, item.line), (item.line,))
+                dated.append((item.line, bullet))
+            elif shell is not None:
+                text = cut(shell.group(1).strip(), quote, item.line)
+                bullet = Bullet(f"{CommandOutcome.UNKNOWN}: {text} (user shell)", (item.line,))
+                dated.append((item.line, bullet))
+    dated.sort(key=lambda pair: pair[0])
+    return [bullet for _, bullet in dated]
+
+
+def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
+    calls = {item.tool_id: item for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
+    bullets = []
+    for item in items:
+        if item.kind is EvidenceKind.ASSISTANT_TEXT and _DECISION.search(item.text.casefold()):
+            chosen = [s.strip() for s in _SENTENCE.split(item.text) if _DECISION.search(s.casefold())]
+            if chosen:
+                bullets.append(Bullet(cut(" ".join(chosen), quote, item.line), (item.line,)))
+        elif (
+            item.kind is EvidenceKind.TOOL_RESULT
+            and not item.is_error
+            and item.tool_name in _ANSWERING_TOOLS  # named first: reading a result's text costs a parse
+            and item.text.strip()
+        ):
+            call = calls.get(item.tool_id or "")
+            if item.tool_name == "AskUserQuestion":
+                lines = (item.line,) if call is None else (call.line, item.line)
+                answer = item.text.strip().removeprefix(_ANSWERED)
+                bullets.append(Bullet("User answered: " + cut(answer, quote, item.line), lines))
+            elif item.tool_name == "ExitPlanMode" and call is not None:
+                plan = call.tool_input.get("plan")
+                head = _first_line(plan) if isinstance(plan, str) else ""
+                approved = "Plan approved: " + cut(head, quote, call.line)
+                bullets.append(Bullet(approved, (call.line, item.line)))
+    return bullets
+
+
+def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
+    """Every failed or refused call (once per failure, with its resolution) and system error, by line."""
+    dated = [(record.lines[-1], failure_bullet(record, quote)) for record in collect_failures(items)]
+    calls = {item.tool_id for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
+    for item in items:
+        if item.kind is EvidenceKind.SYSTEM_ERROR:
+            label = "system error: "
+        elif item.kind is EvidenceKind.TOOL_RESULT and item.is_error and item.tool_id not in calls:
+            label = "tool error: "  # its call is not in the span: what it was about is not known here
+        else:
+            continue
+        text = label + cut(_first_line(item.text), quote, item.line)
+        dated.append((item.line, Bullet(text, (item.line,))))
+    dated.sort(key=lambda pair: pair[0])
+    return [bullet for _, bullet in dated]
+
+
+def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
+    """`Bash failed (exit 1) 2 times, resolved at L90 (the same command passed): pytest -x — FAILED ...`.
+
+    How it ended comes first, so a bullet cut to its quote keeps it; the subject and the telling
+    lines are cut to the quote.
+    """
+    if record.outcome is CommandOutcome.CANCELED:
+        label = f"{record.tool} rejected by the user"
+    elif record.status not in (None, 0):
+        label = f"{record.tool} failed (exit {record.status})"
+    else:
+        label = f"{record.tool} failed" if record.tool in _SHELL_TOOLS else f"{record.tool} error"
+    times = f" {record.times} times" if record.times > 1 else ""
+    state = (
+        f"resolved at L{record.resolved_at} ({record.resolution})"
+        if record.resolved_at is not None
+        else "still open at the cut"
+    )
+    line = record.lines[0]
+    subject = f": {cut(record.subject, quote, line)}" if record.subject else ""
+    said = " | ".join(record.details)
+    if said and record.outcome is CommandOutcome.CANCELED:
+        said = "reason: " + said
+    detail = f" — {cut(said, quote, record.lines[-1])}" if said else ""
+    lines = record.lines if record.resolved_at is None else (*record.lines, record.resolved_at)
+    return Bullet(f"{label}{times}, {state}{subject}{detail}", bounded_lines(lines))
+
+
+def _first_line(text: str) -> str:
+    """The first non-blank line; after a bare `Exit code N`, the line that explains it too."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        return "(no message)"
+    head = lines[0].removeprefix("<tool_use_error>").removesuffix("</tool_use_error>")
+    if _EXIT_LINE.fullmatch(head) and len(lines) > 1:
+        head = f"{head}: {lines[1]}"
+    return head

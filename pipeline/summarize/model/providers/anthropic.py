@@ -1,0 +1,183 @@
+"""The Anthropic Messages API (`POST /v1/messages`), plain or streamed.
+
+Authenticated with `x-api-key` and pinned to an `anthropic-version`; the base URL is a setting so
+a gateway or the local test server can stand in. `stop_reason` maps to `StopKind` (`max_tokens`
+is truncation, `refusal` a refusal); a 400 that says the prompt is too long is `InputTooLong`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Final
+
+import anyio
+import httpx
+import msgspec
+
+from pipeline.summarize.model.providers.base import (
+    InputTooLong,
+    ModelReply,
+    ModelRequest,
+    ProviderName,
+    ProviderProtocolError,
+    Secret,
+    StopKind,
+    Usage,
+)
+from pipeline.summarize.model.providers.http import error_fields, post_json, status_error, stream_lines
+
+__all__ = ["AnthropicOptions", "AnthropicProvider"]
+
+MESSAGES_PATH: Final = "/v1/messages"
+_TOO_LONG: Final = ("prompt is too long", "too many tokens", "context window", "context length")
+_STOPS: Final = {
+    "end_turn": StopKind.COMPLETE,
+    "stop_sequence": StopKind.COMPLETE,
+    "max_tokens": StopKind.TRUNCATED,
+    "model_context_window_exceeded": StopKind.TRUNCATED,
+    "refusal": StopKind.REFUSED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicOptions:
+    """Where and how to call the Messages API."""
+
+    base_url: str
+    model: str
+    api_key: Secret
+    version: str
+    stream: bool
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+
+    def billed(self) -> Usage:
+        cached = (self.cache_creation_input_tokens or 0) + (self.cache_read_input_tokens or 0)
+        return Usage(self.input_tokens + cached, self.output_tokens)
+
+
+class _Block(msgspec.Struct):
+    type: str
+    text: str = ""
+
+
+class _Message(msgspec.Struct):
+    content: list[_Block] = msgspec.field(default_factory=list)
+    stop_reason: str | None = None
+    usage: _Usage | None = None
+
+
+class _Delta(msgspec.Struct):
+    type: str = ""
+    text: str = ""
+    stop_reason: str | None = None
+
+
+class _Event(msgspec.Struct):
+    type: str
+    message: _Message | None = None
+    delta: _Delta | None = None
+    usage: _Usage | None = None
+
+
+class AnthropicProvider:
+    """Calls the Messages API with the run's shared client."""
+
+    def __init__(self, options: AnthropicOptions, client: httpx.AsyncClient) -> None:
+        self._options = options
+        self._client = client
+        self._url = options.base_url.rstrip("/") + MESSAGES_PATH
+        self._headers = {"x-api-key": options.api_key.value, "anthropic-version": options.version}
+
+    @property
+    def name(self) -> ProviderName:
+        """`anthropic`."""
+        return ProviderName.ANTHROPIC
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._options.model
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """One Messages call."""
+        body = msgspec.json.encode(
+            {
+                "model": self._options.model,
+                "max_tokens": request.max_output_tokens,
+                "system": request.system,
+                "messages": [{"role": turn.role.value, "content": turn.text} for turn in request.turns],
+                "stream": self._options.stream,
+            }
+        )
+        if self._options.stream:
+            return await self._streamed(body)
+        response = await post_json(self._client, self._url, self._headers, body)
+        _raise_for(response, response.content)
+        try:
+            message = msgspec.json.decode(response.content, type=_Message)
+        except msgspec.DecodeError as exc:
+            raise ProviderProtocolError("message-body", response.status_code) from exc
+        text = "".join(block.text for block in message.content if block.type == "text")
+        usage = message.usage.billed() if message.usage is not None else None
+        return ModelReply(text, _stop(message.stop_reason), usage)
+
+    async def _streamed(self, body: bytes) -> ModelReply:
+        async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
+            began = anyio.current_time()
+            if response.status_code != 200:
+                _raise_for(response, await response.aread())
+            return replace(await _read_events(lines), answer_began=began)
+
+
+async def _read_events(lines: AsyncIterator[str]) -> ModelReply:
+    """Text, stop reason and usage from the event stream (`data:` lines; `event:` names repeat them)."""
+    parts: list[str] = []
+    stop: str | None = None
+    input_usage: _Usage | None = None
+    output_tokens: int | None = None
+    finished = False
+    async for line in lines:
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = msgspec.json.decode(line[5:].strip(), type=_Event)
+        except msgspec.DecodeError as exc:
+            raise ProviderProtocolError("stream-event") from exc
+        if event.type == "message_start" and event.message is not None:
+            input_usage = event.message.usage
+        elif event.type == "content_block_delta" and event.delta is not None:
+            parts.append(event.delta.text)
+        elif event.type == "message_delta":
+            stop = event.delta.stop_reason if event.delta is not None else stop
+            output_tokens = event.usage.output_tokens if event.usage is not None else output_tokens
+        elif event.type == "message_stop":
+            finished = True
+        elif event.type == "error":
+            raise ProviderProtocolError("stream-error-event")
+    if not finished:
+        raise ProviderProtocolError("stream-cut")
+    usage = None
+    if input_usage is not None and output_tokens is not None:
+        usage = Usage(input_usage.billed().input_tokens, output_tokens)
+    return ModelReply("".join(parts), _stop(stop), usage)
+
+
+def _raise_for(response: httpx.Response, raw: bytes) -> None:
+    if response.status_code == 200:
+        return
+    if response.status_code in (400, 413):
+        code, message = error_fields(raw)
+        if response.status_code == 413 or any(hint in message for hint in _TOO_LONG):
+            raise InputTooLong(response.status_code, code or "prompt-too-long")
+    raise status_error(response)
+
+
+def _stop(reason: str | None) -> StopKind:
+    return _STOPS.get(reason or "end_turn", StopKind.COMPLETE)

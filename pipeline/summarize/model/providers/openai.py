@@ -1,0 +1,174 @@
+"""OpenAI-compatible chat completions (`POST <base>/chat/completions`): OpenAI, vLLM, llama.cpp, Ollama.
+
+The key is optional (local servers take none). llama.cpp's server differs from OpenAI's in ways
+measured on it: an over-long prompt is HTTP 400 `context_length_exceeded` when not streaming but
+HTTP 200 with an empty body when streaming (both are `InputTooLong` here), a streamed answer
+carries no `usage` (the reply says so with `usage=None`), and a cut answer ends with
+`finish_reason: length` (truncation). `content_filter` and a `refusal` field map to their kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Final
+
+import anyio
+import httpx
+import msgspec
+
+from pipeline.summarize.model.providers.base import (
+    InputTooLong,
+    ModelReply,
+    ModelRequest,
+    ProviderName,
+    ProviderProtocolError,
+    Secret,
+    StopKind,
+    Usage,
+)
+from pipeline.summarize.model.providers.http import error_fields, post_json, status_error, stream_lines
+
+__all__ = ["OpenAIOptions", "OpenAIProvider"]
+
+COMPLETIONS_PATH: Final = "/chat/completions"
+DONE: Final = "[DONE]"
+_TOO_LONG_CODES: Final = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_TOO_LONG: Final = ("maximum context length", "context size", "context length", "too long")
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIOptions:
+    """Where and how to call a chat-completions endpoint; `base_url` ends before `/chat`."""
+
+    base_url: str
+    model: str
+    api_key: Secret | None
+    stream: bool
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message | None = None
+    delta: _Message | None = None
+    finish_reason: str | None = None
+
+
+class _Completion(msgspec.Struct):
+    choices: list[_Choice] = msgspec.field(default_factory=list)
+    usage: _Usage | None = None
+
+
+class OpenAIProvider:
+    """Calls chat completions with the run's shared client."""
+
+    def __init__(self, options: OpenAIOptions, client: httpx.AsyncClient) -> None:
+        self._options = options
+        self._client = client
+        self._url = options.base_url.rstrip("/") + COMPLETIONS_PATH
+        key = options.api_key
+        self._headers = {"authorization": f"Bearer {key.value}"} if key is not None else {}
+
+    @property
+    def name(self) -> ProviderName:
+        """`openai`."""
+        return ProviderName.OPENAI
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._options.model
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """One chat-completions call."""
+        messages = [{"role": "system", "content": request.system}]
+        messages.extend({"role": turn.role.value, "content": turn.text} for turn in request.turns)
+        payload: dict[str, object] = {
+            "model": self._options.model,
+            "messages": messages,
+            "max_tokens": request.max_output_tokens,
+            "stream": self._options.stream,
+        }
+        if self._options.stream:
+            payload["stream_options"] = {"include_usage": True}
+            return await self._streamed(msgspec.json.encode(payload))
+        response = await post_json(self._client, self._url, self._headers, msgspec.json.encode(payload))
+        _raise_for(response, response.content)
+        try:
+            completion = msgspec.json.decode(response.content, type=_Completion)
+        except msgspec.DecodeError as exc:
+            raise ProviderProtocolError("completion-body", response.status_code) from exc
+        if not completion.choices:
+            raise ProviderProtocolError("no-choices", response.status_code)
+        choice = completion.choices[0]
+        message = choice.message or _Message()
+        usage = _usage(completion.usage)
+        return ModelReply(message.content or "", _stop(choice.finish_reason, message.refusal), usage)
+
+    async def _streamed(self, body: bytes) -> ModelReply:
+        async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
+            began = anyio.current_time()
+            if response.status_code != 200:
+                _raise_for(response, await response.aread())
+            return replace(await _read_chunks(lines), answer_began=began)
+
+
+async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
+    parts: list[str] = []
+    refusal: list[str] = []
+    finish: str | None = None
+    usage: _Usage | None = None
+    events = 0
+    async for line in lines:
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        events += 1
+        if data == DONE:
+            break
+        try:
+            chunk = msgspec.json.decode(data, type=_Completion)
+        except msgspec.DecodeError as exc:
+            raise ProviderProtocolError("stream-chunk") from exc
+        usage = chunk.usage or usage
+        for choice in chunk.choices[:1]:
+            delta = choice.delta or _Message()
+            parts.append(delta.content or "")
+            refusal.append(delta.refusal or "")
+            finish = choice.finish_reason or finish
+    if events == 0:  # llama.cpp's answer to an over-long prompt when streaming
+        raise InputTooLong(200, "empty-stream")
+    return ModelReply("".join(parts), _stop(finish, "".join(refusal) or None), _usage(usage))
+
+
+def _usage(usage: _Usage | None) -> Usage | None:
+    return None if usage is None else Usage(usage.prompt_tokens, usage.completion_tokens)
+
+
+def _raise_for(response: httpx.Response, raw: bytes) -> None:
+    if response.status_code == 200:
+        return
+    if response.status_code in (400, 413):
+        code, message = error_fields(raw)
+        if code in _TOO_LONG_CODES or any(hint in message for hint in _TOO_LONG):
+            raise InputTooLong(response.status_code, code or "context-length")
+    raise status_error(response)
+
+
+def _stop(finish: str | None, refusal: str | None) -> StopKind:
+    if refusal:
+        return StopKind.REFUSED
+    if finish == "length":
+        return StopKind.TRUNCATED
+    if finish == "content_filter":
+        return StopKind.CONTENT_FILTERED
+    return StopKind.COMPLETE
