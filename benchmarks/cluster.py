@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, MB, emit, fleet, run_cli, session_files, total_mb
 
-from pipeline.run.cluster import loopback_cluster
+from pipeline.execute.dask_cluster import loopback_cluster
 
 TARGET = 0.85
 

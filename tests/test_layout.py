@@ -30,7 +30,8 @@ STAGES: Final = (
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),
     frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
-    frozenset({"run"}),  # runner, fleet loop, commands, cli, console
+    frozenset({"execute"}),  # the executor seam: batches, markers, the process pool, Dask
+    frozenset({"cli"}),  # grammar, one module per command, console output
     frozenset({"__main__"}),
 )
 TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
@@ -46,8 +47,8 @@ UNTYPED_JSON_ALLOWED: Final = {
     "formats": "the Claude Code format boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
     "settings.py": "the TOML and environment layers before they become the typed Settings",
-    "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
-    "run/parser_live.py": "the in-place commands' flags, the same override layer",
+    "cli/grammar.py": "argparse flags as a TOML-shaped override layer for the settings loader",
+    "cli/live_grammar.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
     "proof/capture.py": "the Messages API wire format the loopback server answers",
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
@@ -100,9 +101,9 @@ def test_every_import_follows_the_stage_order() -> None:
 
 
 def test_the_check_catches_a_backward_import() -> None:
-    tree = ast.parse("from pipeline.run.cli import main\nimport pipeline.testing\n")
-    assert [target for _, target in _imported(tree)] == ["run", "testing"]
-    assert _stage("run") > _stage("core")
+    tree = ast.parse("from pipeline.cli.main import main\nimport pipeline.testing\n")
+    assert [target for _, target in _imported(tree)] == ["cli", "testing"]
+    assert _stage("cli") > _stage("core")
     with pytest.raises(AssertionError, match="no place"):
         _stage("newpackage")
 

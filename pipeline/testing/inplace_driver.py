@@ -29,7 +29,7 @@ def _child(request: str) -> None:
     try:
         asked = json.loads(request)
         os.environ.update(asked.get("env", {}))
-        from pipeline.run.cli import main as cli  # noqa: PLC0415 - the parent imported it already
+        from pipeline.cli.main import main as cli  # noqa: PLC0415 - the parent imported it already
 
         code = cli(asked["argv"])
     finally:
@@ -39,7 +39,7 @@ def _child(request: str) -> None:
 def serve() -> int:
     """Fork a run per `run REQUEST-JSON` line, print `pid N`; `wait` reaps it."""
     # Loaded once, before forking, so every child starts warm.
-    from pipeline.run import cli, compress_in_place  # noqa: F401, PLC0415
+    from pipeline.cli import compress_in_place_command, main  # noqa: F401, PLC0415
 
     child = 0
     for line in sys.stdin:

@@ -16,14 +16,14 @@ from msgspec import UNSET
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli.fleet_command import FleetCommand
 from pipeline.errors import UsageError
+from pipeline.execute.process_pool import RunResult
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.dry_run import DryRunOptions, plan_session
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import CompressReport
 from pipeline.report.fleet import CompressRun, FleetModelPlan, FleetSummary, summary_report
-from pipeline.run.fleet import FleetCommand
-from pipeline.run.runner import RunResult
 from pipeline.settings import Settings
 from pipeline.summarize.configure import model_summary_options, price_table, provider_settings, rate_limits
 from pipeline.summarize.limiter import RateLimits

@@ -20,7 +20,11 @@ import anyio
 import anyio.to_process
 import anyio.to_thread
 
+from pipeline.cli.compress_command import compress_options, compress_run
+from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, PassDone, finish, run_pass
+from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
+from pipeline.execute.process_pool import report_path, resolve_jobs
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
@@ -49,10 +53,6 @@ from pipeline.publish.documents import (
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.fleet import summary_report
 from pipeline.report.render import report_bytes
-from pipeline.run.commands import compress_options, compress_run
-from pipeline.run.in_place import BuildStep, Limits, LiveCommand, PassDone, finish, run_pass
-from pipeline.run.live_console import present_in_place
-from pipeline.run.runner import report_path, resolve_jobs
 from pipeline.settings import Settings
 from pipeline.vocabulary import ResumeGate, SummarizerName
 

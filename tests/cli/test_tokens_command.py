@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.cli import tokens_command as command
+from pipeline.cli.main import main
 from pipeline.estimate.real import MissingExtra, check_available
 from pipeline.jobs.tokens.charts import ChartsUnavailable
-from pipeline.run import tokens as command
-from pipeline.run.cli import main
 from pipeline.testing import TranscriptBuilder
 
 MARKER = "zebra-quartz-7731"  # appears in every kind of content, and must appear in no output

@@ -9,13 +9,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.cli.console import render_summary
+from pipeline.cli.fleet_command import FleetCommand, default_report_dir
 from pipeline.errors import UsageError
+from pipeline.execute.process_pool import RunResult, resolve_jobs
 from pipeline.read.discover import SessionFile, default_roots
 from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary, ValidateRun, summary_report
-from pipeline.run.console import render_summary
-from pipeline.run.fleet import FleetCommand, default_report_dir
-from pipeline.run.runner import RunResult, resolve_jobs
 from pipeline.settings import Settings
 from pipeline.vocabulary import ResumeGate, SummaryFallback
 
@@ -191,8 +191,8 @@ def compress_options(
 def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
+    from pipeline.execute.local_model_services import model_provider, model_services  # noqa: PLC0415 - httpx on use only
     from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
-    from pipeline.run.models import model_provider, model_services  # noqa: PLC0415 - httpx on use only
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
     out_dir = str(args.out.resolve())
@@ -202,7 +202,7 @@ def compress_command(
 
     record = compress_run(args, settings, claude)
     if args.dry_run:
-        from pipeline.run.dry_run import dry_run_command  # noqa: PLC0415 - per command
+        from pipeline.cli.dry_run_command import dry_run_command  # noqa: PLC0415 - per command
 
         return dry_run_command(args, settings, record, options_for, report_dir)
     provider = model_provider(args, settings)
@@ -228,7 +228,7 @@ def compress_command(
 
 def _cluster_models(settings: Settings, provider: Any, options_for: Callable[[SessionFile], Any]) -> Any:
     """A model run's cluster hook: the limiter actor, and the worker job calling the model."""
-    from pipeline.run.cluster_models import model_cluster_prepare  # noqa: PLC0415 - Dask on use
+    from pipeline.execute.dask_model_services import model_cluster_prepare  # noqa: PLC0415 - Dask on use
     from pipeline.summarize.configure import model_summary_options, rate_limits  # noqa: PLC0415
 
     name, config = provider

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.execute.session_tasks import SessionJob, run_guarded
 from pipeline.publish.files import PublishConflict, put_object, read_object, write_report_now
 from pipeline.read.remote import fetch, is_url, sha256_of
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
 from pipeline.report.resume import marker_bytes, resumed_outcome
-from pipeline.run.guard import SessionJob, run_guarded
 
 __all__ = ["Destination", "SessionTask", "TaskResult", "publish", "run_batch"]
 

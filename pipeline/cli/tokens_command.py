@@ -21,18 +21,18 @@ from msgspec import UNSET
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli.fleet_command import FleetCommand, default_report_dir
 from pipeline.errors import UsageError
 from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName, UnknownEstimator, parse_estimators
 from pipeline.estimate.real import MissingExtra, check_available
+from pipeline.execute.process_pool import RunResult
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.jobs.tokens.fleet import ACTIVE, CSV_COLUMNS, SESSION, Group, TokensSummary, csv_rows, summarize
 from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, tokens_session
 from pipeline.publish import write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.render import json_bytes
-from pipeline.run.fleet import FleetCommand, default_report_dir
-from pipeline.run.runner import RunResult
 from pipeline.settings import Settings
 
 __all__ = ["tokens_command"]

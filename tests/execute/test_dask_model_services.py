@@ -11,8 +11,8 @@ import anyio
 import distributed
 import pytest
 
-from pipeline.run.cluster import loopback_cluster
-from pipeline.run.cluster_limiter import ClusterLimiter, LimiterActor
+from pipeline.execute.dask_cluster import loopback_cluster
+from pipeline.execute.dask_limiter import ClusterLimiter, LimiterActor
 from pipeline.summarize.limiter import RateLimits
 from pipeline.testing.cli import compaction, reports
 from pipeline.testing.provider_server import Answer, ProviderServer

@@ -30,12 +30,12 @@ from typing import Any, Final
 import structlog
 
 from pipeline.errors import UsageError
+from pipeline.execute.dask_tasks import Destination, SessionTask, TaskResult, publish, run_batch
+from pipeline.execute.process_pool import RunResult
+from pipeline.execute.session_tasks import SessionJob
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.resume import config_digest, marker_label
-from pipeline.run.cluster_task import Destination, SessionTask, TaskResult, publish, run_batch
-from pipeline.run.guard import SessionJob
-from pipeline.run.runner import RunResult
 from pipeline.settings import ClusterSettings
 from pipeline.vocabulary import LogFormat
 

@@ -15,21 +15,26 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pipeline.cli.compress_command import (
+    check_compress_paths,
+    compress_command,
+    find_gate_claude,
+    validate_command,
+)
+from pipeline.cli.console import configure_logging
+from pipeline.cli.fleet_command import FleetCommand, run_fleet
+from pipeline.cli.grammar import build_parser, flag_overrides
+from pipeline.cli.live_commands import is_live, run_live
 from pipeline.errors import ConfigError, UsageError
+from pipeline.execute.process_pool import resolve_jobs
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.read.discover import RootError, SessionFile, default_roots
 from pipeline.read.remote import discover_roots, is_url
-from pipeline.run.commands import check_compress_paths, compress_command, find_gate_claude, validate_command
-from pipeline.run.console import configure_logging
-from pipeline.run.fleet import FleetCommand, run_fleet
-from pipeline.run.live import is_live, run_live
-from pipeline.run.parser import build_parser, flag_overrides
-from pipeline.run.runner import resolve_jobs
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
 
 if TYPE_CHECKING:
-    from pipeline.run.cluster import ClusterRun
+    from pipeline.execute.dask_cluster import ClusterRun
 
 __all__ = ["main"]
 
@@ -53,7 +58,7 @@ def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
     )
     if args.cluster is None and not urls:
         return None
-    from pipeline.run.cluster import ClusterRun, check_address, require_cluster_extra  # noqa: PLC0415
+    from pipeline.execute.dask_cluster import ClusterRun, check_address, require_cluster_extra  # noqa: PLC0415
 
     require_cluster_extra()
     if args.cluster is not None:
@@ -77,7 +82,7 @@ def _command(args: argparse.Namespace, settings: Settings) -> FleetCommand[Any]:
     if args.command == "compress":
         return compress_command(args, settings, find_gate_claude(settings))
     if args.command == "tokens":
-        from pipeline.run.tokens import tokens_command  # noqa: PLC0415 - loaded for tokens only
+        from pipeline.cli.tokens_command import tokens_command  # noqa: PLC0415 - loaded for tokens only
 
         return tokens_command(args, settings)
     return validate_command(args, settings)

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from pipeline import __version__
-from pipeline.estimate.estimators import EstimatorName
-from pipeline.read.remote import is_url
-from pipeline.run.parser_live import (
+from pipeline.cli.live_grammar import (
     IN_PLACE_EXIT_CODES,
     add_in_place_flags,
     add_live_commands,
     live_overrides,
 )
+from pipeline.estimate.estimators import EstimatorName
+from pipeline.read.remote import is_url
 from pipeline.vocabulary import (
     CheckpointPolicy,
     ExitCode,

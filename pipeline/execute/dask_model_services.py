@@ -22,11 +22,11 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from pipeline.execute.dask_limiter import ClusterLimiter, LimiterActor
 from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.compress.writers import ModelWriter, RunTokens
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome
-from pipeline.run.cluster_limiter import ClusterLimiter, LimiterActor
 from pipeline.summarize.model import ModelServices, ModelSummaryOptions
 from pipeline.summarize.providers import ProviderConfig, open_provider
 from pipeline.summarize.providers.http import open_http_client

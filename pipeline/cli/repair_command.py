@@ -21,7 +21,13 @@ from typing import Final
 import anyio.to_thread
 from msgspec import UNSET
 
+from pipeline.cli.compress_command import check_apart
+from pipeline.cli.console import progress_bar
+from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
+from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, finish, run_pass
+from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
+from pipeline.execute.process_pool import report_path
 from pipeline.publish import (
     Candidate,
     Declined,
@@ -46,12 +52,6 @@ from pipeline.publish.documents import (
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.outcome import OperationState
 from pipeline.report.render import json_bytes
-from pipeline.run.commands import check_apart
-from pipeline.run.console import progress_bar
-from pipeline.run.fleet import SUMMARY_NAME, default_report_dir
-from pipeline.run.in_place import BuildStep, Limits, LiveCommand, finish, run_pass
-from pipeline.run.live_console import present_counts
-from pipeline.run.runner import report_path
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 

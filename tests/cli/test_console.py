@@ -8,7 +8,7 @@ import logging
 import pytest
 import structlog
 
-from pipeline.run.console import configure_logging
+from pipeline.cli.console import configure_logging
 from pipeline.vocabulary import LogFormat
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.cli.console import configure_logging
+from pipeline.cli.grammar import flag_overrides
 from pipeline.errors import CompactionError, UsageError
 from pipeline.read.discover import default_roots, discover, root_pairs
-from pipeline.run.console import configure_logging
-from pipeline.run.parser import flag_overrides
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
 
@@ -34,23 +34,23 @@ def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
     if args.command == "compress":
-        from pipeline.run.commands import check_compress_paths  # noqa: PLC0415 - per command
-        from pipeline.run.compress_in_place import compress_in_place  # noqa: PLC0415
+        from pipeline.cli.compress_command import check_compress_paths  # noqa: PLC0415 - per command
+        from pipeline.cli.compress_in_place_command import compress_in_place  # noqa: PLC0415
 
         check_compress_paths(args)
         return compress_in_place(args, settings, sessions, pairs)
-    from pipeline.run.repair import repair_command  # noqa: PLC0415 - per command
+    from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
     return repair_command(args, settings, sessions, pairs)
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "restore":
-        from pipeline.run.restore import restore_command  # noqa: PLC0415 - per command
+        from pipeline.cli.restore_command import restore_command  # noqa: PLC0415 - per command
 
         return restore_command(args, settings)
     if args.command == "backups":
-        from pipeline.run.restore import backups_command  # noqa: PLC0415 - per command
+        from pipeline.cli.restore_command import backups_command  # noqa: PLC0415 - per command
 
         return backups_command(args, settings)
     return _sessions_command(args, settings)

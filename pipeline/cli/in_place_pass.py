@@ -25,6 +25,10 @@ import anyio.to_thread
 import msgspec
 import structlog
 
+from pipeline.cli.compress_command import check_apart
+from pipeline.cli.console import progress_bar
+from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
+from pipeline.execute.process_pool import report_path
 from pipeline.publish import (
     Candidate,
     Declined,
@@ -46,10 +50,6 @@ from pipeline.publish.files import write_bytes_atomic, write_report
 from pipeline.publish.recovery import Recovered
 from pipeline.reasons import InPlaceReason
 from pipeline.report.render import json_bytes
-from pipeline.run.commands import check_apart
-from pipeline.run.console import progress_bar
-from pipeline.run.fleet import SUMMARY_NAME, default_report_dir
-from pipeline.run.runner import report_path
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 

@@ -26,12 +26,12 @@ import anyio.to_process
 import anyio.to_thread
 import structlog
 
+from pipeline.execute.session_tasks import BatchItem, SessionJob, run_batch
 from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
 from pipeline.publish import write_report
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
-from pipeline.run.guard import BatchItem, SessionJob, run_batch
 
 __all__ = [
     "Prepare",

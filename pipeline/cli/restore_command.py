@@ -19,6 +19,8 @@ from pathlib import Path
 
 import msgspec
 
+from pipeline.cli.in_place_pass import live_report_dir
+from pipeline.cli.live_tables import present_backups, present_counts
 from pipeline.errors import UsageError
 from pipeline.publish import (
     Receipt,
@@ -39,8 +41,6 @@ from pipeline.publish.documents import backup_entry, receipt_section, restore_re
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.discover import default_roots, root_pairs
 from pipeline.report.render import json_bytes
-from pipeline.run.in_place import live_report_dir
-from pipeline.run.live_console import present_backups, present_counts
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 

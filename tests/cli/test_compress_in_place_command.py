@@ -17,7 +17,7 @@ from pipeline.publish.state import StateOptions, open_state
 from pipeline.testing.cli import compaction
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import StateSync
-from tests.run.conftest import DAY, SMALL, committed, in_place, originals, sha
+from tests.cli.conftest import DAY, SMALL, committed, in_place, originals, sha
 
 
 def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_ones_left_alone(

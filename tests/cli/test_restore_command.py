@@ -14,7 +14,7 @@ import pytest
 from pipeline.publish.backups import read_backup
 from pipeline.testing.cli import compaction
 from tests.publish.test_read_pages import PAGES, session
-from tests.run.conftest import committed, in_place, make_idle, originals, sha
+from tests.cli.conftest import committed, in_place, make_idle, originals, sha
 
 
 def run(tmp: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from pipeline.cli.console import progress_bar
+from pipeline.execute.process_pool import Prepare, RunResult, SessionJob, run_sessions_blocking
 from pipeline.publish.files import put_object, write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome
 from pipeline.report.render import json_bytes
-from pipeline.run.console import progress_bar
-from pipeline.run.runner import Prepare, RunResult, SessionJob, run_sessions_blocking
 from pipeline.vocabulary import ExitCode
 
 if TYPE_CHECKING:
-    from pipeline.run.cluster import ClusterPrepare, ClusterRun
+    from pipeline.execute.dask_cluster import ClusterPrepare, ClusterRun
 
 __all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
 
@@ -72,7 +72,7 @@ def _run(
     advance: Callable[[Outcome], None],
 ) -> RunResult:
     if cluster is not None:
-        from pipeline.run.cluster import run_on_cluster  # noqa: PLC0415 - Dask only with --cluster
+        from pipeline.execute.dask_cluster import run_on_cluster  # noqa: PLC0415 - Dask only with --cluster
 
         return run_on_cluster(
             sessions,

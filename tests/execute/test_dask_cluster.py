@@ -14,10 +14,10 @@ from typing import Any
 import orjson
 import pytest
 
+from pipeline.execute.dask_cluster import ClusterRun, _plan, batches, loopback_cluster, run_on_cluster
+from pipeline.execute.dask_tasks import Destination
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
-from pipeline.run.cluster import ClusterRun, _plan, batches, loopback_cluster, run_on_cluster
-from pipeline.run.cluster_task import Destination
 from pipeline.settings import load_settings
 from pipeline.testing.cli import compaction
 from pipeline.testing.jobs import flaky_validate

@@ -8,9 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.execute.process_pool import report_path, resolve_jobs, run_sessions
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
-from pipeline.run.runner import report_path, resolve_jobs, run_sessions
 from pipeline.testing.jobs import flaky_validate
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import validate_options
@@ -85,7 +85,7 @@ def test_zero_jobs_means_one_per_core() -> None:
 
 
 def test_batches_put_large_sessions_first_and_alone_and_pack_small_ones(tmp_path: Path) -> None:
-    from pipeline.run.runner import BATCH_SESSIONS, plan_batches
+    from pipeline.execute.process_pool import BATCH_SESSIONS, plan_batches
 
     root = tmp_path / "root"
     root.mkdir()
