@@ -1,23 +1,24 @@
-"""`validate` and `compress` as fleet commands: their options per session, their summary, their table."""
+"""`compaction compress --out` as a fleet command: its paths checked, its options per session, the
+run record its summary keeps, and the model services when a model writes the summaries."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pipeline.cli.console import render_summary
-from pipeline.cli.fleet_command import FleetCommand, default_report_dir
+from pipeline.cli.fleet_command import FleetCommand
+from pipeline.cli.validate_command import fleet_summarizer, present_fleet, validate_run
 from pipeline.errors import UsageError
-from pipeline.execute.process_pool import RunResult, resolve_jobs
+from pipeline.execute.session_tasks import BoundJob
 from pipeline.read.discover import SessionFile, default_roots
 from pipeline.read.remote import is_url
-from pipeline.report.fleet import CompressRun, FleetSummary, ValidateRun, summary_report
+from pipeline.report.fleet import CompressRun, FleetSummary
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate, SummaryFallback
+from pipeline.vocabulary import ResumeGate
 
 if TYPE_CHECKING:
     from pipeline.jobs.compress import CompressOptions
@@ -29,64 +30,7 @@ __all__ = [
     "compress_options",
     "compress_run",
     "find_gate_claude",
-    "validate_command",
 ]
-
-
-def _validate_run(args: argparse.Namespace, settings: Settings) -> ValidateRun:
-    sweep = settings.sweep
-    return ValidateRun(
-        leaf_policy=sweep.leaf_policy.value,
-        resume_leaf=args.resume_leaf,
-        max_extension=sweep.max_post_last_prompt_extension,
-        checkpoint_policy=sweep.checkpoint_policy.value,
-        max_snapshots=sweep.max_file_history_snapshots,
-        jobs=resolve_jobs(sweep.jobs),
-        settings_sources=list(settings.sources),
-    )
-
-
-def _summarizer(
-    command: str, record: ValidateRun
-) -> Callable[[RunResult, Sequence[SessionFile]], FleetSummary]:
-    def summarize(result: RunResult, sessions: Sequence[SessionFile]) -> FleetSummary:
-        roots = list(dict.fromkeys(session.root_name for session in sessions))
-        return summary_report(
-            result.outcomes,
-            command=command,
-            options=record,
-            report_paths=result.report_paths,
-            elapsed_ms=result.elapsed_ms,
-            roots=roots,
-        )
-
-    return summarize
-
-
-def _present(report_dir: Path | str) -> Callable[[FleetSummary, RunResult], None]:
-    def present(summary: FleetSummary, result: RunResult) -> None:
-        render_summary(result.outcomes, report_dir, result.elapsed_ms)
-
-    return present
-
-
-def validate_command(args: argparse.Namespace, settings: Settings) -> FleetCommand[FleetSummary]:
-    from pipeline.jobs.validate import ValidateOptions, validate_session  # noqa: PLC0415 - per command
-
-    options = ValidateOptions(settings.sweep, args.resume_leaf)
-    configured = settings.sweep.report_dir
-    report_url = configured if is_url(configured) else None
-    report_dir = Path(configured) if configured else default_report_dir("validate")
-    return FleetCommand(
-        name="validate",
-        job=validate_session,
-        options_for=lambda session: options,
-        report_dir=report_dir,
-        per_code=settings.sweep.findings_per_code,
-        summarize=_summarizer("validate", _validate_run(args, settings)),
-        present=_present(report_url or report_dir),
-        report_url=report_url,
-    )
 
 
 def find_gate_claude(settings: Settings) -> str | None:
@@ -149,7 +93,7 @@ def check_compress_paths(args: argparse.Namespace) -> None:
 
 def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
     """The options a compress run used, as its summary records them (`out_dir` empty in place)."""
-    compress, verify, base = settings.compress, settings.verify, _validate_run(args, settings)
+    compress, verify, base = settings.compress, settings.verify, validate_run(args, settings)
     return CompressRun(
         **{field: getattr(base, field) for field in base.__struct_fields__},
         out_dir=str(args.out.resolve()) if args.out else "",
@@ -191,7 +135,8 @@ def compress_options(
 def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
-    from pipeline.execute.local_model_services import model_provider, model_services  # noqa: PLC0415 - httpx on use only
+    """`compress --out` (or `--dry-run`) over the discovered sessions, reports beside the candidates."""
+    from pipeline.execute.model_services import model_provider, model_summarizer  # noqa: PLC0415 - httpx on use only
     from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
@@ -206,36 +151,18 @@ def compress_command(
 
         return dry_run_command(args, settings, record, options_for, report_dir)
     provider = model_provider(args, settings)
-    cluster_prepare = None
-    if provider is not None and args.cluster is not None:
-        cluster_prepare = _cluster_models(settings, provider, options_for)
     return FleetCommand(
         name="compress",
-        job=compress_session,
-        options_for=options_for,
-        report_dir=report_dir,
+        work_for=lambda session: BoundJob(compress_session, options_for(session)),
+        destination=str(report_dir),
         per_code=settings.sweep.findings_per_code,
-        summarize=_summarizer("compress", record),
-        present=_present(report_dir),
-        prepare=(
-            model_services(settings, provider, options_for, args.max_run_tokens)
+        resume=settings.sweep.resume,
+        summarize=fleet_summarizer("compress", record),
+        present=present_fleet(report_dir),
+        outputs=out_dir,
+        services=(
+            model_summarizer(settings, provider, options_for, args.max_run_tokens)
             if provider is not None
             else None
         ),
-        cluster_prepare=cluster_prepare,
-    )
-
-
-def _cluster_models(settings: Settings, provider: Any, options_for: Callable[[SessionFile], Any]) -> Any:
-    """A model run's cluster hook: the limiter actor, and the worker job calling the model."""
-    from pipeline.execute.dask_model_services import model_cluster_prepare  # noqa: PLC0415 - Dask on use
-    from pipeline.summarize.configure import model_summary_options, rate_limits  # noqa: PLC0415
-
-    name, config = provider
-    return model_cluster_prepare(
-        options_for,
-        config,
-        model_summary_options(settings, name),
-        fallback=settings.compress.on_summary_failure is SummaryFallback.DETERMINISTIC,
-        limits=rate_limits(settings),
     )

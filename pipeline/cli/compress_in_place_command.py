@@ -24,7 +24,8 @@ from pipeline.cli.compress_command import compress_options, compress_run
 from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
-from pipeline.execute.process_pool import report_path, resolve_jobs
+from pipeline.execute.process_pool import resolve_jobs
+from pipeline.execute.seam import report_path
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,

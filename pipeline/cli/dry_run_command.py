@@ -18,7 +18,8 @@ from rich.table import Table
 
 from pipeline.cli.fleet_command import FleetCommand
 from pipeline.errors import UsageError
-from pipeline.execute.process_pool import RunResult
+from pipeline.execute.seam import RunResult
+from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.dry_run import DryRunOptions, plan_session
 from pipeline.read.discover import SessionFile
@@ -120,10 +121,10 @@ def dry_run_command(
 
     return FleetCommand(
         name="compress --dry-run",
-        job=plan_session,
-        options_for=dry_options,
-        report_dir=report_dir,
+        work_for=lambda session: BoundJob(plan_session, dry_options(session)),
+        destination=str(report_dir),
         per_code=settings.sweep.findings_per_code,
+        resume=settings.sweep.resume,
         summarize=summarize,
         present=functools.partial(_table, model),
     )

@@ -12,20 +12,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pipeline.cli.console import progress_bar
-from pipeline.execute.process_pool import Prepare, RunResult, SessionJob, run_sessions_blocking
-from pipeline.publish.files import put_object, write_bytes_atomic
+from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
+from pipeline.execute.session_tasks import Destination, write_at
 from pipeline.read.discover import SessionFile
-from pipeline.report.documents import Outcome
 from pipeline.report.render import json_bytes
 from pipeline.vocabulary import ExitCode
 
-if TYPE_CHECKING:
-    from pipeline.execute.dask_cluster import ClusterPrepare, ClusterRun
-
-__all__ = ["SUMMARY_NAME", "FleetCommand", "default_report_dir", "run_fleet"]
+__all__ = ["SUMMARY_NAME", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
 
 SUMMARY_NAME = "summary.json"
 S = TypeVar("S")
@@ -40,16 +36,45 @@ class FleetCommand(Generic[S]):
     """What one fleet command gives the run loop (`S`: the type of its fleet summary)."""
 
     name: str
-    job: SessionJob[Any]
-    options_for: Callable[[SessionFile], object]
-    report_dir: Path
+    work_for: WorkFor  # each session's job, bound to its options
+    destination: str  # the report directory: a path, or (with --cluster) an fsspec URL
     per_code: int  # findings of one code listed per report (a crash report too)
+    resume: bool  # skip sessions whose completion markers vouch for them
     summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
-    prepare: Prepare | None = None  # shared in-process services: sessions then run in threads
-    report_url: str | None = None  # reports go to this fsspec URL (with --cluster) instead
-    cluster_prepare: ClusterPrepare | None = None  # `prepare` on a cluster: shared services there
+    services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
+    outputs: str | None = None  # where the candidates the reports name are (compress --out)
+
+    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None:
+        """Write the fleet summary, the extra outputs, and show the tables."""
+        summary = self.summarize(result, sessions)
+        # Replaced whole by every run (renamed into place, not fsynced: any rerun regenerates it).
+        write_at(Destination(self.destination).location(SUMMARY_NAME), json_bytes(summary), once=False)
+        self.finish(summary)
+        if not quiet:
+            self.present(summary, result)
+
+
+class FleetRun(Protocol):
+    """A fleet command whatever its summary's type: what the run loop reads of it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def work_for(self) -> WorkFor: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def per_code(self) -> int: ...
+    @property
+    def resume(self) -> bool: ...
+    @property
+    def services(self) -> SharedServices | None: ...
+    @property
+    def outputs(self) -> str | None: ...
+
+    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None: ...
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -64,57 +89,26 @@ def default_report_dir(command: str, base: Path | None = None) -> Path:
     return candidate
 
 
-def _run(
-    command: FleetCommand[Any],
-    sessions: Sequence[SessionFile],
-    jobs: int,
-    cluster: ClusterRun | None,
-    advance: Callable[[Outcome], None],
-) -> RunResult:
-    if cluster is not None:
-        from pipeline.execute.dask_cluster import run_on_cluster  # noqa: PLC0415 - Dask only with --cluster
-
-        return run_on_cluster(
-            sessions,
-            command.job,
-            command.options_for,
-            command=command.name,
-            cluster=cluster,
-            destination=command.report_url or str(command.report_dir),
-            per_code=command.per_code,
-            on_outcome=advance,
-            prepare=command.cluster_prepare,
-        )
-    return run_sessions_blocking(
-        sessions,
-        command.job,
-        command.options_for,
-        jobs=jobs,
-        report_dir=command.report_dir,
-        per_code=command.per_code,
-        on_outcome=advance,
-        prepare=command.prepare,
-    )
-
-
 def run_fleet(
-    command: FleetCommand[Any],
+    command: FleetRun,
     sessions: Sequence[SessionFile],
+    executor: Executor,
     *,
-    jobs: int,
     quiet: bool,
-    cluster: ClusterRun | None = None,
 ) -> ExitCode:
-    """Run a command over every session (locally, or as Dask tasks with `cluster`); the exit code
-    says whether any session failed."""
+    """Run a command over every session on `executor`; the exit code says whether any failed."""
     with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
-        result = _run(command, sessions, jobs, cluster, advance)
-    summary = command.summarize(result, sessions)
-    if command.report_url is not None:  # the run's summary: replaced whole by every run
-        put_object(f"{command.report_url.rstrip('/')}/{SUMMARY_NAME}", json_bytes(summary), once=False)
-    else:
-        write_bytes_atomic(command.report_dir / SUMMARY_NAME, json_bytes(summary))
-    command.finish(summary)
-    if not quiet:
-        command.present(summary, result)
+        request = RunRequest(
+            command=command.name,
+            sessions=sessions,
+            work_for=command.work_for,
+            destination=command.destination,
+            per_code=command.per_code,
+            resume=command.resume,
+            services=command.services,
+            outputs=command.outputs,
+            on_outcome=advance,
+        )
+        result = executor.run(request)
+    command.conclude(result, sessions, quiet=quiet)
     return ExitCode.FAILED if result.failed else ExitCode.OK

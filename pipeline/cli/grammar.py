@@ -107,6 +107,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "tcp://host:port (a running scheduler); needs the cluster extra",
     )
     parser.add_argument("--jobs", type=int, help="worker processes (default: the core count)")
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="skip a session whose completion marker in the report directory names the same source "
+        "bytes, options and report (default: on; --no-resume runs every session again)",
+    )
     parser.add_argument("--config", type=Path, help="a TOML file overriding config/default.toml")
     parser.add_argument("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
     parser.add_argument(
@@ -338,6 +345,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "max_file_history_snapshots": getattr(args, "max_file_history_snapshots", None),
             "log_format": args.log_format,
             "report_dir": str(args.report_dir) if get("report_dir") else None,
+            "resume": get("resume"),
         },
         **live_overrides(args),
     }

@@ -28,7 +28,7 @@ import structlog
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.execute.process_pool import report_path
+from pipeline.execute.seam import report_path
 from pipeline.publish import (
     Candidate,
     Declined,

@@ -13,20 +13,21 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pipeline.cli.compress_command import (
     check_compress_paths,
     compress_command,
     find_gate_claude,
-    validate_command,
 )
 from pipeline.cli.console import configure_logging
-from pipeline.cli.fleet_command import FleetCommand, run_fleet
+from pipeline.cli.fleet_command import FleetRun, run_fleet
 from pipeline.cli.grammar import build_parser, flag_overrides
 from pipeline.cli.live_commands import is_live, run_live
+from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
-from pipeline.execute.process_pool import resolve_jobs
+from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
+from pipeline.execute.seam import Executor
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.read.discover import RootError, SessionFile, default_roots
 from pipeline.read.remote import discover_roots, is_url
@@ -68,16 +69,20 @@ def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
     return ClusterRun(args.cluster, settings.cluster)
 
 
-def _check_cluster(args: argparse.Namespace, command: FleetCommand[Any], cluster: ClusterRun | None) -> None:
-    if cluster is None or command.prepare is None:
-        return
-    if getattr(args, "max_run_tokens", None) is not None:
+def _executor(
+    args: argparse.Namespace, settings: Settings, command: FleetRun, cluster: ClusterRun | None
+) -> Executor:
+    """Where the sessions run: Dask tasks with `--cluster`, else worker processes of this machine."""
+    if cluster is None:
+        return ProcessPoolExecutor(resolve_jobs(settings.sweep.jobs))
+    if command.services is not None and getattr(args, "max_run_tokens", None) is not None:
         raise UsageError("--max-run-tokens counts in one process: it is not available with --cluster")
-    if command.cluster_prepare is None:
-        raise UsageError(f"{command.name} with a model summarizer cannot run on a cluster")
+    from pipeline.execute.dask_cluster import DaskExecutor  # noqa: PLC0415 - Dask only with --cluster
+
+    return DaskExecutor(cluster)
 
 
-def _command(args: argparse.Namespace, settings: Settings) -> FleetCommand[Any]:
+def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
     """The fleet command asked for, with everything it needs resolved before any session runs."""
     if args.command == "compress":
         return compress_command(args, settings, find_gate_claude(settings))
@@ -128,12 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sessions = discover_roots(list(args.paths) or default_roots())
         _check_scope(args, sessions)
         command = _command(args, settings)
-        _check_cluster(args, command, cluster)
+        executor = _executor(args, settings, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
-    jobs = resolve_jobs(settings.sweep.jobs)
     try:
-        return run_fleet(command, sessions, jobs=jobs, quiet=args.quiet, cluster=cluster)
+        return run_fleet(command, sessions, executor, quiet=args.quiet)
     except UsageError as exc:  # a scheduler that does not answer
         return _usage(exc)
 

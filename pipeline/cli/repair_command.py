@@ -27,7 +27,7 @@ from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, finish, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
-from pipeline.execute.process_pool import report_path
+from pipeline.execute.seam import report_path
 from pipeline.publish import (
     Candidate,
     Declined,

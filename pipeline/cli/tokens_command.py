@@ -26,7 +26,8 @@ from pipeline.errors import UsageError
 from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName, UnknownEstimator, parse_estimators
 from pipeline.estimate.real import MissingExtra, check_available
-from pipeline.execute.process_pool import RunResult
+from pipeline.execute.seam import RunResult
+from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.jobs.tokens.fleet import ACTIVE, CSV_COLUMNS, SESSION, Group, TokensSummary, csv_rows, summarize
 from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, tokens_session
@@ -198,6 +199,7 @@ def tokens_command(args: argparse.Namespace, settings: Settings) -> FleetCommand
     options = TokensOptions(
         settings.sweep, _estimators(settings.tokens.estimators), settings.tokens.max_names_per_class
     )
+    work = BoundJob(tokens_session, options)
     out = args.out.resolve() if args.out else None
     if isinstance(args.report_dir, str):
         raise UsageError("tokens writes its reports to a local directory: --report-dir must not be a URL")
@@ -220,10 +222,10 @@ def tokens_command(args: argparse.Namespace, settings: Settings) -> FleetCommand
 
     return FleetCommand(
         name="tokens",
-        job=tokens_session,
-        options_for=lambda session: options,
-        report_dir=report_dir,
+        work_for=lambda session: work,
+        destination=str(report_dir),
         per_code=settings.sweep.findings_per_code,
+        resume=settings.sweep.resume,
         summarize=summary,
         present=lambda summary, result: render_tables(summary, report_dir, out),
         finish=finish,

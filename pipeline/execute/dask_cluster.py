@@ -1,4 +1,4 @@
-"""The Dask backend: the same jobs and typed outcomes as the local runner, as tasks on a cluster.
+"""The Dask backend: the same tasks and typed outcomes as the local executor, as tasks on a cluster.
 
 `--cluster local:N` starts a `LocalCluster` of N worker processes (loopback, no dashboard);
 `--cluster tcp://host:port` joins a running scheduler. Sessions are grouped into batches (up to
@@ -9,11 +9,9 @@ died is retried (`retries`, Dask's `allowed-failures`); a batch that still fails
 one task per session, and a session that keeps killing its worker becomes its own `Failed`
 outcome while the run goes on. Only paths, options and outcomes cross the network.
 
-Workers write the reports, as the local runner's do, with the same bytes (an atomic rename
-locally, a conditional whole-object put on an object store), so a cluster run and a local run
-over the same files leave the same reports; the client gathers the small outcomes. Beside each
-report a resume marker (`pipeline.report.resume`) lets a rerun skip a session already done with
-the same source and options.
+Workers run `session_tasks.run_batch`, as the local executor's do: the same reports and the same
+completion markers, written the same way (an atomic rename locally, a conditional whole-object
+put on an object store); the client gathers the small outcomes.
 """
 
 from __future__ import annotations
@@ -22,43 +20,44 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 import structlog
 
 from pipeline.errors import UsageError
-from pipeline.execute.dask_tasks import Destination, SessionTask, TaskResult, publish, run_batch
-from pipeline.execute.process_pool import RunResult
-from pipeline.execute.session_tasks import SessionJob
+from pipeline.execute.seam import (
+    RunPlan,
+    RunRequest,
+    RunResult,
+    log_result,
+    plan_batches,
+    plan_run,
+    report_name,
+)
+from pipeline.execute.session_tasks import TaskResult, publish, run_batch
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
-from pipeline.report.resume import config_digest, marker_label
 from pipeline.settings import ClusterSettings
-from pipeline.vocabulary import LogFormat
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, LocalCluster
 
 __all__ = [
     "EXTRA_HINT",
-    "ClusterPrepare",
     "ClusterRun",
-    "batches",
+    "DaskExecutor",
     "check_address",
     "loopback_cluster",
     "require_cluster_extra",
-    "run_on_cluster",
 ]
 
 log = structlog.get_logger(__name__)
 
 EXTRA_HINT: Final = "--cluster needs the cluster extra: pip install 'session-compaction[cluster]'"
 LOCAL_PREFIX: Final = "local:"
-
-
-ClusterPrepare = Callable[[Any], tuple[SessionJob[Any], Callable[[SessionFile], object]]]
-"""Given the connected client, makes what the run's sessions share on the cluster (a model's
-limiter actor) and returns the job and the options each session gets instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +87,7 @@ def require_cluster_extra() -> None:
 
 
 @contextmanager
-def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
+def _client(address: str, settings: ClusterSettings) -> Iterator[Client]:
     import dask  # noqa: PLC0415 - the optional extra, on use only
     from distributed import Client  # noqa: PLC0415
 
@@ -119,7 +118,7 @@ def _client(address: str, settings: ClusterSettings) -> Iterator[Any]:
             yield client
 
 
-def loopback_cluster(workers: int, *, quiet_below: int = logging.WARNING) -> Any:
+def loopback_cluster(workers: int, *, quiet_below: int = logging.WARNING) -> LocalCluster:
     """A `LocalCluster` of `workers` processes on loopback, one thread each, without a dashboard."""
     from distributed import LocalCluster  # noqa: PLC0415 - the cluster extra, on use only
 
@@ -134,110 +133,33 @@ def loopback_cluster(workers: int, *, quiet_below: int = logging.WARNING) -> Any
     )
 
 
-def _size(session: SessionFile) -> tuple[int, str]:
-    if session.url is not None:
-        stamp = session.stamp or ""
-        size = stamp.split(":", 1)[0]
-        return (int(size) if size.isdigit() else 0), stamp
-    try:
-        stat = session.path.stat()
-    except OSError:  # its job reports it unreadable
-        return 0, "unreadable"
-    return stat.st_size, f"{stat.st_size}:{stat.st_mtime_ns}"
-
-
-BATCHES_PER_WORKER: Final = 8  # at least this many batches a worker where the fleet allows: no idle tail
-
-
-def batches(
-    sized: Sequence[tuple[SessionFile, int]], max_bytes: int, max_sessions: int, workers: int = 1
-) -> list[list[SessionFile]]:
-    """Sessions grouped largest first, so the last tasks are the small ones.
-
-    A batch holds one large session, or small ones up to `max_bytes` and `max_sessions` (fewer
-    bytes where that still leaves each worker `BATCHES_PER_WORKER` batches).
-    """
-    total = sum(size for _, size in sized)
-    budget = max(1, min(max_bytes, total // max(1, workers * BATCHES_PER_WORKER)))
-    groups: list[list[SessionFile]] = []
-    current: list[SessionFile] = []
-    held = 0
-    for session, size in sorted(sized, key=lambda pair: -pair[1]):
-        if current and (held + size > budget or len(current) >= max_sessions):
-            groups.append(current)
-            current, held = [], 0
-        current.append(session)
-        held += size
-    if current:
-        groups.append(current)
-    return groups
-
-
-def _digest_options(options: Any) -> object:
-    """Options without the knobs that never change a report (worker count, log format, report dir)."""
-    sweep = getattr(options, "sweep", None)
-    if sweep is None:
-        return options
-    return replace(options, sweep=replace(sweep, jobs=0, report_dir="", log_format=LogFormat.JSON))
-
-
 def _task_key(command: str, session_keys: Sequence[str]) -> str:
-    return f"compaction-{command}-" + hashlib.sha256("\n".join(session_keys).encode()).hexdigest()[:32]
-
-
-@dataclass(slots=True)
-class _Plan:
-    """Every session as a worker task, its key, and the batches they are submitted in."""
-
-    tasks: dict[str, SessionTask]
-    keys: dict[str, str]
-    groups: list[list[SessionFile]]
-
-
-def _plan(
-    sessions: Sequence[SessionFile],
-    command: str,
-    options_for: Callable[[SessionFile], object],
-    destination: Destination,
-    settings: ClusterSettings,
-    workers: int = 1,
-) -> _Plan:
-    tasks: dict[str, SessionTask] = {}
-    keys: dict[str, str] = {}
-    sized: list[tuple[SessionFile, int]] = []
-    for session in sessions:
-        label, options = session.report_label, options_for(session)
-        size, stamp = _size(session)
-        digest = config_digest(command, _digest_options(options))
-        marker = destination.location(marker_label(label)) if settings.resume else None
-        report = destination.location(f"{label}.report.json")
-        path = str(session.path)
-        tasks[label] = SessionTask(label, session.label, path, session.url, options, digest, report, marker)
-        keys[label] = hashlib.sha256(f"{label}\0{stamp}\0{digest}".encode()).hexdigest()
-        sized.append((session, size))
-    return _Plan(tasks, keys, batches(sized, settings.batch_bytes, settings.batch_sessions, workers))
+    digest = hashlib.sha256("\n".join(session_keys).encode()).hexdigest()[:32]
+    return f"compaction-{command}-{digest}"
 
 
 def _results(
-    client: Any, job: SessionJob[Any], plan: _Plan, command: str, settings: ClusterSettings, per_code: int
+    client: Client, plan: RunPlan, request: RunRequest, settings: ClusterSettings
 ) -> Iterator[TaskResult]:
     """Submit every batch and yield results as they finish; a batch that failed is split, and a
     lone session that failed (its worker died every time) yields its crash outcome."""
     from distributed import as_completed  # noqa: PLC0415 - the optional extra
 
-    groups: dict[str, tuple[list[SessionFile], int]] = {}
+    per_code = request.per_code
+    groups: dict[str, tuple[tuple[SessionFile, ...], int]] = {}
+    workers = max(1, sum(client.nthreads().values()))
 
-    def submit(group: list[SessionFile], attempt: int = 0) -> Any:
-        labels = [session.report_label for session in group]
-        key = _task_key(command, [plan.keys[label] for label in labels])
+    def submit(group: tuple[SessionFile, ...], attempt: int = 0) -> Future[tuple[TaskResult, ...]]:
+        key = _task_key(request.command, [plan.keys[session.report_label] for session in group])
         key += f"-again{attempt}" if attempt else ""
-        batch = tuple(plan.tasks[label] for label in labels)
         groups[key] = (group, attempt)
+        batch = plan.batch(group)
         return client.submit(
-            run_batch, job, batch, per_code, settings.read_block_bytes, key=key, retries=settings.task_retries
+            run_batch, batch, per_code, settings.read_block_bytes, key=key, retries=settings.task_retries
         )
 
-    running = as_completed([submit(group) for group in plan.groups])
+    planned = plan_batches(plan.sized, settings.batch_bytes, settings.batch_sessions, workers)
+    running = as_completed([submit(group) for group in planned])
     for future in running:
         group, attempt = groups.pop(future.key)
         try:
@@ -245,7 +167,7 @@ def _results(
         except Exception as exc:  # a lost worker, an error outside the guarded job
             if len(group) > 1:  # find the culprit: every session on its own
                 for session in group:
-                    running.add(submit([session]))
+                    running.add(submit((session,)))
                 continue
             if attempt < settings.task_retries:  # it may have shared a worker with the culprit
                 running.add(submit(group, attempt + 1))
@@ -253,43 +175,32 @@ def _results(
             session = group[0]
             log.error("session_task_failed", session=session.report_label, error=repr(exc))
             crash = crashed(session.label, repr(exc), per_code=per_code)  # no worker wrote its report
-            results = (
-                TaskResult(
-                    session.report_label, publish(plan.tasks[session.report_label], crash, per_code), False
-                ),
-            )
+            task = plan.tasks[session.report_label]
+            results = (TaskResult(session.report_label, publish(task, crash, per_code, None), False),)
         finally:
             future.release()
         yield from results
 
 
-def run_on_cluster(
-    sessions: Sequence[SessionFile],
-    job: SessionJob[Any],
-    options_for: Callable[[SessionFile], object],
-    *,
-    command: str,
-    cluster: ClusterRun,
-    destination: str,
-    per_code: int,
-    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
-    prepare: ClusterPrepare | None = None,
-) -> RunResult:
-    """Run `job` for every session as Dask tasks (with `prepare`, the job and options it makes)."""
-    started = time.perf_counter()
-    target, settings = Destination(destination), cluster.settings
-    outcomes: dict[str, Outcome] = {}
-    paths: dict[str, str] = {}
-    with _client(cluster.address, settings) as client:
-        if prepare is not None:
-            job, options_for = prepare(client)
-        workers = max(1, sum(client.nthreads().values()))
-        plan = _plan(sessions, command, options_for, target, settings, workers)
-        for result in _results(client, job, plan, command, settings, per_code):
-            label, outcome = result.report_label, result.outcome
-            if outcome.error:
-                log.error("session_internal_error", session=label, traceback=outcome.error)
-            paths[label], outcomes[label] = f"{label}.report.json", outcome
-            on_outcome(outcome)
-    ordered = {label: outcomes[label] for label in sorted(outcomes)}
-    return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)
+@dataclass(frozen=True, slots=True)
+class DaskExecutor:
+    """The run's sessions as Dask tasks on a local or remote cluster."""
+
+    cluster: ClusterRun
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Run every session as Dask tasks (with shared services, the work they make on the cluster)."""
+        started = time.perf_counter()
+        settings = self.cluster.settings
+        outcomes: dict[str, Outcome] = {}
+        paths: dict[str, str] = {}
+        with _client(self.cluster.address, settings) as client:
+            work_for = request.work_for if request.services is None else request.services.on_cluster(client)
+            plan = plan_run(request, work_for)
+            for result in _results(client, plan, request, settings):
+                label, outcome = result.report_label, result.outcome
+                log_result(result)
+                paths[label], outcomes[label] = report_name(label), outcome
+                request.on_outcome(outcome)
+        ordered = {label: outcomes[label] for label in sorted(outcomes)}
+        return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)

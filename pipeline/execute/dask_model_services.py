@@ -2,7 +2,7 @@
 once (an event loop in a thread, one HTTP client, the provider) and every call of every worker
 goes through the one cluster-wide limiter (`cluster_limiter.LimiterActor`).
 
-The client creates the actor when the run starts (`model_cluster_prepare`) and sends each session
+The client creates the actor when the run starts (`ModelSummarizer.on_cluster`) and sends each session
 options that name it; a worker's first model session starts its services and keeps them for the
 process's life, the way the local runner keeps them for the run's. The jobs run in a thread of
 that loop, so the model writer reaches the loop as it does locally (`anyio.from_thread`).
@@ -11,27 +11,28 @@ that loop, so the model writer reaches the loop as it does locally (`anyio.from_
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from pipeline.execute.dask_limiter import ClusterLimiter, LimiterActor
+from pipeline.execute.dask_limiter import ClusterLimiter
 from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.compress.writers import ModelWriter, RunTokens
-from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome
 from pipeline.summarize.model import ModelServices, ModelSummaryOptions
 from pipeline.summarize.providers import ProviderConfig, open_provider
 from pipeline.summarize.providers.http import open_http_client
 
-__all__ = ["ClusterModelOptions", "compress_with_model", "model_cluster_prepare"]
+if TYPE_CHECKING:
+    from distributed import Actor
+
+__all__ = ["ClusterModelOptions", "compress_with_model"]
 
 PACK_THREADS: Final = 1  # as the local run: packs are CPU work, one thread leaves the loop its share
 
@@ -45,7 +46,7 @@ class ClusterModelOptions:
     summary: ModelSummaryOptions
     fallback: bool  # write the embedded summary when the model's fails
     max_in_flight: int
-    limiter: Any = field(repr=False, compare=False)  # the run's LimiterActor proxy; not in the digest
+    limiter: Actor = field(repr=False, compare=False)  # the run's LimiterActor proxy; not in the digest
 
 
 @dataclass(slots=True)
@@ -89,26 +90,3 @@ def compress_with_model(path: Path, label: str, options: ClusterModelOptions) ->
     session = replace(options.base, writer=writer)
     outcome: Outcome = opened.portal.call(anyio.to_thread.run_sync, compress_session, path, label, session)
     return outcome
-
-
-def model_cluster_prepare(
-    options_for: Callable[[SessionFile], CompressOptions],
-    provider: ProviderConfig,
-    summary: ModelSummaryOptions,
-    *,
-    fallback: bool,
-    limits: Any,
-) -> Callable[[Any], tuple[Callable[..., Outcome], Callable[[SessionFile], object]]]:
-    """The run's cluster hook: make the limiter actor on the cluster, then the job and its options."""
-
-    def prepare(client: Any) -> tuple[Callable[..., Outcome], Callable[[SessionFile], object]]:
-        actor = client.submit(LimiterActor, limits, actor=True).result()
-
-        def cluster_options(session: SessionFile) -> ClusterModelOptions:
-            return ClusterModelOptions(
-                options_for(session), provider, summary, fallback, limits.max_in_flight, actor
-            )
-
-        return compress_with_model, cluster_options
-
-    return prepare

@@ -13,8 +13,8 @@ import pytest
 
 from pipeline.publish.backups import read_backup
 from pipeline.testing.cli import compaction
-from tests.publish.test_read_pages import PAGES, session
 from tests.cli.conftest import committed, in_place, make_idle, originals, sha
+from tests.publish.test_read_pages import PAGES, session
 
 
 def run(tmp: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

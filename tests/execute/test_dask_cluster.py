@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.execute.dask_cluster import ClusterRun, _plan, batches, loopback_cluster, run_on_cluster
-from pipeline.execute.dask_tasks import Destination
+from pipeline.execute.dask_cluster import ClusterRun, DaskExecutor, loopback_cluster
+from pipeline.execute.seam import RunRequest, plan_batches, plan_run
+from pipeline.execute.session_tasks import BoundJob
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
 from pipeline.settings import load_settings
@@ -118,17 +119,22 @@ def test_tokens_on_a_cluster_match_the_local_run(tmp_path: Path, cluster: str) -
     assert _reports(tmp_path / "local") == _reports(tmp_path / "cl")
 
 
-def _run(sessions: list[Any], report_dir: Path, address: str) -> Any:
-    settings = load_settings(environ={})
-    return run_on_cluster(
-        sessions,
-        flaky_validate,
-        lambda session: validate_options(),
+def _request(sessions: list[Any], report_dir: Path, options: object = None) -> RunRequest:
+    work = BoundJob(flaky_validate, options or validate_options())
+    return RunRequest(
         command="validate",
-        cluster=ClusterRun(address, replace(settings.cluster, task_retries=1)),
+        sessions=sessions,
+        work_for=lambda session: work,
         destination=str(report_dir),
         per_code=5,
+        resume=True,
     )
+
+
+def _run(sessions: list[Any], report_dir: Path, address: str) -> Any:
+    settings = load_settings(environ={})
+    executor = DaskExecutor(ClusterRun(address, replace(settings.cluster, task_retries=1)))
+    return executor.run(_request(sessions, report_dir))
 
 
 def test_a_lost_worker_is_retried_and_the_session_written_once(tmp_path: Path, cluster: str) -> None:
@@ -176,25 +182,24 @@ def test_a_rerun_skips_what_is_done_and_redoes_what_changed(tmp_path: Path, clus
 
 def test_batches_hold_small_sessions_together_and_large_ones_apart() -> None:
     sessions = [(f"s{index}", size) for index, size in enumerate([10, 10, 10, 100, 10, 10, 20])]
-    grouped = batches(sessions, max_bytes=40, max_sessions=2)  # type: ignore[arg-type]
+    grouped = plan_batches(sessions, max_bytes=40, max_sessions=2)  # type: ignore[arg-type]
     assert grouped == [
-        ["s3"],
-        ["s6"],
-        ["s0", "s1"],
-        ["s2", "s4"],
-        ["s5"],
+        ("s3",),
+        ("s6",),
+        ("s0", "s1"),
+        ("s2", "s4"),
+        ("s5",),
     ]  # largest first, 170 // 8 bytes each
-    assert len(batches(sessions, max_bytes=40, max_sessions=8, workers=2)) == 7  # 170 // 16 bytes each
+    assert len(plan_batches(sessions, max_bytes=40, max_sessions=8, workers=2)) == 7  # type: ignore[arg-type]
 
 
 def test_task_keys_follow_the_session_and_its_options(tmp_path: Path) -> None:
     root = tmp_path / "fleet"
     build_session(root / "a.jsonl", turns=2, seed=1)
-    settings = load_settings(environ={}).cluster
-    destination = Destination(str(tmp_path / "r"))
 
     def keys(options: object) -> dict[str, str]:
-        return _plan(discover([root]), "validate", lambda session: options, destination, settings).keys
+        request = _request(discover([root]), tmp_path / "r", options)
+        return plan_run(request, request.work_for).keys
 
     first = keys(validate_options())
     assert keys(validate_options()) == first  # resubmitted: the same key, so Dask runs it once

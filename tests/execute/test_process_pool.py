@@ -1,4 +1,4 @@
-"""The runner on its own: every session gets an outcome and a report, whatever one job does."""
+"""The local executor on its own: every session gets an outcome and a report, whatever one job does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.execute.process_pool import report_path, resolve_jobs, run_sessions
+from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
+from pipeline.execute.seam import RunRequest, report_path, session_size
+from pipeline.execute.session_tasks import BoundJob
 from pipeline.read.discover import discover
 from pipeline.report.documents import Failed, Validated
 from pipeline.testing.jobs import flaky_validate
@@ -27,15 +29,17 @@ def _fleet(root: Path, names: list[str]) -> None:
 async def _run(root: Path, report_dir: Path, jobs: int) -> tuple[dict[str, object], list[str]]:
     sessions = discover([root])
     seen: list[str] = []
-    result = await run_sessions(
-        sessions,
-        flaky_validate,
-        lambda session: validate_options(),
-        jobs=jobs,
-        report_dir=report_dir,
+    work = BoundJob(flaky_validate, validate_options())
+    request = RunRequest(
+        command="validate",
+        sessions=sessions,
+        work_for=lambda session: work,
+        destination=str(report_dir),
         per_code=5,
+        resume=False,
         on_outcome=lambda outcome: seen.append(outcome.label),
     )
+    result = await ProcessPoolExecutor(jobs).run_async(request)
     assert sorted(seen) == sorted(s.label for s in sessions)  # one callback per session
     for session in sessions:  # every session has its report, where report_path says
         report = orjson.loads(report_path(report_dir, session).read_bytes())
@@ -85,7 +89,8 @@ def test_zero_jobs_means_one_per_core() -> None:
 
 
 def test_batches_put_large_sessions_first_and_alone_and_pack_small_ones(tmp_path: Path) -> None:
-    from pipeline.execute.process_pool import BATCH_SESSIONS, plan_batches
+    from pipeline.execute.process_pool import BATCH_BYTES, BATCH_SESSIONS
+    from pipeline.execute.seam import plan_batches
 
     root = tmp_path / "root"
     root.mkdir()
@@ -93,7 +98,8 @@ def test_batches_put_large_sessions_first_and_alone_and_pack_small_ones(tmp_path
     for name, size in sizes.items():
         (root / name).write_bytes(b"x" * size)
     sessions = discover([root])
-    batches = plan_batches(sessions, workers=2)
+    sized = [(session, session_size(session)[0]) for session in sessions]
+    batches = plan_batches(sized, BATCH_BYTES, BATCH_SESSIONS, workers=2)
     assert sorted(s.label for batch in batches for s in batch) == sorted(s.label for s in sessions)
     assert [s.label for s in batches[0]] == ["big.jsonl"]  # the largest goes first, by itself
     assert all(len(batch) <= BATCH_SESSIONS for batch in batches)
