@@ -21,9 +21,10 @@ import anyio.to_process
 import anyio.to_thread
 
 from pipeline.cli.compress_command import compress_options, compress_run
-from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, PassDone, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
+from pipeline.execute.in_place_drive import BuildStep, Limits, in_this_process
 from pipeline.execute.process_pool import resolve_jobs
 from pipeline.execute.seam import report_path
 from pipeline.jobs.compress.in_place import (
@@ -116,16 +117,6 @@ def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
     return build
 
 
-def _local_build(options: CompressOptions, work: Path) -> BuildStep:
-    """`--jobs 1`: candidates built in this process, in turn with the other steps (no worker start-up)."""
-    builder = compress_builder(options)
-
-    async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-        return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.workers)
-
-    return build
-
-
 def _report_of(outcome: InPlaceOutcome) -> bytes | None:
     """The compress job's report with the in-place section; none for a session the job did not see."""
     if not isinstance(outcome.job, Outcome):
@@ -191,7 +182,8 @@ def compress_in_place(
     jobs = resolve_jobs(settings.sweep.jobs)
 
     def build_for(work: Path) -> BuildStep:
-        return _worker_build(options, work) if jobs > 1 else _local_build(options, work)
+        # `--jobs 1`: candidates built in this process, in turn with the other steps (no worker start-up)
+        return _worker_build(options, work) if jobs > 1 else in_this_process(compress_builder(options), work)
 
     command = LiveCommand(
         name="compress-in-place",

@@ -1,13 +1,9 @@
-"""The loop of the commands that replace session files in place, and what they share: the work
-directory, where reports go, the receipts of a failed report, the exit code.
+"""The pass the commands that replace session files in place share: the state locked, the work
+directory, where reports go, the drive (`pipeline.execute.in_place_drive`), the receipts of a
+failed report, the exit code.
 
-Every step that touches the state database or the live tree runs in this process: the cheap
-checks in its main thread, then `InPlacePass.screen` and `settle` (the transaction among them)
-in a few of its threads (the state database serializes its own use); candidates are built in
-between, in worker processes under `--jobs`, from the frozen bytes only. A session's
-report is written from the event loop once its outcome is known, after the commit, never
-before; a committed session whose report cannot be written makes the run exit 3 and prints its
-receipt on stdout.
+A committed session whose report cannot be written makes the run exit 3 and prints its receipt
+on stdout.
 """
 
 from __future__ import annotations
@@ -16,29 +12,22 @@ import contextlib
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import anyio.to_thread
 import msgspec
-import structlog
 
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.execute.seam import report_path
+from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
 from pipeline.publish import (
-    Candidate,
-    Declined,
-    Disposition,
     InPlaceOptions,
     InPlaceOutcome,
     InPlacePass,
-    Pending,
     RecordedResult,
-    Screened,
     SessionTarget,
     in_place_options,
     open_state,
@@ -46,104 +35,21 @@ from pipeline.publish import (
     state_options,
 )
 from pipeline.publish.documents import ReceiptSection, receipt_section
-from pipeline.publish.files import write_bytes_atomic, write_report
+from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.recovery import Recovered
-from pipeline.reasons import InPlaceReason
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
 __all__ = [
-    "BuildStep",
-    "Drive",
-    "Limits",
     "LiveCommand",
     "PassDone",
-    "drive",
     "finish",
     "in_place_exit",
     "live_report_dir",
     "run_pass",
     "work_directory",
 ]
-
-log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """The run's two limiters: threads of this process freezing and replacing files, and builds."""
-
-    files: anyio.CapacityLimiter  # screen and settle (reads, hashes, fsyncs: the GIL is released)
-    workers: anyio.CapacityLimiter  # `jobs` candidates built at once
-
-
-BuildStep = Callable[[Screened, Limits], Awaitable[Candidate | Declined]]
-"""Builds the candidate of a screened session (in a worker process, or in a thread of this one)."""
-ReportOf = Callable[[InPlaceOutcome], bytes | None]
-"""A session's report file, or None when the session gets none (skipped at the cost of a stat)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Drive:
-    """One in-place command's loop: its pass, how candidates are built, what each report says."""
-
-    run: InPlacePass
-    build: BuildStep
-    report_of: ReportOf
-    report_dir: Path
-    jobs: int
-
-
-def _internal_error(target: SessionTarget) -> InPlaceOutcome:
-    """A step raised: the session is not committed (an intent left behind is recovered next run)."""
-    log.error("in_place_internal_error", session=target.report_label, exc_info=True)
-    return InPlaceOutcome(target, Disposition.NOT_COMMITTED, reasons=(InPlaceReason.INTERNAL_ERROR.value,))
-
-
-async def drive(
-    plan: Drive, targets: Sequence[Pending], on_outcome: Callable[[InPlaceOutcome], None]
-) -> list[InPlaceOutcome]:
-    """Take every session that passed the cheap checks through screen, build and settle; each
-    report is written as its outcome arrives."""
-    jobs = max(1, plan.jobs)
-    limits = Limits(anyio.CapacityLimiter(2 * jobs + 1), anyio.CapacityLimiter(jobs))
-    pending = iter(targets)
-    outcomes: list[InPlaceOutcome] = []
-    made: set[Path] = set()
-
-    async def one(target: Pending) -> InPlaceOutcome:
-        try:
-            screened = await anyio.to_thread.run_sync(plan.run.screen, target, limiter=limits.files)
-            if not isinstance(screened, Screened):
-                return screened
-            built = await plan.build(screened, limits)
-            return await anyio.to_thread.run_sync(plan.run.settle, screened, built, limiter=limits.files)
-        except Exception:
-            return _internal_error(target.target)
-
-    async def reported(outcome: InPlaceOutcome) -> InPlaceOutcome:
-        data = plan.report_of(outcome)
-        if data is None:
-            return outcome
-        try:
-            await write_report(report_path(plan.report_dir, outcome.target), data, made=made)
-        except OSError:
-            return outcome.with_report_failed()
-        return outcome
-
-    async def feed() -> None:
-        for target in pending:
-            outcome = await reported(await one(target))
-            outcomes.append(outcome)
-            on_outcome(outcome)
-
-    async with anyio.create_task_group() as group:
-        # Twice as many sessions in flight as builders: one is frozen or replaced while the
-        # other is built, so no worker waits on the disk.
-        for _ in range(max(1, min(4 * jobs, len(targets)))):
-            group.start_soon(feed)
-    return outcomes
 
 
 @contextlib.contextmanager
@@ -245,9 +151,7 @@ def run_pass(
     work: Path | None = None
     with open_state(state_settings) as state:
         run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
-        checked = [run.check(target) for target in run.begin(sessions, roots)]
-        pending = [item for item in checked if isinstance(item, Pending)]
-        outcomes = [item for item in checked if not isinstance(item, Pending)]
+        pending, outcomes = check_all(run, sessions, roots)
         report_dir = live_report_dir(settings, command.name, state_settings.directory)
         if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
             with work_directory(configured, root_paths) as work:

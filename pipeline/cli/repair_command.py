@@ -18,23 +18,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-import anyio.to_thread
 from msgspec import UNSET
 
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.cli.in_place_pass import BuildStep, Limits, LiveCommand, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, finish, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
+from pipeline.execute.in_place_drive import BuildStep, in_this_process
 from pipeline.execute.seam import report_path
 from pipeline.publish import (
-    Candidate,
-    Declined,
     InPlaceOutcome,
     RecordedResult,
     RepairOptions,
-    Screened,
     SessionTarget,
     SourceRefused,
     freeze_source,
@@ -114,10 +111,7 @@ def _in_place(
     builder = repair_builder(options)
 
     def build_for(work: Path) -> BuildStep:
-        async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-            return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.workers)
-
-        return build
+        return in_this_process(builder, work)
 
     command = LiveCommand(
         name="repair-read-pages",

@@ -22,7 +22,6 @@ from pipeline.formats.claude_code.spans import deletion_span, scan_object
 from pipeline.publish.backups import read_backup
 from pipeline.publish.decisions import Disposition
 from pipeline.publish.documents import RepairReceiptSection, receipt_section
-from pipeline.publish.inplace import run_in_place
 from pipeline.publish.repair import RepairOptions, repair_builder, write_repaired_candidate
 from pipeline.publish.source import SessionTarget, freeze_source
 from pipeline.publish.state import RecordedResult, StateOptions, open_state
@@ -30,6 +29,7 @@ from pipeline.report.render import to_builtins
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import LeafPolicy, StateSync
+from tests.publish.conftest import drive_in_place
 from tests.publish.test_inplace import options as inplace_options
 
 STRICT = TopologyOptions(LeafPolicy.STRICT, None, 0)
@@ -183,10 +183,10 @@ def test_the_repair_is_published_in_place_through_the_transaction(tmp_path: Path
         }
     )
     with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)) as state:
-        first = run_in_place(
+        first = drive_in_place(
             chosen, repair_builder(repair), settings, state, clock_ns=time.time_ns, probe=None
         )
-        second = run_in_place(
+        second = drive_in_place(
             chosen, repair_builder(repair), settings, state, clock_ns=time.time_ns, probe=None
         )
     [outcome] = first.outcomes

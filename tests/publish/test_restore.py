@@ -15,7 +15,6 @@ from pipeline.jobs.compress.in_place import compress_builder
 from pipeline.proof.client import resume
 from pipeline.publish.backups import BackupCompression, BackupOptions
 from pipeline.publish.decisions import Disposition
-from pipeline.publish.inplace import run_in_place
 from pipeline.publish.outcome import OperationState, PublishStrategy
 from pipeline.publish.restore import (
     RestoreOptions,
@@ -30,7 +29,7 @@ from pipeline.publish.transaction import ReplaceOptions
 from pipeline.testing.settings import default_settings
 from pipeline.testing.synth import generate_fleet
 from pipeline.vocabulary import StateSync
-from tests.publish.conftest import build_original
+from tests.publish.conftest import build_original, drive_in_place
 from tests.publish.test_inplace import COMPRESS, options, targets
 
 REPLACE = ReplaceOptions(BackupOptions(None, BackupCompression.GZIP, 6), PublishStrategy.AUTO, True)
@@ -49,7 +48,7 @@ def state(tmp_path: Path) -> Iterator[StateDb]:
 
 def compact(root: Path, state: StateDb, work: Path) -> list[SessionTarget]:
     chosen = targets(root)
-    result = run_in_place(
+    result = drive_in_place(
         chosen, compress_builder(COMPRESS), options(work), state, clock_ns=time.time_ns, probe=None
     )
     return [o.target for o in result.outcomes if o.disposition is Disposition.COMMITTED]
@@ -74,7 +73,7 @@ def test_restoring_everything_since_a_date_gives_back_every_original_byte_for_by
     assert len([b for b in listed if b.recorded]) == 2 * len(compacted)  # originals, then the compacted files
     assert all(b.stored_bytes > 0 and b.created >= started for b in listed)
     assert state.record(chosen[0][0].path).result is RecordedResult.RESTORED  # type: ignore[union-attr]
-    again = run_in_place(
+    again = drive_in_place(
         targets(root),
         compress_builder(COMPRESS),
         options(tmp_path / "work"),
