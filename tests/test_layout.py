@@ -145,3 +145,53 @@ def test_untyped_json_stays_at_its_boundaries() -> None:
     assert used == set(UNTYPED_JSON_ALLOWED), (
         f"exceptions no longer needed: {set(UNTYPED_JSON_ALLOWED) - used}"
     )
+
+
+COMMAND_MODULES: Final = {
+    "validate": "validate_command",
+    "compress": "compress_command",
+    "compress --in-place": "compress_in_place_command",
+    "compress --dry-run": "dry_run_command",
+    "tokens": "tokens_command",
+    "verify-resume": "verify_resume_command",
+    "probe": "probe_command",
+    "restore": "restore_command",
+    "backups": "backups_command",
+    "repair-read-pages": "repair_command",
+}
+EXECUTORS: Final = {
+    "Executor": "execute/seam.py",  # the protocol
+    "ProcessPoolExecutor": "execute/process_pool.py",
+    "DaskExecutor": "execute/dask_cluster.py",
+}
+ROLE_NAMED: Final = ("cli", "execute")  # packages whose every module name is its own in pipeline/
+
+
+def test_one_module_per_command_and_one_executor_per_backend() -> None:
+    missing = [
+        command for command, name in COMMAND_MODULES.items() if not (PACKAGE / f"cli/{name}.py").is_file()
+    ]
+    assert not missing, f"commands without their module in cli/: {missing}"
+    executors = {
+        node.name: relative
+        for relative, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and node.name.endswith("Executor")
+        and any(isinstance(item, ast.FunctionDef) and item.name == "run" for item in node.body)
+    }
+    assert executors == EXECUTORS  # one seam, one executor per backend
+
+
+def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
+    names: dict[str, list[str]] = {}
+    for relative, _ in _modules():
+        names.setdefault(relative.rsplit("/", 1)[-1], []).append(relative)
+    shared = [
+        paths
+        for relative, _ in _modules()
+        if _top(relative) in ROLE_NAMED and not relative.endswith("__init__.py")
+        for paths in [names[relative.rsplit("/", 1)[-1]]]
+        if len(paths) > 1
+    ]
+    assert not shared, f"module names used twice: {shared}"

@@ -50,7 +50,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
         return restore_command(args, settings)
     if args.command == "backups":
-        from pipeline.cli.restore_command import backups_command  # noqa: PLC0415 - per command
+        from pipeline.cli.backups_command import backups_command  # noqa: PLC0415 - per command
 
         return backups_command(args, settings)
     return _sessions_command(args, settings)

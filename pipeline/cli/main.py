@@ -28,7 +28,6 @@ from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
 from pipeline.execute.seam import Executor
-from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.read.discover import RootError, SessionFile, default_roots
 from pipeline.read.remote import discover_roots, is_url
 from pipeline.settings import Settings, load_settings
@@ -93,24 +92,14 @@ def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
     return validate_command(args, settings)
 
 
-def _verify_resume(args: argparse.Namespace) -> int:
-    try:
-        settings = load_settings(args.config)
-    except ConfigError as exc:
-        return _usage(exc)
-    from pipeline.jobs import verify_resume  # noqa: PLC0415 - loaded for verify-resume only
+def _pair_command(args: argparse.Namespace) -> int:
+    if args.command == "verify-resume":
+        from pipeline.cli.verify_resume_command import verify_resume_command  # noqa: PLC0415 - per command
 
-    return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep))
+        return verify_resume_command(args)
+    from pipeline.cli.probe_command import probe_command  # noqa: PLC0415 - per command
 
-
-def _probe(args: argparse.Namespace) -> int:
-    try:
-        settings = load_settings(args.config)
-    except ConfigError as exc:
-        return _usage(exc)
-    from pipeline.jobs import probe  # noqa: PLC0415 - loaded for probe only
-
-    return probe.run(args, settings)
+    return probe_command(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,9 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)
-    pair_command = {"verify-resume": _verify_resume, "probe": _probe}.get(args.command)
-    if pair_command is not None:  # one original and its compaction, no fleet
-        return pair_command(args)
+    if args.command in ("verify-resume", "probe"):  # one original and its compaction, no fleet
+        return _pair_command(args)
     if is_live(args):
         remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
         if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):

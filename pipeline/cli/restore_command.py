@@ -1,11 +1,10 @@
-"""`compaction restore` and `compaction backups`: the undo of an in-place run, and what it can undo.
+"""`compaction restore`: the undo of an in-place run (`compaction backups` lists what it can undo).
 
 `restore PATH...` puts back, for each session file, the verified backup its current file replaced
 (or `--backup FILE`), through the live-replacement transaction: only over the output an in-place
 run published unless `--force`, and the restored bytes must hash to the digest recorded when the
 backup was made. `restore --all-since DATE [ROOT...]` does so for every session under the roots
-whose output replaced a backup made since DATE. `backups [ROOT...]` lists the recorded backups
-and every backup file beside the sessions or in the backup directory, without taking the lock.
+whose output replaced a backup made since DATE.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from pipeline.cli.in_place_pass import live_report_dir
-from pipeline.cli.live_tables import present_backups, present_counts
+from pipeline.cli.live_tables import present_counts
 from pipeline.errors import UsageError
 from pipeline.publish import (
     Receipt,
@@ -28,23 +27,21 @@ from pipeline.publish import (
     RestoreOutcome,
     SessionTarget,
     StateDb,
-    list_backups,
     open_state,
     platform_probe,
-    read_state,
     replace_options,
     restorable_since,
     restore_session,
     state_options,
 )
-from pipeline.publish.documents import backup_entry, receipt_section, restore_report
+from pipeline.publish.documents import receipt_section, restore_report
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.discover import default_roots, root_pairs
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
-__all__ = ["backups_command", "parse_since", "restore_command"]
+__all__ = ["parse_since", "restore_command"]
 
 
 def parse_since(text: str) -> datetime:
@@ -134,17 +131,3 @@ def _restore_exit(
             sys.stdout.write(msgspec.json.encode(receipt_section(receipt)).decode() + "\n")
         return ExitCode.COMMITTED_REPORT_FAILED
     return ExitCode.OK if all(outcome.restored for outcome in outcomes) else ExitCode.FAILED
-
-
-def backups_command(args: argparse.Namespace, settings: Settings) -> int:
-    """List the backups (recorded, beside the sessions under the roots, in the backup directory)."""
-    roots = [root for root in (list(args.paths) or default_roots()) if root.is_dir()]
-    configured = settings.in_place.backup_dir
-    directories = [*roots, *([Path(configured).expanduser()] if configured else [])]
-    with read_state(state_options(settings.state)) as state:
-        listing = list_backups(state, [d for d in directories if d.is_dir()])
-    if args.json:
-        sys.stdout.buffer.write(json_bytes([backup_entry(entry) for entry in listing]))
-    else:
-        present_backups(listing)
-    return ExitCode.OK
