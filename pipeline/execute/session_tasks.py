@@ -136,10 +136,19 @@ def publish(task: SessionTask, outcome: Outcome, per_code: int, source: Path | N
     except PublishConflict as exc:
         return crashed(task.label, str(exc), per_code=per_code)
     if task.digest is not None and source is not None:
-        marker = marker_bytes(task.command, task.report_label, outcome, rendered, task.digest, source)
+        _leave_marker(task, outcome, rendered, source)
+    return outcome
+
+
+def _leave_marker(task: SessionTask, outcome: Outcome, rendered: bytes, source: Path) -> None:
+    """The completion marker beside a written report; one that cannot be made or written (a label
+    JSON cannot hold, a full disk) only means the session runs again next time."""
+    try:
+        marker = marker_bytes(task.command, task.report_label, outcome, rendered, task.digest or "", source)
         if marker is not None:
             write_at(task.marker, marker, once=False)
-    return outcome
+    except (OSError, UnicodeError):
+        return
 
 
 def run_guarded(work: SessionWork, path: Path, label: str, per_code: int) -> Outcome:

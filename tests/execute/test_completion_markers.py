@@ -3,6 +3,7 @@ a finished session's outcome comes back only while the marker still vouches for 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from pipeline.report.documents import Outcome
 from pipeline.report.render import report_bytes
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import validate_options
+from pipeline.vocabulary import SessionStatus
 
 
 @pytest.fixture
@@ -121,3 +123,22 @@ def test_how_a_run_goes_is_not_in_the_digest() -> None:
     assert options_digest("validate", validate_options(max_file_history_snapshots=3)) != options_digest(
         "validate", options
     )
+
+
+def test_a_label_json_cannot_hold_gets_its_report_and_no_marker(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    odd = root / os.fsdecode(b"s\xff.jsonl")  # a byte no encoding decodes: a lone surrogate in the label
+    build_session(odd, turns=2)
+    work = BoundJob(validate_session, validate_options())
+    request = RunRequest(
+        command="validate",
+        sessions=discover([root]),
+        work_for=lambda session: work,
+        destination=str(tmp_path / "reports"),
+        per_code=5,
+        resume=True,
+    )
+    (task,) = plan_run(request, request.work_for).tasks.values()
+    (result,) = run_batch((task,), 5, 1)
+    assert result.outcome.status is not SessionStatus.INTERNAL_ERROR and Path(task.report).exists()
+    assert not Path(task.marker).exists()  # it only runs again next time
