@@ -88,6 +88,7 @@ class SentContext:
     reminders: tuple[Reminder, ...] = ()
     compacted_on_resume: bool = False  # Claude Code compacted first: this is its compaction request's
     tools: tuple[str, ...] = ()  # the names of the tools whose definitions the request sends, sorted
+    modelled: bool = False  # not sent: what Claude Code would rebuild, as `pipeline.proof.expected` models it
 
 
 def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | None:

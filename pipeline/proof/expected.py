@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.estimate.seed import estimate_utf8
 from pipeline.formats.claude_code.content import RecordContent, read_content
-from pipeline.proof.context import ContextBlock
+from pipeline.proof.context import ContextBlock, ContextSize, SentContext
 from pipeline.vocabulary import RecordType, Role
 
-__all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context"]
+__all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context", "modelled_context"]
 
 NO_RESPONSE: Final = "No response requested."
 TOOL_LOADED: Final = "Tool loaded."
@@ -221,3 +222,20 @@ def expected_context(
     ]
     messages = _probe_joins(_fold(_close(rows)))
     return tuple(block for message in messages for block in message.blocks)
+
+
+def modelled_context(
+    data: bytes, index: LineIndex, chain: Sequence[int], *, keep_thinking: bool
+) -> SentContext:
+    """The context Claude Code would send for a chain, as a `SentContext` marked `modelled`.
+
+    For an original Claude Code cannot send whole (over the API's request limit): it holds the
+    blocks and their strings only, no reminders or tool definitions, which a transcript does not
+    fix. `chain` may be a suffix of the active chain that starts well before the part compared.
+    """
+    blocks = expected_context(data, index, chain, keep_thinking=keep_thinking)
+    characters = sum(len(block.text) for block in blocks)
+    turns = sum(1 for at, block in enumerate(blocks) if at == 0 or blocks[at - 1].role != block.role)
+    tokens = sum(estimate_utf8(block.text.encode("utf-8", "surrogatepass")) for block in blocks)
+    size = ContextSize(messages=turns, characters=characters, estimated_tokens=tokens)
+    return SentContext(blocks, tuple(block.text for block in blocks), size, modelled=True)

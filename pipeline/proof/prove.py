@@ -24,6 +24,7 @@ from pipeline.formats.claude_code.content import iter_contents
 from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
+from pipeline.proof.context import SentContext
 from pipeline.proof.model import resumed_model, with_recorded_window
 from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
 
@@ -68,23 +69,30 @@ def prove_resume(
     options: ProofOptions,
     *,
     excluded: Sequence[ExcludedText] | Exclusions,
+    modelled: SentContext | None = None,
 ) -> ResumeVerdict:
     """Resume both files and judge the compacted context against the original's.
 
     `excluded` are the original's excluded texts (`pipeline.proof.excluded`), or what finds
-    those the compacted context sends once it is known (only those can leak). Raises
+    those the compacted context sends once it is known (only those can leak). `modelled`, the
+    original's context as `pipeline.proof.expected` models it, stands in for an original Claude
+    Code cannot send (over the API's request limit): only the compacted file is resumed. Raises
     :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """
     model = with_recorded_window(resumed_model(original), original)
     executable = Path(options.executable)
+    paths = (compacted,) if modelled is not None else (original, compacted)
     with ThreadPoolExecutor(2, thread_name_prefix="resume") as pool:
         runs = [
             pool.submit(
                 resume, path, executable=executable, model=model, timeout=options.resume_timeout_seconds
             )
-            for path in (original, compacted)
+            for path in paths
         ]
-        before, after = (run.result() for run in runs)
+        *sent, after = (run.result() for run in runs)
+    if modelled is not None:
+        return _judged(modelled, after, compacted, excluded)
+    before = sent[0]
     if not before.resumed:
         if not before.refused:
             raise _failure("original", before)
@@ -102,18 +110,31 @@ def prove_resume(
             before.context,
             None,
         )
+    verdict = _judged(before.context, after, compacted, excluded)
+    return with_api_rejections(verdict, before.rejected, after.rejected)
+
+
+def _judged(
+    original: SentContext, after: ResumeResult, compacted: Path, excluded: Sequence[ExcludedText] | Exclusions
+) -> ResumeVerdict:
+    """The verdict on the compacted resume `after` against the original's context."""
+    if original.modelled and not after.resumed:
+        if not after.refused:
+            raise _failure("compacted", after)
+        note = "Claude Code finds no conversation to resume in the compacted file"
+        return ResumeVerdict(Verdict.MISMATCH, (note,), 0, 0, original, None)
     if callable(excluded):
         excluded = excluded("\x00".join(after.context.strings))
     written = compacted.read_bytes()
     verdict = judge(
-        before.context,
+        original,
         after.context,
         summaries=summary_texts(compacted),
         excluded=excluded,
         bounded=declared_bounds(written),
         carried=declared_shells(written),
     )
-    return with_api_rejections(verdict, before.rejected, after.rejected)
+    return verdict if not original.modelled else with_api_rejections(verdict, (), after.rejected)
 
 
 def _rejection(side: str, violation: ApiViolation) -> str:

@@ -220,8 +220,15 @@ def judge(
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
-    differences += _tool_differences(original.tools, compacted.tools)
-    if tail and len(tail) <= len(original.blocks):
+    if original.modelled:
+        # A transcript fixes neither the tools Claude Code defines nor the reminders it derives.
+        notes.append(
+            "the original's context is modelled (Claude Code cannot send it whole): "
+            "its tool definitions and reminders go unjudged"
+        )
+    else:
+        differences += _tool_differences(original.tools, compacted.tools)
+    if tail and len(tail) <= len(original.blocks) and not original.modelled:
         found, more = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
         differences += found
         notes += more

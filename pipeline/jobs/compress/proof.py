@@ -3,8 +3,11 @@
 A mismatch, or Claude Code failing to run, refuses the session; so does a candidate whose request
 the capture server answers with the API's 400 (`resume-api-rejected`, with the rule it breaks).
 The original's own 400 is no failure: it is the damage the compaction repairs, recorded in the
-report's `resume_check.api_rejected`, and its context is judged as sent. Loaded only by sessions
-that run the gate: the client starts processes and a server.
+report's `resume_check.api_rejected`, and its context is judged as sent. An original whose chain
+is over the API's request limit cannot be sent whole (Claude Code gives up after many 413s, or
+trims and compacts it): its context is the one `pipeline.proof.expected` models (held to what
+Claude Code sends by the golden tests), and only the candidate is resumed. Loaded only by
+sessions that run the gate: the client starts processes and a server.
 """
 
 from __future__ import annotations
@@ -18,19 +21,40 @@ from pipeline.core.partition import Partition
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis
+from pipeline.proof.capture import MAX_REQUEST_BYTES
 from pipeline.proof.client import ClaudeCodeError
+from pipeline.proof.context import SentContext
 from pipeline.proof.excluded import sent_exclusions
+from pipeline.proof.expected import modelled_context
+from pipeline.proof.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_failed, resume_check_section
-from pipeline.vocabulary import SessionStatus
+from pipeline.vocabulary import PartitionSet, SessionStatus
 
 __all__ = ["prove_candidate"]
 
 
 def _elapsed_ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 1)
+
+
+# Chain lines modelled before the kept part, so the folding of messages at the model's start
+# (a streamed message split by tool results) never reaches the blocks compared.
+_MODEL_MARGIN_LINES = 256
+
+
+def _modelled_original(analysis: Analysis, partition: Partition) -> SentContext | None:
+    """The original's modelled context when its chain is over the API's request limit, else None."""
+    chain, index = analysis.topology.chain, analysis.index
+    if sum(index.lengths[line - 1] for line in chain) <= MAX_REQUEST_BYTES:
+        return None
+    kept = partition[PartitionSet.RAW_KEEP].lines
+    first = next((at for at, line in enumerate(chain) if line in kept), len(chain))
+    keep_thinking = resumed_model(analysis.path) != DEFAULT_MODEL
+    suffix = chain[max(0, first - _MODEL_MARGIN_LINES) :]
+    return modelled_context(analysis.source.data, index, suffix, keep_thinking=keep_thinking)
 
 
 def prove_candidate(
@@ -52,7 +76,8 @@ def prove_candidate(
         staged = Path(scratch) / analysis.path.name
         staged.write_bytes(candidate)
         try:
-            verdict = prove_resume(analysis.path, staged, proof, excluded=excluded)
+            modelled = _modelled_original(analysis, partition)
+            verdict = prove_resume(analysis.path, staged, proof, excluded=excluded, modelled=modelled)
         except ClaudeCodeError as exc:
             failed = resume_check_failed(type(exc).__name__, _elapsed_ms(started))
             return failed, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
