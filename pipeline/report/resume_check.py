@@ -91,6 +91,8 @@ def _rejections(violations: Sequence[ApiViolation]) -> list[ApiRejection]:
 
 def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeCheckSection:
     before, after = verdict.original, verdict.compacted
+    if before is not None and before.modelled:
+        before = None  # only the part compared was modelled: its size is not the original's
     reduction = None
     if before is not None and after is not None and before.size.characters:
         reduction = round(1 - after.size.characters / before.size.characters, 4)

@@ -14,12 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec import UnsetType
 
 from pipeline.proof.context import ContextBlock, SentContext
 from pipeline.proof.expected import modelled_context
 from pipeline.proof.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
+from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.cli import candidate_of, compaction
 from pipeline.testing.resolved import resolve
 from pipeline.testing.sessions import build_session
@@ -60,6 +62,10 @@ def test_a_candidate_matches_the_modelled_original(claude_code: Path, session: t
     assert verdict.original is not None and verdict.original.modelled
     assert verdict.kept_blocks > 0 and verdict.summary_blocks == 1
     assert any("modelled" in note for note in verdict.notes), verdict.notes
+    sent = resume_check_section(verdict, 0.0).sent
+    assert not isinstance(sent, UnsetType) and sent.original is None, (
+        "a modelled part's size is no original's"
+    )
 
 
 def test_a_model_the_candidate_does_not_end_refuses(claude_code: Path, session: tuple[Path, Path]) -> None:
