@@ -235,7 +235,7 @@ def _tokens(parser: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help="comma-separated: "
         + ", ".join(name.value for name in EstimatorName)
-        + " (default: [tokens] estimators; real tokenizers need the tokenizers extra)",
+        + " (default: [tokens] estimators; real tokenizers and auto need the tokenizers extra)",
     )
 
 

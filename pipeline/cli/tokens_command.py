@@ -28,6 +28,7 @@ from pipeline.estimate.estimators import EstimatorName, UnknownEstimator, parse_
 from pipeline.estimate.real import MissingExtra, check_available
 from pipeline.execute.seam import RunResult
 from pipeline.execute.session_tasks import BoundJob
+from pipeline.jobs.tokens.auto import auto_tokenizers
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.jobs.tokens.fleet import ACTIVE, CSV_COLUMNS, SESSION, Group, TokensSummary, csv_rows, summarize
 from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, tokens_session
@@ -127,6 +128,33 @@ def _usage_table(group: Group) -> Table | None:
     return table
 
 
+def _family_table(summary: TokensSummary) -> Table | None:
+    usage = summary.overall.by_family
+    if not any(entry.estimators for entry in usage.values()):
+        return None
+    names = [
+        name
+        for name in (*summary.estimators, SEED_RECORD)
+        if any(name in e.estimators for e in usage.values())
+    ]
+    table = Table(title="Billed slope per model family: median slope / median |slope - 1|", show_edge=False)
+    table.add_column("family")
+    table.add_column("sessions", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for family, entry in usage.items():
+        cells = []
+        for name in names:
+            figures = entry.estimators.get(name)
+            cells.append(
+                ""
+                if figures is None
+                else f"{figures.median_slope:.3f} / {figures.median_abs_slope_error:.3f}"
+            )
+        table.add_row(family, str(entry.sessions), *cells)
+    return table
+
+
 def render_tables(summary: TokensSummary, report_dir: Path, out: Path | None) -> None:
     """The end-of-run tables on stdout."""
     console = Console(file=sys.stdout, highlight=False)
@@ -134,9 +162,9 @@ def render_tables(summary: TokensSummary, report_dir: Path, out: Path | None) ->
         console = Console(file=sys.stdout, highlight=False, width=TABLE_WIDTH)
     console.print(_corpus_table(summary))
     console.print(_class_table(summary))
-    usage = _usage_table(summary.overall)
-    if usage is not None:
-        console.print(usage)
+    for table in (_usage_table(summary.overall), _family_table(summary)):
+        if table is not None:
+            console.print(table)
     console.print(
         f"calibration {summary.calibration_version}; session reports: {report_dir}"
         + (f"; figures and charts: {out}" if out else "")
@@ -165,7 +193,25 @@ def _chart_data(summary: TokensSummary) -> ChartData:
             for name in estimators
         },
         slopes={name: [f[name].slope for f in fits if name in f] for name in (*estimators, SEED_RECORD)},
+        family_slopes=_family_slopes(summary),
     )
+
+
+def _family_slopes(summary: TokensSummary) -> dict[str, dict[str, list[float]]]:
+    """Family -> estimator -> per-session slopes (`auto` alone when it ran: the family's own fit)."""
+    shown = (
+        [EstimatorName.AUTO.value] if EstimatorName.AUTO.value in summary.estimators else summary.estimators
+    )
+    slopes: dict[str, dict[str, list[float]]] = {}
+    for row in summary.sessions:
+        if row.usage is UNSET or row.models is UNSET or row.models.family is None:
+            continue
+        for name in shown:
+            if name in row.usage.fits:
+                slopes.setdefault(row.models.family, {}).setdefault(name, []).append(
+                    row.usage.fits[name].slope
+                )
+    return dict(sorted(slopes.items()))
 
 
 def write_outputs(summary: TokensSummary, out: Path) -> tuple[Path, ...]:
@@ -189,6 +235,9 @@ def _estimators(given: str) -> tuple[EstimatorName, ...]:
         for name in estimators:
             if name.is_real:
                 check_available(name.value)
+            if name is EstimatorName.AUTO:  # any session may need any family's tokenizer
+                for needed in auto_tokenizers():
+                    check_available(needed.value)
     except (UnknownEstimator, MissingExtra) as exc:
         raise UsageError(str(exc)) from exc
     return tuple(estimators)

@@ -1,7 +1,8 @@
 """The estimators `compaction tokens` knows, by name.
 
 `seed` and `calibrated` are pure Python over bytes and cost little enough to run beside a sweep;
-the real tokenizers (`real.py`) are optional and loaded only when named.
+the real tokenizers (`real.py`) are optional and loaded only when named. `auto` picks, for each
+session and each run of one model within it, the tokenizer of that model's family.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ class EstimatorName(StrEnum):
     CLAUDE_LEGACY = "claude-legacy"
     DEEPSEEK = "deepseek"
     QWEN = "qwen"
+    AUTO = "auto"  # each session's own family tokenizer (`families.py`), per segment of one model
 
     @property
     def is_real(self) -> bool:
         """Whether this is a real tokenizer (an optional extra, loaded in each worker)."""
-        return self not in (EstimatorName.SEED, EstimatorName.CALIBRATED)
+        return self not in (EstimatorName.SEED, EstimatorName.CALIBRATED, EstimatorName.AUTO)
 
 
 SEED_AND_CALIBRATED: Final = (EstimatorName.SEED, EstimatorName.CALIBRATED)

@@ -7,7 +7,16 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.report.sections import Section
 
-__all__ = ["ClassEntry", "FitEntry", "Framing", "ScopePair", "TokensMeasure", "UsageSection"]
+__all__ = [
+    "ClassEntry",
+    "FitEntry",
+    "Framing",
+    "ModelsSection",
+    "ScopePair",
+    "SentSection",
+    "TokensMeasure",
+    "UsageSection",
+]
 
 
 class ScopePair(Section, frozen=True, kw_only=True):
@@ -44,6 +53,18 @@ class Framing(Section, frozen=True, kw_only=True):
     tool_block: int
 
 
+class SentSection(Section, frozen=True, kw_only=True):
+    """How `auto` was fitted over the sent context: framing and scale per family, epochs and steps."""
+
+    family_calibration_version: str
+    turns: int
+    epochs: int
+    steps: int  # billed jumps or drops the chain does not explain (cleared results, loaded tools)
+    framing: dict[str, Framing]  # family -> framing of its turns
+    scale: dict[str, float]  # family -> billed tokens per token of its tokenizer
+    usage_convention: dict[str, str]  # family -> how its usage spells the billed prompt
+
+
 class UsageSection(Section, frozen=True, kw_only=True):
     """What the transcript's billed usage says of every estimator."""
 
@@ -54,6 +75,16 @@ class UsageSection(Section, frozen=True, kw_only=True):
     billed_last: int | None
     framing: Framing
     fits: dict[str, FitEntry]
+    sent: SentSection | UnsetType = UNSET  # with `auto` only: its fit is over what was sent
+
+
+class ModelsSection(Section, frozen=True, kw_only=True):
+    """The models a session's assistant messages name, and the families they belong to."""
+
+    family: str | None  # of most billed turns on the chain, else of most assistant messages
+    families: dict[str, int]  # family -> assistant messages (whole file)
+    models: dict[str, int]  # model -> assistant messages (whole file); odd names under `other`
+    switches: int  # family changes between consecutive assistant messages along the chain
 
 
 class TokensMeasure(Section, frozen=True, kw_only=True):
@@ -67,3 +98,4 @@ class TokensMeasure(Section, frozen=True, kw_only=True):
     images: ScopePair
     classes: dict[str, ClassEntry]
     usage: UsageSection
+    models: ModelsSection

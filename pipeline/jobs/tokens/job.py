@@ -10,33 +10,46 @@ the billed-usage fit of every estimator. No text of the transcript enters the re
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
 from pathlib import Path
 from typing import Final
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
+from pipeline.core.index import LineIndex
 from pipeline.core.validate.checks import read_findings
-from pipeline.estimate import calibration
+from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
+from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.guard import LineLimits
-from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.formats.claude_code.pieces import NAME_OTHER, ContentClass, LinePieces, Piece, split_records
 from pipeline.jobs.front import Analysis, open_session, topology_options
+from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
+from pipeline.jobs.tokens.sent import (
+    SentFit,
+    SentTurn,
+    UsageConvention,
+    collect_sent_turns,
+    family_framing,
+    fit_sent,
+    sent_billed,
+)
 from pipeline.jobs.tokens.usage import Framing, collect_turns, fit_usage, usage_segments
 from pipeline.report.chain import leaf_section
 from pipeline.report.documents import Counted, Outcome, TokensReport
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_status
-from pipeline.report.tokens import ClassEntry, ScopePair, TokensMeasure, UsageSection
+from pipeline.report.tokens import ClassEntry, ScopePair, SentSection, TokensMeasure, UsageSection
 from pipeline.report.tokens import Framing as FramingSection
 from pipeline.settings import SweepSettings
-from pipeline.vocabulary import FindingCode, Severity
+from pipeline.vocabulary import FindingCode, RecordType, Severity
 
-__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "tokens_session"]
+__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "sent_turns", "tokens_session"]
 
 SEED_RECORD: Final = "seed-record"
 """The seed's own per-record figure (JSON payload + 12), what `validate` and `compress` budget with."""
@@ -62,6 +75,15 @@ def _tokenizer(name: str) -> RealTokenizer:
     if tokenizer is None:
         tokenizer = _TOKENIZERS[name] = load_tokenizer(name)
     return tokenizer
+
+
+def _tokenizer_count(name: str) -> Callable[[str], int]:
+    return _tokenizer(name).count
+
+
+def sent_turns(analysis: Analysis) -> tuple[SentTurn, ...]:
+    """`auto`'s billed turns over what was sent, on their own (the fit script and tests use it)."""
+    return auto_sent_turns(analysis, _tokenizer_count)
 
 
 PieceCounts = Callable[[Piece], tuple[int, ...]]
@@ -163,26 +185,35 @@ def _row_report(row: list[int], names: Sequence[str]) -> ClassEntry:
 
 
 def _usage_report(
-    analysis: Analysis,
-    line_estimates: dict[int, tuple[int, ...]],
-    billed: dict[int, int],
-    tool_blocks: dict[int, int],
-    names: Sequence[str],
+    analysis: Analysis, lines: _Lines, names: Sequence[str], auto: AutoRun | None
 ) -> UsageSection:
-    """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed."""
+    """Fits of every estimator, framed alike; the last name, the seed's record figure, unframed;
+    `auto`'s over what was sent (`sent.py`)."""
     index, topology = analysis.index, analysis.topology
     segments = usage_segments(index, analysis.graph, topology.chain) if topology.chain else ()
     framing = Framing(calibration.FRAMING_MESSAGE, calibration.FRAMING_TOOL_BLOCK)
+    billed = lines.billed
     turns = collect_turns(
         index,
         segments,
-        line_estimates,
+        lines.estimates,
         billed,
         len(names),
-        tool_blocks=tool_blocks,
+        tool_blocks=lines.tool_blocks,
         framing=framing,
         framed=len(names) - 1,
     )
+    fits = {fit.estimator: fit.to_report() for fit in fit_usage(turns, names)}
+    sent: SentSection | UnsetType = UNSET
+    if auto is not None:
+        sent_prompts, conventions = sent_billed(auto.prompt_parts, auto.turn_families)
+        sent_turns = collect_sent_turns(index, segments, auto.lines, sent_prompts, auto.turn_families)
+        fitted = fit_sent(sent_turns, EstimatorName.AUTO.value)
+        fits.pop(EstimatorName.AUTO.value, None)
+        if fitted is not None:
+            fits[EstimatorName.AUTO.value] = fitted.usage.to_report()
+        fits = {name: fits[name] for name in names if name in fits}
+        sent = _sent_section(sent_turns, fitted, conventions)
     return UsageSection(
         assistant_lines_with_usage=len(billed),
         turns=len(turns),
@@ -190,41 +221,118 @@ def _usage_report(
         billed_first=turns[0].billed if turns else None,
         billed_last=turns[-1].billed if turns else None,
         framing=FramingSection(message=framing.message, tool_block=framing.tool_block),
-        fits={fit.estimator: fit.to_report() for fit in fit_usage(turns, names)},
+        fits=fits,
+        sent=sent,
     )
+
+
+def _sent_section(
+    turns: Sequence[SentTurn], fitted: SentFit | None, conventions: Mapping[ModelFamily, UsageConvention]
+) -> SentSection:
+    families = sorted({turn.family for turn in turns})
+    framing = {family.value: family_framing(family) for family in families}
+    return SentSection(
+        family_calibration_version=family_calibration.FAMILY_CALIBRATION_VERSION,
+        turns=len(turns),
+        epochs=fitted.epochs if fitted is not None else 0,
+        steps=fitted.steps if fitted is not None else 0,
+        framing={name: FramingSection(message=m, tool_block=b) for name, (m, b) in framing.items()},
+        scale={f.value: family_calibration.FAMILY_SCALE.get(f.value, 1.0) for f in families},
+        usage_convention={f.value: conventions[f].value for f in families if f in conventions},
+    )
+
+
+def _chain_families(
+    analysis: Analysis, line_family: Mapping[int, ModelFamily], billed: Mapping[int, int]
+) -> tuple[list[ModelFamily], list[ModelFamily]]:
+    """Families of the billed turns and of every assistant message along the chain, in order."""
+    turns: list[ModelFamily] = []
+    chain: list[ModelFamily] = []
+    seen: set[str] = set()
+    for line in analysis.topology.chain:
+        family = line_family.get(line)
+        record = analysis.index.record(line)
+        if family is None or record is None:
+            continue
+        if record.message_id:
+            if record.message_id in seen:
+                continue
+            seen.add(record.message_id)
+        chain.append(family)
+        if line in billed:
+            turns.append(family)
+    return turns, chain
+
+
+class _Lines:
+    """What the usage fits need of each line: estimates, tool blocks, billed prompts, families."""
+
+    def __init__(self, index: LineIndex, auto: AutoRun | None) -> None:
+        self.index, self.auto = index, auto
+        self.models = ModelTally()
+        self.family: dict[int, ModelFamily] = {}
+        self.estimates: dict[int, tuple[int, ...]] = {}
+        self.billed: dict[int, int] = {}
+        self.tool_blocks: dict[int, int] = {}
+
+    def add(self, line: LinePieces, total: tuple[int, ...], auto_tokens: int) -> None:
+        if line.billed_prompt:
+            self.billed[line.line] = line.billed_prompt
+        if self.auto is not None and line.prompt_parts is not None:
+            self.auto.prompt_parts[line.line] = line.prompt_parts
+        if not line.api:
+            return
+        record = self.index.record(line.line)
+        if record is not None and record.type == RecordType.ASSISTANT:
+            self.models.add(record.message_id, line.model)
+            named = family_of(line.model)
+            if named is not None:
+                self.family[line.line] = named
+        self.estimates[line.line] = (*total, record.tokens if record is not None else 0)
+        blocks = sum(1 for piece in line.pieces if piece.kind in _TOOL_BLOCKS)
+        if blocks:
+            self.tool_blocks[line.line] = blocks
+        if self.auto is not None:
+            self.auto.lines[line.line] = sent_line(line.pieces, auto_tokens, line.images)
 
 
 def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: int) -> TokensMeasure:
     index = analysis.index
     active = frozenset(analysis.topology.chain)
-    counts = piece_counter(names)
+    auto = (
+        auto_run(analysis.index, analysis.source.data, _tokenizer_count)
+        if EstimatorName.AUTO in names
+        else None
+    )
+    base = tuple(name for name in names if name is not EstimatorName.AUTO)
+    counts = piece_counter(base)
     width = len(names)
     tally = _Tally(width)
-    line_estimates: dict[int, tuple[int, ...]] = {}
-    billed: dict[int, int] = {}
-    tool_blocks: dict[int, int] = {}
+    lines = _Lines(index, auto)
     images = [0, 0]
     zero = (0,) * width
     for line in split_records(index.record_lines(analysis.source.data)):
         in_chain = line.line in active
         line_total: tuple[int, ...] = zero
+        family = auto.counter.family_at(line.line) if auto is not None else None
+        reuse = base.index(FAMILY_ESTIMATOR[family]) if family and FAMILY_ESTIMATOR[family] in base else -1
+        auto_tokens = 0
         for piece in line.pieces:
             piece_counts = counts(piece)
+            if auto is not None and family is not None:
+                value = auto.counter.count(piece, family, piece_counts[reuse] if reuse >= 0 else None)
+                auto_tokens += value
+                piece_counts = (*piece_counts, value)
             tally.add(piece, piece_counts, in_chain)
             line_total = piece_counts if line_total is zero else tuple(map(add, line_total, piece_counts))
         if line.images:
             images[0] += line.images
             images[1] += line.images if in_chain else 0
-        if line.api:
-            record = index.record(line.line)
-            line_estimates[line.line] = (*line_total, record.tokens if record is not None else 0)
-            blocks = sum(1 for piece in line.pieces if piece.kind in _TOOL_BLOCKS)
-            if blocks:
-                tool_blocks[line.line] = blocks
-        if line.billed_prompt:
-            billed[line.line] = line.billed_prompt
+        lines.add(line, line_total, auto_tokens)
     labels = [name.value for name in names]
     classes = _class_report(tally, labels, max_names)
+    turn_families, chain_families = _chain_families(analysis, lines.family, lines.billed)
+    usage = _usage_report(analysis, lines, [*labels, SEED_RECORD], auto)
     return TokensMeasure(
         estimators=labels,
         calibration_version=calibration.CALIBRATION_VERSION,
@@ -236,7 +344,8 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: in
         ),
         images=ScopePair(session=images[0], active_chain=images[1]),
         classes=classes,
-        usage=_usage_report(analysis, line_estimates, billed, tool_blocks, [*labels, SEED_RECORD]),
+        usage=usage,
+        models=lines.models.section(turn_families, chain_families),
     )
 
 

@@ -1,0 +1,213 @@
+"""`scripts/fit-calibration --families`: auto's framing per model family, fitted on the shared corpus.
+
+For every Claude Code session of the corpus, the billed turns and the context Claude Code sent
+before each (`pipeline/jobs/tokens/sent.py`: messages as sent, tool blocks, content counted by
+the family's tokenizer) are collected once, unframed and unscaled. Then, per family:
+- with at least `MIN_FRAMING_SESSIONS` sessions, the framing (per message, per tool block) is the
+  point of a grid that minimizes the median per-session |slope - 1| of the sent fit (the figure
+  `compaction tokens` reports), the family's scale left at 1; a session-level k-fold
+  cross-validation refits it without each fold and measures the fold with it;
+- with at least `MIN_SCALE_SESSIONS`, the fallback family's framing is taken and only a scale is
+  fitted (billed tokens per token of the family's tokenizer: a tokenizer the shipped ones only
+  approximate, such as Claude's newer one): the median slope of its sessions at scale 1;
+- other families take the fallback family's framing at scale 1 (nothing is written for them).
+Deterministic: same corpus and package versions give the same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipeline.core.topology.select import AUTO  # noqa: E402 - the repository goes on the path first
+from pipeline.estimate import family_calibration  # noqa: E402
+from pipeline.estimate.families import ModelFamily  # noqa: E402
+from pipeline.jobs.front import Analysis, open_session  # noqa: E402
+from pipeline.jobs.tokens.job import sent_turns  # noqa: E402
+from pipeline.jobs.tokens.sent import SentTurn, fit_sent  # noqa: E402
+from pipeline.read.discover import discover  # noqa: E402
+from pipeline.testing.settings import LIMITS  # noqa: E402
+
+OUT = ROOT / "pipeline" / "estimate" / "family_calibration.py"
+METHOD = 1  # bump when sent.py's fit changes meaning
+FALLBACK = ModelFamily.CLAUDE
+MIN_FRAMING_SESSIONS = 10  # fewer sessions cannot pin two framing constants
+MIN_SCALE_SESSIONS = 3  # ...nor fewer a scale
+MESSAGE_GRID = range(0, 21, 2)
+BLOCK_GRID = range(0, 201, 5)
+FOLDS = 5
+
+
+def collect(corpus: Path) -> dict[str, tuple[ModelFamily, list[SentTurn]]]:
+    """Every session's billed turns, unframed and unscaled, with its family (of most turns)."""
+    family_calibration.FAMILY_FRAMING = {FALLBACK.value: (0, 0)}  # type: ignore[misc]
+    family_calibration.FAMILY_SCALE = {}  # type: ignore[misc]
+    sessions: dict[str, tuple[ModelFamily, list[SentTurn]]] = {}
+    for session in discover([corpus]):
+        analysis = open_session(
+            session.path, session.label, AUTO, command="tokens", per_code=1, limits=LIMITS
+        )
+        if not isinstance(analysis, Analysis) or not analysis.topology.chain:
+            continue
+        turns = sent_turns(analysis)
+        if len(turns) >= 3:
+            ranked = statistics.multimode(turn.family for turn in turns)
+            sessions[session.label] = (sorted(ranked)[0], list(turns))
+    return sessions
+
+
+def _framed(turns: Sequence[SentTurn], message: int, block: int, scale: float) -> list[SentTurn]:
+    return [
+        replace(t, estimate=round(scale * t.estimate) + message * t.messages + block * t.tool_blocks)
+        for t in turns
+    ]
+
+
+def slopes(sessions: Sequence[Sequence[SentTurn]], message: int, block: int, scale: float) -> list[float]:
+    fitted = (fit_sent(_framed(turns, message, block, scale), "auto") for turns in sessions)
+    return [fit.usage.fit.slope for fit in fitted if fit is not None]
+
+
+def _error(values: Sequence[float]) -> float:
+    return statistics.median(abs(value - 1) for value in values) if values else float("inf")
+
+
+def grid(sessions: Sequence[Sequence[SentTurn]]) -> tuple[int, int, float]:
+    """(message, block, median |slope - 1|) of the best grid point (ties: the smaller framing)."""
+    best = (0, 0, float("inf"))
+    for message in MESSAGE_GRID:
+        for block in BLOCK_GRID:
+            error = _error(slopes(sessions, message, block, 1.0))
+            if error < best[2] - 1e-12:
+                best = (message, block, error)
+    return best
+
+
+def _fold(label: str) -> int:
+    return int(hashlib.sha256(label.encode()).hexdigest(), 16) % FOLDS
+
+
+def cross_validated(labelled: dict[str, list[SentTurn]]) -> float:
+    held_slopes: list[float] = []
+    for fold in range(FOLDS):
+        trained = [turns for label, turns in labelled.items() if _fold(label) != fold]
+        held = [turns for label, turns in labelled.items() if _fold(label) == fold]
+        message, block, _ = grid(trained)
+        held_slopes += slopes(held, message, block, 1.0)
+    return _error(held_slopes)
+
+
+def fit(sessions: dict[str, tuple[ModelFamily, list[SentTurn]]]) -> tuple[dict, dict, dict]:
+    by_family: dict[ModelFamily, dict[str, list[SentTurn]]] = {}
+    for label, (family, turns) in sorted(sessions.items()):
+        by_family.setdefault(family, {})[label] = turns
+    framing: dict[str, tuple[int, int]] = {}
+    scale: dict[str, float] = {}
+    figures: dict[str, float] = {}
+    fallback = by_family.get(FALLBACK, {})
+    if len(fallback) < MIN_FRAMING_SESSIONS:
+        raise SystemExit(f"{len(fallback)} {FALLBACK} sessions: too few to fit the fallback framing")
+    message, block, error = grid(list(fallback.values()))
+    framing[FALLBACK.value], scale[FALLBACK.value] = (message, block), 1.0
+    figures[f"{FALLBACK}_sessions"] = float(len(fallback))
+    figures[f"{FALLBACK}_abs_slope_error"] = round(error, 4)
+    figures[f"{FALLBACK}_abs_slope_error_cv"] = round(cross_validated(fallback), 4)
+    for family, labelled in sorted(by_family.items()):
+        if family is FALLBACK:
+            continue
+        figures[f"{family}_sessions"] = float(len(labelled))
+        if len(labelled) < MIN_SCALE_SESSIONS:
+            continue
+        if len(labelled) >= MIN_FRAMING_SESSIONS:
+            m, b, e = grid(list(labelled.values()))
+            framing[family.value], scale[family.value] = (m, b), 1.0
+            figures[f"{family}_abs_slope_error"] = round(e, 4)
+            continue
+        factor = round(statistics.median(slopes(list(labelled.values()), message, block, 1.0)), 4)
+        framing[family.value] = (round(message * factor), round(block * factor))
+        scale[family.value] = factor
+        m, b = framing[family.value]
+        figures[f"{family}_abs_slope_error"] = round(_error(slopes(list(labelled.values()), m, b, factor)), 4)
+    every = [
+        value
+        for family, labelled in by_family.items()
+        for value in slopes(
+            list(labelled.values()),
+            *framing.get(family.value, framing[FALLBACK.value]),
+            scale.get(family.value, 1.0),
+        )
+    ]
+    figures["all_sessions"] = float(len(every))
+    figures["all_abs_slope_error"] = round(_error(every), 4)
+    return framing, scale, figures
+
+
+def render(framing: dict, scale: dict, figures: dict, sessions: int) -> str:
+    payload = repr((sorted(framing.items()), sorted(scale.items())))
+    version = f"{METHOD}.{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
+    indent = " " * 8
+    framing_lines = "\n".join(f"{indent}{json.dumps(k)}: {tuple(v)!r}," for k, v in sorted(framing.items()))
+    scale_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in sorted(scale.items()))
+    fit_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in figures.items())
+    return f'''"""Constants of `auto`'s fit over the sent context, written by fit-calibration --families.
+
+Do not edit. Fitted on the {sessions} Claude Code sessions of the shared corpus with billed turns.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["FALLBACK_FAMILY", "FAMILY_CALIBRATION_VERSION", "FAMILY_FIT", "FAMILY_FRAMING", "FAMILY_SCALE"]
+
+FAMILY_CALIBRATION_VERSION: Final = {json.dumps(version)}
+"""Method number and a digest of the constants; reported beside every `auto` fit."""
+
+FALLBACK_FAMILY: Final = {json.dumps(FALLBACK.value)}
+"""Families the shared corpus does not hold take this family's framing (Claude Code's, the client's)."""
+
+FAMILY_FRAMING: Final = MappingProxyType(
+    {{
+{framing_lines}
+    }}
+)
+"""Family -> (tokens per sent API message, per tool_use or tool_result block), in billed tokens."""
+
+FAMILY_SCALE: Final = MappingProxyType(
+    {{
+{scale_lines}
+    }}
+)
+"""Family -> billed tokens per token of its `auto` tokenizer (families not listed: 1.0)."""
+
+FAMILY_FIT: Final = MappingProxyType(
+    {{
+{fit_lines}
+    }}
+)
+"""The fit when written: sessions per family, median |slope - 1| in-sample and cross-validated."""
+'''
+
+
+def fit_families(corpus: Path, *, check: bool) -> int:
+    sessions = collect(corpus)
+    framing, scale, figures = fit(sessions)
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+    print(f"framing: {framing}; scale: {scale}")
+    source = render(framing, scale, figures, len(sessions))
+    if check:
+        print(source)
+        return 0
+    OUT.write_text(source, encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
