@@ -5,8 +5,8 @@ and a generated fleet, once per strategy, and reads every compressed report's `f
 per probe class, the probes of all summarized spans and the share the candidates keep (pooled
 over sessions, and the median of the sessions' own recalls), the sessions' fidelity (median, p10),
 and the tokens saved (1 - candidate tokens / source chain tokens, pooled, and the median
-session's). A strategy is a name and the compress flags that select it: today only `summary`;
-`mask` and `hybrid` (issue 25, item 3) are one line each in STRATEGIES.
+session's). A strategy is a name and the compress flags that select it (`summary`, `hybrid`);
+for `hybrid` the span probed holds the masked middle too.
 
 It also times what the fidelity costs: the CPU time of the compress job's fidelity stage within
 `compress_session` (in this process, every session of the corpus, best of `--rounds`; the fleet
@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, CORPUS, MB, emit, fleet, run_cli
 
 STRATEGIES: dict[str, list[str]] = {
-    "summary": [],  # the embedded deterministic summary + the verbatim tail
-    # "mask": ["--strategy", "mask"],      issue 25, item 3
-    # "hybrid": ["--strategy", "hybrid"],
+    "summary": ["--strategy", "summary"],  # the embedded deterministic summary + the verbatim tail
+    "hybrid": ["--strategy", "hybrid"],  # the same, kept outputs before the protected round cleared
 }
 FLEET_SEED = 7
 

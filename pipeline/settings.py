@@ -30,6 +30,7 @@ from pipeline.vocabulary import (
     LeafPolicy,
     LogFormat,
     ResumeGate,
+    Strategy,
     SummarizerName,
     SummaryFallback,
 )
@@ -155,6 +156,7 @@ class CompressSettings:
     summarizer: SummarizerName
     on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
+    strategy: Strategy
     min_fidelity: float
     lost_probes_per_class: int
 

@@ -108,6 +108,13 @@ class ResumeGate(StrEnum):
     OFF = "off"
 
 
+class Strategy(StrEnum):
+    """How `compress` makes room: summarize before the cut, or also clear kept tool outputs."""
+
+    SUMMARY = "summary"  # the summary and the verbatim tail, long outputs bounded
+    HYBRID = "hybrid"  # the oldest span summarized, the middle masked, the protected round verbatim
+
+
 class SummarizerName(StrEnum):
     """Who writes the summary."""
 

@@ -27,6 +27,7 @@ from pipeline.vocabulary import (
     ExitCode,
     LeafPolicy,
     LogFormat,
+    Strategy,
     SummarizerName,
     SummaryFallback,
 )
@@ -219,6 +220,19 @@ def _compress(parser: argparse.ArgumentParser) -> None:
         help="Claude Code for the resume gate (executable or npm prefix)",
     )
     add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
+    _strategy(parser)
+
+
+def _strategy(parser: argparse.ArgumentParser) -> None:
+    """How room is made, and how much of what it compacted a candidate must still carry."""
+    add = parser.add_argument
+    add(
+        "--strategy",
+        choices=[s.value for s in Strategy],
+        help="summary: summarize before the cut; hybrid: also clear kept tool outputs before the "
+        "protected round (Claude Code's cleared-result marker), so the target is reached with the most "
+        "text kept (default: compress.strategy)",
+    )
     add(
         "--min-fidelity",
         type=float,
@@ -364,6 +378,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "on_summary_failure": args.on_summary_failure,
             "verify_resume": _GATE[args.verify_resume],
             "min_fidelity": args.min_fidelity,
+            "strategy": args.strategy,
         }
         flags["verify"] = {"claude": str(args.claude) if args.claude else None}
     if args.command == "tokens":

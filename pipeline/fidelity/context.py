@@ -18,8 +18,11 @@ from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome
 from pipeline.fidelity.text import identity, normalize
+from pipeline.formats.claude_code.bound import CLEARED_MARKER
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.shell import CommandOutcome, is_validation_command
+
+_ESCAPE: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # a terminal's colours: not words a model reads
 
 __all__ = ["KeptCall", "ResumedContext", "resumed_context", "summary_passages"]
 
@@ -93,6 +96,8 @@ def _kept_call(
         (v for k in ("file_path", "notebook_path", "url") if isinstance(v := call.tool_input.get(k), str)), ""
     )
     text = result.text if result is not None else None
+    if text is not None and text.strip() == CLEARED_MARKER:
+        text = None  # a cleared output says nothing of how its call ended (a masking strategy's)
 
     def test_run() -> bool:
         if command not in validations:
@@ -102,7 +107,7 @@ def _kept_call(
     error = result.is_error if result is not None else False
     outcome = call_outcome(text, error, test_run=test_run if command else None)
     inputs = " ".join(_strings(call.tool_input))
-    passage = normalize(f"{tool} {inputs} {text or ''}")
+    passage = normalize(f"{tool} {inputs} {_ESCAPE.sub('', text or '')}")
     return KeptCall(tool, identity(command) if command else "", target, outcome), passage
 
 

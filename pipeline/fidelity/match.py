@@ -6,7 +6,8 @@
 - `file-modified`, `file-read`: the path stands whole (not inside a longer path).
 - `command`: the command's identity (its first 200 characters) stands in a passage that states
   its outcome (passed, failed, canceled; the words of the command itself not counted), or the
-  kept records run it (a resumed agent sees that run and its current result). A whole command
+  kept records run it (a resumed agent sees that run and its current result; a run whose result
+  is not there, or was cleared, carries only a command whose outcome is unknown). A whole command
   must also end there: `pytest` is not carried by `pytest -x` (after it may come the passage's
   end, a quote, bracket or stop, a citation, a dash or arrow, or a word of prose).
 - `error`: the error's signature stands in a passage together with what it was about (a file
@@ -52,6 +53,7 @@ _ACTION_WORDS: Final = {
     ),
     FileAction.READ: re.compile(r"(?i)\b(?:read|reads|opened|viewed|inspected|loaded|examined)\b"),
 }
+_UNKNOWN: Final = CommandOutcome.UNKNOWN  # a kept run whose result is not there (or cleared)
 _CLOSERS: Final = frozenset("`\"')]},;:.!?")
 _PROSE_AFTER: Final = re.compile(r" (?:\(L\d|[(—–→]|-{1,2}>? |=> |[A-Za-z]+\b(?![-./=:]))")  # noqa: RUF001
 """After a whole command: a citation, a bracket, a dash or arrow, or a word of prose (letters only, not
@@ -105,7 +107,8 @@ def _command_in(passage: str, key: str, outcome: CommandOutcome) -> bool:
 
 
 def _command(probe: Probe, context: ResumedContext) -> bool:
-    if any(call.command == probe.key for call in context.calls):
+    known = probe.outcome in (None, CommandOutcome.UNKNOWN)
+    if any(call.command == probe.key and (known or call.outcome is not _UNKNOWN) for call in context.calls):
         return True
     if probe.key not in context.text:  # every passage's text is in the whole text
         return False

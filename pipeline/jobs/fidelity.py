@@ -12,7 +12,7 @@ resumed context holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -22,6 +22,7 @@ from pipeline.core.index import LineIndex, build_index
 from pipeline.core.partition import line_digest
 from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
+from pipeline.formats.claude_code.bound import CLEARED_MARKER, declared_bounds
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.formats.claude_code.stamp import CompactionStamp, compaction_stamp
 from pipeline.jobs.front import Analysis, open_session, topology_options
@@ -34,6 +35,7 @@ __all__ = [
     "ProbeFailure",
     "SpanSource",
     "candidate_fidelity",
+    "masked_middle",
     "measure",
     "probe_files",
 ]
@@ -173,5 +175,33 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
         return span
     if not span:
         return ProbeFailure.NOTHING_SUMMARIZED
+    span = tuple(sorted({*span, *_masked_in(original, compacted, resumed)}))
     score = measure(original, span, compacted.source.data, compacted.index, resumed)
     return Measured(score, source, len(span))
+
+
+def masked_middle(kept: Sequence[int], cleared: Collection[int]) -> tuple[int, ...]:
+    """The masked middle of a kept part (lines in chain order): from the line before its first
+    `cleared` one (the call that made that output) through its last; every record between was
+    compacted with them, cleared or not. Nothing when no output was cleared."""
+    wanted = set(cleared)
+    positions = [position for position, line in enumerate(kept) if line in wanted]
+    return tuple(kept[max(0, positions[0] - 1) : positions[-1] + 1]) if positions else ()
+
+
+def _masked_in(original: Analysis, compacted: Analysis, resumed: Sequence[int]) -> tuple[int, ...]:
+    """The original's lines of the masked middle: its kept records whose tool results the compacted
+    file declares cleared (`hybrid`), found by uuid."""
+    data = compacted.source.data
+    cleared = {tool for tool, rule in declared_bounds(data).items() if rule.clear}
+    if not cleared:
+        return ()
+    marker = CLEARED_MARKER.encode()
+    uuids = {
+        compacted.index.entry(line).uuid
+        for line in resumed
+        if marker in (raw := compacted.index.raw_line(data, line))
+        and any(tool.encode() in raw for tool in cleared)
+    }
+    chain = original.topology.chain
+    return masked_middle(chain, [line for line in chain if original.index.entry(line).uuid in uuids])

@@ -229,7 +229,9 @@ def judge(
     else:
         differences += _tool_differences(original.tools, compacted.tools)
     if tail and len(tail) <= len(original.blocks) and not original.modelled:
-        found, more = _reminder_differences(original, compacted, len(original.blocks) - len(tail), carried)
+        judged, unjudged = _without_cleared_reminders(original, bounded or {})
+        notes += unjudged
+        found, more = _reminder_differences(judged, compacted, len(original.blocks) - len(tail), carried)
         differences += found
         notes += more
     return ResumeVerdict(
@@ -257,6 +259,27 @@ def _without_synthetic_close(
     trimmed = replace(side, blocks=side.blocks[:-1])
     note = f"the {which} resume closes its trailing turn with Claude Code's synthetic reply: not compared"
     return (original, trimmed, [note]) if which == "compacted" else (trimmed, compacted, [note])
+
+
+def _without_cleared_reminders(
+    original: SentContext, bounded: Mapping[str, BoundRule]
+) -> tuple[SentContext, list[str]]:
+    """The original's reminders but those Claude Code closed a cleared tool_result with, and a note
+    when there were some: they speak of the output (a file read, a command's result) the candidate
+    declares cleared, and Claude Code renders none for its marker, as for the results it clears."""
+    cleared = frozenset(tool for tool, rule in bounded.items() if rule.clear)
+    blocks = original.blocks
+
+    def closes_cleared(position: int, inside: bool) -> bool:
+        at = position if inside else position - 1
+        return 0 <= at < len(blocks) and blocks[at].kind == "tool_result" and blocks[at].id in cleared
+
+    kept = tuple(r for r in original.reminders if not (cleared and closes_cleared(r.position, r.inside)))
+    left = len(original.reminders) - len(kept)
+    if not left:
+        return original, []
+    note = f"{left} of the original's reminders close tool results the candidate clears: unjudged"
+    return replace(original, reminders=kept), [note]
 
 
 def _reminder_differences(

@@ -71,16 +71,19 @@ class BoundedOutput(Section, frozen=True, kw_only=True):
     kept_bytes: int
     sha256: str
     media_replaced: int
+    cleared: bool = False  # masked: replaced whole by Claude Code's cleared-result marker
 
 
 class BoundedSection(Section, frozen=True, kw_only=True):
-    """Kept tool outputs bounded to `limit` bytes (head, marker, tail), every one listed."""
+    """Kept tool outputs bounded to `limit` bytes (head, marker, tail), or cleared under a masking
+    strategy (`cleared` of them), every one listed."""
 
     limit: int
     records: int
     original_bytes: int
     kept_bytes: int
     outputs: list[BoundedOutput]
+    cleared: int = 0
 
 
 class ProjectedSection(Section, frozen=True, kw_only=True):
@@ -232,6 +235,7 @@ def bounded_section(
             kept_bytes=item.kept_bytes,
             sha256=item.sha256,
             media_replaced=item.media_replaced,
+            cleared=item.cleared,
         )
         for line in lines
         for item in declared.get(line, ())
@@ -244,6 +248,7 @@ def bounded_section(
         original_bytes=sum(o.original_bytes for o in outputs),
         kept_bytes=sum(o.kept_bytes for o in outputs),
         outputs=outputs,
+        cleared=sum(o.cleared for o in outputs),
     )
 
 

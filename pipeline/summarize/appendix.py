@@ -19,6 +19,7 @@ from pipeline.summarize.checkpoint import (
     render_section,
     split_appendix,
 )
+from pipeline.summarize.references import Reference
 from pipeline.summarize.shell import CommandOutcome, FileAction
 from pipeline.summarize.work_state import (
     ActiveWorkKind,
@@ -38,8 +39,9 @@ def render_appendix(
     max_validation_records: int,
     max_active_work_records: int,
     max_command_chars: int,
+    max_references: int,
 ) -> str:
-    """The appendix text: marker and three sections, each keeping its newest records."""
+    """The appendix text: marker and four sections, each keeping its newest records."""
     files = [
         Bullet(f"{op.action} {op.path} via {', '.join(op.tools)}", op.lines) for op in state.file_operations
     ]
@@ -48,10 +50,12 @@ def render_appendix(
         for run in state.validations
     ]
     work = [Bullet(f"{rec.kind} {rec.id} {rec.state}: {rec.label}", rec.lines) for rec in state.active_work]
+    references = [Bullet(reference.text(), (reference.line,)) for reference in state.references]
     sections = (
         (AppendixHeading.FILE_OPERATIONS, files, max_file_operations),
         (AppendixHeading.VALIDATION, checks, max_validation_records),
         (AppendixHeading.ACTIVE_WORK, work, max_active_work_records),
+        (AppendixHeading.IDENTIFIERS, references, max_references),
     )
     parts = [APPENDIX_MARKER]
     for heading, bullets, limit in sections:
@@ -84,10 +88,12 @@ def parse_appendix(text: str, line: int) -> DeterministicState:
     files = [_parse_file(text, line) for text in bullets(AppendixHeading.FILE_OPERATIONS)]
     runs = [_parse_run(text, line) for text in bullets(AppendixHeading.VALIDATION)]
     work = [_parse_work(text, line) for text in bullets(AppendixHeading.ACTIVE_WORK)]
+    references = [_parse_reference(text, line) for text in bullets(AppendixHeading.IDENTIFIERS)]
     return DeterministicState(
         tuple(op for op in files if op is not None),
         tuple(run for run in runs if run is not None),
         tuple(rec for rec in work if rec is not None),
+        references=tuple(ref for ref in references if ref is not None),
     )
 
 
@@ -112,3 +118,8 @@ def _parse_work(text: str, line: int) -> ActiveWorkRecord | None:
     if not sep or len(parts) != 3 or parts[0] not in ActiveWorkKind.__members__.values():
         return None
     return ActiveWorkRecord(ActiveWorkKind(parts[0]), parts[1], parts[2], label, (line,))
+
+
+def _parse_reference(text: str, line: int) -> Reference | None:
+    kind, sep, value = text.partition(" ")
+    return Reference(kind, value, line) if sep and value and " " not in value else None

@@ -12,6 +12,7 @@ from typing import Final
 
 from pipeline.summarize.checkpoint import Bullet, bounded_lines, cut
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
+from pipeline.summarize.failures import FailureRecord, collect_failures
 from pipeline.summarize.shell import CommandOutcome, FileAction
 from pipeline.summarize.work_state import DeterministicState
 
@@ -20,6 +21,7 @@ __all__ = [
     "command_bullets",
     "decision_bullets",
     "error_bullets",
+    "failure_bullet",
     "file_bullets",
     "quote",
     "turns",
@@ -70,6 +72,7 @@ _ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # resu
 _COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_SHELL_TOOLS: Final = frozenset({"Bash"})
 
 
 def turns(items: Sequence[EvidenceItem]) -> tuple[list[EvidenceItem], EvidenceItem | None]:
@@ -157,16 +160,48 @@ def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
 
 
 def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
-    bullets = []
+    """Every failed or refused call (once per failure, with its resolution) and system error, by line."""
+    dated = [(record.lines[-1], failure_bullet(record, quote)) for record in collect_failures(items)]
+    calls = {item.tool_id for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
     for item in items:
-        if item.kind is EvidenceKind.TOOL_RESULT and item.is_error:
-            label = f"{item.tool_name or 'tool'} error: "
-        elif item.kind is EvidenceKind.SYSTEM_ERROR:
+        if item.kind is EvidenceKind.SYSTEM_ERROR:
             label = "system error: "
+        elif item.kind is EvidenceKind.TOOL_RESULT and item.is_error and item.tool_id not in calls:
+            label = "tool error: "  # its call is not in the span: what it was about is not known here
         else:
             continue
-        bullets.append(Bullet(label + cut(_first_line(item.text), quote, item.line), (item.line,)))
-    return bullets
+        text = label + cut(_first_line(item.text), quote, item.line)
+        dated.append((item.line, Bullet(text, (item.line,))))
+    dated.sort(key=lambda pair: pair[0])
+    return [bullet for _, bullet in dated]
+
+
+def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
+    """`Bash failed (exit 1) 2 times, resolved at L90 (the same command passed): pytest -x — FAILED ...`.
+
+    How it ended comes first, so a bullet cut to its quote keeps it; the subject and the telling
+    lines are cut to the quote.
+    """
+    if record.outcome is CommandOutcome.CANCELED:
+        label = f"{record.tool} rejected by the user"
+    elif record.status not in (None, 0):
+        label = f"{record.tool} failed (exit {record.status})"
+    else:
+        label = f"{record.tool} failed" if record.tool in _SHELL_TOOLS else f"{record.tool} error"
+    times = f" {record.times} times" if record.times > 1 else ""
+    state = (
+        f"resolved at L{record.resolved_at} ({record.resolution})"
+        if record.resolved_at is not None
+        else "still open at the cut"
+    )
+    line = record.lines[0]
+    subject = f": {cut(record.subject, quote, line)}" if record.subject else ""
+    said = " | ".join(record.details)
+    if said and record.outcome is CommandOutcome.CANCELED:
+        said = "reason: " + said
+    detail = f" — {cut(said, quote, record.lines[-1])}" if said else ""
+    lines = record.lines if record.resolved_at is None else (*record.lines, record.resolved_at)
+    return Bullet(f"{label}{times}, {state}{subject}{detail}", bounded_lines(lines))
 
 
 def _first_line(text: str) -> str:

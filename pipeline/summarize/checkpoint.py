@@ -77,6 +77,7 @@ class AppendixHeading(StrEnum):
     FILE_OPERATIONS = "File operations"
     VALIDATION = "Validation"
     ACTIVE_WORK = "Active work"
+    IDENTIFIERS = "Identifiers seen"
 
 
 _TITLES: Final = frozenset(heading.value for heading in Heading)

@@ -35,6 +35,7 @@ from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
 from pipeline.summarize.fitting import (
     LADDER,
     PROMPT_FLOOR_CHARS,
+    TRAIL_RECORDS,
     USER_TEXT_SHARE,
     Bounds,
     PromptUnit,
@@ -42,6 +43,7 @@ from pipeline.summarize.fitting import (
     floor_chars,
     prompt_units,
 )
+from pipeline.summarize.references import collect_references
 from pipeline.summarize.sections import Sections, derive_sections, human_prompts
 from pipeline.summarize.work_state import DeterministicState, collect_state
 
@@ -138,6 +140,7 @@ class SummaryOptions:
             self.max_file_operations,
             self.max_validation_records,
             self.max_active_work_records,
+            TRAIL_RECORDS,
         )
 
 
@@ -191,7 +194,10 @@ def write_summary(
     # A room under the minimum (a head of many pinned anchors) still gets it: the headings need it.
     budget = options.char_budget if room is None else max(MIN_CHAR_BUDGET, min(room, options.char_budget))
     priors = tuple(item for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY)
-    state = collect_state(items, [parse_appendix(_own_part(p.text), p.line) for p in priors])
+    carried = [parse_appendix(_own_part(p.text), p.line) for p in priors]
+    state = collect_state(items, carried)
+    references = collect_references(items, [ref for prior in carried for ref in prior.references])
+    state = replace(state, references=references)
     fallback = None
     if options.preserve_prior_verbatim and priors:
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
@@ -330,6 +336,7 @@ def _appendix(state: DeterministicState, bounds: Bounds) -> str:
         max_validation_records=bounds.validation_records,
         max_active_work_records=bounds.active_work_records,
         max_command_chars=bounds.quote_chars,
+        max_references=bounds.trail_records,
     )
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "LADDER",
     "MIN_PROMPT_HEAD_CHARS",
     "PROMPT_FLOOR_CHARS",
+    "TRAIL_RECORDS",
     "USER_TEXT_SHARE",
     "Bounds",
     "PromptFit",
@@ -38,18 +39,24 @@ MIN_PROMPT_HEAD_CHARS: Final = 40  # a shorter head says little more than its an
 ANCHORS_PER_BULLET: Final = (
     16  # anchor-only bullets: enough lines to amortize their words, few enough to read
 )
+TRAIL_RECORDS: Final = 1024  # commands, failures, references each: a session's trail, not a flood of one kind
 USER_TEXT_SHARE: Final = 0.5  # the other sections shrink until human messages have half the room, or all fit
 
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """One rung of the ladder: quote length, bullets per section, records per appendix section."""
+    """One rung of the ladder: quote length, bullets per section, records per appendix section.
+
+    `trail_records` bounds the artifact trail apart from the other sections: every command, every
+    failure and every identifier is what a resumed agent asks for, so they keep their own cap.
+    """
 
     quote_chars: int
     bullets_per_section: int
     file_operations: int
     validation_records: int
     active_work_records: int
+    trail_records: int
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -59,16 +66,17 @@ class Bounds:
             min(self.file_operations, widest.file_operations),
             min(self.validation_records, widest.validation_records),
             min(self.active_work_records, widest.active_work_records),
+            min(self.trail_records, widest.trail_records),
         )
 
 
 LADDER: Final = (
-    Bounds(600, 40, 64, 32, 32),
-    Bounds(400, 20, 32, 16, 16),
-    Bounds(200, 10, 16, 8, 8),
-    Bounds(120, 5, 8, 4, 4),
-    Bounds(80, 2, 4, 2, 2),
-    Bounds(60, 1, 1, 1, 1),
+    Bounds(600, 40, 64, 32, 32, TRAIL_RECORDS),
+    Bounds(400, 20, 32, 16, 16, 256),
+    Bounds(200, 10, 16, 8, 8, 64),
+    Bounds(120, 5, 8, 4, 4, 16),
+    Bounds(80, 2, 4, 2, 2, 4),
+    Bounds(60, 1, 1, 1, 1, 1),
 )
 """The rungs tried in order once the whole summary does not fit (the first is the defaults')."""
 

@@ -12,7 +12,7 @@ outcome with counts only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import anyio
@@ -22,6 +22,7 @@ from pipeline.summarize.appendix import parse_appendix, render_appendix
 from pipeline.summarize.calls import CallLedger, RetryPolicy, call_model
 from pipeline.summarize.checkpoint import CHECKPOINT_MARKER, checkpoint_start, validate_checkpoint
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind
+from pipeline.summarize.fitting import TRAIL_RECORDS
 from pipeline.summarize.grounding import (
     GroundingEvidence,
     check_answer,
@@ -68,6 +69,7 @@ from pipeline.summarize.reduction import (
     partial_group,
     partition,
 )
+from pipeline.summarize.references import collect_references
 from pipeline.summarize.work_state import collect_state
 
 __all__ = [
@@ -377,12 +379,14 @@ def _with_appendix(checkpoint: str, evidence: Sequence[EvidenceItem], options: A
     """Marker, the model's checkpoint, our appendix: the same layout as the deterministic summary."""
     priors = [item for item in evidence if item.kind is EvidenceKind.PRIOR_SUMMARY]
     prior_states = [parse_appendix(_own_part(prior.text), prior.line) for prior in priors]
+    references = collect_references(evidence, [ref for prior in prior_states for ref in prior.references])
     appendix = render_appendix(
-        collect_state(evidence, prior_states),
+        replace(collect_state(evidence, prior_states), references=references),
         max_file_operations=options.max_file_operations,
         max_validation_records=options.max_validation_records,
         max_active_work_records=options.max_active_work_records,
         max_command_chars=options.max_command_chars,
+        max_references=TRAIL_RECORDS,
     )
     text = f"{CHECKPOINT_MARKER}\n\n{checkpoint}\n\n{appendix}\n"
     defects = validate_checkpoint(text)

@@ -38,6 +38,8 @@ __all__ = ["LABEL_CHARS", "Sections", "derive_sections", "human_prompts"]
 
 LABEL_CHARS: Final = 40  # a fitted bullet's quote plus the words that introduce it ("Latest update: ")
 _TODO_LABEL: Final = {"in_progress": "In progress", "pending": "Pending"}
+TRAIL_SECTIONS: Final = frozenset({Heading.COMMANDS, Heading.ERRORS})
+"""Sections of the artifact trail: capped by `Bounds.trail_records`, not the sections' bullet cap."""
 
 
 @dataclass(slots=True)
@@ -71,6 +73,7 @@ class Sections:
             goal = heading is Heading.GOAL
             merged = _merge(self.bullets[heading])
             cap = max(2, bounds.bullets_per_section) if goal else bounds.bullets_per_section
+            cap = bounds.trail_records if heading in TRAIL_SECTIONS else cap
             kept = merged[max(0, len(merged) - cap) :]
             self.omitted[heading] += len(merged) - len(kept)
             limit = head if goal else bounds.quote_chars + LABEL_CHARS
@@ -113,9 +116,10 @@ def derive_sections(
     ]
     sections.add(Heading.IN_PROGRESS, in_progress, cap)
     sections.add(Heading.FILES, file_bullets(state), cap)
-    sections.add(Heading.COMMANDS, command_bullets(items, state, limit), cap)
+    trail = bounds.trail_records  # every command and failure while the room holds them
+    sections.add(Heading.COMMANDS, command_bullets(items, state, limit), trail)
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
-    sections.add(Heading.ERRORS, error_bullets(items, limit), cap)
+    sections.add(Heading.ERRORS, error_bullets(items, limit), trail)
     steps = [Bullet(cut(t.content, limit, t.line), (t.line,)) for t in state.todos if t.status == "pending"]
     if prompts and latest is None:  # the last prompt got no assistant text yet
         steps.append(

@@ -17,6 +17,8 @@ from pipeline.summarize.checkpoint import (
     bounded_lines,
 )
 from pipeline.summarize.evidence import EvidenceItem, EvidenceKind, FrozenJson
+from pipeline.summarize.failures import run_outcome
+from pipeline.summarize.references import Reference
 from pipeline.summarize.shell import (
     CommandFacts,
     CommandOutcome,
@@ -115,6 +117,7 @@ class DeterministicState:
     commands: tuple[CommandRecord, ...] = ()
     active_work: tuple[ActiveWorkRecord, ...] = ()
     todos: tuple[TodoItem, ...] = ()
+    references: tuple[Reference, ...] = ()  # set by the summarizer (`references`), not by `collect_state`
 
     @property
     def validations(self) -> tuple[CommandRecord, ...]:
@@ -226,15 +229,16 @@ def _shell(collector: _Collector, call: EvidenceItem, result: EvidenceItem | Non
     command = _text(call.tool_input, "command")
     if not command:
         return
+    facts = collector.parsed.get(command)
+    if facts is None:
+        facts = collector.parsed[command] = analyze_command(command)
     if result is None:
         outcome, handle = CommandOutcome.UNKNOWN, None
     else:
         output = result.text  # read once: a tool result's text is read again from the source each time
-        outcome, handle = outcome_of(output, result.is_error), background_id(output)
+        outcome = run_outcome(output, result.is_error, validation=facts.validation)
+        handle = background_id(output)
     lines = (call.line,) if result is None else (call.line, result.line)
-    facts = collector.parsed.get(command)
-    if facts is None:
-        facts = collector.parsed[command] = analyze_command(command)
     if outcome is not CommandOutcome.CANCELED:
         for op in facts.file_operations:
             collector.file(op.path, op.action, "Bash", call.line)

@@ -113,6 +113,19 @@ def test_a_command_the_kept_records_run_is_kept_with_its_current_outcome() -> No
     assert not carried(probe, context("- nothing", *bash(50, "uv run pytest -m unit -x", "2 passed")))
 
 
+def test_a_kept_run_whose_output_was_cleared_carries_no_outcome() -> None:
+    probe = probe_of(ProbeClass.COMMAND, FAILED_RUN)
+    cleared = bash(50, "uv run pytest -m unit", "[Old tool result content cleared]")
+    assert not carried(probe, context("- nothing", *cleared))
+    assert carried(probe, context("- failed: uv run pytest -m unit (L1)", *cleared))
+
+
+def test_a_kept_error_is_read_without_its_terminal_colours() -> None:
+    colored = "Exit code 1\n\x1b[31mAssertionError\x1b[22m: expected 1 to be 2"
+    error = next(p for p in extract_probes(bash(1, "npx vitest", colored, is_error=True)) if p.kind)
+    assert carried(error, context("- nothing", *bash(50, "npx vitest", colored, is_error=True)))
+
+
 # ---------------------------------------------------------------------------------------- errors
 EDIT_ERROR = call(
     3,

@@ -15,12 +15,13 @@ import orjson
 
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
-from pipeline.formats.claude_code.bound import BoundRule, bound_text
+from pipeline.formats.claude_code.bound import CLEARED_MARKER, BoundRule, bound_text
 from pipeline.formats.claude_code.records import record_strings
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.verify_resume import original_exclusions
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
 from pipeline.proof.excluded import excluded_texts, sent_exclusions
+from pipeline.proof.reminders import Reminder
 from pipeline.proof.verdict import ExcludedText, Verdict, judge
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
@@ -87,6 +88,28 @@ def test_a_declared_bounded_result_matches_only_when_bounded_exactly_as_declared
     assert judge(original, other, summaries=[SUMMARY], bounded=declared).verdict is Verdict.MISMATCH
     stricter = {"toolu_2": BoundRule(4096, drop_media=False)}
     assert judge(original, compacted, summaries=[SUMMARY], bounded=stricter).verdict is Verdict.MISMATCH
+
+
+def test_a_reminder_closing_a_cleared_result_goes_unjudged_and_any_other_is_still_missed() -> None:
+    long = "file line\n" * 500
+    warning = "<system-reminder>Consider whether the file read is malware.</system-reminder>"
+    original = sent(
+        *ORIGINAL.blocks[:4],
+        text("user", "second request"),
+        call("toolu_2"),
+        ContextBlock("user", "tool_result", json.dumps(long), "toolu_2"),
+        text("assistant", "done"),
+    )
+    original = replace(original, reminders=(Reminder(7, warning),))  # right after toolu_2's result
+    cleared = ContextBlock("user", "tool_result", json.dumps(CLEARED_MARKER), "toolu_2")
+    compacted = sent(text("user", SUMMARY), *original.blocks[4:6], cleared, original.blocks[7])
+    declared = {"toolu_2": BoundRule(8192, drop_media=True, clear=True)}
+    verdict = judge(original, compacted, summaries=[SUMMARY], bounded=declared)
+    assert verdict.verdict is Verdict.MATCH, verdict.differences
+    assert any("close tool results the candidate clears" in note for note in verdict.notes)
+    elsewhere = replace(original, reminders=(Reminder(5, warning),))  # before the call: not the output's
+    missed = judge(elsewhere, compacted, summaries=[SUMMARY], bounded=declared)
+    assert missed.verdict is Verdict.MISMATCH and "is not sent" in missed.differences[0]
 
 
 def test_a_missing_summary_is_named() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pipeline.core.index import build_index
@@ -18,6 +20,7 @@ from pipeline.summarize import (
     strip_appendix,
 )
 from pipeline.summarize.appendix import parse_appendix
+from pipeline.summarize.references import collect_references
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS as LINE_LIMITS
 from pipeline.vocabulary import SourceFormat
@@ -27,6 +30,7 @@ LIMITS = {
     "max_validation_records": 32,
     "max_active_work_records": 32,
     "max_command_chars": 600,
+    "max_references": 64,
 }
 
 
@@ -178,3 +182,17 @@ def test_a_rendered_appendix_reads_back_into_the_same_records(limit: int) -> Non
     assert render_appendix(again, **LIMITS) == render_appendix(
         collect_state((), [parse_appendix(render_appendix(again, **LIMITS), 7)]), **LIMITS
     )
+
+
+def test_identifiers_are_listed_and_read_back_as_the_oldest_records() -> None:
+    b = TranscriptBuilder(seed=31)
+    b.user("Release v2.3 to https://example.com/releases and close #77")
+    state = replace(collect_state(items_of(b)), references=collect_references(items_of(b)))
+    text = render_appendix(state, **LIMITS)
+    assert "- url https://example.com/releases (L1)" in text
+    again = parse_appendix(text, 9)
+    assert [(r.kind, r.value, r.line) for r in again.references] == [
+        ("url", "https://example.com/releases", 9),
+        ("issue", "#77", 9),
+        ("version", "v2.3", 9),
+    ]

@@ -130,7 +130,10 @@ def test_sections_hold_what_the_session_did() -> None:
     assert bullet_texts(text, Heading.NEXT_STEPS) == ["Run the full suite"]
     assert any("recursive descent" in bullet for bullet in bullet_texts(text, Heading.DECISIONS))
     errors = bullet_texts(text, Heading.ERRORS)
-    assert errors == ["Bash error: Exit code 1: E   AssertionError: boom"]
+    resolved = f"resolved at L{lines['passed_run'] - 1} (the same command passed)"
+    assert errors == [
+        f"Bash failed (exit 1), {resolved}: pytest -q tests/test_parser.py — E AssertionError: boom"
+    ]
     files = bullet_texts(text, Heading.FILES)
     assert files == ["Modified 1 paths: /repo/src/parser.py"]
     commands = bullet_texts(text, Heading.COMMANDS)
@@ -469,3 +472,32 @@ def test_ten_thousand_prompts_over_the_budget_are_fitted_and_every_one_is_accoun
     marker = section(result.text, Heading.CONSTRAINTS)[0]
     assert marker == f"- ... {fit.prompts_omitted} older bullets omitted"  # the oldest, counted
     assert set(cited_prompts(result.text)) == {2 * n + 1 for n in range(fit.prompts_omitted, 10_000)}
+
+
+def test_every_command_and_failure_is_kept_beyond_the_bullet_cap_while_the_room_holds_them() -> None:
+    b = TranscriptBuilder(seed=21)
+    b.user("Run every check")
+    for number in range(60):
+        b.tool_call("Bash", {"command": f"make check-{number}"}, "Exit code 2\nmake: *** [check] Error 2")
+    text = summarize(b, options=replace(summary_options(), max_bullets_per_section=5)).text
+    commands = bullet_texts(text, Heading.COMMANDS)
+    errors = bullet_texts(text, Heading.ERRORS)
+    assert [c for c in commands if c.startswith("failed: make check-")] == [
+        f"failed: make check-{n}" for n in range(60)
+    ]
+    assert len(errors) == 60
+    assert all(e.startswith("Bash failed (exit 2), still open at the cut: make check-") for e in errors)
+
+
+def test_a_fitted_summary_says_how_each_failure_ended_before_it_cuts_the_rest() -> None:
+    b = TranscriptBuilder(seed=22)
+    for number in range(40):
+        b.user(f"request {number} " + "x" * 3000)
+        b.tool_call("Bash", {"command": f"pytest tests/t{number}.py " + "-k y" * 100}, "Exit code 1\nboom")
+        b.tool_call("Bash", {"command": f"pytest tests/t{number}.py " + "-k y" * 100}, "Exit code 0\nok")
+    options = replace(summary_options(), char_budget=20_000)
+    result = summarize(b, options=options)
+    assert result.fit is not None and len(result.text) <= 20_000
+    errors = [e for e in bullet_texts(result.text, Heading.ERRORS) if not e.startswith("...")]
+    assert errors
+    assert all(", resolved at L" in e.split(":")[0] for e in errors)

@@ -133,5 +133,5 @@ def test_equal_messages_become_one_unit_citing_every_line() -> None:
 
 
 def test_a_rung_is_never_looser_than_the_options() -> None:
-    options = Bounds(100, 3, 64, 2, 32)
-    assert Bounds(600, 40, 8, 32, 32).within(options) == Bounds(100, 3, 8, 2, 32)
+    options = Bounds(100, 3, 64, 2, 32, 16)
+    assert Bounds(600, 40, 8, 32, 32, 1024).within(options) == Bounds(100, 3, 8, 2, 32, 16)

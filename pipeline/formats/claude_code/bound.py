@@ -6,6 +6,12 @@ and document blocks in results outside the protected round become a one-line pla
 their size. Claude Code mirrors tool output in the record's top-level `toolUseResult`; every
 string there longer than the limit is bounded the same way, so no full copy stays behind.
 
+Under a masking strategy a rule also clears: a tool_result older than the protected round becomes
+the line Claude Code itself writes for the results it clears from what it sends
+(`CLEARED_MARKER`), its size and SHA-256 declared as for a bounded one. A failed call's result (an
+error flag, a non-zero exit status, failures a test run reports) is only bounded: the error is
+what a resumed agent must not repeat; nor is a result shorter than `CLEAR_MIN_BYTES` cleared.
+
 A bounded record is written again as compact JSON; anything else in it keeps its value, key
 order, ids and links (Claude Code writes compact JSON too, so nearly always its very bytes).
 `bound_content` is the one rule, so a checker can re-apply it to the original and compare
@@ -15,6 +21,7 @@ order, ids and links (Claude Code writes compact JSON too, so nearly always its 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -24,6 +31,8 @@ import orjson
 from pipeline.formats import json_text
 
 __all__ = [
+    "CLEARED_MARKER",
+    "CLEAR_MIN_BYTES",
     "BoundPart",
     "BoundRule",
     "BoundedRecord",
@@ -35,15 +44,24 @@ __all__ = [
 ]
 
 MEDIA_TYPES: Final = frozenset({"image", "document"})
+CLEARED_MARKER: Final = "[Old tool result content cleared]"  # Claude Code 2.1.332's own wording
+CLEAR_MIN_BYTES: Final = 512  # a shorter output costs about what its marker and declaration do: it stays
+FAILURE_SCAN_CHARS: Final = 8192  # a status is written first, a runner's failures summed up last
+_FAILED_RUN: Final = re.compile(
+    r"\A\s*Exit code:? [1-9]|\n(?:FAILED|FAIL|ERROR)\b|\n--- FAIL\b|\nnot ok \d"
+    r"|(?<![\w.])[1-9]\d* (?:failed|failing|failures?|errors?)\b|test result: FAILED"
+)
 _MEDIA_MARKS: Final = (b'"type":"image"', b'"type":"document"')
 
 
 @dataclass(frozen=True, slots=True)
 class BoundRule:
-    """How one kept record is bounded: the byte limit of a text, and whether media is replaced."""
+    """How one kept record is bounded: the byte limit of a text, whether media is replaced, and
+    whether its tool outputs are cleared (masking)."""
 
     limit: int
     drop_media: bool
+    clear: bool = False
 
 
 class BoundPart(StrEnum):
@@ -63,6 +81,7 @@ class BoundedRecord:
     kept_bytes: int
     sha256: str  # of the original text (content) or of its compact JSON (mirror)
     media_replaced: int
+    cleared: bool = False  # replaced whole by `CLEARED_MARKER` (the rule's limit did not apply)
 
 
 def marker(size: int, digest: str) -> str:
@@ -111,6 +130,10 @@ def bound_content(content: Any, rule: BoundRule) -> Any:
     In a list, text blocks over the limit together become one bounded text block where the first
     of them was; then media blocks become placeholders (when the rule says so).
     """
+    if rule.clear and len(_text_of(content).encode("utf-8", "surrogatepass")) + _media_bytes(content) >= (
+        CLEAR_MIN_BYTES
+    ):
+        return CLEARED_MARKER if isinstance(content, str) else [{"type": "text", "text": CLEARED_MARKER}]
     if isinstance(content, str):
         return bound_text(content, rule.limit)
     if not isinstance(content, list):
@@ -159,6 +182,25 @@ def _text_of(content: Any) -> str:
     return _joined(content) if isinstance(content, list) else ""
 
 
+def _failed(block: dict[str, Any], content: Any) -> bool:
+    """Whether a tool_result reports a failure: its error flag, an exit status, a test run's failures."""
+    if block.get("is_error"):
+        return True
+    text = _text_of(content)
+    ends = (
+        text
+        if len(text) <= 2 * FAILURE_SCAN_CHARS
+        else text[:FAILURE_SCAN_CHARS] + text[-FAILURE_SCAN_CHARS:]
+    )
+    return _FAILED_RUN.search("\n" + ends) is not None
+
+
+def _media_bytes(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(len(json_text.dumps(b)) for b in content if _is_media(b))
+
+
 def _media_count(content: Any) -> int:
     if not isinstance(content, list):
         return 0
@@ -172,7 +214,8 @@ def _bound_blocks(blocks: list[Any], rule: BoundRule) -> tuple[list[Any], list[B
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
         content = block.get("content")
-        bounded = bound_content(content, rule)
+        own = BoundRule(rule.limit, rule.drop_media) if rule.clear and _failed(block, content) else rule
+        bounded = bound_content(content, own)
         if bounded == content:
             continue
         out[position] = {**block, "content": bounded}
@@ -185,6 +228,7 @@ def _bound_blocks(blocks: list[Any], rule: BoundRule) -> tuple[list[Any], list[B
                 len(_text_of(bounded).encode("utf-8", "surrogatepass")),
                 hashlib.sha256(original).hexdigest(),
                 _media_count(content) - _media_count(bounded),
+                cleared=own.clear and bounded in (CLEARED_MARKER, [{"type": "text", "text": CLEARED_MARKER}]),
             )
         )
     return out, declared
@@ -201,7 +245,7 @@ def bound_line(
     """
     start, end = span if span is not None else (0, len(line))
     media = rule.drop_media and any(line.find(kind, start, end) >= 0 for kind in _MEDIA_MARKS)
-    if end - start <= rule.limit and not media:
+    if end - start <= (min(rule.limit, CLEAR_MIN_BYTES) if rule.clear else rule.limit) and not media:
         return None
     try:
         record = orjson.loads(memoryview(line)[start:end])
@@ -260,7 +304,7 @@ def declared_bounds(data: bytes) -> dict[str, BoundRule]:
         for entry in ours.get("boundedToolOutputs") or ():
             if not isinstance(entry, dict) or entry.get("part", BoundPart.CONTENT) != BoundPart.CONTENT:
                 continue  # the display copy never reaches the model
-            limit, drop = entry.get("limit"), entry.get("dropMedia")
+            limit, drop, cleared = entry.get("limit"), entry.get("dropMedia"), entry.get("cleared", False)
             if isinstance(entry.get("toolUseId"), str) and isinstance(limit, int) and isinstance(drop, bool):
-                found[entry["toolUseId"]] = BoundRule(limit, drop)
+                found[entry["toolUseId"]] = BoundRule(limit, drop, cleared is True)
     return found

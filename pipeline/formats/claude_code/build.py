@@ -62,6 +62,7 @@ class BoundStamp(msgspec.Struct, frozen=True, rename="camel"):
     original_bytes: int
     kept_bytes: int
     sha256: str
+    cleared: bool = False  # replaced whole by Claude Code's cleared-result marker (masking)
 
 
 class StateStamp(msgspec.Struct, frozen=True, rename="camel"):

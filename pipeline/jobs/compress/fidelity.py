@@ -7,12 +7,14 @@ and kept records, as written.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
 from pipeline.formats.claude_code.guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Candidate, Stop
-from pipeline.jobs.fidelity import candidate_fidelity
+from pipeline.jobs.fidelity import candidate_fidelity, masked_middle
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.fidelity import FidelitySection, fidelity_section
@@ -22,15 +24,24 @@ __all__ = ["fidelity_stage"]
 
 
 def fidelity_stage(
-    analysis: Analysis, options: CompressOptions, plan: Plan, partition: Partition, candidate: Candidate
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    candidate: Candidate,
+    cleared: Collection[int] = (),
 ) -> tuple[FidelitySection, Stop | None]:
     """The report's `fidelity`, and a refusal when the candidate is below `compress.min_fidelity`.
 
     The span is the partition's `summary` set: the plan's summarized lines less the state records
-    the candidate carries after its summary (they are kept, not summarized).
+    the candidate carries after its summary (they are kept, not summarized); under a masking
+    strategy also the masked middle, the kept records whose tool outputs were `cleared` and those
+    between them (what a resumed agent lost of them is measured the same way).
     """
     compress = options.compress
-    summarized = tuple(sorted(partition[PartitionSet.SUMMARY].lines))
+    summarized = tuple(
+        sorted({*partition[PartitionSet.SUMMARY].lines, *masked_middle(plan.raw_lines, cleared)})
+    )
     measured = candidate_fidelity(
         analysis, summarized, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
     )

@@ -230,7 +230,8 @@ def _judged(
     progress: _Progress,
 ) -> _Progress:
     """The candidate's fidelity (a floor may refuse it), then the resume proof when Claude Code is there."""
-    fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate)
+    cleared = () if progress.planned is None else progress.planned.bounding.cleared_lines(plan.raw_lines)
+    fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate, cleared)
     progress = replace(progress, fidelity=fidelity, stop=stop)
     if stop is None and options.claude is not None:
         check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)

@@ -12,7 +12,7 @@ replaced by one that keeps that whole turn raw: the contract never refuses a cut
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pipeline.core.check.candidate import contract_messages
@@ -36,7 +36,7 @@ from pipeline.jobs.compress.writers import SummaryWriter, Written, summary_refus
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
 from pipeline.summarize import extract_evidence
-from pipeline.vocabulary import Role
+from pipeline.vocabulary import Role, Strategy
 
 __all__ = [
     "ChainBounding",
@@ -50,6 +50,8 @@ __all__ = [
 
 INITIAL_SUMMARY_SHARE = 5  # room first reserved for the summary: a fifth of the goal, at most its budget
 CHARS_PER_TOKEN = 4  # the seed estimate of ASCII text
+STAMP_TOKENS = 60  # one bounded output's declaration in the boundary record, as the seed counts it
+UNBOUNDED = 2**53  # the byte limit of a rule that only clears (`tool_output_limit` 0): no text reaches it
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,10 @@ class ChainBounding:
     rules: Mapping[int, BoundRule]
     kept_tokens: tuple[int, ...]  # per chain position
     start: int = 0  # the first chain position bounded
+
+    def cleared_lines(self, lines: Sequence[int]) -> tuple[int, ...]:
+        """The `lines` with a tool output cleared (a masking strategy)."""
+        return tuple(line for line in lines if any(item.cleared for item in self.declared.get(line, ())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +121,7 @@ def bound_chain(
     """
     tokens = tuple(analysis.index.entry(line).tokens for line in analysis.topology.chain)
     empty = ChainBounding({}, {}, {}, tokens, len(tokens))
-    if not options.compress.tool_output_limit:
+    if not options.compress.tool_output_limit and options.compress.strategy is Strategy.SUMMARY:
         return replace(empty, start=0)
     return _bound_back(analysis, options, protected_start, empty, goal=goal)
 
@@ -139,7 +145,8 @@ def _bound_back(
     stop: int = 0,
 ) -> ChainBounding:
     """`bounding` with the records before its start bounded, back to `stop` or past `goal` tokens."""
-    limit = options.compress.tool_output_limit
+    limit = options.compress.tool_output_limit or UNBOUNDED  # 0: every byte kept (what is not cleared)
+    masking = options.compress.strategy is not Strategy.SUMMARY
     index, data, chain = analysis.index, analysis.source.data, analysis.topology.chain
     lines, declared, rules = dict(bounding.lines), dict(bounding.declared), dict(bounding.rules)
     tokens = list(bounding.kept_tokens)
@@ -149,13 +156,14 @@ def _bound_back(
     while position > stop and (goal is None or held <= goal):
         position -= 1
         line = chain[position]
-        rule = BoundRule(limit, drop_media=position < protected_start)
+        older = position < protected_start
+        rule = BoundRule(limit, drop_media=older, clear=masking and older)
         bounded = bound_line(data, rule, span=index.span(data, line))
         record = decode_record(bounded[0], limits=limits) if bounded is not None else None
         # a record that does not read back never comes from our own output: it stays as it is
         if bounded is not None and isinstance(record, DecodedRecord):
             lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
-            tokens[position] = record.tokens
+            tokens[position] = record.tokens + STAMP_TOKENS * len(bounded[1])
         held += tokens[position]
     return ChainBounding(lines, declared, rules, tuple(tokens), position)
 

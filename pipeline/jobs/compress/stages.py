@@ -163,6 +163,7 @@ def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[B
             item.original_bytes,
             item.kept_bytes,
             item.sha256,
+            item.cleared,
         )
         for line in raw_lines
         for item in bounding.declared.get(line, ())

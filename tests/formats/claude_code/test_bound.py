@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from pipeline.formats.claude_code.bound import (
+    CLEARED_MARKER,
     BoundPart,
     BoundRule,
     bound_content,
@@ -115,3 +116,44 @@ def test_declared_bounds_are_read_back_from_our_compact_boundary() -> None:
     }
     data = orjson.dumps(boundary) + b"\n" + _record("x") + b"\n"
     assert declared_bounds(data) == {"toolu_1": BoundRule(8192, drop_media=True)}
+
+
+CLEAR = BoundRule(8192, drop_media=True, clear=True)
+
+
+def test_a_clearing_rule_replaces_an_output_with_claude_codes_marker_and_declares_its_digest() -> None:
+    output = "row\n" * 400
+    bounded, declared = bound_line(_record(output), CLEAR) or (b"", ())
+    block = orjson.loads(bounded)["message"]["content"][0]
+    assert block["content"] == CLEARED_MARKER == "[Old tool result content cleared]"
+    content = next(d for d in declared if d.part is BoundPart.CONTENT)
+    assert content.cleared and content.original_bytes == len(output)
+    assert content.sha256 == hashlib.sha256(output.encode()).hexdigest()
+    listed = [{"type": "text", "text": output}, {"type": "image", "source": {"data": "A" * 900}}]
+    assert bound_content(listed, CLEAR) == [{"type": "text", "text": CLEARED_MARKER}]
+
+
+def test_a_failed_or_short_output_is_not_cleared() -> None:
+    assert bound_line(_record("ok"), CLEAR) is None  # under CLEAR_MIN_BYTES: the marker saves nothing
+    failing = "." * 2000 + "\nFAILED tests/test_a.py::test_x - KeyError\n1 failed, 3 passed"
+    for output in (failing, "Exit code 2\n" + "make: *** Error\n" * 100):
+        changed = bound_line(_record(output), CLEAR)
+        content = orjson.loads(changed[0])["message"]["content"][0]["content"] if changed else output
+        assert content == output
+    flagged = orjson.loads(_record("x" * 20_000))
+    flagged["message"]["content"][0]["is_error"] = True
+    bounded, declared = bound_line(orjson.dumps(flagged), CLEAR) or (b"", ())
+    kept = orjson.loads(bounded)["message"]["content"][0]["content"]
+    assert kept == bound_text("x" * 20_000, 8192)  # bounded as always, never cleared
+    assert not any(d.cleared for d in declared)
+
+
+def test_a_cleared_output_is_read_back_with_its_rule() -> None:
+    stamps = [{"toolUseId": "toolu_1", "part": "content", "limit": 8192, "dropMedia": True, "cleared": True}]
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "compactMetadata": {"sessionCompaction": {"boundedToolOutputs": stamps}},
+    }
+    assert declared_bounds(orjson.dumps(boundary)) == {"toolu_1": CLEAR}
+    assert bound_content("y" * 1000, CLEAR) == CLEARED_MARKER
