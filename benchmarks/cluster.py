@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, MB, emit, fleet, run_cli, session_files, total_mb
 
-from pipeline.run.cluster import loopback_cluster
+from pipeline.execute.dask_cluster import loopback_cluster
 
 TARGET = 0.85
 
@@ -48,7 +48,7 @@ def main() -> None:
     files = session_files(root)
     out = CACHE / "cluster-reports"
     common = ["validate", str(root), "--report-dir", str(out)]
-    no_resume = {"COMPACTION_CLUSTER_RESUME": "false"}  # every repeat does the work again
+    no_resume = {"COMPACTION_SWEEP_RESUME": "false"}  # every repeat does the work again
     single = {**no_resume, "COMPACTION_CLUSTER_BATCH_SESSIONS": "1"}
     times: dict[str, list[float]] = {"local": [], "started": [], "steady": [], "unbatched": []}
     profile_off = {"distributed.worker.profile.enabled": False}  # as `--cluster local:N` sets it

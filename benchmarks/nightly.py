@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import MB, emit, fleet, run_cli, session_files, total_mb
 
-from pipeline.run import compress_in_place  # noqa: F401 - imported before timing, as a warm process has it
-from pipeline.run.cli import main as cli_main
+from pipeline.cli import compress_in_place_command  # noqa: F401 - imported before timing, as a warm process has it
+from pipeline.cli.main import main as cli_main
 
 NIGHT_FLAGS = ("--idle-for", "0", "--no-verify-resume", "--quiet")
 

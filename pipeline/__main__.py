@@ -2,7 +2,7 @@
 
 import sys
 
-from pipeline.run.cli import main
+from pipeline.cli.main import main
 
 # Worker processes re-import the main module; only a real run may start the command.
 if __name__ == "__main__":

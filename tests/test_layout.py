@@ -41,7 +41,8 @@ STAGES: Final = (
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),  # atomic writes (files); live replacement (live/)
     frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
-    frozenset({"run"}),  # runner, fleet loop, commands, cli, console
+    frozenset({"execute"}),  # the executor seam: batches, markers, the process pool, Dask
+    frozenset({"cli"}),  # grammar, one module per command, console output
     frozenset({"__main__"}),
 )
 TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
@@ -103,8 +104,8 @@ UNTYPED_JSON_ALLOWED: Final = {
     "formats": "the Claude Code format boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
     "settings/loading.py": "the TOML and environment layers before they become the typed Settings",
-    "run/parser.py": "argparse flags as a TOML-shaped override layer for the settings loader",
-    "run/parser_live.py": "the in-place commands' flags, the same override layer",
+    "cli/grammar.py": "argparse flags as a TOML-shaped override layer for the settings loader",
+    "cli/live_grammar.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
     "proof/capture.py": "the Messages API wire format the loopback server answers",
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
@@ -157,9 +158,9 @@ def test_every_import_follows_the_stage_order() -> None:
 
 
 def test_the_check_catches_a_backward_import() -> None:
-    tree = ast.parse("from pipeline.run.cli import main\nimport pipeline.testing\n")
-    assert [target for _, target in _imported(tree)] == ["run", "testing"]
-    assert _stage("run") > _stage("core")
+    tree = ast.parse("from pipeline.cli.main import main\nimport pipeline.testing\n")
+    assert [target for _, target in _imported(tree)] == ["cli", "testing"]
+    assert _stage("cli") > _stage("core")
     with pytest.raises(AssertionError, match="no place"):
         _stage("newpackage")
 
@@ -283,3 +284,53 @@ def test_untyped_json_stays_at_its_boundaries() -> None:
     assert used == set(UNTYPED_JSON_ALLOWED), (
         f"exceptions no longer needed: {set(UNTYPED_JSON_ALLOWED) - used}"
     )
+
+
+COMMAND_MODULES: Final = {
+    "validate": "validate_command",
+    "compress": "compress_command",
+    "compress --in-place": "compress_in_place_command",
+    "compress --dry-run": "dry_run_command",
+    "tokens": "tokens_command",
+    "verify-resume": "verify_resume_command",
+    "probe": "probe_command",
+    "restore": "restore_command",
+    "backups": "backups_command",
+    "repair-read-pages": "repair_command",
+}
+EXECUTORS: Final = {
+    "Executor": "execute/seam.py",  # the protocol
+    "ProcessPoolExecutor": "execute/process_pool.py",
+    "DaskExecutor": "execute/dask_cluster.py",
+}
+ROLE_NAMED: Final = ("cli", "execute")  # packages whose every module name is its own in pipeline/
+
+
+def test_one_module_per_command_and_one_executor_per_backend() -> None:
+    missing = [
+        command for command, name in COMMAND_MODULES.items() if not (PACKAGE / f"cli/{name}.py").is_file()
+    ]
+    assert not missing, f"commands without their module in cli/: {missing}"
+    executors = {
+        node.name: relative
+        for relative, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and node.name.endswith("Executor")
+        and any(isinstance(item, ast.FunctionDef) and item.name == "run" for item in node.body)
+    }
+    assert executors == EXECUTORS  # one seam, one executor per backend
+
+
+def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
+    names: dict[str, list[str]] = {}
+    for relative, _ in _modules():
+        names.setdefault(relative.rsplit("/", 1)[-1], []).append(relative)
+    shared = [
+        paths
+        for relative, _ in _modules()
+        if _top(relative) in ROLE_NAMED and not relative.endswith("__init__.py")
+        for paths in [names[relative.rsplit("/", 1)[-1]]]
+        if len(paths) > 1
+    ]
+    assert not shared, f"module names used twice: {shared}"

@@ -42,7 +42,9 @@ class LeafSection(Section, frozen=True, kw_only=True):
     chain_end: ChainEnd | None
     external_parent: bool
     last_prompt_check: PromptCheck
-    refusal: TopologyRefusal | StrictReason | None
+    # A TopologyRefusal or a StrictReason: written as its value, read back (completion markers) as
+    # text, since msgspec decodes no union of two string enums.
+    refusal: str | None
     unproven: TopologyRefusal | UnsetType = UNSET  # a safety rule the chain breaks, left to the proof
 
 

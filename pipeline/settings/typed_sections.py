@@ -119,6 +119,7 @@ class SweepSettings:
     max_file_history_snapshots: int
     report_dir: str
     log_format: LogFormat
+    resume: bool
     findings_per_code: int
     max_line_bytes: int
     max_json_depth: int
@@ -247,7 +248,6 @@ class ClusterSettings:
     batch_bytes: int
     batch_sessions: int
     task_retries: int
-    resume: bool
     read_block_bytes: int
     connect_timeout_seconds: float
 

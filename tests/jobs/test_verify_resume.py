@@ -361,7 +361,7 @@ def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses
 ) -> None:
     """This checkout always holds the pinned build, so "nowhere to be found" is the one patched part."""
     from pipeline import installed
-    from pipeline.run.cli import main
+    from pipeline.cli.main import main
 
     monkeypatch.setattr(installed, "_search_places", lambda root: [tmp_path / "no-claude-here"])
     monkeypatch.delenv(RESUME_GATE_ENV)

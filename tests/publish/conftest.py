@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
+from pipeline.execute.in_place_drive import Drive, ReportOf, check_all, drive, in_this_process
 from pipeline.jobs.compress import compress_session
+from pipeline.publish.live.activity import OpenFileProbe
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
+from pipeline.publish.live.recovery import Recovered
+from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlacePass
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import StateDb
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.invoke import candidate_of
 from pipeline.testing.settings import LIMITS, compress_options
@@ -55,3 +65,42 @@ def compacted(tmp_path_factory: pytest.TempPathFactory) -> Compacted:
     candidate = candidate_of(root / "out", source).read_bytes()
     assert not validator(candidate)
     return Compacted(original, candidate)
+
+
+@dataclass(frozen=True)
+class InPlaceRun:
+    """What one in-place pass did: the intents of earlier runs it recovered, one outcome a session."""
+
+    recovered: tuple[Recovered, ...]
+    outcomes: tuple[InPlaceOutcome, ...]
+
+    @property
+    def compression_work(self) -> int:
+        """Sessions for which a candidate was built (zero on an unchanged fleet's second night)."""
+        return sum(outcome.built for outcome in self.outcomes)
+
+
+def drive_in_place(
+    targets: Iterable[SessionTarget],
+    build: BuildCandidate,
+    options: InPlaceOptions,
+    state: StateDb,
+    *,
+    clock_ns: Callable[[], int],
+    probe: OpenFileProbe | None,
+    report_of: ReportOf = lambda outcome: None,
+    report_dir: Path | None = None,
+    roots: Sequence[tuple[Path, str]] = (),
+    seam: FaultSeam = NO_FAULTS,
+) -> InPlaceRun:
+    """One pass the way the in-place commands run it: recovery and the cheap checks, then the
+    drive (`pipeline.execute.in_place_drive`) with candidates built in this process's threads."""
+    run = InPlacePass(options, state, clock_ns=clock_ns, probe=probe, seam=seam)
+    pending, outcomes = check_all(run, targets, roots)
+    if pending:
+        plan = Drive(
+            run, in_this_process(build, options.work_dir), report_of, report_dir or options.work_dir, 1
+        )
+        outcomes += anyio.run(drive, plan, pending, lambda outcome: None)
+    ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
+    return InPlaceRun(run.recovered, ordered)

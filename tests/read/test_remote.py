@@ -18,9 +18,9 @@ import pytest
 import s3fs
 from moto.server import ThreadedMotoServer
 
+from pipeline.execute.dask_cluster import loopback_cluster
 from pipeline.publish.files import PublishConflict, put_object, read_object
 from pipeline.read.remote import discover_roots, fetch, is_url
-from pipeline.run.cluster import loopback_cluster
 from pipeline.testing.invoke import compaction
 from pipeline.testing.sessions import build_session
 

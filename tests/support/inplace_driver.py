@@ -4,7 +4,7 @@ Each request forks a child that runs the command line's own `main` with the give
 environment variables, for knobs that have no flag), so a test can kill a real in-place run at
 any moment without paying an interpreter's start-up per run:
 
-    python -m tests.support.inplace_driver --serve
+    python -m pipeline.testing.inplace_driver --serve
     run {"argv": ["compress", ROOT, "--in-place", ...], "env": {"COMPACTION_...": "..."}}
     -> pid N
     wait
@@ -29,7 +29,7 @@ def _child(request: str) -> None:
     try:
         asked = json.loads(request)
         os.environ.update(asked.get("env", {}))
-        from pipeline.run.cli import main as cli
+        from pipeline.cli.main import main as cli
 
         code = cli(asked["argv"])
     finally:
@@ -39,7 +39,7 @@ def _child(request: str) -> None:
 def serve() -> int:
     """Fork a run per `run REQUEST-JSON` line, print `pid N`; `wait` reaps it."""
     # Loaded once, before forking, so every child starts warm.
-    from pipeline.run import cli, compress_in_place  # noqa: F401
+    from pipeline.cli import compress_in_place_command, main  # noqa: F401
 
     child = 0
     for line in sys.stdin:
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     """`--serve`: the forking loop above."""
     arguments = sys.argv[1:] if argv is None else argv
     if arguments != ["--serve"]:
-        print("usage: python -m tests.support.inplace_driver --serve", file=sys.stderr)
+        print("usage: python -m pipeline.testing.inplace_driver --serve", file=sys.stderr)
         return 2
     return serve()
 

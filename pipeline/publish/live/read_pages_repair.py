@@ -1,6 +1,6 @@
 """The `Read.pages` repair, published: in place through the transaction, or as a candidate file.
 
-`repair_builder` plugs the pure plan (`pipeline.core.read_pages`) into `run_in_place` as a
+`repair_builder` plugs the pure plan (`pipeline.core.read_pages`) into the in-place drive as a
 `BuildCandidate`: the candidate is the original with the planned spans deleted, and its
 validator checks, on the immutable candidate and again on the bytes re-read from the live path,
 that they are exactly the planned bytes, that no invariant moved, that a second pass finds

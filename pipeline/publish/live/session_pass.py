@@ -46,18 +46,12 @@ __all__ = [
     "BuildCandidate",
     "InPlaceOptions",
     "InPlacePass",
-    "InPlaceRun",
     "Pending",
-    "ReportWriter",
     "Screened",
-    "reported",
-    "run_in_place",
 ]
 
 BuildCandidate = Callable[[FrozenSource, Path], Candidate | Declined]
 """Builds a candidate from frozen bytes, working only in the given work directory."""
-ReportWriter = Callable[[InPlaceOutcome], None]
-"""Writes one session's report; an OS error after a commit makes it `committed-report-failed`."""
 
 UNPROVEN_REASON = InPlaceReason.RESUME_PROOF_MISSING.value  # the candidate was not proven by Claude Code
 _CHANGED: frozenset[StopReason] = frozenset({StopReason.SOURCE_CHANGED, StopReason.TARGET_REPLACED})
@@ -74,25 +68,10 @@ class InPlaceOptions:
 
     activity: ActivityOptions
     replace: ReplaceOptions
-    work_dir: (
-        Path  # `run_in_place` builds here, outside the live tree (the CLI hands its own to its build step)
-    )
+    work_dir: Path  # candidates are built here, outside the live tree (the drive's build step gets its own)
     config_digest: str  # engine version and every option that shapes the output
     require_resume_proof: bool  # refuse candidates the resume gate did not prove
     result: RecordedResult  # what a commit is recorded as (compacted or repaired)
-
-
-@dataclass(frozen=True, slots=True)
-class InPlaceRun:
-    """What a run did: recovered intents of earlier runs, then one outcome per session."""
-
-    recovered: tuple[Recovered, ...]
-    outcomes: tuple[InPlaceOutcome, ...]
-
-    @property
-    def compression_work(self) -> int:
-        """Sessions for which a candidate was built (zero on an unchanged fleet's second night)."""
-        return sum(outcome.built for outcome in self.outcomes)
 
 
 def _now() -> datetime:
@@ -344,48 +323,6 @@ class InPlacePass:
             )
         self.context.sweep(_backup_directory(session.target, self.options))
         return _replace(session, frozen, built, self.context.probe, self.seam)
-
-
-def reported(outcome: InPlaceOutcome, report: ReportWriter | None) -> InPlaceOutcome:
-    """Write a session's report once its outcome is known; a failed write is recorded on the outcome."""
-    if report is None:
-        return outcome
-    try:
-        report(outcome)
-    except OSError:
-        return outcome.with_report_failed()
-    return outcome
-
-
-def run_in_place(
-    targets: Iterable[SessionTarget],
-    build: BuildCandidate,
-    options: InPlaceOptions,
-    state: StateDb,
-    *,
-    clock_ns: Callable[[], int],
-    probe: OpenFileProbe | None,
-    report: ReportWriter | None = None,
-    roots: Sequence[tuple[Path, str]] = (),
-    seam: FaultSeam = NO_FAULTS,
-) -> InPlaceRun:
-    """Recover, then take every session in turn through the skip rules and, when needed, the transaction.
-
-    `clock_ns` is the wall clock the idle rule compares modification times with; `probe` finds
-    processes holding a file open (None: the platform offers none); `report` writes each
-    session's report as soon as its outcome is known (after the commit, never before);
-    `roots` are the scanned (root, root label) pairs, so a session recovery puts back after
-    discovery missed it is processed too, even in a root where discovery found nothing.
-    """
-    run = InPlacePass(options, state, clock_ns=clock_ns, probe=probe, seam=seam)
-    outcomes = []
-    for target in run.begin(targets, roots):
-        checked = run.check(target)
-        screened = run.screen(checked) if isinstance(checked, Pending) else checked
-        if isinstance(screened, Screened):
-            screened = run.settle(screened, build(screened.frozen, options.work_dir))
-        outcomes.append(reported(screened, report))
-    return InPlaceRun(run.recovered, tuple(outcomes))
 
 
 def _backup_directory(target: SessionTarget, options: InPlaceOptions) -> Path:

@@ -28,13 +28,12 @@ from pipeline.publish.live.backup_restore import (
     restore_session,
 )
 from pipeline.publish.live.backups import BackupOptions
-from pipeline.publish.live.session_pass import run_in_place
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
 from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.testing.settings import default_settings
 from pipeline.testing.synth import generate_fleet
-from tests.publish.conftest import build_original
+from tests.publish.conftest import build_original, drive_in_place
 from tests.publish.live.test_session_pass import COMPRESS, options, targets
 
 REPLACE = ReplaceOptions(BackupOptions(None, BackupCompression.GZIP, 6), PublishStrategy.AUTO, True)
@@ -53,7 +52,7 @@ def state(tmp_path: Path) -> Iterator[StateDb]:
 
 def compact(root: Path, state: StateDb, work: Path) -> list[SessionTarget]:
     chosen = targets(root)
-    result = run_in_place(
+    result = drive_in_place(
         chosen, compress_builder(COMPRESS), options(work), state, clock_ns=time.time_ns, probe=None
     )
     return [o.target for o in result.outcomes if o.disposition is Disposition.COMMITTED]
@@ -78,7 +77,7 @@ def test_restoring_everything_since_a_date_gives_back_every_original_byte_for_by
     assert len([b for b in listed if b.recorded]) == 2 * len(compacted)  # originals, then the compacted files
     assert all(b.stored_bytes > 0 and b.created >= started for b in listed)
     assert state.record(chosen[0][0].path).result is RecordedResult.RESTORED  # type: ignore[union-attr]
-    again = run_in_place(
+    again = drive_in_place(
         targets(root),
         compress_builder(COMPRESS),
         options(tmp_path / "work"),

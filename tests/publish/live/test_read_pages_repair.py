@@ -22,7 +22,6 @@ from pipeline.live_vocabulary import Disposition, RepairScope, StateSync
 from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
 from pipeline.publish.live.reporting import receipt_section
-from pipeline.publish.live.session_pass import run_in_place
 from pipeline.publish.live.source import SessionTarget, freeze_source
 from pipeline.publish.live.state_db import RecordedResult, StateOptions, open_state
 from pipeline.report.live_replacement import RepairReceiptSection
@@ -30,6 +29,7 @@ from pipeline.report.render import to_builtins
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import LeafPolicy
+from tests.publish.conftest import drive_in_place
 from tests.publish.live.test_session_pass import options as inplace_options
 
 STRICT = TopologyOptions(LeafPolicy.STRICT, None, 0)
@@ -183,10 +183,10 @@ def test_the_repair_is_published_in_place_through_the_transaction(tmp_path: Path
         }
     )
     with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)) as state:
-        first = run_in_place(
+        first = drive_in_place(
             chosen, repair_builder(repair), settings, state, clock_ns=time.time_ns, probe=None
         )
-        second = run_in_place(
+        second = drive_in_place(
             chosen, repair_builder(repair), settings, state, clock_ns=time.time_ns, probe=None
         )
     [outcome] = first.outcomes

@@ -101,9 +101,8 @@ def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_
 
     from pipeline.jobs.compress.in_place import compress_builder
     from pipeline.live_vocabulary import Disposition
-    from pipeline.publish.live.session_pass import run_in_place
     from pipeline.publish.live.state_db import StateOptions, open_state
-    from tests.publish.conftest import build_original
+    from tests.publish.conftest import build_original, drive_in_place
     from tests.publish.live.test_session_pass import COMPRESS, options, targets
 
     root = tmp_path / "projects"
@@ -121,7 +120,7 @@ def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_
                 journal=state.begin_intent, seam=DieAt(Step.PUBLISH),
             )  # fmt: skip
         assert not live.exists() and targets(root) == []  # discovery cannot see it now
-        result = run_in_place(
+        result = drive_in_place(
             targets(root), compress_builder(COMPRESS), options(tmp_path / "work"), state,
             clock_ns=time.time_ns, probe=None, roots=[(root, "projects")],
         )  # fmt: skip

@@ -23,7 +23,7 @@ from pipeline.publish.live.activity import ActivityOptions, platform_probe
 from pipeline.publish.live.backups import BackupOptions, read_backup
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.reporting import in_place_section
-from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlaceRun, run_in_place
+from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions
 from pipeline.publish.live.source import FrozenSource, SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, StateDb, StateOptions, open_state
 from pipeline.publish.live.transaction import ReplaceOptions
@@ -31,6 +31,7 @@ from pipeline.read.discover import discover
 from pipeline.report.render import to_builtins
 from pipeline.testing.settings import compress_options
 from pipeline.testing.synth import generate_fleet
+from tests.publish.conftest import InPlaceRun, drive_in_place
 
 COMPRESS = compress_options(Path(), min_tokens=0, min_recent_records=8)
 HOUR_NS = 3600 * 10**9
@@ -78,7 +79,7 @@ def run(
     **extra: object,
 ) -> InPlaceRun:
     builder = build or compress_builder(COMPRESS)
-    return run_in_place(
+    return drive_in_place(
         targets(fleet),
         builder,
         chosen,
@@ -208,10 +209,11 @@ def test_an_unproven_candidate_is_refused_when_the_resume_proof_is_required(
 def test_a_report_that_cannot_be_written_after_a_commit_says_committed_report_failed(
     fleet: Path, state: StateDb, tmp_path: Path
 ) -> None:
-    def failing_report(outcome: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    result = run(fleet, state, options(tmp_path / "work"), report=failing_report)
+    blocked = tmp_path / "reports"
+    blocked.write_bytes(b"a file where the report directory should be")  # every report write fails
+    result = run(
+        fleet, state, options(tmp_path / "work"), report_of=lambda outcome: b"{}", report_dir=blocked / "r"
+    )
     committed = [o for o in result.outcomes if o.disposition is Disposition.COMMITTED]
     assert committed
     for outcome in committed:
@@ -234,7 +236,7 @@ def test_symlinks_never_lead_a_replacement_out_of_the_root(tmp_path: Path, state
         SessionTarget(root / "linked.jsonl", root, "root", "linked.jsonl"),
         SessionTarget(root / "linked-dir" / victim.name, root, "root", f"linked-dir/{victim.name}"),
     ]
-    result = run_in_place(
+    result = drive_in_place(
         chosen,
         compress_builder(COMPRESS),
         options(tmp_path / "work"),
@@ -243,5 +245,8 @@ def test_symlinks_never_lead_a_replacement_out_of_the_root(tmp_path: Path, state
         probe=None,
     )
     assert [o.disposition for o in result.outcomes] == [Disposition.UNSAFE_TARGET] * 2
-    assert [o.reasons for o in result.outcomes] == [("symlink",), ("outside-root",)]
+    assert {o.target.label: o.reasons for o in result.outcomes} == {
+        "linked.jsonl": ("symlink",),
+        f"linked-dir/{victim.name}": ("outside-root",),
+    }
     assert victim.read_bytes() == before and not list(outside.rglob("*.backup*"))

@@ -1,0 +1,168 @@
+"""`compaction compress --out` as a fleet command: its paths checked, its options per session, the
+run record its summary keeps, and the model services when a model writes the summaries."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.cli.fleet_command import FleetCommand
+from pipeline.cli.validate_command import fleet_summarizer, present_fleet, validate_run
+from pipeline.errors import UsageError
+from pipeline.execute.session_tasks import BoundJob
+from pipeline.read.discover import SessionFile, default_roots
+from pipeline.read.remote import is_url
+from pipeline.report.fleet import CompressRun, FleetSummary
+from pipeline.settings import Settings
+from pipeline.vocabulary import ResumeGate
+
+if TYPE_CHECKING:
+    from pipeline.jobs.compress import CompressOptions
+
+__all__ = [
+    "check_apart",
+    "check_compress_paths",
+    "compress_command",
+    "compress_options",
+    "compress_run",
+    "find_gate_claude",
+]
+
+
+def find_gate_claude(settings: Settings) -> str | None:
+    """The Claude Code the resume gate runs, resolved once before any session starts.
+
+    `on` requires it; `auto` (the default) uses it when found and says in one line when not;
+    `off` skips the gate.
+    """
+    from pipeline.proof.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
+
+    gate = settings.compress.verify_resume
+    if gate is ResumeGate.OFF:
+        return None
+    configured = settings.verify.claude
+    try:
+        return str(require_claude_code(Path(configured) if configured else None))
+    except ClaudeCodeError as exc:
+        if gate is ResumeGate.ON:
+            raise UsageError(f"--verify-resume: {exc}") from exc
+    print(
+        "compaction: note: Claude Code not found, so candidates are written without the resume proof "
+        "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
+        file=sys.stderr,
+    )
+    return None
+
+
+def check_apart(path: Path, roots: Sequence[Path], what: str) -> None:
+    """What we write beside the live tree (candidates, scratch) is outside any `.claude`
+    directory and neither inside nor around a session root."""
+    path = path.resolve()
+    if any(part.lower() == ".claude" for part in path.parts):
+        raise UsageError(
+            f"{what} must be outside any .claude directory: nothing of ours goes into the live tree"
+        )
+    for root in {root.resolve() for root in roots}:
+        if root.is_dir() and (path == root or root in path.parents or path in root.parents):
+            raise UsageError(
+                f"{what} must be apart from the session root {root} (neither inside nor around it)"
+            )
+
+
+def check_compress_paths(args: argparse.Namespace) -> None:
+    """Candidates never go into the live tree, nor into or around a session root."""
+    if args.in_place:
+        if args.out is not None:
+            raise UsageError(
+                "--in-place and --out exclude each other: replace the sessions, or write candidates"
+            )
+        return
+    if args.out is None:
+        raise UsageError("compress needs --out DIR (candidates are written there) or --in-place")
+    if isinstance(args.report_dir, str):
+        raise UsageError(
+            "compress writes reports beside its candidates: --report-dir must be a local directory"
+        )
+    local = [Path(path) for path in (args.paths or default_roots()) if not is_url(str(path))]
+    check_apart(args.out, local, "--out")
+
+
+def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
+    """The options a compress run used, as its summary records them (`out_dir` empty in place)."""
+    compress, verify, base = settings.compress, settings.verify, validate_run(args, settings)
+    return CompressRun(
+        **{field: getattr(base, field) for field in base.__struct_fields__},
+        out_dir=str(args.out.resolve()) if args.out else "",
+        min_tokens=compress.min_tokens,
+        target_ratio=compress.target_ratio,
+        target_tokens=compress.target_estimated_tokens or None,
+        min_recent_records=compress.min_recent_records,
+        summary_char_budget=compress.summary_char_budget,
+        min_gain=compress.min_gain,
+        preserve_prior_verbatim=compress.preserve_prior_summaries_verbatim,
+        anchors=list(args.anchor),
+        summary_limits=sorted(asdict(settings.summary).items()),
+        verify_resume=claude is not None,
+        claude=claude,
+        resume_timeout=verify.resume_timeout_seconds,
+        min_excluded_chars=verify.min_excluded_text_chars,
+    )
+
+
+def compress_options(
+    args: argparse.Namespace, settings: Settings, claude: str | None, *, out_dir: str, root_label: str
+) -> CompressOptions:
+    """What one compression needs: the settings sections and what the command line decided."""
+    from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
+
+    return CompressOptions(
+        sweep=settings.sweep,
+        compress=settings.compress,
+        summary=settings.summary,
+        verify=settings.verify,
+        resume_leaf=args.resume_leaf,
+        out_dir=out_dir,
+        root_label=root_label,
+        anchors=tuple(args.anchor),
+        claude=claude,
+    )
+
+
+def compress_command(
+    args: argparse.Namespace, settings: Settings, claude: str | None
+) -> FleetCommand[FleetSummary]:
+    """`compress --out` (or `--dry-run`) over the discovered sessions, reports beside the candidates."""
+    from pipeline.execute.model_services import model_provider, model_summarizer  # noqa: PLC0415 - httpx on use only
+    from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
+
+    report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
+    out_dir = str(args.out.resolve())
+
+    def options_for(session: SessionFile) -> CompressOptions:
+        return compress_options(args, settings, claude, out_dir=out_dir, root_label=session.root_label)
+
+    record = compress_run(args, settings, claude)
+    if args.dry_run:
+        from pipeline.cli.dry_run_command import dry_run_command  # noqa: PLC0415 - per command
+
+        return dry_run_command(args, settings, record, options_for, report_dir)
+    provider = model_provider(args, settings)
+    return FleetCommand(
+        name="compress",
+        work_for=lambda session: BoundJob(compress_session, options_for(session)),
+        destination=str(report_dir),
+        per_code=settings.sweep.findings_per_code,
+        resume=settings.sweep.resume,
+        summarize=fleet_summarizer("compress", record),
+        present=present_fleet(report_dir),
+        outputs=out_dir,
+        services=(
+            model_summarizer(settings, provider, options_for, args.max_run_tokens)
+            if provider is not None
+            else None
+        ),
+    )

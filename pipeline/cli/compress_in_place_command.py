@@ -1,0 +1,188 @@
+"""`compaction compress ROOTS --in-place`: the nightly archival run.
+
+Lock the state directory, finish what interrupted runs left, then take every session through the
+in-place pass: skipped at the cost of a `stat` when it is the output an earlier run published or
+was declined under the same configuration and has not changed; skipped when written to within
+`--idle-for` (or held open); else its frozen bytes are compressed in a worker process by the
+compress job's own stages, the candidate resumed in Claude Code (the resume gate), and the file
+replaced through the live-replacement transaction with a verified numbered backup. A candidate
+Claude Code did not prove is never put in place unless the gate is switched off explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import anyio.to_process
+import anyio.to_thread
+
+from pipeline.cli.compress_command import compress_options, compress_run
+from pipeline.cli.in_place_pass import LiveCommand, PassDone, finish, run_pass
+from pipeline.cli.live_tables import present_in_place
+from pipeline.errors import UsageError
+from pipeline.execute.in_place_drive import BuildStep, Limits, in_this_process
+from pipeline.execute.process_pool import resolve_jobs
+from pipeline.execute.seam import report_path
+from pipeline.jobs.compress.in_place import (
+    Built,
+    as_candidate,
+    build_read,
+    compress_builder,
+    config_digest,
+)
+from pipeline.jobs.compress.options import CompressOptions
+from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
+from pipeline.publish.live.reporting import in_place_section, receipt_section, recovered_entry, skipped_entry
+from pipeline.publish.live.session_pass import Screened
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult
+from pipeline.report.documents import Outcome, crashed
+from pipeline.report.fleet import summary_report
+from pipeline.report.live_replacement import InPlaceSummary, InPlaceTotals, in_place_report
+from pipeline.report.render import report_bytes
+from pipeline.settings import Settings
+from pipeline.vocabulary import ResumeGate, SummarizerName
+
+__all__ = ["compress_in_place", "in_place_gate"]
+
+
+def in_place_gate(settings: Settings) -> str | None:
+    """The Claude Code that proves each candidate before its file is replaced (a proof is then required).
+
+    Off (`--no-verify-resume`, or `verify_resume = "off"` in a file or the environment): no proof,
+    none required. Otherwise Claude Code must be found: an in-place run never replaces a session
+    with a candidate the real client did not resume as the original.
+    """
+    if settings.compress.verify_resume is ResumeGate.OFF:
+        return None
+    from pipeline.proof.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
+
+    configured = settings.verify.claude
+    try:
+        return str(require_claude_code(Path(configured) if configured else None))
+    except ClaudeCodeError as exc:
+        raise UsageError(
+            f"compress --in-place replaces a session only once Claude Code resumed its candidate as the "
+            f"original, and {exc}; install it (scripts/install-claude-code), name it with --claude, or "
+            "pass --no-verify-resume to replace sessions with unproven candidates"
+        ) from exc
+
+
+def check_in_place_summarizer(args: argparse.Namespace, settings: Settings) -> None:
+    """In place, summaries are the embedded summarizer's: a model's would be silently replaced by it
+    (the model services live in one process's event loop, the in-place builds in worker processes)."""
+    if settings.compress.summarizer is not SummarizerName.DETERMINISTIC:
+        raise UsageError(
+            f"compress --in-place writes summaries with the embedded summarizer only, not "
+            f"--summarizer {settings.compress.summarizer.value}: compress --out with a model, or "
+            "--in-place with --summarizer deterministic"
+        )
+    for flag, given in (("--dry-run", args.dry_run), ("--max-run-tokens", args.max_run_tokens)):
+        if given:
+            raise UsageError(
+                f"{flag} plans or bounds a model summarizer's calls; compress --in-place has none"
+            )
+
+
+def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
+    """Candidates built in worker processes from the frozen file (its path and digest travel there,
+    the candidate's bytes and the job's outcome come back)."""
+    per_code = options.sweep.findings_per_code
+
+    async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
+        frozen = screened.frozen
+        label = frozen.target.label
+        arguments = (str(frozen.path), frozen.sha256, label, options, str(work))
+        try:
+            built = await anyio.to_process.run_sync(build_read, *arguments, limiter=limits.workers)
+        except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
+            built = Built(crashed(label, repr(exc), per_code=per_code), None, None)
+        return as_candidate(built)
+
+    return build
+
+
+def _report_of(outcome: InPlaceOutcome) -> bytes | None:
+    """The compress job's report with the in-place section; none for a session the job did not see."""
+    if not isinstance(outcome.job, Outcome):
+        return None
+    return report_bytes(in_place_report(outcome.job.report, in_place_section(outcome)))
+
+
+def _totals(done: PassDone) -> InPlaceTotals:
+    options, outcomes = done.options, done.outcomes
+    backup = options.replace.backup
+    return InPlaceTotals(
+        state_dir=str(done.state_dir),
+        backup_dir=str(backup.directory) if backup.directory else None,
+        backup_compression=backup.compression,
+        work_dir=str(done.work_dir) if done.work_dir else None,
+        config_digest=options.config_digest,
+        require_resume_proof=options.require_resume_proof,
+        by_disposition=dict(sorted(Counter(o.disposition.value for o in outcomes).items())),
+        built=sum(o.built for o in outcomes),
+        hashed=sum(o.hashed for o in outcomes),
+        committed_report_failed=[
+            receipt_section(o.receipt)
+            for o in outcomes
+            if o.report_failed and o.receipt is not None and o.receipt.committed
+        ],
+        recovered=[recovered_entry(found) for found in done.recovered],
+        not_built=[skipped_entry(o) for o in outcomes if o.job is None and not o.disposition.unchanged],
+    )
+
+
+def _summary(
+    args: argparse.Namespace, settings: Settings, claude: str | None, done: PassDone, roots: Sequence[Path]
+) -> InPlaceSummary:
+    """The fleet summary of the sessions the job ran on, and the run's own totals."""
+    jobs = {o.target.report_label: o.job for o in done.outcomes if isinstance(o.job, Outcome)}
+    paths = {
+        o.target.report_label: report_path(done.report_dir, o.target).relative_to(done.report_dir).as_posix()
+        for o in done.outcomes
+        if isinstance(o.job, Outcome) and not o.report_failed
+    }
+    fleet = summary_report(
+        jobs,
+        command="compress",
+        options=compress_run(args, settings, claude),
+        report_paths=paths,
+        elapsed_ms=done.elapsed_ms,
+        roots=[str(root) for root in roots],
+    )
+    fields = {name: getattr(fleet, name) for name in fleet.__struct_fields__ if name != "schema"}
+    return InPlaceSummary(**fields, in_place=_totals(done))
+
+
+def compress_in_place(
+    args: argparse.Namespace,
+    settings: Settings,
+    sessions: Sequence[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+) -> int:
+    """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
+    check_in_place_summarizer(args, settings)
+    claude = in_place_gate(settings)
+    options = compress_options(args, settings, claude, out_dir="", root_label="")
+    jobs = resolve_jobs(settings.sweep.jobs)
+
+    def build_for(work: Path) -> BuildStep:
+        # `--jobs 1`: candidates built in this process, in turn with the other steps (no worker start-up)
+        return _worker_build(options, work) if jobs > 1 else in_this_process(compress_builder(options), work)
+
+    command = LiveCommand(
+        name="compress-in-place",
+        result=RecordedResult.COMPACTED,
+        config_digest=config_digest(options),
+        require_resume_proof=claude is not None,
+        jobs=jobs,
+        build_for=build_for,
+        report_of=_report_of,
+    )
+    done = run_pass(command, settings, sessions, roots, quiet=args.quiet)
+    summary = _summary(args, settings, claude, done, [root for root, _ in roots])
+    return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

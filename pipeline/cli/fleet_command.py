@@ -1,0 +1,114 @@
+"""The one run-level loop every fleet command shares: run the job over every session, then
+write the fleet summary, show it, and exit with a code.
+
+A command (`validate`, `compress`, `tokens`) is described by a `FleetCommand`: its job, the
+options each session gets, where reports go, how the outcomes are summed and shown. The loop
+itself knows nothing of any one command.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from pipeline.cli.console import progress_bar
+from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
+from pipeline.execute.session_tasks import Destination, write_at
+from pipeline.read.discover import SessionFile
+from pipeline.report.render import json_bytes
+from pipeline.vocabulary import ExitCode
+
+__all__ = ["SUMMARY_NAME", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
+
+SUMMARY_NAME = "summary.json"
+S = TypeVar("S")
+
+
+def _nothing(summary: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCommand(Generic[S]):
+    """What one fleet command gives the run loop (`S`: the type of its fleet summary)."""
+
+    name: str
+    work_for: WorkFor  # each session's job, bound to its options
+    destination: str  # the report directory: a path, or (with --cluster) an fsspec URL
+    per_code: int  # findings of one code listed per report (a crash report too)
+    resume: bool  # skip sessions whose completion markers vouch for them
+    summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
+    present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
+    finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
+    services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
+    outputs: str | None = None  # where the candidates the reports name are (compress --out)
+
+    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None:
+        """Write the fleet summary, the extra outputs, and show the tables."""
+        summary = self.summarize(result, sessions)
+        # Replaced whole by every run (renamed into place, not fsynced: any rerun regenerates it).
+        write_at(Destination(self.destination).location(SUMMARY_NAME), json_bytes(summary), once=False)
+        self.finish(summary)
+        if not quiet:
+            self.present(summary, result)
+
+
+class FleetRun(Protocol):
+    """A fleet command whatever its summary's type: what the run loop reads of it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def work_for(self) -> WorkFor: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def per_code(self) -> int: ...
+    @property
+    def resume(self) -> bool: ...
+    @property
+    def services(self) -> SharedServices | None: ...
+    @property
+    def outputs(self) -> str | None: ...
+
+    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None: ...
+
+
+def default_report_dir(command: str, base: Path | None = None) -> Path:
+    """A fresh `compaction-reports/<command>-<time>` directory under `base` (default: the current one)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    parent = (base or Path.cwd()) / "compaction-reports"
+    candidate = parent / f"{command}-{stamp}"
+    suffix = 2
+    while candidate.exists():
+        candidate = parent / f"{command}-{stamp}-{suffix}"
+        suffix += 1
+    return candidate
+
+
+def run_fleet(
+    command: FleetRun,
+    sessions: Sequence[SessionFile],
+    executor: Executor,
+    *,
+    quiet: bool,
+) -> ExitCode:
+    """Run a command over every session on `executor`; the exit code says whether any failed."""
+    with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
+        request = RunRequest(
+            command=command.name,
+            sessions=sessions,
+            work_for=command.work_for,
+            destination=command.destination,
+            per_code=command.per_code,
+            resume=command.resume,
+            services=command.services,
+            outputs=command.outputs,
+            on_outcome=advance,
+        )
+        result = executor.run(request)
+    command.conclude(result, sessions, quiet=quiet)
+    return ExitCode.FAILED if result.failed else ExitCode.OK

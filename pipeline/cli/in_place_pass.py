@@ -1,0 +1,173 @@
+"""The pass the commands that replace session files in place share: the state locked, the work
+directory, where reports go, the drive (`pipeline.execute.in_place_drive`), the receipts of a
+failed report, the exit code.
+
+A committed session whose report cannot be written makes the run exit 3 and prints its receipt
+on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from pipeline.cli.compress_command import check_apart
+from pipeline.cli.console import progress_bar
+from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
+from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.activity import platform_probe
+from pipeline.publish.live.configured import in_place_options, state_options
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.recovery import Recovered
+from pipeline.publish.live.reporting import receipt_section
+from pipeline.publish.live.session_pass import InPlaceOptions, InPlacePass
+from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.state_db import RecordedResult, open_state
+from pipeline.report.live_replacement import ReceiptSection
+from pipeline.report.render import json_bytes
+from pipeline.settings import Settings
+from pipeline.vocabulary import ExitCode
+
+__all__ = [
+    "LiveCommand",
+    "PassDone",
+    "finish",
+    "in_place_exit",
+    "live_report_dir",
+    "run_pass",
+    "work_directory",
+]
+
+
+@contextlib.contextmanager
+def work_directory(configured: str, roots: Sequence[Path]) -> Iterator[Path]:
+    """The run's scratch directory, outside ~/.claude and apart from every root (made private)."""
+    if configured:
+        path = Path(configured).expanduser().resolve()
+        check_apart(path, roots, "the work directory")
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="compaction-work-", ignore_cleanup_errors=True) as made:
+        path = Path(made).resolve()
+        check_apart(path, roots, "the temporary work directory (set [in_place] work_dir)")
+        yield path
+
+
+def live_report_dir(settings: Settings, command: str, state_dir: Path) -> Path:
+    """`--report-dir` (or `[sweep] report_dir`), else a fresh directory under the state directory."""
+    configured = settings.sweep.report_dir
+    return Path(configured).expanduser().resolve() if configured else default_report_dir(command, state_dir)
+
+
+def _committed_unreported(outcomes: Sequence[InPlaceOutcome], summary_written: bool) -> list[ReceiptSection]:
+    """Receipts of committed sessions whose report failed; all committed ones when the summary did."""
+    committed = [o for o in outcomes if o.receipt is not None and o.receipt.committed]
+    chosen = committed if not summary_written else [o for o in committed if o.report_failed]
+    return [receipt_section(o.receipt) for o in chosen if o.receipt is not None]
+
+
+def in_place_exit(outcomes: Sequence[InPlaceOutcome], *, summary_written: bool) -> ExitCode:
+    """3 when a committed file's report (or the summary) could not be written, printing the receipts
+    on stdout; else 1 when a session failed; else 0."""
+    unreported = _committed_unreported(outcomes, summary_written)
+    if unreported:
+        for receipt in unreported:
+            sys.stdout.write(msgspec.json.encode(receipt).decode() + "\n")
+        print(
+            f"compaction: error: {len(unreported)} session(s) were replaced and verified, but their report "
+            "could not be written; the receipts are on stdout (operation_state committed-report-failed)",
+            file=sys.stderr,
+        )
+        return ExitCode.COMMITTED_REPORT_FAILED
+    return ExitCode.FAILED if any(outcome.failed for outcome in outcomes) else ExitCode.OK
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCommand:
+    """What an in-place command brings to the shared pass: how it builds, records and reports."""
+
+    name: str  # the progress bar's label and the report directory's prefix
+    result: RecordedResult  # what a commit is recorded as
+    config_digest: str  # a declined session is skipped while it and this digest stay the same
+    require_resume_proof: bool
+    jobs: int
+    build_for: Callable[[Path], BuildStep]  # the build step, given the work directory
+    report_of: ReportOf
+
+
+@dataclass(frozen=True, slots=True)
+class PassDone:
+    """What a pass did, and where its state, reports and scratch were."""
+
+    outcomes: tuple[InPlaceOutcome, ...]
+    options: InPlaceOptions
+    recovered: tuple[Recovered, ...]
+    report_dir: Path
+    state_dir: Path
+    work_dir: Path | None  # None: nothing needed building, so none was made
+    elapsed_ms: float
+
+
+def run_pass(
+    command: LiveCommand,
+    settings: Settings,
+    sessions: Sequence[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+    *,
+    quiet: bool,
+) -> PassDone:
+    """Lock the state, recover, and take every session through the pass (reports as they come).
+
+    The cheap checks run first, in this thread; only the sessions that pass them go through the
+    event loop, and the work directory is made only when there are some.
+    """
+    state_settings = state_options(settings.state)
+    configured = settings.in_place.work_dir
+    root_paths = [root for root, _ in roots]
+    if configured:
+        check_apart(Path(configured).expanduser(), root_paths, "the work directory")
+    started = time.perf_counter()
+    options = in_place_options(
+        settings.in_place,
+        work_dir=Path(configured).expanduser() if configured else Path(tempfile.gettempdir()),
+        config_digest=command.config_digest,
+        require_resume_proof=command.require_resume_proof,
+        result=command.result,
+    )
+    work: Path | None = None
+    with open_state(state_settings) as state:
+        run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
+        pending, outcomes = check_all(run, sessions, roots)
+        report_dir = live_report_dir(settings, command.name, state_settings.directory)
+        if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
+            with work_directory(configured, root_paths) as work:
+                plan = Drive(run, command.build_for(work), command.report_of, report_dir, command.jobs)
+                with progress_bar(len(pending), enabled=not quiet, description=command.name) as advance:
+                    outcomes += anyio.run(drive, plan, pending, advance)
+    elapsed = (time.perf_counter() - started) * 1000
+    ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
+    return PassDone(ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed)
+
+
+def finish(done: PassDone, summary: object, present: Callable[[], None], *, quiet: bool) -> ExitCode:
+    """Write the summary, show the tables, and say how the run ended (see `in_place_exit`)."""
+    destination = done.report_dir / SUMMARY_NAME
+    try:
+        write_bytes_atomic(destination, json_bytes(summary), durable=False)  # regenerated by any rerun
+        written = True
+    except OSError as exc:
+        print(f"compaction: error: cannot write {destination}: {exc.strerror}", file=sys.stderr)
+        written = False
+    if not quiet:
+        present()
+    return in_place_exit(done.outcomes, summary_written=written)

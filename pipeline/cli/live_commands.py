@@ -1,0 +1,69 @@
+"""The commands that change session files, behind one entry: settings, discovery, and the errors
+that end such a run before any session is touched (exit 2, one line, never a traceback).
+
+`compress --in-place`, `restore`, `backups` and `repair-read-pages` are loaded only when used,
+so a validation sweep imports neither SQLite nor the transaction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.cli.console import configure_logging
+from pipeline.cli.grammar import flag_overrides
+from pipeline.errors import CompactionError, UsageError
+from pipeline.read.discover import default_roots, discover, root_pairs
+from pipeline.settings import Settings, load_settings
+from pipeline.vocabulary import ExitCode
+
+__all__ = ["is_live", "run_live"]
+
+_LIVE = frozenset({"restore", "backups", "repair-read-pages"})
+
+
+def is_live(args: argparse.Namespace) -> bool:
+    """Whether the command may change session files (or reads the in-place state)."""
+    return args.command in _LIVE or (args.command == "compress" and bool(args.in_place))
+
+
+def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
+    roots = list(args.paths) or default_roots()
+    sessions = discover(roots)
+    pairs = root_pairs(roots)
+    if getattr(args, "resume_leaf", None) and len(sessions) != 1:
+        raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
+    if args.command == "compress":
+        from pipeline.cli.compress_command import check_compress_paths  # noqa: PLC0415 - per command
+        from pipeline.cli.compress_in_place_command import compress_in_place  # noqa: PLC0415
+
+        check_compress_paths(args)
+        return compress_in_place(args, settings, sessions, pairs)
+    from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
+
+    return repair_command(args, settings, sessions, pairs)
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "restore":
+        from pipeline.cli.restore_command import restore_command  # noqa: PLC0415 - per command
+
+        return restore_command(args, settings)
+    if args.command == "backups":
+        from pipeline.cli.backups_command import backups_command  # noqa: PLC0415 - per command
+
+        return backups_command(args, settings)
+    return _sessions_command(args, settings)
+
+
+def run_live(args: argparse.Namespace) -> int:
+    """Run one of the live commands; a usage error, a locked state or a missing extra exits 2."""
+    try:
+        settings = load_settings(args.config, flags=flag_overrides(args))
+        configure_logging(settings.sweep.log_format, quiet=args.quiet)
+        return _dispatch(args, settings)
+    except CompactionError as exc:
+        # A usage error, a bad setting or root, another run holding the state directory
+        # (`StateLocked`), an unusable state database, a backup encoding whose extra is missing.
+        print(f"compaction: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE

@@ -1,0 +1,134 @@
+"""The `compaction` command line: parse flags, build settings once, run one command, exit with a code.
+
+Exit codes of the fleet commands (`pipeline.vocabulary.ExitCode`): 0 when every session is fine
+(valid, warnings, skipped, unsupported format), 1 when at least one session has errors, was
+refused, unreadable or crashed, 2 for a usage error or an unreadable root. `verify-resume` and
+`probe` have their own (`ResumeExit`, `ProbeExit`, see their --help); `compress --in-place`,
+`restore` and `repair-read-pages` add 3: a file was replaced and verified but its report could
+not be written (`run.live`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pipeline.cli.compress_command import (
+    check_compress_paths,
+    compress_command,
+    find_gate_claude,
+)
+from pipeline.cli.console import configure_logging
+from pipeline.cli.fleet_command import FleetRun, run_fleet
+from pipeline.cli.grammar import build_parser, flag_overrides
+from pipeline.cli.live_commands import is_live, run_live
+from pipeline.cli.validate_command import validate_command
+from pipeline.errors import ConfigError, UsageError
+from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
+from pipeline.execute.seam import Executor
+from pipeline.read.discover import RootError, SessionFile, default_roots
+from pipeline.read.remote import discover_roots, is_url
+from pipeline.settings import Settings, load_settings
+from pipeline.vocabulary import ExitCode
+
+if TYPE_CHECKING:
+    from pipeline.execute.dask_cluster import ClusterRun
+
+__all__ = ["main"]
+
+
+def _usage(message: object) -> ExitCode:
+    print(f"compaction: error: {message}", file=sys.stderr)
+    return ExitCode.USAGE
+
+
+def _check_scope(args: argparse.Namespace, sessions: Sequence[SessionFile]) -> None:
+    if getattr(args, "resume_leaf", None) and len(sessions) != 1:
+        raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
+    if args.command == "compress":
+        check_compress_paths(args)
+
+
+def _cluster(args: argparse.Namespace, settings: Settings) -> ClusterRun | None:
+    """The cluster asked for, with its extra checked (URLs need the extra too)."""
+    urls = [str(path) for path in args.paths if is_url(str(path))] + (
+        [settings.sweep.report_dir] if is_url(settings.sweep.report_dir) else []
+    )
+    if args.cluster is None and not urls:
+        return None
+    from pipeline.execute.dask_cluster import ClusterRun, check_address, require_cluster_extra  # noqa: PLC0415
+
+    require_cluster_extra()
+    if args.cluster is not None:
+        check_address(args.cluster)
+    if args.cluster is None:
+        raise UsageError(f"URLs ({urls[0]}) are read and written by cluster workers: add --cluster local:N")
+    return ClusterRun(args.cluster, settings.cluster)
+
+
+def _executor(
+    args: argparse.Namespace, settings: Settings, command: FleetRun, cluster: ClusterRun | None
+) -> Executor:
+    """Where the sessions run: Dask tasks with `--cluster`, else worker processes of this machine."""
+    if cluster is None:
+        return ProcessPoolExecutor(resolve_jobs(settings.sweep.jobs))
+    if command.services is not None and getattr(args, "max_run_tokens", None) is not None:
+        raise UsageError("--max-run-tokens counts in one process: it is not available with --cluster")
+    from pipeline.execute.dask_cluster import DaskExecutor  # noqa: PLC0415 - Dask only with --cluster
+
+    return DaskExecutor(cluster)
+
+
+def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
+    """The fleet command asked for, with everything it needs resolved before any session runs."""
+    if args.command == "compress":
+        return compress_command(args, settings, find_gate_claude(settings))
+    if args.command == "tokens":
+        from pipeline.cli.tokens_command import tokens_command  # noqa: PLC0415 - loaded for tokens only
+
+        return tokens_command(args, settings)
+    return validate_command(args, settings)
+
+
+def _pair_command(args: argparse.Namespace) -> int:
+    if args.command == "verify-resume":
+        from pipeline.cli.verify_resume_command import verify_resume_command  # noqa: PLC0415 - per command
+
+        return verify_resume_command(args)
+    from pipeline.cli.probe_command import probe_command  # noqa: PLC0415 - per command
+
+    return probe_command(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `compaction` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    named = arguments[0] if arguments and not arguments[0].startswith("-") else None
+    args = build_parser(named).parse_args(arguments)
+    if args.command in ("verify-resume", "probe"):  # one original and its compaction, no fleet
+        return _pair_command(args)
+    if is_live(args):
+        remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
+        if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):
+            return _usage("live files are replaced on this machine only: no --cluster, and no URLs")
+        return run_live(args)
+    try:
+        settings = load_settings(args.config, flags=flag_overrides(args))
+        configure_logging(settings.sweep.log_format, quiet=args.quiet)
+        cluster = _cluster(args, settings)
+        sessions = discover_roots(list(args.paths) or default_roots())
+        _check_scope(args, sessions)
+        command = _command(args, settings)
+        executor = _executor(args, settings, command, cluster)
+    except (ConfigError, RootError, UsageError) as exc:
+        return _usage(exc)
+    try:
+        return run_fleet(command, sessions, executor, quiet=args.quiet)
+    except UsageError as exc:  # a scheduler that does not answer
+        return _usage(exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""`compaction repair-read-pages`: the `Read.pages` compatibility repair over sessions.
+
+Three modes: without `--in-place` or `--out` it only reports what it would delete; `--out DIR`
+writes each repaired file as a candidate under DIR (mirroring the layout, outside ~/.claude),
+re-read and checked; `--in-place` replaces each session through the same pass as
+`compress --in-place` (state database, idle rule, open files, live-replacement transaction,
+verified backups). Compression never runs this repair, and this repair never compresses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+from msgspec import UNSET
+
+from pipeline.cli.compress_command import check_apart
+from pipeline.cli.console import progress_bar
+from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
+from pipeline.cli.in_place_pass import LiveCommand, finish, run_pass
+from pipeline.cli.live_tables import present_counts
+from pipeline.core.read_pages import RepairPlan, plan_repair
+from pipeline.execute.in_place_drive import BuildStep, in_this_process
+from pipeline.execute.seam import report_path
+from pipeline.live_vocabulary import OperationState
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.configured import repair_options
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builder, write_repaired_candidate
+from pipeline.publish.live.reporting import receipt_section
+from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.live.state_db import RecordedResult
+from pipeline.report.live_replacement import (
+    RepairReceiptSection,
+    RepairReport,
+    RepairSummary,
+    repair_plan_section,
+)
+from pipeline.report.render import json_bytes
+from pipeline.settings import Settings
+from pipeline.vocabulary import ExitCode
+
+__all__ = ["REPAIR_ENGINE", "repair_command"]
+
+REPAIR_ENGINE: Final = "read-pages-v1"  # bump when the repair's rules change: declined sessions are rescanned
+
+
+def _digest(options: RepairOptions) -> str:
+    text = json.dumps({"engine": REPAIR_ENGINE, "scope": options.scope, "leaf": options.topology.policy})
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
+    """The repair's report of one session the pass scanned (none for one skipped by a stat)."""
+    if not isinstance(outcome.job, RepairPlan):
+        return None
+    receipt = outcome.receipt
+    why = receipt.reason.value if receipt is not None and receipt.reason is not None else outcome.status
+    report = RepairReport(
+        session=outcome.target.report_label,
+        mode="in-place",
+        operation_state=receipt.operation_state if receipt else OperationState.NOT_COMMITTED,
+        reason=why,
+        plan=repair_plan_section(outcome.job),
+        frozen_sha256=receipt.frozen_sha256 if receipt else None,
+        candidate_sha256=receipt.candidate_sha256 if receipt else None,
+        published_sha256=receipt.published_sha256 if receipt else None,
+        disposition=outcome.disposition,
+        receipt=receipt_section(receipt, kind=RepairReceiptSection) if receipt is not None else UNSET,
+    )
+    return json_bytes(report)
+
+
+def _verdicts(plans: Iterable[RepairPlan]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for plan in plans:
+        counts.update(call.verdict.value for call in plan.calls)
+    return dict(sorted(counts.items()))
+
+
+def _present(summary: RepairSummary, report_dir: Path) -> None:
+    present_counts(
+        f"{summary.sessions} sessions, {summary.patches} pages members",
+        ("verdict", "calls"),
+        summary.by_verdict,
+    )
+    if summary.by_disposition is not UNSET:
+        present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
+    print(f"reports: {report_dir}")
+
+
+def _in_place(
+    args: argparse.Namespace,
+    settings: Settings,
+    sessions: Sequence[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+) -> int:
+    options = repair_options(settings.read_pages, settings.sweep)
+    builder = repair_builder(options)
+
+    def build_for(work: Path) -> BuildStep:
+        return in_this_process(builder, work)
+
+    command = LiveCommand(
+        name="repair-read-pages",
+        result=RecordedResult.REPAIRED,
+        config_digest=_digest(options),
+        require_resume_proof=False,  # an exact byte-span deletion, checked byte for byte
+        jobs=1,  # a scan per session: no worker is worth its start-up
+        build_for=build_for,
+        report_of=_in_place_report,
+    )
+    done = run_pass(command, settings, sessions, roots, quiet=args.quiet)
+    outcomes = done.outcomes
+    repaired = [
+        o.job for o in outcomes if isinstance(o.job, RepairPlan) and o.receipt and o.receipt.committed
+    ]
+    summary = RepairSummary(
+        mode="in-place",
+        roots=[str(root) for root, _ in roots],
+        sessions=len(outcomes),
+        patches=sum(len(plan.patches) for plan in repaired),
+        by_verdict=_verdicts(o.job for o in outcomes if isinstance(o.job, RepairPlan)),
+        by_operation_state=dict(
+            sorted(Counter(o.receipt.operation_state.value for o in outcomes if o.receipt).items())
+        ),
+        by_disposition=dict(sorted(Counter(o.disposition.value for o in outcomes).items())),
+        elapsed_ms=round(done.elapsed_ms, 1),
+        reports=[
+            o.target.report_label for o in outcomes if isinstance(o.job, RepairPlan) and not o.report_failed
+        ],
+    )
+    return finish(done, summary, lambda: _present(summary, done.report_dir), quiet=args.quiet)
+
+
+def _one_elsewhere(session: SessionTarget, options: RepairOptions, out: Path | None) -> RepairReport:
+    """Report mode, or the candidate under `out`: the source is only read."""
+    mode = "candidate" if out is not None else "report"
+    try:
+        frozen = freeze_source(session)
+    except SourceRefused as exc:
+        return RepairReport(
+            session=session.report_label,
+            mode=mode,
+            operation_state=OperationState.NOT_COMMITTED,
+            reason=exc.refusal.value,
+            frozen_sha256=None,
+        )
+    if out is not None:
+        return write_repaired_candidate(
+            frozen, out / session.report_label, options, label=session.report_label
+        )
+    plan = plan_repair(frozen.data, options.scope, options.topology, options.limits)
+    return RepairReport(
+        session=session.report_label,
+        mode=mode,
+        operation_state=OperationState.NOT_COMMITTED,
+        reason="report-only",
+        plan=repair_plan_section(plan),
+        frozen_sha256=frozen.sha256,
+    )
+
+
+class _Done:
+    """What the progress bar counts (a failure: a candidate that did not check out)."""
+
+    def __init__(self, report: RepairReport) -> None:
+        self.failed = bool(report.failures)
+
+
+def _elsewhere(
+    args: argparse.Namespace,
+    settings: Settings,
+    sessions: Sequence[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+) -> int:
+    options = repair_options(settings.read_pages, settings.sweep)
+    out = args.out.resolve() if args.out else None
+    if out is not None:
+        check_apart(out, [root for root, _ in roots], "--out")
+    configured = settings.sweep.report_dir
+    report_dir = (
+        Path(configured).resolve() if configured else (out or default_report_dir("repair-read-pages"))
+    )
+    started = time.perf_counter()
+    reports: list[RepairReport] = []
+    with progress_bar(len(sessions), enabled=not args.quiet, description="repair-read-pages") as advance:
+        for session in sessions:
+            report = _one_elsewhere(session, options, out)
+            write_bytes_atomic(report_path(report_dir, session), json_bytes(report))  # as in place
+            reports.append(report)
+            advance(_Done(report))
+    plans = [r.plan for r in reports if r.plan is not UNSET]
+    verdicts: Counter[str] = Counter()
+    for plan in plans:
+        verdicts.update(plan.verdicts)
+    summary = RepairSummary(
+        mode="candidate" if out else "report",
+        roots=[str(root) for root, _ in roots],
+        sessions=len(reports),
+        patches=sum(plan.patches for plan in plans),
+        by_verdict=dict(sorted(verdicts.items())),
+        by_operation_state=dict(sorted(Counter(r.operation_state.value for r in reports).items())),
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        reports=[r.session for r in reports],
+    )
+    write_bytes_atomic(report_dir / SUMMARY_NAME, json_bytes(summary))
+    if not args.quiet:
+        _present(summary, report_dir)
+    return ExitCode.FAILED if any(r.failures for r in reports) else ExitCode.OK
+
+
+def repair_command(
+    args: argparse.Namespace,
+    settings: Settings,
+    sessions: Sequence[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+) -> int:
+    """`repair-read-pages` in the mode its flags name; the exit code (see --help)."""
+    if args.in_place:
+        return _in_place(args, settings, sessions, roots)
+    return _elsewhere(args, settings, sessions, roots)

@@ -1,0 +1,135 @@
+"""A compress run whose summaries a model writes: the provider checked before any work, then one
+HTTP client, one provider, one limiter and one pack-thread limiter for every session of the run.
+
+`ModelSummarizer` is the run's `SharedServices`: the executor opens it where its sessions run, so
+every call of every session goes through the same limiter (requests and tokens a minute, calls in
+flight) however many sessions run at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
+
+import anyio
+
+from pipeline.errors import UsageError
+from pipeline.execute.seam import WorkFor
+from pipeline.execute.session_tasks import BoundJob
+from pipeline.jobs.compress import CompressOptions, compress_session
+from pipeline.jobs.compress.writers import ModelWriter, RunTokens
+from pipeline.read.discover import SessionFile
+from pipeline.settings import Settings
+from pipeline.summarize.model.configure import model_summary_options, provider_settings, rate_limits
+from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
+from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
+from pipeline.summarize.model.providers import (
+    ProviderConfig,
+    ProviderName,
+    ProviderUnavailable,
+    check_available,
+    open_provider,
+)
+from pipeline.summarize.model.providers.http import open_http_client
+from pipeline.vocabulary import SummarizerName, SummaryFallback
+
+if TYPE_CHECKING:
+    from distributed import Actor, Client
+
+    from pipeline.execute.dask_model_services import ClusterModelOptions
+
+__all__ = ["PACK_THREADS", "ModelSummarizer", "model_provider", "model_summarizer"]
+
+PACK_THREADS = 1  # packs are CPU work: one thread leaves the event loop its share for the calls
+
+
+Provider = tuple[ProviderName, ProviderConfig]
+
+
+def model_provider(args: argparse.Namespace, settings: Settings) -> Provider | None:
+    """The provider the run will use, checked now (a missing key or binary is a usage error)."""
+    if settings.compress.summarizer is SummarizerName.DETERMINISTIC:
+        return None
+    name = ProviderName(settings.compress.summarizer.value)
+    chosen = provider_settings(settings, name, getattr(args, "model", None), getattr(args, "base_url", None))
+    try:
+        return name, check_available(chosen, os.environ)
+    except ProviderUnavailable as exc:
+        raise UsageError(f"--summarizer {name.value}: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummarizer:
+    """A model run's `SharedServices`: one client, provider and limiter for every session, in this
+    process (`in_process`) or, on a cluster, a limiter actor every worker's calls go through."""
+
+    options_for: Callable[[SessionFile], CompressOptions]
+    provider: ProviderConfig
+    summary: ModelSummaryOptions
+    limits: RateLimits
+    fallback: bool  # write the embedded summary when the model's fails
+    max_run_tokens: int | None  # counted in this process: refused with --cluster
+
+    @asynccontextmanager
+    async def in_process(self) -> AsyncIterator[WorkFor]:
+        """Open the services in the event loop; each session's options carry the model writer."""
+        budget = RunTokens(self.max_run_tokens)
+        async with open_http_client(
+            self.limits.max_in_flight, self.summary.retry.call_timeout_seconds
+        ) as client:
+            services = ModelServices(
+                open_provider(self.provider, client),
+                WindowLimiter(self.limits),
+                None,
+                anyio.CapacityLimiter(PACK_THREADS),
+            )
+
+            def with_writer(session: SessionFile) -> BoundJob[CompressOptions]:
+                options = self.options_for(session)
+                backup = options.summary_options() if self.fallback else None
+                writer = ModelWriter(self.summary, services, backup, budget)
+                return BoundJob(compress_session, replace(options, writer=writer))
+
+            yield with_writer
+
+    def on_cluster(self, client: Client) -> WorkFor:
+        """Make the limiter actor on the cluster; each session's work names it."""
+        from pipeline.execute.dask_limiter import LimiterActor  # noqa: PLC0415 - Dask on use only
+        from pipeline.execute.dask_model_services import ClusterModelOptions, compress_with_model  # noqa: PLC0415
+
+        actor = cast("Actor", client.submit(LimiterActor, self.limits, actor=True).result())
+
+        def on_cluster(session: SessionFile) -> BoundJob[ClusterModelOptions]:
+            options = ClusterModelOptions(
+                self.options_for(session),
+                self.provider,
+                self.summary,
+                self.fallback,
+                self.limits.max_in_flight,
+                actor,
+            )
+            return BoundJob(compress_with_model, options)
+
+        return on_cluster
+
+
+def model_summarizer(
+    settings: Settings,
+    provider: Provider,
+    options_for: Callable[[SessionFile], CompressOptions],
+    max_run_tokens: int | None = None,
+) -> ModelSummarizer:
+    """The run's shared model services, from the settings and the provider checked before."""
+    name, config = provider
+    return ModelSummarizer(
+        options_for,
+        config,
+        model_summary_options(settings, name),
+        rate_limits(settings),
+        settings.compress.on_summary_failure is SummaryFallback.DETERMINISTIC,
+        max_run_tokens,
+    )

@@ -1,0 +1,255 @@
+"""`compaction compress ROOTS --in-place` as a cron job runs it: what is replaced, what is left
+alone and why, the backups it keeps, and how it exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.core.check.structure import structural_failures
+from pipeline.core.topology.select import AUTO
+from pipeline.live_vocabulary import StateSync
+from pipeline.publish.live.backups import read_backup
+from pipeline.publish.live.state_db import StateOptions, open_state
+from pipeline.testing.invoke import compaction
+from pipeline.testing.settings import LIMITS
+from tests.cli.conftest import DAY, SMALL, committed, in_place, originals, sha
+
+
+def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_ones_left_alone(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    before = originals(idle_fleet)
+    recent = sorted(before)[0]
+    os.utime(recent, None)  # written to just now
+    code, summary, output = in_place(idle_fleet, tmp_path, "--idle-for", "12h", "--no-verify-resume")
+    assert code == 0, output
+    totals = summary["in_place"]
+    assert totals["by_disposition"]["skipped-recently-modified"] == 1
+    assert committed(summary) >= 3
+    assert [e["session"] for e in totals["not_built"]] == [f"projects/{recent.relative_to(idle_fleet)}"]
+    assert recent.read_bytes() == before[recent]
+    replaced = 0
+    for path, original in before.items():
+        now = path.read_bytes()
+        if now == original:
+            assert not path.with_name(path.name + ".backup").exists()  # nothing replaced, nothing kept
+            continue
+        replaced += 1
+        assert len(now) < len(original) and not structural_failures(now, AUTO, LIMITS)
+        backup = path.with_name(path.name + ".backup")
+        assert read_backup(backup) == original  # byte for byte, beside the session
+        report = json.loads(
+            (tmp_path / "r1" / f"projects/{path.relative_to(idle_fleet)}.report.json").read_text()
+        )
+        receipt = report["in_place"]["receipt"]
+        assert report["status"] == "compressed" and report["in_place"]["disposition"] == "committed"
+        assert receipt["operation_state"] == "committed" and receipt["backup"]["sha256"] == sha(original)
+        assert receipt["hashes"] == {"frozen": sha(original), "candidate": sha(now), "published": sha(now)}
+        assert os.stat(path).st_mtime == pytest.approx(time.time() - 2 * DAY, abs=60)  # times kept
+    assert replaced == committed(summary)
+
+
+def test_confirm_sessions_closed_replaces_the_idle_rule(idle_fleet: Path, tmp_path: Path) -> None:
+    for path in idle_fleet.rglob("*.jsonl"):
+        os.utime(path, None)  # every session written to just now
+    code, waiting, output = in_place(idle_fleet, tmp_path, "--idle-for", "12h", "--no-verify-resume")
+    assert code == 0, output
+    assert set(waiting["in_place"]["by_disposition"]) == {"skipped-recently-modified"}
+    code, summary, output = in_place(
+        idle_fleet,
+        tmp_path,
+        "--idle-for",
+        "12h",
+        "--confirm-sessions-closed",
+        "--no-verify-resume",
+        reports="r2",
+    )
+    assert code == 0, output
+    assert "skipped-recently-modified" not in summary["in_place"]["by_disposition"]
+    assert committed(summary) >= 3
+
+
+def test_the_second_night_does_no_work_writes_no_session_report_and_says_why(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    code, first, output = in_place(idle_fleet, tmp_path, "--no-verify-resume")
+    assert code == 0, output
+    assert first["in_place"]["built"] > 0
+    after_first = originals(idle_fleet)
+    code, second, output = in_place(idle_fleet, tmp_path, "--no-verify-resume", reports="r2", quiet=False)
+    assert code == 0, output
+    totals = second["in_place"]
+    assert totals["built"] == 0 and totals["hashed"] == 0
+    assert totals["by_disposition"] == {
+        "skipped-unchanged-output": committed(first),
+        "skipped-unchanged-declined": first["in_place"]["by_disposition"]["declined"],
+    }
+    assert "skipped-unchanged-output" in output and "skipped-unchanged-declined" in output  # the table
+    assert originals(idle_fleet) == after_first
+    assert not list((tmp_path / "r2").rglob("*.report.json"))
+    assert totals["work_dir"] is None  # nothing to build: no work directory was even made
+
+
+def test_a_session_written_to_after_a_night_is_taken_again(idle_fleet: Path, tmp_path: Path) -> None:
+    code, _, output = in_place(idle_fleet, tmp_path, "--no-verify-resume", "--idle-for", "1h")
+    assert code == 0, output
+    target = sorted(idle_fleet.rglob("*.jsonl"))[1]
+    with target.open("ab") as handle:
+        handle.write(b"\n")
+    old = time.time() - DAY
+    os.utime(target, (old, old))
+    code, summary, output = in_place(
+        idle_fleet, tmp_path, "--no-verify-resume", "--idle-for", "1h", reports="r2"
+    )
+    assert code == 0, output
+    assert summary["in_place"]["built"] == 1
+    assert [entry["session"] for entry in summary["reports"]] == [
+        f"projects/{target.relative_to(idle_fleet)}"
+    ]
+
+
+def fake_claude(tmp_path: Path) -> Path:
+    """A "Claude Code" that finds no conversation to resume: nothing it resumes is ever proven."""
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\necho 'No conversation found with session ID: x' >&2\nexit 1\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_candidate_claude_code_did_not_prove_never_replaces_a_session(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    before = originals(idle_fleet)
+    code, summary, output = in_place(
+        idle_fleet, tmp_path, "--verify-resume", "--claude", str(fake_claude(tmp_path))
+    )
+    assert code == 1, output
+    dispositions = summary["in_place"]["by_disposition"]
+    assert dispositions["refused-unproven"] >= 3 and "committed" not in dispositions
+    assert originals(idle_fleet) == before
+    assert not list(idle_fleet.rglob("*.backup*"))
+    refused = [
+        report["in_place"]
+        for report in map(json.loads, map(Path.read_text, (tmp_path / "r1").rglob("*.report.json")))
+        if report["in_place"]["disposition"] == "refused-unproven"
+    ]
+    assert len(refused) == dispositions["refused-unproven"]
+    assert all(section["reasons"] == ["resume-proof-missing"] for section in refused)
+
+
+def test_without_claude_code_the_run_stops_before_any_session_unless_the_gate_is_off(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    before = originals(idle_fleet)
+    code, _, output = in_place(idle_fleet, tmp_path, "--verify-resume", "--claude", str(tmp_path / "nowhere"))
+    assert code == 2
+    assert "--no-verify-resume" in output and "Traceback" not in output
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").glob("*.sqlite3"))
+    assert originals(idle_fleet) == before
+
+
+def test_a_second_run_on_the_same_state_directory_is_refused_with_exit_2(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    before = originals(idle_fleet)
+    with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)):  # a run holding the lock
+        code, _, output = in_place(idle_fleet, tmp_path, "--no-verify-resume")
+    assert code == 2
+    assert "another compaction run is using the state directory" in output and "Traceback" not in output
+    assert originals(idle_fleet) == before and not list(idle_fleet.rglob("*.backup*"))
+    code, summary, output = in_place(idle_fleet, tmp_path, "--no-verify-resume")  # the lock is gone
+    assert code == 0 and committed(summary) >= 3, output
+
+
+def receipts_of(output: str) -> list[dict[str, object]]:
+    """The JSON lines a run printed (its receipts), among its other lines."""
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+def test_a_summary_that_cannot_be_written_after_the_commits_exits_3_with_every_receipt(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")  # the report directory cannot be made: no report, no summary
+    done = compaction(
+        "compress", str(idle_fleet), "--in-place", "--state-dir", str(tmp_path / "state"), "--report-dir",
+        str(blocker / "reports"), "--no-verify-resume", "--quiet", "--jobs", "1", *SMALL,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    receipts = receipts_of(done.stdout)
+    assert len(receipts) >= 3 and {r["operation_state"] for r in receipts} == {"committed-report-failed"}
+    assert "committed-report-failed" in done.stderr and "Traceback" not in done.stderr
+    for receipt in receipts:  # the committed files are valid and keep their backups
+        live = Path(str(receipt["path"]))
+        hashes, backup = receipt["hashes"], receipt["backup"]
+        assert isinstance(hashes, dict) and isinstance(backup, dict)
+        assert sha(live.read_bytes()) == hashes["published"]
+        assert sha(read_backup(Path(backup["path"]))) == hashes["frozen"]
+
+
+def test_one_report_that_cannot_be_written_exits_3_with_that_receipt_only(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    biggest = max(idle_fleet.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
+    original = biggest.read_bytes()
+    in_the_way = tmp_path / "r1" / f"projects/{biggest.relative_to(idle_fleet)}.report.json"
+    in_the_way.mkdir(parents=True)  # a directory where its report goes: the rename onto it fails
+    code, summary, output = in_place(idle_fleet, tmp_path, "--no-verify-resume")
+    assert code == 3, output
+    [receipt] = receipts_of(output)
+    assert receipt["operation_state"] == "committed-report-failed" and receipt["path"] == str(biggest)
+    assert receipt["hashes"] == {"frozen": sha(original), "candidate": sha(biggest.read_bytes()),
+                                 "published": sha(biggest.read_bytes())}  # fmt: skip
+    assert [r["path"] for r in summary["in_place"]["committed_report_failed"]] == [str(biggest)]
+    assert committed(summary) >= 3  # the others were reported as usual
+    written = [path for path in (tmp_path / "r1").rglob("*.report.json") if path.is_file()]
+    assert len(written) == len(originals(idle_fleet)) - 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("--out", "somewhere"), "--in-place and --out exclude each other"),
+        (("--idle-for", "soon"), "in_place.idle_for must be a duration"),
+        (("--backup-compression", "xz"), "invalid choice"),
+        (("--work-dir", "{home}/.claude/work"), "outside any .claude directory"),
+        (("--summarizer", "openai"), "embedded summarizer only"),
+        (("--dry-run",), "--dry-run plans or bounds a model summarizer's calls"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    idle_fleet: Path, tmp_path: Path, arguments: tuple[str, ...], message: str
+) -> None:
+    before = originals(idle_fleet)
+    given = [a.replace("{home}", str(tmp_path)) for a in arguments]
+    code, _, output = in_place(idle_fleet, tmp_path, "--no-verify-resume", *given)
+    assert code == 2
+    assert message in output and "Traceback" not in output
+    assert originals(idle_fleet) == before
+
+
+def test_backups_can_go_to_a_backup_directory_compressed(idle_fleet: Path, tmp_path: Path) -> None:
+    before = originals(idle_fleet)
+    backups = tmp_path / "archive"
+    code, summary, output = in_place(
+        idle_fleet,
+        tmp_path,
+        "--no-verify-resume",
+        "--backup-dir",
+        str(backups),
+        "--backup-compression",
+        "gzip",
+    )
+    assert code == 0, output
+    assert summary["in_place"]["backup_dir"] == str(backups.resolve())
+    replaced = {path: data for path, data in before.items() if path.read_bytes() != data}
+    stored = sorted(backups.rglob("*.backup.gz"))
+    assert len(stored) == len(replaced) == committed(summary)
+    assert sorted(sha(read_backup(p)) for p in stored) == sorted(sha(data) for data in replaced.values())
+    assert all(p.read_bytes()[:2] == b"\x1f\x8b" for p in stored)  # gzip on disk, the original decoded
+    assert not list(idle_fleet.rglob("*.backup*"))
