@@ -71,7 +71,8 @@ PACKAGES: Final = {
     "publish/live": "live replacement: transaction, backups, state, recovery, restore",
     "read": "discover and load",
     "report": "frozen report sections, fleet totals, one renderer",
-    "run": "the command line and the run loops",
+    "cli": "the command line: grammar, one module per command, console output",
+    "execute": "the one executor seam: the process pool and Dask behind it, completion markers",
     "settings": "loading the layers, the typed sections",
     "summarize": "summaries of the summarized span",
     "summarize/checkpoint": "the deterministic checkpoint, pure",
@@ -86,9 +87,6 @@ SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
 }
 MAX_SHARED_NAMES: Final = 4
-# run/ becomes cli/ and execute/ (issue 21's executor seam), which names its own modules; until it
-# lands, these names of run/ repeat another package's. Stale entries fail below.
-RUN_NAMES_PENDING: Final = frozenset({"dry_run.py", "fleet.py", "in_place.py", "tokens.py"})
 # What tests/ holds besides the mirror of pipeline/.
 TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "core/check/fixtures"})
 TESTS: Final = PACKAGE.parent / "tests"
@@ -227,13 +225,10 @@ def _names() -> dict[str, list[str]]:
 
 def test_no_two_modules_share_a_name_unless_listed() -> None:
     shared = {name: places for name, places in _names().items() if len(places) > 1}
-    pending = {name for name in RUN_NAMES_PENDING if "run" in shared.get(name, [])}
-    unlisted = {
-        name: places for name, places in shared.items() if name not in SHARED_NAMES and name not in pending
-    }
+    unlisted = {name: places for name, places in shared.items() if name not in SHARED_NAMES}
     assert not unlisted, f"modules that share a name: {unlisted}"
     assert len(SHARED_NAMES) <= MAX_SHARED_NAMES
-    stale = set(SHARED_NAMES) - set(shared) | RUN_NAMES_PENDING - pending
+    stale = set(SHARED_NAMES) - set(shared)
     assert not stale, f"listed as shared but no longer are: {sorted(stale)}"
 
 
