@@ -174,3 +174,5 @@ class RestoreRefusal(StrEnum):
     BACKUP_UNREADABLE = "backup-unreadable"
     BACKUP_MISMATCH = "backup-digest-mismatch"  # the backup no longer decodes to its recorded digest
     UNSAFE_TARGET = "unsafe-target"
+    OTHER_SESSION = "backup-of-another-session"  # never put one session's bytes into another, forced or not
+    ALREADY_RESTORED = "already-restored"  # the live file is the original already: nothing to do

@@ -15,12 +15,14 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
 from pipeline.cli.in_place_pass import live_report_dir
 from pipeline.cli.live_tables import present_counts
 from pipeline.errors import UsageError
+from pipeline.live_vocabulary import RestoreRefusal
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.activity import platform_probe
 from pipeline.publish.live.backup_restore import (
@@ -53,14 +55,30 @@ def parse_since(text: str) -> datetime:
     return moment.astimezone(UTC)  # a naive value is taken as local time
 
 
+_WHY: Final = {
+    RestoreRefusal.NOT_OUR_OUTPUT: "the file is not the output we published (changed since?); "
+    "--force restores over it",
+    RestoreRefusal.NO_BACKUP: "no backup of this session (it was never replaced by an in-place run)",
+    RestoreRefusal.BACKUP_UNREADABLE: "the backup cannot be read or decoded",
+    RestoreRefusal.BACKUP_MISMATCH: "the backup no longer hashes to the digest recorded when it was made",
+    RestoreRefusal.UNSAFE_TARGET: "the session path is not a regular file we can replace safely",
+    RestoreRefusal.OTHER_SESSION: "the backup is another session's (by its record, name or session id); "
+    "nothing is restored, whatever --force says",
+}
+
+
 def _target_of(path: Path) -> SessionTarget:
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is a directory: restore takes session files, or --all-since DATE with roots"
+        )
     if not path.is_file() and not path.is_symlink():
         raise UsageError(f"no such session file: {path}")
     return SessionTarget(path, path.parent, path.parent.name or "root", path.name)
 
 
 def _chosen(args: argparse.Namespace, state: StateDb) -> list[tuple[SessionTarget, Path | None]]:
-    if args.all_since:
+    if args.all_since is not None:
         if args.backup:
             raise UsageError("--backup names one backup for one PATH; it does not combine with --all-since")
         roots = root_pairs(list(args.paths) or default_roots())
@@ -85,11 +103,14 @@ def _report(outcome: RestoreOutcome, report_dir: Path) -> bool:
     return True
 
 
-def _say(outcome: RestoreOutcome) -> None:
-    if outcome.restored:
-        print(f"restored {outcome.target.path} from {outcome.backup}")
+def _say(outcome: RestoreOutcome, *, quiet: bool) -> None:
+    """One line per session: restored or already so on stdout (not when quiet), else why not on stderr."""
+    if outcome.restored or outcome.refusal is RestoreRefusal.ALREADY_RESTORED:
+        if not quiet:
+            done = "restored" if outcome.restored else "already restored (nothing to do):"
+            print(f"{done} {outcome.target.path}" + (f" from {outcome.backup}" if outcome.restored else ""))
         return
-    why = outcome.refusal.value if outcome.refusal else None
+    why = f"{outcome.refusal.value}: {_WHY[outcome.refusal]}" if outcome.refusal else None
     if why is None and outcome.receipt is not None:
         why = f"{outcome.receipt.operation_state.value}: {outcome.receipt.reason}"
     print(f"not restored {outcome.target.path}: {why}", file=sys.stderr)
@@ -110,8 +131,7 @@ def restore_command(args: argparse.Namespace, settings: Settings) -> int:
             outcomes.append(outcome)
             if not _report(outcome, report_dir) and outcome.receipt is not None and outcome.restored:
                 unreported.append(outcome.receipt.report_failed())
-            if not args.quiet:
-                _say(outcome)
+            _say(outcome, quiet=args.quiet)
     return _restore_exit(outcomes, unreported, report_dir, quiet=args.quiet)
 
 
@@ -127,5 +147,10 @@ def _restore_exit(
     if unreported:
         for receipt in unreported:
             sys.stdout.write(msgspec.json.encode(receipt_section(receipt)).decode() + "\n")
+        print(
+            f"compaction: error: {len(unreported)} session(s) were restored and verified, but their report "
+            "could not be written; the receipts are on stdout (operation_state committed-report-failed)",
+            file=sys.stderr,
+        )
         return ExitCode.COMMITTED_REPORT_FAILED
-    return ExitCode.OK if all(outcome.restored for outcome in outcomes) else ExitCode.FAILED
+    return ExitCode.OK if all(outcome.settled for outcome in outcomes) else ExitCode.FAILED

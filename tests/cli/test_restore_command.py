@@ -82,6 +82,54 @@ def test_restore_refuses_a_file_that_is_not_our_output_unless_forced(
     assert worked_on in kept  # the work done after the night is not lost either
 
 
+def test_restore_never_puts_another_sessions_backup_into_a_session_even_forced(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    _, replaced = compacted(idle_fleet, tmp_path)
+    (a, _), (b, _) = list(replaced.items())[:2]
+    b_now = b.read_bytes()
+    a_backup = a.with_name(a.name + ".backup")
+    renamed = b.with_name(b.name + ".backup7")  # a's backup under b's backup name: caught by digest
+    renamed.write_bytes(a_backup.read_bytes())
+    for backup in (a_backup, renamed):
+        for force in ((), ("--force",)):
+            done = run(tmp_path, "restore", str(b), "--backup", str(backup), *force)
+            assert done.returncode == 1 and "Traceback" not in done.stderr
+            assert "backup-of-another-session" in done.stderr and len(done.stderr.splitlines()) == 1
+            assert b.read_bytes() == b_now
+
+
+def test_restore_twice_is_a_no_op_and_undoing_a_restore_needs_no_force(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    _, replaced = compacted(idle_fleet, tmp_path)
+    path, original = next(iter(replaced.items()))
+    compact = path.read_bytes()
+    assert run(tmp_path, "restore", str(path)).returncode == 0
+    again = run(tmp_path, "restore", str(path))
+    assert again.returncode == 0, again.stderr
+    assert "already restored" in again.stdout and path.read_bytes() == original
+    undo = run(tmp_path, "restore", str(path), "--backup", str(path.with_name(path.name + ".backup1")))
+    assert undo.returncode == 0, undo.stderr
+    assert path.read_bytes() == compact  # the compacted file is back, without --force
+    redo = run(tmp_path, "restore", str(path))
+    assert redo.returncode == 0, redo.stderr
+    assert path.read_bytes() == original  # and a plain restore brings the original back again
+
+
+def test_restore_says_what_is_wrong_with_a_session_never_compacted_or_a_directory(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    never = next(idle_fleet.rglob("*.jsonl"))
+    done = run(tmp_path, "restore", str(never))
+    assert done.returncode == 1 and "no backup of this session" in done.stderr
+    directory = run(tmp_path, "restore", str(idle_fleet))
+    assert directory.returncode == 2 and len(directory.stderr.splitlines()) == 1
+    assert "restore takes session files, or --all-since DATE with roots" in directory.stderr
+    empty = run(tmp_path, "restore", "--all-since", "", str(idle_fleet))
+    assert empty.returncode == 2 and empty.stderr.startswith("compaction: error: --all-since")
+
+
 def test_a_usage_error_of_restore_is_one_line_and_exit_2(idle_fleet: Path, tmp_path: Path) -> None:
     for args in (("restore",), ("restore", "--all-since", "last tuesday", str(idle_fleet))):
         done = run(tmp_path, *args)

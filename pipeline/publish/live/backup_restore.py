@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.live_vocabulary import RestoreRefusal
-from pipeline.publish.live.backups import BackupUnreadable, read_backup, scan_backups
+from pipeline.publish.live.backups import BackupUnreadable, parse_backup_name, read_backup, scan_backups
 from pipeline.publish.live.faults import NO_FAULTS, FaultSeam
 from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.replacement import OpenCheck
@@ -36,6 +37,10 @@ __all__ = [
 ]
 
 _OURS = frozenset({RecordedResult.COMPACTED, RecordedResult.REPAIRED})
+_RESTORABLE = _OURS | {RecordedResult.RESTORED}  # restore's output is ours too: its undo needs no force
+# Claude Code writes the session id on every message record; two files that share none are two
+# sessions (a compaction keeps the current id, so a session and its backups always share one).
+_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
 RESTORED_DIFFERS = "restored-bytes-differ-from-backup-digest"
 
 
@@ -60,6 +65,11 @@ class RestoreOutcome:
     def restored(self) -> bool:
         """Whether the original is back at the live path."""
         return self.receipt is not None and self.receipt.committed
+
+    @property
+    def settled(self) -> bool:
+        """Whether the session ends as asked: restored now, or already before."""
+        return self.restored or self.refusal is RestoreRefusal.ALREADY_RESTORED
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +99,79 @@ def _expected_digest(state: StateDb, session: Path, backup: Path, record: Sessio
     return None
 
 
+def _session_ids(data: bytes) -> frozenset[bytes]:
+    return frozenset(match[1] for match in _SESSION_ID.finditer(data))
+
+
+def _of_another_session(
+    state: StateDb, session: Path, backup: Path, digest: str, contents: tuple[bytes, bytes]
+) -> bool:
+    """Whether the backup is recorded, named or identified as another session's.
+
+    Recorded: the state knows it as a backup of another path, or knows its digest as another
+    session's original and never as this one's. Named: its file name is another session file's
+    backup name. Identified: it and the live file share no session id.
+    """
+    rows = state.backups()
+    if any(row.path == backup and row.session_path != session for row in rows):
+        return True
+    own = {row.sha256 for row in rows if row.session_path == session}
+    if digest not in own and any(row.sha256 == digest and row.session_path != session for row in rows):
+        return True
+    parsed = parse_backup_name(backup.name)
+    if parsed is not None and parsed[0] != session.name:
+        return True
+    live, kept = (_session_ids(data) for data in contents)
+    return bool(live) and bool(kept) and not live & kept
+
+
+def _checked(
+    state: StateDb,
+    session: Path,
+    record: SessionRecord | None,
+    frozen: FrozenSource,
+    chosen: Path | None,
+    *,
+    given: bool,
+    force: bool,
+) -> RestoreRefusal | tuple[bytes, str]:
+    """The backup's original bytes and digest, or why they must not go back (in the order a user
+    needs to hear it: another session's bytes are refused whatever `force` says)."""
+    if not given and record is not None and record.result is RecordedResult.RESTORED:
+        return RestoreRefusal.ALREADY_RESTORED
+    if chosen is None:
+        return RestoreRefusal.NO_BACKUP
+    try:
+        original = read_backup(chosen)
+    except (OSError, BackupUnreadable):
+        return RestoreRefusal.BACKUP_UNREADABLE
+    digest = hashlib.sha256(original).hexdigest()
+    refusal = _refusal(state, session, record, frozen, (chosen, original, digest), given=given, force=force)
+    return refusal or (original, digest)
+
+
+def _refusal(
+    state: StateDb,
+    session: Path,
+    record: SessionRecord | None,
+    frozen: FrozenSource,
+    backup: tuple[Path, bytes, str],
+    *,
+    given: bool,
+    force: bool,
+) -> RestoreRefusal | None:
+    chosen, original, digest = backup
+    if given and _of_another_session(state, session, chosen, digest, (frozen.data, original)):
+        return RestoreRefusal.OTHER_SESSION
+    if digest == frozen.sha256:
+        return RestoreRefusal.ALREADY_RESTORED
+    ours = record is not None and record.result in _RESTORABLE and record.output_sha256 == frozen.sha256
+    if not ours and not force:
+        return RestoreRefusal.NOT_OUR_OUTPUT
+    expected = _expected_digest(state, session, chosen, record)
+    return RestoreRefusal.BACKUP_MISMATCH if expected is not None and digest != expected else None
+
+
 def restore_session(
     target: SessionTarget,
     state: StateDb,
@@ -106,19 +189,10 @@ def restore_session(
         frozen = freeze_source(target)
     except SourceRefused:
         return RestoreOutcome(target, chosen, RestoreRefusal.UNSAFE_TARGET, None)
-    ours = record is not None and record.result in _OURS and record.output_sha256 == frozen.sha256
-    if not ours and not options.force:
-        return RestoreOutcome(target, chosen, RestoreRefusal.NOT_OUR_OUTPUT, None)
-    if chosen is None:
-        return RestoreOutcome(target, None, RestoreRefusal.NO_BACKUP, None)
-    try:
-        original = read_backup(chosen)
-    except (OSError, BackupUnreadable):
-        return RestoreOutcome(target, chosen, RestoreRefusal.BACKUP_UNREADABLE, None)
-    digest = hashlib.sha256(original).hexdigest()
-    expected = _expected_digest(state, session, chosen, record)
-    if expected is not None and digest != expected:
-        return RestoreOutcome(target, chosen, RestoreRefusal.BACKUP_MISMATCH, None)
+    checked = _checked(state, session, record, frozen, chosen, given=backup is not None, force=options.force)
+    if isinstance(checked, RestoreRefusal):
+        return RestoreOutcome(target, chosen, checked, None)
+    original, digest = checked
 
     def exact(data: bytes) -> tuple[str, ...]:
         return () if hashlib.sha256(data).hexdigest() == digest else (RESTORED_DIFFERS,)
@@ -145,10 +219,14 @@ def _record(
     if not receipt.committed:
         state.clear_intent(session)
         return
+    # Undoing a restore puts our output back: recorded as compacted again, so a later restore
+    # brings back the original (now in the backup this transaction just made).
+    undone = before is not None and before.result is RecordedResult.RESTORED
+    result = RecordedResult.COMPACTED if undone else RecordedResult.RESTORED
     restored = SessionRecord(
         path=str(session),
-        result=RecordedResult.RESTORED,
-        status="restored",
+        result=result,
+        status=result.value,
         config_digest=before.config_digest if before else "",
         source_sha256=frozen.sha256,
         source=frozen.fingerprint,
