@@ -10,6 +10,7 @@ from pipeline.reasons import Figures, SummaryFailure
 __all__ = [
     "CompactionError",
     "ConfigError",
+    "NotARegularFile",
     "SummaryError",
     "UnreadableSource",
     "UsageError",
@@ -43,3 +44,13 @@ class UnreadableSource(CompactionError):
         self.path = path
         self.reason = errno.errorcode.get(cause.errno or 0, type(cause).__name__)
         super().__init__(f"cannot read {path.name}: {self.reason}")
+
+
+class NotARegularFile(CompactionError):
+    """A session-named path that is a named pipe, socket or device: never opened for reading
+    (a FIFO would block a sweep forever, a device would never end)."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        super().__init__(f"{path.name} is a {kind}, not a regular file")

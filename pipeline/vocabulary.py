@@ -342,6 +342,7 @@ class FindingCode(ReasonCode):
     # Whole-session outcomes
     UNSUPPORTED_FORMAT = "unsupported-format"
     NOT_A_TRANSCRIPT = "not-a-transcript"
+    NOT_A_REGULAR_FILE = "not-a-regular-file"
     UNREADABLE = "unreadable"
     INTERNAL_ERROR = "internal-error"
 

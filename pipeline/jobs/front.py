@@ -12,7 +12,7 @@ from pathlib import Path
 from pipeline.core.graph import UuidGraph, build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
-from pipeline.errors import UnreadableSource
+from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format, why_not_a_transcript
@@ -93,6 +93,15 @@ def open_session(
     """Read, detect, index and resolve; or the outcome of a file that goes no further."""
     try:
         source = read_source(path)
+    except NotARegularFile as exc:  # skipped, not failed: a pipe or socket is nobody's session
+        finding = Finding(FindingCode.NOT_A_REGULAR_FILE, Severity.WARNING, ids=(exc.kind,))
+        report = BriefReport(
+            command=command,
+            session=SessionSection(label=label),
+            status=SessionStatus.NOT_A_TRANSCRIPT,
+            findings=findings_section([finding], per_code=per_code),
+        )
+        return NotATranscript(label, report)
     except UnreadableSource as exc:
         finding = Finding(FindingCode.UNREADABLE, Severity.ERROR, ids=(exc.reason,))
         report = BriefReport(

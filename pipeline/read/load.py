@@ -9,14 +9,17 @@ session is ever held.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from pipeline.errors import UnreadableSource
+from pipeline.errors import NotARegularFile, UnreadableSource
 
 __all__ = ["SourceBytes", "file_sha256", "frozen_source", "iter_file_lines", "read_source"]
 
@@ -70,13 +73,42 @@ class SourceBytes:
         return len(self.data)
 
 
+_KINDS: Final = ((stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"))
+
+
+def _kind(mode: int) -> str:
+    return next((kind for test, kind in _KINDS if test(mode)), "block device" if stat.S_ISBLK(mode) else "")
+
+
 def read_source(path: Path) -> SourceBytes:
-    """Read a whole file; an OS error becomes `UnreadableSource` carrying only the errno name."""
+    """Read a whole file; an OS error becomes `UnreadableSource` carrying only the errno name.
+
+    Opened non-blocking and checked before any read: a named pipe, socket or device (or a link to
+    one) raises `NotARegularFile` instead of waiting for a writer or reading without end.
+    """
     try:
-        data = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
+        if exc.errno == errno.ENXIO or stat.S_ISSOCK(_mode_of(path)):  # a socket cannot be opened
+            raise NotARegularFile(path, "socket") from exc
         raise UnreadableSource(path, exc) from exc
+    with os.fdopen(descriptor, "rb") as stream:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(path, _kind(mode) or "directory")
+        try:
+            os.set_blocking(descriptor, True)
+            data = stream.read()
+        except OSError as exc:
+            raise UnreadableSource(path, exc) from exc
     return SourceBytes(path=path, data=data, _digest=_Digest(data))
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return 0
 
 
 def frozen_source(path: Path, data: bytes, sha256: str) -> SourceBytes:

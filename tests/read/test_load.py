@@ -1,0 +1,58 @@
+"""Reading a session's bytes: a pipe, socket or device named like a session is never waited on."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import NotARegularFile
+from pipeline.read.load import read_source
+from pipeline.testing.cli import compaction, reports
+
+
+def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"user"}\n')
+    assert read_source(path).data == b'{"type":"user"}\n'
+
+
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(NotARegularFile) as raised:
+        read_source(fifo)
+    assert raised.value.kind == "named pipe"
+
+
+def test_a_link_to_a_device_is_refused_instead_of_read_without_end(tmp_path: Path) -> None:
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(NotARegularFile) as raised:
+        read_source(link)
+    assert raised.value.kind == "character device"
+
+
+def test_validate_skips_a_pipe_and_a_socket_under_a_root_with_a_finding(tmp_path: Path) -> None:
+    root = tmp_path / "projects" / "p"
+    root.mkdir(parents=True)
+    (root / "good.jsonl").write_bytes(b'{"type":"summary","summary":"s","leafUuid":"u"}\n')
+    os.mkfifo(root / "fifo.jsonl")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(root / "sock.jsonl"))
+    try:
+        done = compaction(
+            "validate", str(tmp_path / "projects"), "--report-dir", str(tmp_path / "r"), timeout=120
+        )
+    finally:
+        listener.close()
+    assert "Traceback" not in done.stderr
+    by_label = {report["session"]["label"]: report for report in reports(tmp_path / "r")}
+    for name, kind in (("fifo.jsonl", "named pipe"), ("sock.jsonl", "socket")):
+        report = by_label[f"p/{name}"]
+        assert report["status"] == "not-a-transcript", json.dumps(report)
+        [finding] = report["findings"]
+        assert finding["code"] == "not-a-regular-file" and kind in finding["ids"]
