@@ -147,8 +147,29 @@ def _merge(base: dict[str, dict[str, Any]], override: Mapping[str, Any], origin:
             base[section][key] = _coerce(section, key, base[section][key], value, origin)
 
 
-def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    found: dict[str, dict[str, str]] = {}
+def _env_key(values: Mapping[str, Any], key: str) -> str:
+    """The table key a variable names: `PRICES_GPT_4_1_MINI` is `gpt-4.1-mini` (a shell name
+    cannot hold `-` or `.`); a key not in the table is taken as written."""
+    return next((k for k in values if k.replace("-", "_").replace(".", "_").lower() == key), key)
+
+
+def _env_value(name: str, default: Any, text: str) -> Any:
+    """A variable's value: TOML where the setting is a list or table (or a new free-table row),
+    so `COMPACTION_PRICES_X="[1.0, 5.0]"` works; the text otherwise, coerced like a flag."""
+    if default is not None and not isinstance(default, list | dict):
+        return text
+    import tomllib  # noqa: PLC0415 - only the loader reads TOML; workers receive typed settings
+
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"environment: {name} is not a TOML value ({exc}); a list is written [1.0, 5.0]"
+        ) from exc
+
+
+def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
     for name, value in environ.items():
         if not name.startswith(_ENV_PREFIX) or name in _NOT_SETTINGS:
             continue
@@ -156,7 +177,10 @@ def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) ->
         section = next((s for s in base if rest.startswith(f"{s}_")), None)
         if section is None:
             raise ConfigError(f"environment: {name} does not name a known section")
-        found.setdefault(section, {})[rest[len(section) + 1 :]] = value
+        key = rest[len(section) + 1 :]
+        if section in FREE_TABLES:
+            key = _env_key(base[section], key)
+        found.setdefault(section, {})[key] = _env_value(name, base[section].get(key), value)
     return found
 
 

@@ -150,3 +150,32 @@ def test_named_bounds_are_not_knob_literals_in_disguise() -> None:
             ):
                 hits.append((path.name, node.lineno, node.value))
     assert hits == []
+
+
+def test_list_valued_knobs_in_the_environment_parse_as_toml_values() -> None:
+    settings = load_settings(
+        None,
+        environ={
+            "COMPACTION_PRICES_GPT_4_1_MINI": "[0.5, 2.0]",  # a shell name cannot spell gpt-4.1-mini
+            "COMPACTION_PRICES_MY_MODEL": "[1, 4.5]",
+        },
+    )
+    assert list(settings.prices["gpt-4.1-mini"]) == [0.5, 2.0]
+    assert list(settings.prices["my_model"]) == [1.0, 4.5]
+    with pytest.raises(ConfigError, match="COMPACTION_PRICES_MY_MODEL is not a TOML value"):
+        load_settings(None, environ={"COMPACTION_PRICES_MY_MODEL": "1.0, 4.5"})
+
+
+def test_a_price_from_the_environment_leaves_every_command_working(tmp_path: Path) -> None:
+    from pipeline.testing import TranscriptBuilder
+    from pipeline.testing.cli import compaction
+
+    builder = TranscriptBuilder(seed=1)
+    builder.user("first request")
+    builder.assistant(builder.text("done"))
+    builder.write(tmp_path / "s.jsonl")
+    done = compaction(
+        "validate", str(tmp_path / "s.jsonl"), "--report-dir", str(tmp_path / "r"), "--quiet",
+        env={"COMPACTION_PRICES_CLAUDE_SONNET_4_5": "[3.0, 15.0]"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
