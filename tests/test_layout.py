@@ -102,6 +102,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "formats": "the Claude Code format boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
     "settings/loading.py": "the TOML and environment layers before they become the typed Settings",
+    "settings/environment.py": "the environment layer: variables as TOML-shaped overrides",
     "cli/grammar.py": "argparse flags as a TOML-shaped override layer for the settings loader",
     "cli/live_grammar.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",

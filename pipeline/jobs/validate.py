@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
-from pipeline.core.validate.checks import validate
+from pipeline.core.validate.checks import Validation, validate
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
@@ -28,7 +28,7 @@ from pipeline.report.sections import (
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, Severity
 
-__all__ = ["ValidateOptions", "sweep_partition", "validate_session"]
+__all__ = ["ValidateOptions", "file_findings", "sweep_partition", "validate_session"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +77,18 @@ def sweep_partition(analysis: Analysis, sweep: SweepSettings) -> Partition:
     )
 
 
+def file_findings(analysis: Analysis, validation: Validation) -> tuple[Finding, ...]:
+    """Every finding `validate` reports for a file: one truth that `compress` reports too."""
+    topology = analysis.topology
+    missing = () if analysis.graph.uuid_lines else (Finding(FindingCode.NO_ACTIVE_CHAIN, Severity.WARNING),)
+    return (*topology.findings, *validation.findings, *missing)
+
+
 def _report(analysis: Analysis, sweep: SweepSettings, started: float, analyzed: float) -> ValidateReport:
     index, graph, topology = analysis.index, analysis.graph, analysis.topology
     partition = sweep_partition(analysis, sweep)
     validation = validate(index, graph, topology.chain, analysis.source.data)
-    findings: list[Finding] = [*topology.findings, *validation.findings]
-    if not graph.uuid_lines:
-        findings.append(Finding(FindingCode.NO_ACTIVE_CHAIN, Severity.WARNING))
+    findings = file_findings(analysis, validation)
     return ValidateReport(
         session=analysis.session(),
         status=session_status(findings, refused=topology.refused and bool(graph.uuid_lines)),

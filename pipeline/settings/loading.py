@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from pipeline.errors import ConfigError
+from pipeline.settings.environment import CONFIG_VARIABLE, environment_layer
 from pipeline.settings.typed_sections import (
     SECTIONS,
     Settings,
@@ -37,10 +38,6 @@ MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a mean
 MIN_TOOL_OUTPUT_LIMIT: Final = 1024  # room for a head, a tail and the marker line between them
 READER_DEPTH_CEILING: Final = 800
 """The deepest `sweep.max_json_depth` allowed: Python's JSON readers recurse per level and stop near 1000."""
-_ENV_PREFIX: Final = "COMPACTION_"
-# Variables of ours that share the prefix but are not settings: the config file, and where Claude
-# Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
-_NOT_SETTINGS: Final = frozenset({f"{_ENV_PREFIX}CONFIG", f"{_ENV_PREFIX}CLAUDE_CODE"})
 
 
 def _at_least(minimum: float) -> Callable[[float], bool]:
@@ -104,6 +101,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError as exc:
         raise ConfigError(f"configuration file not found: {path}") from exc
+    except OSError as exc:  # a directory, a file we may not read: one line, never a traceback
+        raise ConfigError(f"configuration file {path} cannot be read: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration file {path} is not valid TOML: {exc}") from exc
 
@@ -147,43 +146,6 @@ def _merge(base: dict[str, dict[str, Any]], override: Mapping[str, Any], origin:
             base[section][key] = _coerce(section, key, base[section][key], value, origin)
 
 
-def _env_key(values: Mapping[str, Any], key: str) -> str:
-    """The table key a variable names: `PRICES_GPT_4_1_MINI` is `gpt-4.1-mini` (a shell name
-    cannot hold `-` or `.`); a key not in the table is taken as written."""
-    return next((k for k in values if k.replace("-", "_").replace(".", "_").lower() == key), key)
-
-
-def _env_value(name: str, default: Any, text: str) -> Any:
-    """A variable's value: TOML where the setting is a list or table (or a new free-table row),
-    so `COMPACTION_PRICES_X="[1.0, 5.0]"` works; the text otherwise, coerced like a flag."""
-    if default is not None and not isinstance(default, list | dict):
-        return text
-    import tomllib  # noqa: PLC0415 - only the loader reads TOML; workers receive typed settings
-
-    try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"environment: {name} is not a TOML value ({exc}); a list is written [1.0, 5.0]"
-        ) from exc
-
-
-def _environment(base: dict[str, dict[str, Any]], environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for name, value in environ.items():
-        if not name.startswith(_ENV_PREFIX) or name in _NOT_SETTINGS:
-            continue
-        rest = name[len(_ENV_PREFIX) :].lower()
-        section = next((s for s in base if rest.startswith(f"{s}_")), None)
-        if section is None:
-            raise ConfigError(f"environment: {name} does not name a known section")
-        key = rest[len(section) + 1 :]
-        if section in FREE_TABLES:
-            key = _env_key(base[section], key)
-        found.setdefault(section, {})[key] = _env_value(name, base[section].get(key), value)
-    return found
-
-
 def _check_range(section: str, key: str, value: Any) -> None:
     positive = (lambda v: v > 0, "more than 0") if isinstance(value, float) else (_at_least(1), "1 or more")
     check, wanted = _RANGES.get(key, positive if section in _POSITIVE_SECTIONS else (None, ""))
@@ -220,13 +182,11 @@ def load_settings(
     environ = os.environ if environ is None else environ
     base = _read_toml(DEFAULTS_PATH)
     sources = [str(DEFAULTS_PATH)]
-    config_file = config_file or (
-        Path(environ[f"{_ENV_PREFIX}CONFIG"]) if environ.get(f"{_ENV_PREFIX}CONFIG") else None
-    )
+    config_file = config_file or (Path(environ[CONFIG_VARIABLE]) if environ.get(CONFIG_VARIABLE) else None)
     if config_file is not None:
         _merge(base, _read_toml(config_file), str(config_file))
         sources.append(str(config_file))
-    env_values = _environment(base, environ)
+    env_values = environment_layer(base, environ, FREE_TABLES)
     if env_values:
         _merge(base, env_values, "environment")
         sources.append("environment")

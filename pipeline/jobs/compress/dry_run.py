@@ -18,7 +18,7 @@ from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import first_plan
-from pipeline.jobs.compress.stages import Stop, gate
+from pipeline.jobs.compress.stages import Stop, gate, report_findings, source_validation
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.reasons import Reason
 from pipeline.report.chain import leaf_section, strict_section
@@ -49,6 +49,7 @@ def _report(
     analysis: Analysis, options: DryRunOptions, stop: Stop | None, started: float, **sections: object
 ) -> CompressReport:
     topology = analysis.topology
+    source = source_validation(analysis)  # again on each report: one per session, never a hot path
     return CompressReport(
         session=analysis.session(),
         status=stop.status if stop is not None else SessionStatus.PLANNED,
@@ -56,8 +57,7 @@ def _report(
         strict=strict_section(topology),
         leaf=leaf_section(topology),
         findings=findings_section(
-            (*topology.findings, *(stop.findings if stop is not None else ())),
-            per_code=options.compress.sweep.findings_per_code,
+            report_findings(analysis, source, stop), per_code=options.compress.sweep.findings_per_code
         ),
         tokens=CompressTokens(estimator="seed", active_chain=analysis.tokens_of(topology.chain)),
         timing_ms=Timing(
@@ -83,7 +83,7 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
     )
     if not isinstance(opened, Analysis):
         return opened
-    admitted = gate(opened, compress)
+    admitted = gate(opened, compress, source_validation(opened))
     if isinstance(admitted, Stop):
         return Skipped(label, _report(opened, options, admitted, started))
     plan = first_plan(

@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
+from pipeline.core.validate.checks import Validation
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, damage_refusal
@@ -38,6 +39,8 @@ from pipeline.jobs.compress.stages import (
     compose_and_check,
     gate,
     projected_state,
+    report_findings,
+    source_validation,
 )
 from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.front import Analysis, open_session
@@ -124,13 +127,14 @@ def compress_analysis(
     analysis: Analysis, options: CompressOptions, publish: Publisher, *, started: float
 ) -> Outcome:
     """Everything `compress_session` does once the session is read; `publish` takes the candidate."""
-    admitted = gate(analysis, options)
+    source = source_validation(analysis)
+    admitted = gate(analysis, options, source)
     progress = (
         _Progress(stop=admitted)
         if isinstance(admitted, Stop)
         else _compress(analysis, options, publish, admitted)
     )
-    return _outcome(analysis, options, progress, started)
+    return _outcome(analysis, options, progress, started, source)
 
 
 def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> _Progress:
@@ -302,7 +306,9 @@ def _tokens(analysis: Analysis, progress: _Progress) -> tuple[CompressTokens, li
     return tokens, missed
 
 
-def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, started: float) -> Outcome:
+def _outcome(
+    analysis: Analysis, options: CompressOptions, progress: _Progress, started: float, source: Validation
+) -> Outcome:
     topology = analysis.topology
     stop = progress.stop
     tokens, missed = _tokens(analysis, progress)
@@ -314,8 +320,7 @@ def _outcome(analysis: Analysis, options: CompressOptions, progress: _Progress, 
         strict=strict_section(topology),
         leaf=leaf_section(topology),
         findings=findings_section(
-            (*topology.findings, *(stop.findings if stop is not None else ())),
-            per_code=options.sweep.findings_per_code,
+            report_findings(analysis, source, stop), per_code=options.sweep.findings_per_code
         ),
         tokens=tokens,
         timing_ms=Timing(

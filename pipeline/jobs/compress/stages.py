@@ -23,7 +23,7 @@ from pipeline.core.compose import (
 )
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.plan import Plan
-from pipeline.core.validate.checks import READING_CODES, validate
+from pipeline.core.validate.checks import READING_CODES, Validation, validate
 from pipeline.core.validate.pairing import API_PAIRING_CODES
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
@@ -49,6 +49,7 @@ from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
+from pipeline.jobs.validate import file_findings
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
@@ -60,6 +61,8 @@ __all__ = [
     "compose_and_check",
     "gate",
     "projected_state",
+    "report_findings",
+    "source_validation",
 ]
 
 
@@ -83,7 +86,18 @@ class Candidate:
     checked: CandidateCheck
 
 
-def gate(analysis: Analysis, options: CompressOptions) -> Stop | Damage:
+def source_validation(analysis: Analysis) -> Validation:
+    """The source's validation, as `validate` runs it (the gate's evidence and the report's findings)."""
+    return validate(analysis.index, analysis.graph, analysis.topology.chain, analysis.source.data)
+
+
+def report_findings(analysis: Analysis, source: Validation, stop: Stop | None) -> tuple[Finding, ...]:
+    """What a compress report lists: every finding `validate` reports for the file, then the
+    stop's own (each once)."""
+    return tuple(dict.fromkeys((*file_findings(analysis, source), *(stop.findings if stop else ()))))
+
+
+def gate(analysis: Analysis, options: CompressOptions, source: Validation) -> Stop | Damage:
     """Refuse or skip before any planning: topology, kind, source validity, size.
 
     What passes is the chain's repairable damage (none for a sound chain): records the API
@@ -96,12 +110,11 @@ def gate(analysis: Analysis, options: CompressOptions) -> Stop | Damage:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.TOPOLOGY, refusal or TopologyRefusal.EMPTY),))
     if analysis.kind is SessionKind.SUBAGENT:
         return Stop(SessionStatus.SKIPPED_SUBAGENT, (Reason(SkipReason.SUBAGENT),))
-    source_validation = validate(analysis.index, analysis.graph, topology.chain, analysis.source.data)
     # Unreadable lines are excluded as unattributed and cannot reach the output. Records the API
     # refuses are replaced by a summary that covers them; any other error concerns the active
     # chain itself, which a summary would only hide.
     chain_errors = [
-        f for f in source_validation.findings if f.severity is Severity.ERROR and f.code not in READING_CODES
+        f for f in source.findings if f.severity is Severity.ERROR and f.code not in READING_CODES
     ]
     if any(f.code not in API_PAIRING_CODES for f in chain_errors):
         return Stop(SessionStatus.REFUSED, damage_refusal(chain_errors), tuple(chain_errors))
