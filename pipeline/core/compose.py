@@ -6,7 +6,8 @@ Claude Code folds on resume, each as in the source but for its `parentUuid`, cha
 summary, then the records written afresh for it: a `task_status` per carried background shell),
 the raw suffix (every byte as in the source except the first record's `parentUuid`
 and tool outputs bounded as declared), and a final `last-prompt`
-deep-copied from the source pointer with its leaf updated: the only pointer the output holds.
+deep-copied from the source pointer with its leaf updated (or, for a source without one, a new
+pointer naming the leaf): the only pointer the output holds, as the README promises.
 Pure: the new records' uuids and timestamp are inputs (the compress job draws them), and the
 records themselves are built by the format module.
 """
@@ -27,6 +28,7 @@ from pipeline.formats.claude_code.build import (
     ToolMetadata,
     attachment_line,
     boundary_line,
+    new_pointer,
     projected_pointer,
     replace_parent,
     shared_fields,
@@ -167,12 +169,14 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         raw = spec.bounded.get(line) or index.raw_line(data, line)
         lines.append(replace_parent(raw, parent) if position == 0 else raw)
         origins.append(line)
-    if spec.pointer_line is not None:
+    if spec.pointer_line is None:
+        lines.append(new_pointer(last.uuid, last.session))
+    else:
         pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
         if pointer is None:
             raise ComposeError(ComposeFailure.POINTER_UNREADABLE)
         lines.append(pointer)
-        origins.append(None)
+    origins.append(None)
     return ComposedTranscript(
         b"\n".join(lines) + b"\n",
         ids.boundary_uuid,

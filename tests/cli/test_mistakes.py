@@ -50,3 +50,28 @@ def test_compress_reports_every_finding_validate_reports_for_the_same_file(tmp_p
     assert findings_of(validated) <= findings_of(report)
     assert report["counts"]["error"] == validated["counts"]["error"] == 1
     json.dumps(report)
+
+
+def test_every_candidate_holds_exactly_one_last_prompt_pointer_naming_its_leaf(tmp_path: Path) -> None:
+    long_session(tmp_path / "in" / "none.jsonl", seed=6)  # a source without a pointer
+    many = TranscriptBuilder(seed=7)
+    for turn in range(30):
+        many.user(f"request {turn} " + "word " * 200)
+        many.assistant(many.text("answer " * 150))
+        many.last_prompt()  # Claude Code writes one per prompt
+    many.write(tmp_path / "in" / "many.jsonl")
+    done = compaction(
+        "compress", str(tmp_path / "in"), "--out", str(tmp_path / "o"), "--no-verify-resume",
+        "--min-tokens", "0", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = {report["session"]["label"]: report for report in reports(tmp_path / "o")}
+    assert {label for label, r in written.items() if r["status"] == "compressed"} == {
+        "none.jsonl",
+        "many.jsonl",
+    }
+    for name in ("none.jsonl", "many.jsonl"):
+        records = [json.loads(line) for line in (tmp_path / "o" / "in" / name).read_text().splitlines()]
+        [pointer] = [r for r in records if r.get("type") == "last-prompt"]
+        assert pointer["leafUuid"] == written[name]["leaf"]["uuid"] == records[-2]["uuid"]
+        assert records[-1] is not None and records[-1]["type"] == "last-prompt"

@@ -180,13 +180,14 @@ def test_carried_state_and_written_shells_follow_the_summary_chained_and_declare
         )
     )
     out = [orjson.loads(line) for line in composed.data.splitlines()]
-    boundary, summary, state, written, kept = out
+    boundary, summary, state, written, kept, pointer = out
+    assert pointer == {"type": "last-prompt", "leafUuid": "u2"}  # a source without one gets one
     assert composed.data.splitlines()[2] == replace_parent(data.splitlines()[1], IDS.summary_uuid)
     assert written["parentUuid"] == "t1" and written["uuid"] == "w1" and written["type"] == "attachment"
     assert written["attachment"] == task_status(shell) and written["timestamp"] == IDS.timestamp
     assert kept["parentUuid"] == "w1" == composed.tail_parent
     assert composed.state_uuids == ("t1",) and composed.written_uuids == ("w1",)
-    assert composed.source_lines == (None, None, 2, None, 3)
+    assert composed.source_lines == (None, None, 2, None, 3, None)
     assert boundary["compactMetadata"]["preCompactDiscoveredTools"] == ["WebFetch"]
     assert boundary["compactMetadata"]["preservedSegment"]["headUuid"] == "t1"
     assert summary["parentUuid"] == boundary["uuid"] and state["attachment"] == {"type": "date", "date": "d"}

@@ -33,6 +33,7 @@ __all__ = [
     "attachment_line",
     "boundary_line",
     "claude_timestamp",
+    "new_pointer",
     "projected_pointer",
     "replace_parent",
     "shared_fields",
@@ -215,6 +216,15 @@ def projected_pointer(line: bytes, leaf_uuid: str | None, session_id: str | None
         return None
     pointer["leafUuid"] = leaf_uuid
     if "sessionId" in pointer and isinstance(session_id, str):
+        pointer["sessionId"] = session_id
+    return json_text.dumps(pointer)
+
+
+def new_pointer(leaf_uuid: str, session_id: str | None) -> bytes:
+    """A `last-prompt` pointer naming the leaf, for a source that has none to project: the
+    output always holds exactly one (no prompt text: we never write text the user did not type)."""
+    pointer: dict[str, Any] = {"type": "last-prompt", "leafUuid": leaf_uuid}
+    if session_id:
         pointer["sessionId"] = session_id
     return json_text.dumps(pointer)
 
