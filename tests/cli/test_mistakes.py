@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.testing.cli import compaction, reports
-
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.invoke import compaction, reports
 
 
 def long_session(path: Path, *, seed: int = 5, turns: int = 30) -> Path:

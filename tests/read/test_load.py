@@ -8,10 +8,10 @@ import socket
 from pathlib import Path
 
 import pytest
-from pipeline.testing.cli import compaction, reports
 
 from pipeline.errors import NotARegularFile
 from pipeline.read.load import read_source
+from pipeline.testing.invoke import compaction, reports
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:

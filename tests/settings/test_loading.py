@@ -167,9 +167,8 @@ def test_list_valued_knobs_in_the_environment_parse_as_toml_values() -> None:
 
 
 def test_a_price_from_the_environment_leaves_every_command_working(tmp_path: Path) -> None:
-    from pipeline.testing.cli import compaction
-
     from pipeline.testing import TranscriptBuilder
+    from pipeline.testing.invoke import compaction
 
     builder = TranscriptBuilder(seed=1)
     builder.user("first request")

@@ -4,7 +4,7 @@ Each request forks a child that runs the command line's own `main` with the give
 environment variables, for knobs that have no flag), so a test can kill a real in-place run at
 any moment without paying an interpreter's start-up per run:
 
-    python -m pipeline.testing.inplace_driver --serve
+    python -m tests.support.inplace_driver --serve
     run {"argv": ["compress", ROOT, "--in-place", ...], "env": {"COMPACTION_...": "..."}}
     -> pid N
     wait
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     """`--serve`: the forking loop above."""
     arguments = sys.argv[1:] if argv is None else argv
     if arguments != ["--serve"]:
-        print("usage: python -m pipeline.testing.inplace_driver --serve", file=sys.stderr)
+        print("usage: python -m tests.support.inplace_driver --serve", file=sys.stderr)
         return 2
     return serve()
 
