@@ -151,6 +151,11 @@ def compress_command(
 
         return dry_run_command(args, settings, record, options_for, report_dir)
     provider = model_provider(args, settings)
+    if provider is None and args.max_run_tokens is not None:
+        raise UsageError(
+            "--max-run-tokens bounds a model summarizer's billed tokens: add --summarizer with a "
+            "provider, or leave it out (the embedded summarizer bills none)"
+        )
     return FleetCommand(
         name="compress",
         work_for=lambda session: BoundJob(compress_session, options_for(session)),

@@ -8,7 +8,6 @@ settings layer they form.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, NoReturn
@@ -51,7 +50,7 @@ def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
         help="Claude Code executable or npm prefix (default: $COMPACTION_CLAUDE_CODE, the pinned build "
         "in .cache/claude-code, else `claude` on PATH)",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="limit for one resume")
+    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS", help="limit for one resume")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
 
@@ -81,9 +80,30 @@ def path_or_url(text: str) -> Path | str:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message}\n")
+    def error(self, message: str) -> NoReturn:  # one line: a nightly log shows the mistake, not a page
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_seconds(text: str) -> float:
+    """A flag's number of seconds, more than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
+
+
+def count(text: str) -> int:
+    """A flag's whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -158,7 +178,7 @@ def _model_summary(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--max-run-tokens",
-        type=int,
+        type=count,
         metavar="N",
         help="with a model summarizer: no new summary once the run's billed tokens reach N (sessions "
         "already summarizing finish; the rest are skipped-run-budget)",

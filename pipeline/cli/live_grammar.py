@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pipeline.live_vocabulary import BackupCompression, RepairScope
+from pipeline.settings.typed_sections import DURATION_UNITS, is_duration
 from pipeline.vocabulary import LeafPolicy, LogFormat
 
 __all__ = ["IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
@@ -45,13 +46,27 @@ def _state_flags(parser: argparse._ActionsContainer) -> None:  # a parser or an 
     )
 
 
+def _duration(text: str) -> str:
+    """A duration with its unit: `--idle-for 12` is refused rather than taken as 12 seconds."""
+    value = text.strip().lower()
+    if value.replace(".", "", 1).isdigit():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has no unit: write {value}h, {value}m, {value}d or {value}s"
+        )
+    if value[-1:] not in DURATION_UNITS or not is_duration(value):
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (examples: 12h, 30m, 2d)")
+    return value
+
+
 def _replacement_flags(parser: argparse._ActionsContainer) -> None:
     """What every command that replaces session files shares: the idle rule, backups, the state."""
     add = parser.add_argument
     add(
         "--idle-for",
+        type=_duration,
         metavar="DURATION",
-        help="skip sessions written to within this period (12h, 30m, 2d; default: [in_place] idle_for)",
+        help="skip sessions written to within this period, with its unit (12h, 30m, 2d, 90s; "
+        "default: [in_place] idle_for)",
     )
     add(
         "--confirm-sessions-closed",

@@ -24,6 +24,7 @@ from pipeline.cli.console import configure_logging
 from pipeline.cli.fleet_command import FleetRun, run_fleet
 from pipeline.cli.grammar import build_parser, flag_overrides
 from pipeline.cli.live_commands import is_live, run_live
+from pipeline.cli.preflight import check_written_directories
 from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
@@ -118,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings(args.config, flags=flag_overrides(args))
         configure_logging(settings.sweep.log_format, quiet=args.quiet)
         cluster = _cluster(args, settings)
-        sessions = discover_roots(list(args.paths) or default_roots())
+        roots = list(args.paths) or default_roots()
+        sessions = discover_roots(roots)
         _check_scope(args, sessions)
+        check_written_directories(args, settings, roots)
         command = _command(args, settings)
         executor = _executor(args, settings, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:

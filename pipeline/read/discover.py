@@ -39,7 +39,7 @@ class SessionFile:
 
     path: Path
     root: Path
-    root_label: str  # distinguishes roots that share a basename
+    root_label: str  # distinguishes roots that share a basename; "" for a file named alone
     label: str  # path relative to its root, with forward slashes
     url: str | None = None  # an fsspec URL (`s3://...`): `path` is then only its key, read by URL
     root_url: str | None = None  # the root as the user named it, for a URL session
@@ -52,8 +52,8 @@ class SessionFile:
 
     @property
     def report_label(self) -> str:
-        """Where this session's report lives under the report directory."""
-        return f"{self.root_label}/{self.label}"
+        """Where this session's report lives under the report directory (beside the candidate)."""
+        return f"{self.root_label}/{self.label}" if self.root_label else self.label
 
 
 def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
@@ -108,9 +108,11 @@ def root_pairs(roots: Sequence[Path]) -> list[tuple[Path, str]]:
 def discover(roots: Sequence[Path]) -> list[SessionFile]:
     """Every session file under the roots; raises `RootError` for a missing or unreadable root."""
     sessions: list[SessionFile] = []
-    for root, root_label in root_pairs(roots):
-        if root.is_file():
-            sessions.append(SessionFile(root, root.parent, root_label, root.name))
+    pairs = root_pairs(roots)
+    for root, root_label in pairs:
+        if root.is_file():  # named alone, a file's candidate and report go straight under --out
+            alone = sum(other.name == root.name for other, _ in pairs) == 1
+            sessions.append(SessionFile(root, root.parent, "" if alone else root_label, root.name))
             continue
         if not root.is_dir():
             raise RootError(f"no such file or directory: {root}")

@@ -86,11 +86,13 @@ def discover_roots(roots: Sequence[Path | str]) -> list[SessionFile]:
     """Every session under local roots and URL roots alike, labelled as `discover` labels them."""
     names = [Path(PurePosixPath(str(root).split("://", 1)[-1]).name or "root") for root in roots]
     sessions: list[SessionFile] = []
-    for root, label in zip(roots, root_labels(names), strict=True):
+    for root, name, label in zip(roots, names, root_labels(names), strict=True):
         if isinstance(root, str) and is_url(root):
             sessions.extend(discover_urls(root, label))
-        else:
-            sessions.extend(replace(found, root_label=label) for found in discover([Path(root)]))
+            continue
+        alone = names.count(name) == 1  # a file named alone keeps its empty label: straight under --out
+        for found in discover([Path(root)]):
+            sessions.append(replace(found, root_label="" if alone and not found.root_label else label))
     return sessions
 
 

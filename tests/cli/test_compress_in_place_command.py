@@ -174,15 +174,15 @@ def receipts_of(output: str) -> list[dict[str, object]]:
 def test_a_summary_that_cannot_be_written_after_the_commits_exits_3_with_every_receipt(
     idle_fleet: Path, tmp_path: Path
 ) -> None:
-    blocker = tmp_path / "not-a-directory"
-    blocker.write_text("")  # the report directory cannot be made: no report, no summary
+    blocker = tmp_path / "reports" / "summary.json" / "in-the-way"
+    blocker.mkdir(parents=True)  # the summary cannot take its name: a directory holds it
     done = compaction(
         "compress", str(idle_fleet), "--in-place", "--state-dir", str(tmp_path / "state"), "--report-dir",
-        str(blocker / "reports"), "--no-verify-resume", "--quiet", "--jobs", "1", *SMALL,
+        str(tmp_path / "reports"), "--no-verify-resume", "--quiet", "--jobs", "1", *SMALL,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     receipts = receipts_of(done.stdout)
-    assert len(receipts) >= 3 and {r["operation_state"] for r in receipts} == {"committed-report-failed"}
+    assert len(receipts) >= 3 and {r["operation_state"] for r in receipts} == {"committed"}  # reports written
     assert "committed-report-failed" in done.stderr and "Traceback" not in done.stderr
     for receipt in receipts:  # the committed files are valid and keep their backups
         live = Path(str(receipt["path"]))
@@ -215,7 +215,7 @@ def test_one_report_that_cannot_be_written_exits_3_with_that_receipt_only(
     ("arguments", "message"),
     [
         (("--out", "somewhere"), "--in-place and --out exclude each other"),
-        (("--idle-for", "soon"), "in_place.idle_for must be a duration"),
+        (("--idle-for", "soon"), "argument --idle-for: not a duration"),
         (("--backup-compression", "xz"), "invalid choice"),
         (("--work-dir", "{home}/.claude/work"), "outside any .claude directory"),
         (("--summarizer", "openai"), "embedded summarizer only"),
