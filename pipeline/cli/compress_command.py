@@ -48,7 +48,7 @@ def find_gate_claude(settings: Settings) -> str | None:
     try:
         return str(require_claude_code(Path(configured) if configured else None))
     except ClaudeCodeError as exc:
-        if gate is ResumeGate.ON:
+        if gate is ResumeGate.ON or configured:  # a Claude Code named but not there is a mistake
             raise UsageError(f"--verify-resume: {exc}") from exc
     print(
         "compaction: note: Claude Code not found, so candidates are written without the resume proof "

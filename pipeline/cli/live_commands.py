@@ -12,7 +12,7 @@ import sys
 
 from pipeline.cli.console import configure_logging
 from pipeline.cli.grammar import flag_overrides
-from pipeline.cli.preflight import check_roots_exist, check_written_directories
+from pipeline.cli.preflight import check_listed, check_written_directories
 from pipeline.errors import CompactionError, UsageError
 from pipeline.read.discover import default_roots, discover, root_pairs
 from pipeline.settings import Settings, load_settings
@@ -48,7 +48,7 @@ def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     roots = list(args.paths) or default_roots()
     if args.command == "backups":
-        check_roots_exist(roots)
+        check_listed(settings, roots)
     else:
         check_written_directories(args, settings, roots)
     if args.command == "restore":

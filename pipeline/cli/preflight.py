@@ -18,7 +18,7 @@ from pipeline.errors import UsageError
 from pipeline.read.remote import is_url
 from pipeline.settings import Settings
 
-__all__ = ["check_roots_exist", "check_written_directories", "writable_directory"]
+__all__ = ["check_listed", "check_written_directories", "writable_directory"]
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -89,7 +89,7 @@ def _written(args: argparse.Namespace, settings: Settings) -> list[tuple[str, st
         chosen.append(("--state-dir", settings.state.dir, False))
         if settings.in_place.work_dir:
             chosen.append(("--work-dir", settings.in_place.work_dir, True))
-        if settings.in_place.backup_dir:
+        if settings.in_place.backup_dir:  # may sit inside a root: backup names are never sessions
             chosen.append(("--backup-dir", settings.in_place.backup_dir, False))
     return chosen
 
@@ -102,8 +102,16 @@ def check_written_directories(args: argparse.Namespace, settings: Settings, root
         _apart(path, local, flag, around=around)
 
 
-def check_roots_exist(roots: Sequence[Path]) -> None:
-    """Each root names a file or a directory (a command that only lists, like `backups`)."""
+def check_listed(settings: Settings, roots: Sequence[Path]) -> None:
+    """What a command that only lists (`backups`) reads: roots that exist, and a state and a
+    backup directory that are directories when they exist (missing ones hold nothing yet)."""
     for root in roots:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
+    for flag, configured in (
+        ("--state-dir", settings.state.dir),
+        ("--backup-dir", settings.in_place.backup_dir),
+    ):
+        path = Path(configured).expanduser() if configured else None
+        if path is not None and path.exists() and not path.is_dir():
+            raise UsageError(f"{flag} {path} must be a directory, but it is a file")

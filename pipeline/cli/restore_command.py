@@ -87,6 +87,9 @@ def _chosen(args: argparse.Namespace, state: StateDb) -> list[tuple[SessionTarge
         raise UsageError("restore needs the session files to restore, or --all-since DATE")
     if args.backup and len(args.paths) != 1:
         raise UsageError("--backup names one backup: give exactly one session PATH with it")
+    if args.backup is not None and not args.backup.is_file():
+        why = "is a directory" if args.backup.is_dir() else "does not exist"
+        raise UsageError(f"--backup {args.backup} {why}: name the backup file to restore from")
     backup = args.backup.resolve() if args.backup else None
     return [(_target_of(path), backup) for path in args.paths]
 

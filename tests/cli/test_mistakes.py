@@ -3,8 +3,12 @@ truth per file, one line and exit 2 for every mistake, failures a nightly log ca
 
 from __future__ import annotations
 
+import argparse
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from pipeline.run.parser import build_parser
 
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.invoke import compaction, reports
@@ -74,3 +78,102 @@ def test_every_candidate_holds_exactly_one_last_prompt_pointer_naming_its_leaf(t
         [pointer] = [r for r in records if r.get("type") == "last-prompt"]
         assert pointer["leafUuid"] == written[name]["leaf"]["uuid"] == records[-2]["uuid"]
         assert records[-1] is not None and records[-1]["type"] == "last-prompt"
+
+
+def _value_options() -> dict[str, list[argparse.Action]]:
+    """Every command's options that take a value, from the parser itself (so a new one is walked too)."""
+    parser = build_parser(None)
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return {
+        name: [a for a in sub._actions if a.option_strings and a.nargs != 0]
+        for name, sub in commands.choices.items()
+    }
+
+
+_DIRECTORIES = frozenset({"--report-dir", "--out", "--state-dir", "--work-dir", "--backup-dir"})
+_MIRRORED = frozenset({"--report-dir", "--out", "--work-dir"})
+_IN_PLACE_ONLY = frozenset(
+    {"--idle-for", "--work-dir", "--state-dir", "--backup-dir", "--backup-compression"}
+)
+
+
+def _directory_values(command: str, flag: str, places: dict[str, Path]) -> list[tuple[str, bool]]:
+    file, uncreatable = str(places["file"]), "/proc/no/such"
+    if command == "backups":  # listing reads them: a file is the mistake, a missing one holds nothing
+        return [(file, True), (uncreatable, False)]
+    inside = places["root"] / "inside"  # only what mirrors the sessions' layout may not go there
+    mirrored = flag in _MIRRORED and command != "restore"  # restore takes session files, not a root
+    return [(file, True), (uncreatable, True), (str(inside), mirrored)]
+
+
+def _bad_values(command: str, option: argparse.Action, places: dict[str, Path]) -> list[tuple[str, bool]]:
+    """(value, whether it must be refused with exit 2) for one option of a command."""
+    flag = option.option_strings[-1]
+    if flag in _DIRECTORIES:
+        return _directory_values(command, flag, places)
+    if flag in ("--config", "--backup", "--claude"):
+        return [(str(places["root"]), True), (str(places["root"] / "missing.toml"), True)]
+    if option.choices:
+        return [("bogus", True)]
+    if getattr(option.type, "__name__", "") in ("int", "count", "float", "positive_seconds"):
+        return [("x", True), ("-1", True)]
+    fixed = {"--idle-for": [("12", True), ("soon", True)], "--all-since": [("", True), ("tuesday", True)]}
+    return fixed.get(flag, [("bogus", False), ("", False)])
+
+
+def _base(command: str, flag: str, places: dict[str, Path]) -> list[str]:
+    """The rest of a command line that is right, so the option under test is the one mistake."""
+    root, session, other = str(places["root"]), str(places["session"]), str(places["copy"])
+    state = ["--state-dir", str(places["tmp"] / "state")] if flag != "--state-dir" else []
+    if command == "compress":
+        target = ["--in-place", *state] if flag in _IN_PLACE_ONLY else ["--out", str(places["tmp"] / "o")]
+        gate = ["--verify-resume"] if flag == "--claude" else ["--no-verify-resume"]  # the one it uses
+        return [root, *gate, *(target if flag != "--out" else [])]
+    return {
+        "validate": [root],
+        "tokens": [root],
+        "verify-resume": [session, other],
+        "probe": [session, other],
+        "restore": [session, *state],
+        "backups": [root, *state],
+        "repair-read-pages": [root, *([] if flag == "--out" else ["--out", str(places["tmp"] / "o2")])],
+    }[command]
+
+
+def test_every_option_of_every_command_with_a_bad_value_is_one_line_and_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "projects"
+    session = long_session(root / "p" / "s.jsonl", turns=4)
+    (root / "p" / "t.jsonl").write_bytes(session.read_bytes())
+    (tmp_path / "plain-file").write_text("")
+    places = {
+        "root": root,
+        "session": session,
+        "copy": root / "p" / "t.jsonl",
+        "file": tmp_path / "plain-file",
+    }
+    places["tmp"] = tmp_path
+    runs = [
+        (command, flag.option_strings[-1], value, refused)
+        for command, options in _value_options().items()
+        for flag in options
+        for value, refused in _bad_values(command, flag, places)
+    ]
+
+    def one(run: tuple[str, str, str, bool]) -> tuple[tuple[str, str, str, bool], int, str]:
+        command, flag, value, _ = run
+        done = compaction(command, *_base(command, flag, places), flag, value, timeout=300)
+        return run, done.returncode, done.stderr
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, runs))
+    tracebacks = [run for run, _, stderr in results if "Traceback" in stderr]
+    assert not tracebacks
+    wrong = [
+        (run, code, stderr)
+        for run, code, stderr in results
+        if run[3] and (code != 2 or len(stderr.strip().splitlines()) != 1)
+    ]
+    assert not wrong
+    assert len(runs) > 150  # every command's options were walked
