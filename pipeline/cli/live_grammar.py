@@ -47,13 +47,15 @@ def _state_flags(parser: argparse._ActionsContainer) -> None:  # a parser or an 
 
 
 def _duration(text: str) -> str:
-    """A duration with its unit: `--idle-for 12` is refused rather than taken as 12 seconds."""
+    """A duration with its unit: `--idle-for 12` is refused rather than taken as 12 seconds (0 is
+    0 in any unit)."""
     value = text.strip().lower()
-    if value.replace(".", "", 1).isdigit():
+    bare = value.replace(".", "", 1).isdigit()
+    if bare and float(value) != 0:
         raise argparse.ArgumentTypeError(
             f"{text!r} has no unit: write {value}h, {value}m, {value}d or {value}s"
         )
-    if value[-1:] not in DURATION_UNITS or not is_duration(value):
+    if not is_duration(value) or not (bare or value[-1:] in DURATION_UNITS):
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (examples: 12h, 30m, 2d)")
     return value
 
