@@ -8,7 +8,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline.run.parser import build_parser
+from pipeline.cli.grammar import build_parser
 
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.invoke import compaction, reports
