@@ -185,8 +185,11 @@ def _elsewhere(
     if out is not None:
         check_apart(out, [root for root, _ in roots], "--out")
     configured = settings.sweep.report_dir
+    state_dir = Path(settings.state.dir).expanduser()  # a report-only run's reports: as its help says
     report_dir = (
-        Path(configured).resolve() if configured else (out or default_report_dir("repair-read-pages"))
+        Path(configured).resolve()
+        if configured
+        else (out or default_report_dir("repair-read-pages", state_dir))
     )
     started = time.perf_counter()
     reports: list[RepairReport] = []

@@ -215,3 +215,21 @@ def test_the_help_of_each_live_command_explains_it(command: str, explains: tuple
     assert done.returncode == 0
     text = " ".join(done.stdout.split())  # as wrapped for any terminal width
     assert [phrase for phrase in explains if phrase not in text] == []
+
+
+def test_repair_read_pages_follows_the_auto_leaf_policy_and_reports_under_the_state_directory(
+    tmp_path: Path,
+) -> None:
+    """A session whose pointer carries no leaf (most real ones) is repaired by default, and a
+    report-only run writes its reports under the state directory, as its help says."""
+    builder = session()
+    builder.last_prompt(with_leaf=False)  # text only, as many Claude Code versions write it
+    root = tmp_path / "home" / "projects"
+    builder.write(root / "p" / "s.jsonl")
+    make_idle(root)
+    code, planned = repair(tmp_path, root, reports="r1")
+    assert code == 0 and planned["patches"] == 1
+    done = run(tmp_path, "repair-read-pages", str(root), "--quiet")
+    assert done.returncode == 0, done.stderr
+    [summary] = (tmp_path / "state").rglob("summary.json")
+    assert json.loads(summary.read_text())["patches"] == 1
