@@ -1,0 +1,86 @@
+"""Every command line the README shows runs as written (real processes, a sandboxed home): none is
+a usage error, none ends in a traceback. A README example that stops working fails here."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.testing.cli import compaction
+from pipeline.testing.synth import generate_fleet
+from tests.run.conftest import SMALL, make_idle
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+_BLOCK = re.compile(r"```(?:sh|cron|)\n(.*?)```", re.DOTALL)
+# Examples that need a service this machine does not have: each with why it is only parsed.
+_NEEDS_SERVICE = {
+    "--summarizer anthropic": "an Anthropic API key and the network",
+    "--summarizer openai": "an OpenAI-compatible server at the URL shown",
+    "--summarizer claude-code": "a Claude Code login",
+    "s3://": "an object store",
+    "tcp://": "a Dask scheduler",
+}
+
+
+def examples() -> list[str]:
+    """Every `compaction ...` command line of the README's code blocks, continuation lines joined."""
+    found = []
+    for block in _BLOCK.findall(README.read_text()):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split(" #", 1)[0].split(">>", 1)[0].strip()
+            at = command.find("compaction ")
+            if at >= 0 and (command.startswith((".venv/bin/compaction", "compaction")) or "* * *" in command):
+                found.append(command[at + len("compaction ") :])
+    return found
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with Claude Code sessions, the files the examples name, and the places they write."""
+    root = tmp_path_factory.mktemp("home")
+    generate_fleet(root / ".claude", target_bytes=300_000, seed=5)
+    projects = root / ".claude" / "projects"
+    make_idle(projects)
+    first = max(projects.rglob("*.jsonl"), key=lambda path: path.stat().st_size)
+    named = projects / "-home-me-app" / "0b7c....jsonl"
+    named.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(first, named)
+    for name in ("one-session.jsonl", "session.jsonl"):
+        shutil.copy(first, root / name)
+    made = compaction(
+        "compress",
+        str(root / "session.jsonl"),
+        "--out",
+        str(root / "compacted"),
+        "--no-verify-resume",
+        *SMALL,
+    )  # the pair verify-resume and probe compare
+    assert made.returncode == 0 and (root / "compacted" / "session.jsonl").is_file(), made.stderr
+    shutil.copytree(projects, root / "work" / "sessions")
+    shutil.copytree(projects, root / "team-b")
+    return root
+
+
+@pytest.mark.parametrize("example", examples())
+def test_a_readme_example_runs_as_written(home: Path, example: str) -> None:
+    words = [word.replace("$HOME", str(home)) for word in shlex.split(example)]
+    words = [str(home) + word[1:] if word.startswith("~") else word for word in words]
+    words = [
+        w.replace("ROOT", str(home / ".claude" / "projects")).replace("OUT", str(home / "out")) for w in words
+    ]
+    needs = next((why for marker, why in _NEEDS_SERVICE.items() if marker in example), None)
+    if needs is not None:
+        done = compaction(*words[:1], "--help", cwd=home)  # its command still exists
+        assert done.returncode == 0, f"{example}: needs {needs}; its command is gone"
+        return
+    done = compaction(*words, cwd=home, env={"HOME": str(home)}, timeout=600)
+    assert "Traceback" not in done.stderr, example
+    assert done.returncode != 2, f"{example}: {done.stderr}"  # a README example is never a usage error
+
+
+def test_the_readme_shows_examples() -> None:
+    assert len(examples()) >= 15
