@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.cli import compaction
+from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
-from tests.run.conftest import SMALL, make_idle
+from tests.cli.conftest import SMALL, make_idle
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"```(?:sh|cron|)\n(.*?)```", re.DOTALL)

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pipeline.cli.grammar import build_parser
-
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.invoke import compaction, reports
 
