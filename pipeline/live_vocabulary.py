@@ -134,6 +134,7 @@ class Disposition(StrEnum):
     NOT_COMMITTED = "not-committed"  # the transaction stopped; the original never moved
     ROLLED_BACK = "rolled-back"  # published, failed verification, the original is back
     ROLLBACK_FAILED = "rollback-failed"  # the original could not be put back: see the backup
+    INTERRUPTED = "not-started-interrupted"  # Ctrl-C or SIGTERM came first: untouched, the next run takes it
 
     @property
     def is_failure(self) -> bool:

@@ -69,6 +69,7 @@ class ExitCode(IntEnum):
     FAILED = 1  # at least one session has errors, was refused, unreadable or crashed
     USAGE = 2  # a usage error or an unreadable root
     COMMITTED_REPORT_FAILED = 3  # a file was replaced and verified but its report could not be written
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); SIGTERM gives 143 the same way
 
 
 class ResumeExit(IntEnum):

@@ -27,6 +27,7 @@ from pipeline.errors import UsageError
 from pipeline.execute.in_place_drive import BuildStep, Limits, in_this_process
 from pipeline.execute.process_pool import resolve_jobs
 from pipeline.execute.seam import report_path
+from pipeline.execute.stop_request import StopRequest
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
@@ -98,7 +99,10 @@ def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
         label = frozen.target.label
         arguments = (str(frozen.path), frozen.sha256, label, options, str(work))
         try:
-            built = await anyio.to_process.run_sync(build_read, *arguments, limiter=limits.workers)
+            # cancellable: a stop kills the worker (a build writes only its scratch, never the live tree)
+            built = await anyio.to_process.run_sync(
+                build_read, *arguments, cancellable=True, limiter=limits.workers
+            )
         except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
             built = Built(crashed(label, repr(exc), per_code=per_code), None, None)
         return as_candidate(built)
@@ -163,6 +167,7 @@ def compress_in_place(
     settings: Settings,
     sessions: Sequence[SessionTarget],
     roots: Sequence[tuple[Path, str]],
+    stop: StopRequest,
 ) -> int:
     """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
     check_in_place_summarizer(args, settings)
@@ -183,6 +188,6 @@ def compress_in_place(
         build_for=build_for,
         report_of=_report_of,
     )
-    done = run_pass(command, settings, sessions, roots, quiet=args.quiet)
+    done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
     summary = _summary(args, settings, claude, done, [root for root, _ in roots])
     return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

@@ -22,7 +22,10 @@ import msgspec
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
+from pipeline.cli.interrupt import say_stopped
 from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
+from pipeline.execute.stop_request import StopRequest
+from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.activity import platform_probe
 from pipeline.publish.live.configured import in_place_options, state_options
@@ -116,6 +119,7 @@ class PassDone:
     state_dir: Path
     work_dir: Path | None  # None: nothing needed building, so none was made
     elapsed_ms: float
+    stop: StopRequest  # a signal that stopped the run, if any
 
 
 def run_pass(
@@ -125,6 +129,7 @@ def run_pass(
     roots: Sequence[tuple[Path, str]],
     *,
     quiet: bool,
+    stop: StopRequest,
 ) -> PassDone:
     """Lock the state, recover, and take every session through the pass (reports as they come).
 
@@ -147,19 +152,22 @@ def run_pass(
     work: Path | None = None
     with open_state(state_settings) as state:
         run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
-        pending, outcomes = check_all(run, sessions, roots)
+        pending, outcomes = check_all(run, sessions, roots, stop)
         report_dir = live_report_dir(settings, command.name, state_settings.directory)
         if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
             with work_directory(configured, root_paths) as work:
-                plan = Drive(run, command.build_for(work), command.report_of, report_dir, command.jobs)
+                build = command.build_for(work)
+                plan = Drive(run, build, command.report_of, report_dir, command.jobs, stop)
                 with progress_bar(len(pending), enabled=not quiet, description=command.name) as advance:
                     outcomes += anyio.run(drive, plan, pending, advance)
     elapsed = (time.perf_counter() - started) * 1000
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
-    return PassDone(ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed)
+    return PassDone(
+        ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed, stop
+    )
 
 
-def finish(done: PassDone, summary: object, present: Callable[[], None], *, quiet: bool) -> ExitCode:
+def finish(done: PassDone, summary: object, present: Callable[[], None], *, quiet: bool) -> int:
     """Write the summary, show the tables, and say how the run ended (see `in_place_exit`)."""
     destination = done.report_dir / SUMMARY_NAME
     try:
@@ -170,4 +178,9 @@ def finish(done: PassDone, summary: object, present: Callable[[], None], *, quie
         written = False
     if not quiet:
         present()
-    return in_place_exit(done.outcomes, summary_written=written)
+    code = in_place_exit(done.outcomes, summary_written=written)
+    if not done.stop.requested:
+        return code
+    left = sum(outcome.disposition is Disposition.INTERRUPTED for outcome in done.outcomes)
+    say_stopped(done.stop, len(done.outcomes) - left, left)
+    return done.stop.exit_code

@@ -12,6 +12,7 @@ import sys
 
 from pipeline.cli.console import configure_logging
 from pipeline.cli.grammar import flag_overrides
+from pipeline.cli.interrupt import stop_on_signals
 from pipeline.cli.preflight import check_listed, check_written_directories
 from pipeline.errors import CompactionError, UsageError
 from pipeline.read.discover import default_roots, discover, root_pairs
@@ -39,10 +40,12 @@ def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
         from pipeline.cli.compress_in_place_command import compress_in_place  # noqa: PLC0415
 
         check_compress_paths(args)
-        return compress_in_place(args, settings, sessions, pairs)
+        with stop_on_signals() as stop:
+            return compress_in_place(args, settings, sessions, pairs, stop)
     from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
-    return repair_command(args, settings, sessions, pairs)
+    with stop_on_signals() as stop:
+        return repair_command(args, settings, sessions, pairs, stop)
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -68,6 +71,9 @@ def run_live(args: argparse.Namespace) -> int:
         settings = load_settings(args.config, flags=flag_overrides(args))
         configure_logging(settings.sweep.log_format, quiet=args.quiet)
         return _dispatch(args, settings)
+    except KeyboardInterrupt:  # before any session was taken up: nothing to finish or record
+        print("compaction: stopped by SIGINT before any session was touched", file=sys.stderr)
+        return ExitCode.INTERRUPTED
     except CompactionError as exc:
         # A usage error, a bad setting or root, another run holding the state directory
         # (`StateLocked`), an unusable state database, a backup encoding whose extra is missing.

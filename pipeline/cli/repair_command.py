@@ -28,6 +28,7 @@ from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
 from pipeline.execute.in_place_drive import BuildStep, in_this_process
 from pipeline.execute.seam import report_path
+from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import OperationState
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.configured import repair_options
@@ -100,6 +101,7 @@ def _in_place(
     settings: Settings,
     sessions: Sequence[SessionTarget],
     roots: Sequence[tuple[Path, str]],
+    stop: StopRequest,
 ) -> int:
     options = repair_options(settings.read_pages, settings.sweep)
     builder = repair_builder(options)
@@ -116,7 +118,7 @@ def _in_place(
         build_for=build_for,
         report_of=_in_place_report,
     )
-    done = run_pass(command, settings, sessions, roots, quiet=args.quiet)
+    done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
     outcomes = done.outcomes
     repaired = [
         o.job for o in outcomes if isinstance(o.job, RepairPlan) and o.receipt and o.receipt.committed
@@ -224,8 +226,9 @@ def repair_command(
     settings: Settings,
     sessions: Sequence[SessionTarget],
     roots: Sequence[tuple[Path, str]],
+    stop: StopRequest,
 ) -> int:
     """`repair-read-pages` in the mode its flags name; the exit code (see --help)."""
     if args.in_place:
-        return _in_place(args, settings, sessions, roots)
+        return _in_place(args, settings, sessions, roots, stop)
     return _elsewhere(args, settings, sessions, roots)

@@ -20,6 +20,7 @@ import anyio.to_thread
 import structlog
 
 from pipeline.execute.seam import report_path
+from pipeline.execute.stop_request import INTERRUPTED, StopRequest, run_until_stopped
 from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_report
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
@@ -27,7 +28,7 @@ from pipeline.publish.live.session_pass import BuildCandidate, InPlacePass, Pend
 from pipeline.publish.live.source import SessionTarget
 from pipeline.reasons import InPlaceReason
 
-__all__ = ["BuildStep", "Drive", "Limits", "ReportOf", "check_all", "drive", "in_this_process"]
+__all__ = ["BuildStep", "Drive", "Limits", "ReportOf", "check_all", "drive", "in_this_process", "interrupted"]
 
 log = structlog.get_logger(__name__)
 
@@ -55,6 +56,7 @@ class Drive:
     report_of: ReportOf
     report_dir: Path
     jobs: int
+    stop: StopRequest
 
 
 def in_this_process(builder: BuildCandidate, work: Path) -> BuildStep:
@@ -67,12 +69,22 @@ def in_this_process(builder: BuildCandidate, work: Path) -> BuildStep:
 
 
 def check_all(
-    run: InPlacePass, sessions: Iterable[SessionTarget], roots: Sequence[tuple[Path, str]]
+    run: InPlacePass,
+    sessions: Iterable[SessionTarget],
+    roots: Sequence[tuple[Path, str]],
+    stop: StopRequest,
 ) -> tuple[list[Pending], list[InPlaceOutcome]]:
-    """Recover, then the cheap checks of every session: those to drive, and those already done."""
-    checked = [run.check(target) for target in run.begin(sessions, roots)]
+    """Recover, then the cheap checks of every session: those to drive, and those already done
+    (or left untouched by a stop)."""
+    targets = run.begin(sessions, roots)
+    checked = [interrupted(target) if stop.requested else run.check(target) for target in targets]
     pending = [item for item in checked if isinstance(item, Pending)]
     return pending, [item for item in checked if not isinstance(item, Pending)]
+
+
+def interrupted(target: SessionTarget) -> InPlaceOutcome:
+    """A session a stop left untouched: the next run takes it."""
+    return InPlaceOutcome(target, Disposition.INTERRUPTED, reasons=(INTERRUPTED,))
 
 
 def _internal_error(target: SessionTarget) -> InPlaceOutcome:
@@ -97,10 +109,18 @@ async def drive(
             screened = await anyio.to_thread.run_sync(plan.run.screen, target, limiter=limits.files)
             if not isinstance(screened, Screened):
                 return screened
-            built = await plan.build(screened, limits)
-            return await anyio.to_thread.run_sync(plan.run.settle, screened, built, limiter=limits.files)
+            built: Candidate | Declined | None = None
+            with plan.stop.cancellable():  # a build writes nothing live: a stop cancels it
+                built = await plan.build(screened, limits)
+            if built is None or plan.stop.requested:  # cancelled, or ended by the signal: untouched
+                return interrupted(target.target)
+            with anyio.CancelScope(shield=True):  # a transaction in flight always completes
+                settled = await anyio.to_thread.run_sync(
+                    plan.run.settle, screened, built, limiter=limits.files
+                )
         except Exception:
             return _internal_error(target.target)
+        return settled
 
     async def reported(outcome: InPlaceOutcome) -> InPlaceOutcome:
         data = plan.report_of(outcome)
@@ -114,13 +134,14 @@ async def drive(
 
     async def feed() -> None:
         for target in pending:
+            if plan.stop.requested:
+                outcomes.append(interrupted(target.target))
+                continue
             outcome = await reported(await one(target))
             outcomes.append(outcome)
             on_outcome(outcome)
 
-    async with anyio.create_task_group() as group:
-        # Twice as many sessions in flight as builders: one is frozen or replaced while the
-        # other is built, so no worker waits on the disk.
-        for _ in range(max(1, min(4 * jobs, len(targets)))):
-            group.start_soon(feed)
+    # Twice as many sessions in flight as builders: one is frozen or replaced while the other is
+    # built, so no worker waits on the disk.
+    await run_until_stopped(plan.stop, feed, max(1, min(4 * jobs, len(targets))))
     return outcomes
