@@ -14,10 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
+import msgspec
+
 from pipeline.cli.console import progress_bar
+from pipeline.cli.interrupt import RESUME_AGAIN, RESUME_LISTED, say_stopped, stop_on_signals
 from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
 from pipeline.execute.session_tasks import Destination, write_at
+from pipeline.execute.stop_request import StopRequest
 from pipeline.read.discover import SessionFile
+from pipeline.report.fleet import Interrupted
 from pipeline.report.render import json_bytes
 from pipeline.vocabulary import ExitCode
 
@@ -46,14 +51,26 @@ class FleetCommand(Generic[S]):
     services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
     outputs: str | None = None  # where the candidates the reports name are (compress --out)
 
-    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None:
-        """Write the fleet summary, the extra outputs, and show the tables."""
+    def conclude(
+        self,
+        result: RunResult,
+        sessions: Sequence[SessionFile],
+        *,
+        quiet: bool,
+        interrupted: Interrupted | None = None,
+    ) -> bool:
+        """Write the fleet summary, the extra outputs, and show the tables; whether the summary
+        lists the sessions a stop left (`interrupted`: a summary without the field cannot)."""
         summary = self.summarize(result, sessions)
+        listed = interrupted is not None and "interrupted" in getattr(summary, "__struct_fields__", ())
+        if listed:
+            summary = msgspec.structs.replace(summary, interrupted=interrupted)  # type: ignore[type-var]
         # Replaced whole by every run (renamed into place, not fsynced: any rerun regenerates it).
         write_at(Destination(self.destination).location(SUMMARY_NAME), json_bytes(summary), once=False)
         self.finish(summary)
         if not quiet:
             self.present(summary, result)
+        return listed
 
 
 class FleetRun(Protocol):
@@ -74,7 +91,14 @@ class FleetRun(Protocol):
     @property
     def outputs(self) -> str | None: ...
 
-    def conclude(self, result: RunResult, sessions: Sequence[SessionFile], *, quiet: bool) -> None: ...
+    def conclude(
+        self,
+        result: RunResult,
+        sessions: Sequence[SessionFile],
+        *,
+        quiet: bool,
+        interrupted: Interrupted | None = None,
+    ) -> bool: ...
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -95,20 +119,35 @@ def run_fleet(
     executor: Executor,
     *,
     quiet: bool,
-) -> ExitCode:
-    """Run a command over every session on `executor`; the exit code says whether any failed."""
-    with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
-        request = RunRequest(
-            command=command.name,
-            sessions=sessions,
-            work_for=command.work_for,
-            destination=command.destination,
-            per_code=command.per_code,
-            resume=command.resume,
-            services=command.services,
-            outputs=command.outputs,
-            on_outcome=advance,
-        )
-        result = executor.run(request)
-    command.conclude(result, sessions, quiet=quiet)
+) -> int:
+    """Run a command over every session on `executor`; the exit code says whether any failed
+    (or, after Ctrl-C or SIGTERM, 128 + the signal's number)."""
+    with stop_on_signals() as stop:
+        with progress_bar(len(sessions), enabled=not quiet, description=command.name) as advance:
+            request = RunRequest(
+                command=command.name,
+                sessions=sessions,
+                work_for=command.work_for,
+                destination=command.destination,
+                per_code=command.per_code,
+                resume=command.resume,
+                services=command.services,
+                outputs=command.outputs,
+                on_outcome=advance,
+                stop=stop,
+            )
+            result = executor.run(request)
+        return _finish(command, sessions, result, stop, quiet=quiet)
+
+
+def _finish(
+    command: FleetRun, sessions: Sequence[SessionFile], result: RunResult, stop: StopRequest, *, quiet: bool
+) -> int:
+    """Write the summary (with the sessions a stop left, if one came), show it, give the exit code."""
+    left = sorted({session.report_label for session in sessions} - set(result.outcomes))
+    interrupted = Interrupted(signal=stop.name, not_done=left) if stop.requested else None
+    listed = command.conclude(result, sessions, quiet=quiet, interrupted=interrupted)
+    if stop.requested:
+        say_stopped(stop, len(result.outcomes), len(left), RESUME_LISTED if listed else RESUME_AGAIN)
+        return stop.exit_code
     return ExitCode.FAILED if result.failed else ExitCode.OK

@@ -19,9 +19,11 @@ from typing import Final
 
 from pipeline.execute.stop_request import StopRequest
 
-__all__ = ["RESUME_SKIPS", "say_stopped", "stop_on_signals"]
+__all__ = ["RESUME_AGAIN", "RESUME_LISTED", "RESUME_SKIPS", "say_stopped", "stop_on_signals"]
 
 RESUME_SKIPS: Final = "run the same command again to resume: finished sessions are skipped"
+RESUME_AGAIN: Final = "run the same command again for a complete result"
+RESUME_LISTED: Final = "summary.json lists them under interrupted.not_done: run the command on those again"
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -32,7 +32,8 @@ from pipeline.execute.seam import (
     plan_run,
     report_name,
 )
-from pipeline.execute.session_tasks import TaskResult, publish, run_batch
+from pipeline.execute.session_tasks import SessionTask, TaskResult, publish, run_batch
+from pipeline.execute.stop_request import run_until_stopped
 from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import crashed
@@ -82,32 +83,47 @@ class ProcessPoolExecutor:
         )
         gathered = _Gathered(request, plan)
         pending: Iterator[tuple[SessionFile, ...]] = iter(batches)
-        run_sync = anyio.to_thread.run_sync if threads else anyio.to_process.run_sync
         limiter = anyio.CapacityLimiter(workers)
+        stop = request.stop
 
         async def run(batch: tuple[SessionFile, ...]) -> None:
+            done: tuple[TaskResult, ...] | None = None
             try:
-                done = await run_sync(
-                    run_batch, plan.batch(batch), request.per_code, NO_FETCH, limiter=limiter
-                )
+                with stop.cancellable():  # a stop kills a worker's batch: its sessions are left not done
+                    done = await _call(threads, plan.batch(batch), request.per_code, limiter)
             except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal)
+                if stop.requested:  # Ctrl-C reached the worker too: not done, not crashed
+                    return
                 if len(batch) == 1:
                     gathered.crash(batch[0], repr(exc))
                     return
                 for session in batch:  # find the session that did it: it alone fails
                     await run((session,))
                 return
+            if done is None or stop.requested:
+                return
             for result in done:
                 gathered.record(result)
 
         async def feed() -> None:
             for batch in pending:
+                if stop.requested:
+                    return
                 await run(batch)
 
-        async with anyio.create_task_group() as group:
-            for _ in range(min(workers, max(1, len(sessions)))):
-                group.start_soon(feed)
+        await run_until_stopped(stop, feed, min(workers, max(1, len(sessions))))
         return gathered.result(started)
+
+
+async def _call(
+    threads: bool, batch: tuple[SessionTask, ...], per_code: int, limiter: anyio.CapacityLimiter
+) -> tuple[TaskResult, ...]:
+    """A batch in a thread, or in a worker process that a stop may kill (cancellable)."""
+    if threads:
+        return await anyio.to_thread.run_sync(run_batch, batch, per_code, NO_FETCH, limiter=limiter)
+    return await anyio.to_process.run_sync(
+        run_batch, batch, per_code, NO_FETCH, cancellable=True, limiter=limiter
+    )
 
 
 class _Gathered:

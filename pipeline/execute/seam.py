@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -20,6 +20,7 @@ import structlog
 
 from pipeline.execute.completion_markers import note_ignored, options_digest
 from pipeline.execute.session_tasks import Destination, SessionTask, SessionWork, TaskResult
+from pipeline.execute.stop_request import StopRequest
 from pipeline.read.discover import SessionFile
 from pipeline.report.completion import marker_label
 from pipeline.report.documents import Outcome
@@ -74,6 +75,7 @@ class RunRequest:
     services: SharedServices | None = None
     outputs: str | None = None  # where the candidates reports name are: a marker vouches for them too
     on_outcome: Callable[[Outcome], None] = lambda outcome: None
+    stop: StopRequest = field(default_factory=StopRequest)  # set by Ctrl-C or SIGTERM: no new batch
 
 
 @dataclass(frozen=True, slots=True)

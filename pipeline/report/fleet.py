@@ -20,6 +20,7 @@ __all__ = [
     "CompressRun",
     "FleetModelPlan",
     "FleetSummary",
+    "Interrupted",
     "ReportEntry",
     "ResumeChecks",
     "ValidateRun",
@@ -93,6 +94,13 @@ class FleetModelPlan(Section, frozen=True, kw_only=True):
     min_wall_seconds: float
 
 
+class Interrupted(Section, frozen=True, kw_only=True):
+    """A run a signal stopped: which signal, and the sessions it left untouched (no report)."""
+
+    signal: str
+    not_done: list[str]  # report labels, sorted
+
+
 class FleetSummary(Section, frozen=True, kw_only=True):
     schema: str = SUMMARY_SCHEMA
     command: str
@@ -108,6 +116,7 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     elapsed_ms: float
     resume_checks: ResumeChecks | UnsetType = UNSET
     model_plan: FleetModelPlan | UnsetType = UNSET
+    interrupted: Interrupted | UnsetType = UNSET
     reports: list[ReportEntry]
 
 

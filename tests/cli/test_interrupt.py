@@ -110,3 +110,31 @@ def test_a_signal_at_a_random_moment_of_an_in_place_run_stops_it_cleanly(
     _assert_safe(fleet, before)
     resumed = json.loads((tmp_path / "r" / "summary.json").read_text())["in_place"]["by_disposition"]
     assert "not-started-interrupted" not in resumed
+
+
+@pytest.mark.parametrize("command", ["validate", "compress", "tokens"])
+def test_a_signal_stops_a_fleet_command_with_a_summary_of_what_was_not_done(
+    big_template: Path, tmp_path: Path, command: str
+) -> None:
+    out = ("--out", str(tmp_path / "o"), "--no-verify-resume", *SMALL) if command == "compress" else ()
+    reports = tmp_path / "o" if command == "compress" else tmp_path / "r"
+    where = () if command == "compress" else ("--report-dir", str(reports))
+    process = subprocess.Popen(
+        [*compaction_command(), command, str(big_template), *where, *out, "--jobs", "1", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: any(reports.rglob("*.report.json")), process)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=300)
+    assert "Traceback" not in stderr
+    if process.returncode in (0, -signal.SIGINT):  # it finished first (see above): nothing was left
+        return
+    assert process.returncode == 130, stderr
+    summary = json.loads((reports / "summary.json").read_text())
+    if command != "tokens":
+        left = summary["interrupted"]["not_done"]
+        assert summary["interrupted"]["signal"] == "SIGINT"
+        assert summary["sessions"] + len(left) == len(list(big_template.rglob("*.jsonl")))
+    assert any(line.startswith("compaction: stopped by SIGINT") for line in stderr.splitlines())
