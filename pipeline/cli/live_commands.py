@@ -15,6 +15,7 @@ from pipeline.cli.grammar import flag_overrides
 from pipeline.cli.interrupt import stop_on_signals
 from pipeline.cli.preflight import check_listed, check_written_directories
 from pipeline.errors import CompactionError, UsageError
+from pipeline.execute.stop_request import StopRequest
 from pipeline.read.discover import default_roots, discover, root_pairs
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
@@ -29,7 +30,7 @@ def is_live(args: argparse.Namespace) -> bool:
     return args.command in _LIVE or (args.command == "compress" and bool(args.in_place))
 
 
-def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
+def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:
     roots = list(args.paths) or default_roots()
     sessions = discover(roots)
     pairs = root_pairs(roots)
@@ -40,15 +41,13 @@ def _sessions_command(args: argparse.Namespace, settings: Settings) -> int:
         from pipeline.cli.compress_in_place_command import compress_in_place  # noqa: PLC0415
 
         check_compress_paths(args)
-        with stop_on_signals() as stop:
-            return compress_in_place(args, settings, sessions, pairs, stop)
+        return compress_in_place(args, settings, sessions, pairs, stop)
     from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
-    with stop_on_signals() as stop:
-        return repair_command(args, settings, sessions, pairs, stop)
+    return repair_command(args, settings, sessions, pairs, stop)
 
 
-def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+def _dispatch(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:
     roots = list(args.paths) or default_roots()
     if args.command == "backups":
         check_listed(settings, roots)
@@ -62,15 +61,16 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from pipeline.cli.backups_command import backups_command  # noqa: PLC0415 - per command
 
         return backups_command(args, settings)
-    return _sessions_command(args, settings)
+    return _sessions_command(args, settings, stop)
 
 
 def run_live(args: argparse.Namespace) -> int:
     """Run one of the live commands; a usage error, a locked state or a missing extra exits 2."""
     try:
-        settings = load_settings(args.config, flags=flag_overrides(args))
-        configure_logging(settings.sweep.log_format, quiet=args.quiet)
-        return _dispatch(args, settings)
+        with stop_on_signals() as stop:  # from the start: a signal during the checks still ends cleanly
+            settings = load_settings(args.config, flags=flag_overrides(args))
+            configure_logging(settings.sweep.log_format, quiet=args.quiet)
+            return _dispatch(args, settings, stop)
     except KeyboardInterrupt:  # before any session was taken up: nothing to finish or record
         print("compaction: stopped by SIGINT before any session was touched", file=sys.stderr)
         return ExitCode.INTERRUPTED

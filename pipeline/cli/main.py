@@ -105,6 +105,14 @@ def _pair_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `compaction` console script."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before a run took up any session: nothing to finish
+        print("compaction: stopped by SIGINT before any session was touched", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)

@@ -58,6 +58,18 @@ def _wait_for(predicate: Callable[[], bool], process: subprocess.Popen[str], tim
         time.sleep(0.005)
 
 
+def _has_report(directory: Path) -> Callable[[], bool]:
+    """Whether a report is out yet (the run makes the directories as we look: a race is a no)."""
+
+    def look() -> bool:
+        try:
+            return any(directory.rglob("*.report.json"))
+        except OSError:
+            return False
+
+    return look
+
+
 def _assert_safe(fleet: Path, before: dict[Path, bytes]) -> int:
     """No torn file: each session is its original, or a whole JSONL output with a verified backup."""
     replaced = 0
@@ -87,7 +99,7 @@ def test_a_signal_at_a_random_moment_of_an_in_place_run_stops_it_cleanly(
     if trial % 3 == 0:  # the check phase: the lock is held, nothing built yet
         _wait_for((tmp_path / "state").exists, process)
     else:  # mid-run: once the first report is out, builds and replacements are in flight
-        _wait_for(lambda: any((tmp_path / "r").rglob("*.report.json")), process)
+        _wait_for(_has_report(tmp_path / "r"), process)
     time.sleep(moments.uniform(0, 0.3))
     process.send_signal(number)
     _, stderr = process.communicate(timeout=300)
@@ -125,7 +137,7 @@ def test_a_signal_stops_a_fleet_command_with_a_summary_of_what_was_not_done(
         stderr=subprocess.PIPE,
         text=True,
     )
-    _wait_for(lambda: any(reports.rglob("*.report.json")), process)
+    _wait_for(_has_report(reports), process)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=300)
     assert "Traceback" not in stderr
