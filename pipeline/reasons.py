@@ -162,6 +162,8 @@ class InPlaceReason(ReasonCode):
 
     RESUME_PROOF_MISSING = "resume-proof-missing"  # the candidate was not proven by Claude Code
     INTERNAL_ERROR = "internal-error"  # a step raised: nothing committed (the log has the traceback)
+    REFUSED_SINCE = "refused-since"  # an unchanged refusal, with the date it was first recorded
+    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM stopped the run before this session was done
 
 
 class CandidateFailure(ReasonCode):

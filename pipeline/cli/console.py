@@ -5,13 +5,17 @@ Logs and tables carry statuses, codes, counts and labels only, never transcript 
 
 from __future__ import annotations
 
+import io
+import json
 import logging
+import os
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, TextIO
 
 import structlog
 from rich.console import Console
@@ -29,11 +33,103 @@ from structlog.typing import Processor
 from pipeline.report.documents import Outcome
 from pipeline.vocabulary import LogFormat, Severity
 
-__all__ = ["configure_logging", "progress_bar", "render_summary"]
+__all__ = [
+    "JsonLines",
+    "configure_logging",
+    "pipe_safe_stdout",
+    "progress_bar",
+    "render_summary",
+    "say_failures",
+]
+
+
+_LEVELS: Final = (
+    ("compaction: error:", "error"),
+    ("compaction: note:", "warning"),
+    ("not restored", "error"),
+)
+
+
+class JsonLines(io.TextIOBase):
+    """stderr as JSON lines: a line that is a JSON object passes as it is, any other (our notes,
+    errors and stop lines, a library's message) becomes `{"level", "event", "timestamp"}`."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            self._stream.write(self._json(line) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    @staticmethod
+    def _json(line: str) -> str:
+        if line.startswith("{"):
+            try:
+                json.loads(line)
+            except ValueError:
+                pass
+            else:
+                return line
+        level = next((name for prefix, name in _LEVELS if line.startswith(prefix)), "info")
+        stamp = datetime.now(UTC).isoformat()
+        return json.dumps({"level": level, "event": line, "timestamp": stamp}, ensure_ascii=False)
+
+
+class _PipeSafe:
+    """stdout that a closed reader (`| head -1`) cannot fail: the first broken pipe points the
+    descriptor at /dev/null, so the command finishes and exits with its own code."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @property
+    def buffer(self) -> _PipeSafe:
+        return _PipeSafe(self._stream.buffer)
+
+    def write(self, data: Any) -> int:
+        try:
+            return int(self._stream.write(data))
+        except BrokenPipeError:
+            self._gone()
+            return len(data)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.close(null)
+
+
+def pipe_safe_stdout() -> None:
+    """Make stdout survive a reader that closed it (see `_PipeSafe`); called once at the edge."""
+    if not isinstance(sys.stdout, _PipeSafe):
+        sys.stdout = _PipeSafe(sys.stdout)
 
 
 def configure_logging(log_format: LogFormat, *, quiet: bool) -> None:
-    """Route structlog to stderr as console lines or JSON; quiet keeps warnings and errors only."""
+    """Route structlog to stderr as console lines or JSON; quiet keeps warnings and errors only.
+
+    With JSON, every later stderr line is JSON (`JsonLines`), not only the log's."""
+    if log_format is LogFormat.JSON and not isinstance(sys.stderr, JsonLines):
+        sys.stderr = JsonLines(sys.stderr)
     level = logging.WARNING if quiet else logging.INFO
     renderer: Any = (
         structlog.processors.JSONRenderer()
@@ -114,3 +210,14 @@ def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elap
             top.add_row(code, str(count))
         console.print(top)
     console.print(f"reports: {report_dir}")
+
+
+def say_failures(lines: Sequence[str], counts: Mapping[str, int]) -> None:
+    """What `--quiet` still prints on stderr: one line per failed session and, when any failed,
+    the run's counts (a nightly log sees a failing night)."""
+    if not lines:
+        return
+    for line in lines:
+        print(f"compaction: error: {line}", file=sys.stderr)
+    total = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    print(f"compaction: error: {len(lines)} session(s) failed ({total})", file=sys.stderr)

@@ -9,6 +9,7 @@ itself knows nothing of any one command.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +17,16 @@ from typing import Generic, Protocol, TypeVar
 
 import msgspec
 
-from pipeline.cli.console import progress_bar
+from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.interrupt import RESUME_AGAIN, RESUME_LISTED, say_stopped, stop_on_signals
 from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
 from pipeline.execute.session_tasks import Destination, write_at
 from pipeline.execute.stop_request import StopRequest
 from pipeline.read.discover import SessionFile
+from pipeline.report.documents import Outcome
 from pipeline.report.fleet import Interrupted
 from pipeline.report.render import json_bytes
-from pipeline.vocabulary import ExitCode
+from pipeline.vocabulary import ExitCode, Severity
 
 __all__ = ["SUMMARY_NAME", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
 
@@ -140,6 +142,22 @@ def run_fleet(
         return _finish(command, sessions, result, stop, quiet=quiet)
 
 
+def _failure_line(label: str, outcome: Outcome) -> str:
+    """`label: status (reasons, else its error findings' codes)` for --quiet's failure lines."""
+    report = outcome.report
+    why = list(getattr(report, "reasons", None) or ())
+    if not why:
+        why = sorted({f.code.value for f in report.findings.findings if f.severity is Severity.ERROR})
+    return f"{label}: {outcome.status.value}" + (f" ({', '.join(why[:4])})" if why else "")
+
+
+def _say_failures(result: RunResult) -> None:
+    """--quiet's lines: one per failed session, and the counts when any failed."""
+    failed = {label: o for label, o in result.outcomes.items() if o.failed}
+    statuses = Counter(o.status.value for o in result.outcomes.values())
+    say_failures([_failure_line(label, o) for label, o in failed.items()], statuses)
+
+
 def _finish(
     command: FleetRun, sessions: Sequence[SessionFile], result: RunResult, stop: StopRequest, *, quiet: bool
 ) -> int:
@@ -147,6 +165,8 @@ def _finish(
     left = sorted({session.report_label for session in sessions} - set(result.outcomes))
     interrupted = Interrupted(signal=stop.name, not_done=left) if stop.requested else None
     listed = command.conclude(result, sessions, quiet=quiet, interrupted=interrupted)
+    if quiet:
+        _say_failures(result)
     if stop.requested:
         say_stopped(stop, len(result.outcomes), len(left), RESUME_LISTED if listed else RESUME_AGAIN)
         return stop.exit_code

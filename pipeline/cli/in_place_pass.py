@@ -12,6 +12,7 @@ import contextlib
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import anyio
 import msgspec
 
 from pipeline.cli.compress_command import check_apart
-from pipeline.cli.console import progress_bar
+from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.interrupt import say_stopped
 from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
@@ -167,6 +168,17 @@ def run_pass(
     )
 
 
+def _failure_lines(outcomes: Sequence[InPlaceOutcome]) -> list[str]:
+    """--quiet's line for each failed session: `label: disposition [status] (reasons)`."""
+    return [
+        f"{o.target.report_label}: {o.disposition.value}"
+        + (f" {o.status}" if o.status else "")
+        + (f" ({', '.join(o.reasons[:4])})" if o.reasons else "")
+        for o in outcomes
+        if o.failed
+    ]
+
+
 def finish(done: PassDone, summary: object, present: Callable[[], None], *, quiet: bool) -> int:
     """Write the summary, show the tables, and say how the run ended (see `in_place_exit`)."""
     destination = done.report_dir / SUMMARY_NAME
@@ -178,6 +190,8 @@ def finish(done: PassDone, summary: object, present: Callable[[], None], *, quie
         written = False
     if not quiet:
         present()
+    else:
+        say_failures(_failure_lines(done.outcomes), Counter(o.disposition.value for o in done.outcomes))
     code = in_place_exit(done.outcomes, summary_written=written)
     if not done.stop.requested:
         return code

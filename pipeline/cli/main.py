@@ -20,7 +20,7 @@ from pipeline.cli.compress_command import (
     compress_command,
     find_gate_claude,
 )
-from pipeline.cli.console import configure_logging
+from pipeline.cli.console import configure_logging, pipe_safe_stdout
 from pipeline.cli.fleet_command import FleetRun, run_fleet
 from pipeline.cli.grammar import build_parser, flag_overrides
 from pipeline.cli.live_commands import is_live, run_live
@@ -113,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    pipe_safe_stdout()
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)

@@ -15,9 +15,11 @@ from typing import Any, Final
 
 import anyio
 
+from pipeline.reasons import InPlaceReason
+
 __all__ = ["INTERRUPTED", "StopRequest", "run_until_stopped", "watch"]
 
-INTERRUPTED: Final = "interrupted"  # the reason of a session the stop left untouched
+INTERRUPTED: Final = InPlaceReason.INTERRUPTED.value  # the reason of a session the stop left untouched
 _POLL_SECONDS: Final = 0.05  # how soon a builder in flight is cancelled once a signal arrived
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pipeline.cli.grammar import build_parser
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.invoke import compaction, reports
+from pipeline.testing.invoke import compaction, compaction_command, reports
+from tests.cli.conftest import make_idle
 
 
 def long_session(path: Path, *, seed: int = 5, turns: int = 30) -> Path:
@@ -176,3 +179,55 @@ def test_every_option_of_every_command_with_a_bad_value_is_one_line_and_never_a_
     ]
     assert not wrong
     assert len(runs) > 150  # every command's options were walked
+
+
+def refused_session(path: Path) -> Path:
+    """A session compress refuses: its last record written twice (a duplicate uuid on the chain)."""
+    long_session(path)
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(len(lines) - 1, lines[-2])
+    path.write_bytes(b"\n".join(lines))
+    make_idle(path.parent)
+    return path
+
+
+def test_a_refusal_is_reported_every_night_it_persists_and_quiet_still_says_so(tmp_path: Path) -> None:
+    refused_session(tmp_path / "projects" / "p" / "s.jsonl")
+    night = (
+        "compress", str(tmp_path / "projects"), "--in-place", "--state-dir", str(tmp_path / "state"),
+        "--no-verify-resume", "--min-tokens", "0", "--quiet",
+    )  # fmt: skip
+    first = compaction(*night, "--report-dir", str(tmp_path / "r1"))
+    second = compaction(*night, "--report-dir", str(tmp_path / "r2"), "--log-format", "json")
+    assert first.returncode == 1 and second.returncode == 1, second.stderr
+    assert "p/s.jsonl: declined refused" in first.stderr and "1 session(s) failed" in first.stderr
+    events = [json.loads(line) for line in second.stderr.splitlines()]  # every stderr line is JSON
+    [line] = [e["event"] for e in events if "p/s.jsonl" in e["event"]]
+    assert "skipped-unchanged-declined refused" in line and "refused-since:20" in line
+    assert all(e["level"] == "error" for e in events)
+
+
+def test_quiet_validate_prints_one_line_per_failed_session_and_the_counts(tmp_path: Path) -> None:
+    refused_session(tmp_path / "projects" / "p" / "bad.jsonl")
+    long_session(tmp_path / "projects" / "p" / "good.jsonl")
+    done = compaction("validate", str(tmp_path / "projects"), "--report-dir", str(tmp_path / "r"), "--quiet")
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("compaction: error: projects/p/bad.jsonl: refused")
+    assert "1 session(s) failed" in lines[1]
+
+
+def test_a_closed_stdout_does_not_change_the_exit_code(tmp_path: Path) -> None:
+    long_session(tmp_path / "projects" / "p" / "good.jsonl")
+    refused_session(tmp_path / "projects" / "q" / "bad.jsonl")
+    for root, expected in (("p", 0), ("q", 1)):
+        reader, writer = os.pipe()
+        os.close(reader)  # the reader is gone before the first line, like `| head -0`
+        command = [*compaction_command(), "validate", str(tmp_path / "projects" / root), "--report-dir",
+                   str(tmp_path / f"r-{root}")]  # fmt: skip
+        done = subprocess.run(
+            command, stdout=writer, stderr=subprocess.PIPE, text=True, check=False, timeout=300
+        )
+        os.close(writer)
+        assert done.returncode == expected, done.stderr
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

@@ -40,6 +40,7 @@ from pipeline.publish.live.source import (
 from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
 from pipeline.publish.live.transaction import ReplaceOptions, replace_session
 from pipeline.reasons import InPlaceReason
+from pipeline.vocabulary import SessionStatus
 
 __all__ = [
     "UNPROVEN_REASON",
@@ -136,6 +137,10 @@ class Pending:
         if skipped is not None:
             if self.hashed and record is not None:  # next time the stat alone will do
                 self.state.save(_refreshed(record, fingerprint), _now())
+            if skipped is Disposition.UNCHANGED_DECLINED and record is not None and _refusal(record.status):
+                # a refusal persists until the session or the configuration changes: said every night
+                since = (f"{InPlaceReason.REFUSED_SINCE.value}:{self.state.recorded_at(self.key)[:10]}",)
+                return self.outcome(skipped, status=record.status, reasons=since)._replace(job_failed=True)
             return self.outcome(skipped)
         open_files = context.open_files()
         activity, holders = assess_activity(self.path, fingerprint, now_ns, self.options.activity, open_files)
@@ -247,6 +252,11 @@ class Screened:
 
     session: Pending
     frozen: FrozenSource
+
+
+def _refusal(status: str) -> bool:
+    """Whether a recorded job status is a failure (refused, invalid, unreadable, crashed)."""
+    return status in {member.value for member in SessionStatus if member.is_failure}
 
 
 class InPlacePass:

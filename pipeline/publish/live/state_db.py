@@ -205,6 +205,13 @@ class StateDb:
         return None if row is None else _session_record(row)
 
     @_serialized
+    def recorded_at(self, path: Path | str) -> str:
+        """When a session's row was written (ISO date-time; empty without one): a persistent
+        refusal is dated by it."""
+        row = self._db.execute("SELECT updated_at FROM sessions WHERE path = ?", (str(path),)).fetchone()
+        return str(row[0]) if row else ""
+
+    @_serialized
     def save(self, record: SessionRecord, at: datetime) -> None:
         """Upsert a session's row and drop its intent, in one transaction."""
         values = (
