@@ -53,9 +53,9 @@ def present_in_place(summary: InPlaceSummary, report_dir: Path) -> None:
     console = _console()
     console.print(f"reports: {report_dir}")
     console.print(f"state: {totals.state_dir}")
-    console.print(
-        f"backups: {totals.backup_dir or 'beside each session'} ({totals.backup_compression.value})"
-    )
+    stored = totals.backup_compression.value
+    how = "stored uncompressed" if stored == "none" else f"{stored}-compressed"  # "none" was a riddle
+    console.print(f"backups: {totals.backup_dir or 'beside each session'} ({how})")
 
 
 def present_backups(listing: Sequence[BackupListing]) -> None:

@@ -136,8 +136,24 @@ def _main(argv: Sequence[str] | None) -> int:
         executor = _executor(args, settings, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
+    return _fleet(command, sessions, roots, executor, quiet=args.quiet)
+
+
+def _fleet(
+    command: FleetRun,
+    sessions: Sequence[SessionFile],
+    roots: Sequence[object],
+    executor: Executor,
+    *,
+    quiet: bool,
+) -> int:
+    """Run the fleet on `executor`; a root with no session files is one note and exit 0."""
+    if not sessions:  # one line, not an empty table
+        named = ", ".join(map(str, roots))
+        print(f"compaction: note: no session files (*.jsonl, *.json) under {named}", file=sys.stderr)
+        return ExitCode.OK
     try:
-        return run_fleet(command, sessions, executor, quiet=args.quiet)
+        return run_fleet(command, sessions, executor, quiet=quiet)
     except UsageError as exc:  # a scheduler that does not answer
         return _usage(exc)
 

@@ -231,3 +231,10 @@ def test_a_closed_stdout_does_not_change_the_exit_code(tmp_path: Path) -> None:
         os.close(writer)
         assert done.returncode == expected, done.stderr
         assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_root_without_session_files_says_so_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    done = compaction("validate", str(tmp_path / "empty"), "--report-dir", str(tmp_path / "r"))
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr == f"compaction: note: no session files (*.jsonl, *.json) under {tmp_path / 'empty'}\n"
