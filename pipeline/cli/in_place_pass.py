@@ -23,7 +23,7 @@ import msgspec
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.cli.interrupt import say_stopped
+from pipeline.cli.interrupt import RESUME_SKIPS, say_stopped
 from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
 from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import Disposition
@@ -196,5 +196,5 @@ def finish(done: PassDone, summary: object, present: Callable[[], None], *, quie
     if not done.stop.requested:
         return code
     left = sum(outcome.disposition is Disposition.INTERRUPTED for outcome in done.outcomes)
-    say_stopped(done.stop, len(done.outcomes) - left, left)
+    say_stopped(done.stop, len(done.outcomes) - left, left, RESUME_SKIPS)
     return done.stop.exit_code

@@ -27,11 +27,11 @@ RESUME_LISTED: Final = "summary.json lists them under interrupted.not_done: run 
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 
-def say_stopped(stop: StopRequest, done: int, left: int, resume: str = RESUME_SKIPS) -> None:
+def say_stopped(stop: StopRequest, done: int, left: int, then: str) -> None:
     """The one line that says what the stop did and how to resume."""
     print(
         f"compaction: stopped by {stop.name}: {done} session(s) finished, {left} not started or "
-        f"cancelled (untouched); {resume}",
+        f"cancelled (untouched); {then}",
         file=sys.stderr,
     )
 
