@@ -39,6 +39,11 @@ def findings_of(report: dict[str, object]) -> set[tuple[str, int | None]]:
     return {(f["code"], f.get("line")) for f in report["findings"]}  # type: ignore[attr-defined,index]
 
 
+def ours(stderr: str) -> list[str]:
+    """The command's own stderr lines: asyncio's child-watcher warning under load is not ours."""
+    return [line for line in stderr.splitlines() if "Unknown child process pid" not in line]
+
+
 def test_compress_reports_every_finding_validate_reports_for_the_same_file(tmp_path: Path) -> None:
     source = long_session(tmp_path / "in" / "s.jsonl")
     truncate_line(source, 21)
@@ -212,7 +217,7 @@ def test_quiet_validate_prints_one_line_per_failed_session_and_the_counts(tmp_pa
     long_session(tmp_path / "projects" / "p" / "good.jsonl")
     done = compaction("validate", str(tmp_path / "projects"), "--report-dir", str(tmp_path / "r"), "--quiet")
     assert done.returncode == 1 and done.stdout == ""
-    lines = done.stderr.splitlines()
+    lines = ours(done.stderr)
     assert len(lines) == 2 and lines[0].startswith("compaction: error: projects/p/bad.jsonl: refused")
     assert "1 session(s) failed" in lines[1]
 
@@ -237,4 +242,6 @@ def test_a_root_without_session_files_says_so_in_one_line(tmp_path: Path) -> Non
     (tmp_path / "empty").mkdir()
     done = compaction("validate", str(tmp_path / "empty"), "--report-dir", str(tmp_path / "r"))
     assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr == f"compaction: note: no session files (*.jsonl, *.json) under {tmp_path / 'empty'}\n"
+    assert ours(done.stderr) == [
+        f"compaction: note: no session files (*.jsonl, *.json) under {tmp_path / 'empty'}"
+    ]
