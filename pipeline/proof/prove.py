@@ -91,7 +91,7 @@ def prove_resume(
         ]
         *sent, after = (run.result() for run in runs)
     if modelled is not None:
-        return _judged(modelled, after, compacted, excluded)
+        return with_api_rejections(_judged(modelled, after, compacted, excluded), (), after.rejected)
     before = sent[0]
     if not before.resumed:
         if not before.refused:
@@ -126,7 +126,7 @@ def _judged(
     if callable(excluded):
         excluded = excluded("\x00".join(after.context.strings))
     written = compacted.read_bytes()
-    verdict = judge(
+    return judge(
         original,
         after.context,
         summaries=summary_texts(compacted),
@@ -134,7 +134,6 @@ def _judged(
         bounded=declared_bounds(written),
         carried=declared_shells(written),
     )
-    return verdict if not original.modelled else with_api_rejections(verdict, (), after.rejected)
 
 
 def _rejection(side: str, violation: ApiViolation) -> str:

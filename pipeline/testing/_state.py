@@ -16,6 +16,7 @@ other choices do not move with them.
 from __future__ import annotations
 
 import random
+import tempfile
 from typing import Any, Protocol
 
 __all__ = ["StateWriter"]
@@ -46,7 +47,9 @@ BACKGROUND_COMMANDS = (
     ("tail -f logs/app.log", "Follow the app log", False),
     ("cargo build --release", "Build the release binary", True),
 )
-TASK_OUTPUT_DIR = "/tmp/claude-1000/-home-dev-project/tasks"
+# Where Claude Code says a background task writes its output: under the temporary directory
+# (os.tmpdir()), per user id and project; a transcript records the path, nothing opens it.
+TASK_OUTPUT_DIR = f"{tempfile.gettempdir()}/claude-1000/-home-dev-project/tasks"
 
 
 class AttachmentSink(Protocol):
