@@ -1,9 +1,11 @@
 """Redaction: secrets in evidence become typed placeholders before any text leaves the machine.
 
-A curated, versioned list of patterns (API keys of the common providers, cloud and chat tokens,
-PEM private keys, JWTs, credentials in URLs, `password=`-style assignments). Each match becomes
+A curated, versioned list of patterns (API keys of the common providers, cloud, chat and package
+registry tokens, PEM private keys, JWTs, credentials in URLs and connection strings, `Authorization`
+headers, `password=`/`*_API_KEY=`-style assignments), then, when the `redaction` extra is installed,
+a maintained detector library's plugins (`secret_detector`). Each match becomes
 `[REDACTED:<kind>]`; only the count per kind is kept, never the secret. Changing the list
-changes `REDACTION_VERSION`, which reports carry so a reader knows which list was applied.
+changes `REDACTION_VERSION`; reports carry `redactors()` so a reader knows what was applied.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from pipeline.summarize.model.secret_detector import LIBRARY, MIN_VALUE_CHARS, DetectorLibrary, findings_in
+
 __all__ = [
     "REDACTION_VERSION",
     "Redacted",
@@ -22,9 +26,10 @@ __all__ = [
     "SecretKind",
     "placeholder",
     "redact",
+    "redactors",
 ]
 
-REDACTION_VERSION: Final = 1
+REDACTION_VERSION: Final = 2
 """Version of the pattern list below; bump it whenever a pattern is added, removed or changed."""
 
 
@@ -41,8 +46,21 @@ class SecretKind(StrEnum):
     GOOGLE_API_KEY = "google-api-key"
     PRIVATE_KEY = "private-key"
     JWT = "jwt"
+    HUGGINGFACE_TOKEN = "huggingface-token"
+    NPM_TOKEN = "npm-token"
+    PYPI_TOKEN = "pypi-token"
+    GITLAB_TOKEN = "gitlab-token"
+    TWILIO_KEY = "twilio-key"
+    SENDGRID_KEY = "sendgrid-key"
+    MAILCHIMP_KEY = "mailchimp-key"
+    SQUARE_TOKEN = "square-token"
+    DISCORD_TOKEN = "discord-token"
+    AZURE_STORAGE_KEY = "azure-storage-key"
+    VENDOR_TOKEN = "vendor-token"  # a vendor's credential only the detector library knows
     URL_CREDENTIALS = "url-credentials"
+    BEARER_TOKEN = "bearer-token"
     ASSIGNED_SECRET = "assigned-secret"
+    HIGH_ENTROPY_STRING = "high-entropy-string"
 
 
 def placeholder(kind: SecretKind) -> str:
@@ -50,9 +68,34 @@ def placeholder(kind: SecretKind) -> str:
     return f"[REDACTED:{kind.value}]"
 
 
-# Order matters: the specific key shapes run before the generic assignment rule, so a key in
+# A name that says its value is a secret: `password`, `DATABASE_PASSWORD`, `MY_SERVICE_API_KEY`,
+# `SECRET_KEY`, `_authToken`, `--password`; the secret word ends the name (`max_tokens` is not one).
+_SECRET_NAME: Final = (
+    r"(?<![A-Za-z0-9_.])_*(?:(?:[A-Za-z0-9]+[_.\-])+pass|(?:[A-Za-z0-9]+[_.\-])*"
+    r"(?:password|passwd|passphrase|pwd|secret|client_?secret|secret_?key|token|access_?token"
+    r"|auth_?token|refresh_?token|api_?key|apikey|access_?key|private_?key|signing_?key|encryption_?key"
+    r"|master_?key|account_?key))(?![A-Za-z0-9])[\"']?\s*(?:=>|:=|[=:])\s*"
+)
+_VALUE_END: Final = r"(?=[\s\"'`&,;<>()\[\]{}]|$)"
+# What code writes after such a name without holding a secret: a type, a null, a keyword, a
+# template or an environment reference, a masked or elided value, an attribute, a constant's name,
+# or an identifier named like a secret (`password=password`, `token=auth_token`).
+_NOT_A_VALUE: Final = (
+    r"(?!(?:str|string|int|bool|boolean|number|bytes|None|null|nil|undefined|any|Optional|Secret"
+    r"|SecretStr|true|false|await|async|new|function|lambda|yield|require|import|typeof|this|self)(?![\w\-])"
+    r"|\[REDACTED:|\{\{|\$|%\(|%[A-Za-z_]|\*{3,}|x{4,}|\.\.\.|<|[^\s\"']*\.\.\.(?:[\s\"']|$)"
+    r"|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*"
+    + _VALUE_END
+    + r"|(?-i:[A-Z][A-Z0-9_]*_[A-Z0-9_]*)"
+    + _VALUE_END
+    + r"|[A-Za-z_]*(?:pass|pwd|secret|token|key|auth)[A-Za-z_]*"
+    + _VALUE_END
+    + r")"
+)
+
+# Order matters: the specific key shapes run before the generic assignment rules, so a key in
 # `api_key=sk-ant-...` is counted as an Anthropic key, and Anthropic's `sk-ant-` before OpenAI's `sk-`.
-# A pattern with a group named `secret` replaces only that group (the key name stays readable).
+# A pattern with a named group replaces only the group that matched (the key name stays readable).
 _PATTERNS: Final[tuple[tuple[SecretKind, re.Pattern[str]], ...]] = (
     (
         SecretKind.PRIVATE_KEY,
@@ -70,6 +113,12 @@ _PATTERNS: Final[tuple[tuple[SecretKind, re.Pattern[str]], ...]] = (
     ),
     (SecretKind.GITHUB_TOKEN, re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
     (
+        SecretKind.GITLAB_TOKEN,
+        re.compile(
+            r"\b(?:gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})"
+        ),
+    ),
+    (
         SecretKind.SLACK_TOKEN,
         re.compile(
             r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"
@@ -78,21 +127,59 @@ _PATTERNS: Final[tuple[tuple[SecretKind, re.Pattern[str]], ...]] = (
     ),
     (SecretKind.STRIPE_KEY, re.compile(r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}")),
     (SecretKind.GOOGLE_API_KEY, re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
-    (SecretKind.JWT, re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    (SecretKind.HUGGINGFACE_TOKEN, re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b")),
+    (SecretKind.NPM_TOKEN, re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    (SecretKind.PYPI_TOKEN, re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}")),
+    (SecretKind.TWILIO_KEY, re.compile(r"\b(?:SK|AC)[0-9a-f]{32}\b")),
+    (SecretKind.SENDGRID_KEY, re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")),
+    (SecretKind.MAILCHIMP_KEY, re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b")),
     (
-        SecretKind.URL_CREDENTIALS,
-        re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://(?P<secret>[^\s:/@\"'<>]+:[^\s@/\"'<>]+)@"),
+        SecretKind.SQUARE_TOKEN,
+        re.compile(r"\b(?:sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,}|EAAA[A-Za-z0-9_\-]{60})"),
     ),
     (
-        SecretKind.ASSIGNED_SECRET,
+        SecretKind.DISCORD_TOKEN,
         re.compile(
-            r"(?i)\b(?:password|passwd|pwd|secret|client_secret|token|access_token|auth_token|api_key|apikey"
-            r"|api-key|private_key)[\"']?\s*[=:]\s*[\"']?"
-            # not a placeholder, a type annotation or a call: a value written out
-            r"(?P<secret>(?!\[REDACTED:|(?:str|string|int|bool|boolean|number|bytes|None|null|undefined"
-            r"|any|Optional|Secret)\b|[A-Za-z_][\w.]*\()[^\s\"'&,;<>()\[\]{}]{4,})"
+            r"\b[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9_\-])"
         ),
     ),
+    (SecretKind.JWT, re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    (
+        SecretKind.AZURE_STORAGE_KEY,
+        re.compile(
+            r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"
+            r"|[?&]sig=(?P<sas>[A-Za-z0-9%+/]{20,}(?:%3D|=)*)"
+        ),
+    ),
+    (
+        SecretKind.URL_CREDENTIALS,
+        re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://(?P<secret>[^\s:/@\"'<>]*:[^\s/\"'<>]+)@"),
+    ),
+    (
+        SecretKind.BEARER_TOKEN,
+        re.compile(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token|Digest|Bot)?\s*"
+            r"(?P<secret>(?!\[REDACTED:|\$)[A-Za-z0-9._~+/\-]{8,}=*)"
+            r"|\bBearer\s+(?P<bearer>(?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{16,}=*)"
+        ),
+    ),
+)
+
+# The assignment rules, last: a value in double quotes, in single quotes, or bare. They are tried
+# only on the lines `_ASSIGNMENT_LINE` finds (a secret word, then `=` or `:`): values never span
+# lines, and scanning every line of a long tool result with them cost most of redaction's time.
+_ASSIGNMENTS: Final[tuple[re.Pattern[str], ...]] = (
+    re.compile(r"(?i)" + _SECRET_NAME + r"\"(?P<secret>" + _NOT_A_VALUE + r"[^\"\s]{4,}?)\""),
+    re.compile(r"(?i)" + _SECRET_NAME + r"'(?P<secret>" + _NOT_A_VALUE + r"[^'\s]{4,}?)'"),
+    re.compile(
+        r"(?i)" + _SECRET_NAME + r"(?P<secret>" + _NOT_A_VALUE + r"[^\s\"'`&,;<>()\[\]{}]{4,}+)(?![(\[])"
+    ),
+)
+_ASSIGNMENT_HINT: Final = re.compile(
+    r"(?i)(?:pass|pwd|secret|token|key)[A-Za-z0-9_\-]*[\"']?\s*(?:=>|:=|[=:])"
+)
+_ASSIGNMENT_LINE: Final = re.compile(
+    r"(?im)^.*(?:pass|pwd|secret|token|key)[A-Za-z0-9_\-]*[\"']?\s*(?:=>|:=|[=:]).*$"
 )
 
 
@@ -136,21 +223,78 @@ class Redacted:
     counts: RedactionCounts
 
 
-def redact(text: str) -> Redacted:
-    """`text` with every secret the list recognizes replaced by its kind's placeholder."""
+def redact(text: str, library: DetectorLibrary | None = LIBRARY) -> Redacted:
+    """`text` with every secret our list or the detector library recognizes replaced by its placeholder.
+
+    `library` is the installed detector (None: our list only, as without the `redaction` extra).
+    """
     found: Counter[SecretKind] = Counter()
     for kind, pattern in _PATTERNS:
         if kind is not SecretKind.PRIVATE_KEY and not _may_hold(kind, text):
             continue
         text = pattern.sub(_replacer(kind, found), text)
+    if _ASSIGNMENT_HINT.search(text):
+        text = _ASSIGNMENT_LINE.sub(lambda line: _assignments_in(line.group(0), found), text)
+    if library is not None:
+        text = "".join(_detected(line, library, found) for line in text.splitlines(keepends=True))
     return Redacted(text, RedactionCounts.of_counter(found))
+
+
+def redactors() -> tuple[str, ...]:
+    """What redaction runs here, for reports: our list's version, then the detector library's."""
+    ours = f"session-compaction-patterns {REDACTION_VERSION}"
+    return (ours,) if LIBRARY is None else (ours, f"{LIBRARY.name} {LIBRARY.version}")
+
+
+def _assignments_in(line: str, found: Counter[SecretKind]) -> str:
+    for pattern in _ASSIGNMENTS:
+        line = pattern.sub(_replacer(SecretKind.ASSIGNED_SECRET, found), line)
+    return line
+
+
+def _detected(line: str, library: DetectorLibrary, found: Counter[SecretKind]) -> str:
+    if len(line) < MIN_VALUE_CHARS:
+        return line
+    for finding in tuple(findings_in(line, library)):
+        times = line.count(finding.value)
+        if times:
+            kind = _LIBRARY_KINDS.get(finding.secret_type, SecretKind.VENDOR_TOKEN)
+            found[kind] += times
+            line = line.replace(finding.value, placeholder(kind))
+    return line
+
+
+# detect-secrets' secret types as our kinds (a type not listed counts as a vendor token).
+_LIBRARY_KINDS: Final[Mapping[str, SecretKind]] = {
+    "AWS Access Key": SecretKind.AWS_ACCESS_KEY,
+    "Azure Storage Account access key": SecretKind.AZURE_STORAGE_KEY,
+    "Basic Auth Credentials": SecretKind.URL_CREDENTIALS,
+    "Base64 High Entropy String": SecretKind.HIGH_ENTROPY_STRING,
+    "Hex High Entropy String": SecretKind.HIGH_ENTROPY_STRING,
+    "Discord Bot Token": SecretKind.DISCORD_TOKEN,
+    "GitHub Token": SecretKind.GITHUB_TOKEN,
+    "GitLab Token": SecretKind.GITLAB_TOKEN,
+    "JSON Web Token": SecretKind.JWT,
+    "Secret Keyword": SecretKind.ASSIGNED_SECRET,
+    "Mailchimp Access Key": SecretKind.MAILCHIMP_KEY,
+    "NPM tokens": SecretKind.NPM_TOKEN,
+    "OpenAI Token": SecretKind.OPENAI_KEY,
+    "Private Key": SecretKind.PRIVATE_KEY,
+    "PyPI Token": SecretKind.PYPI_TOKEN,
+    "SendGrid API Key": SecretKind.SENDGRID_KEY,
+    "Slack Token": SecretKind.SLACK_TOKEN,
+    "Square OAuth Secret": SecretKind.SQUARE_TOKEN,
+    "Stripe Access Key": SecretKind.STRIPE_KEY,
+    "Twilio API Key": SecretKind.TWILIO_KEY,
+}
 
 
 def _replacer(kind: SecretKind, found: Counter[SecretKind]) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
         found[kind] += 1
-        if "secret" in match.re.groupindex:
-            start, end = match.span("secret")
+        group = next((name for name in match.re.groupindex if match.group(name) is not None), None)
+        if group is not None:
+            start, end = match.span(group)
             whole = match.group(0)
             offset = match.start()
             return whole[: start - offset] + placeholder(kind) + whole[end - offset :]
@@ -170,7 +314,18 @@ _GUARDS: Final[Mapping[SecretKind, tuple[str, ...]]] = {
     SecretKind.STRIPE_KEY: ("_live_", "_test_"),
     SecretKind.GOOGLE_API_KEY: ("AIza",),
     SecretKind.JWT: ("eyJ",),
+    SecretKind.GITLAB_TOKEN: ("gl", "GR1348941"),
+    SecretKind.HUGGINGFACE_TOKEN: ("hf_", "api_org_"),
+    SecretKind.NPM_TOKEN: ("npm_",),
+    SecretKind.PYPI_TOKEN: ("pypi-",),
+    SecretKind.TWILIO_KEY: ("SK", "AC"),
+    SecretKind.SENDGRID_KEY: ("SG.",),
+    SecretKind.MAILCHIMP_KEY: ("-us",),
+    SecretKind.SQUARE_TOKEN: ("sq0", "EAAA"),
+    SecretKind.DISCORD_TOKEN: (".",),
+    SecretKind.AZURE_STORAGE_KEY: ("=",),
     SecretKind.URL_CREDENTIALS: ("@",),
+    SecretKind.BEARER_TOKEN: ("uthorization", "UTHORIZATION", "Bearer"),
 }
 
 
