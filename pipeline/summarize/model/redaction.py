@@ -125,7 +125,10 @@ _PATTERNS: Final[tuple[tuple[SecretKind, re.Pattern[str]], ...]] = (
             r"|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"
         ),
     ),
-    (SecretKind.STRIPE_KEY, re.compile(r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    (
+        SecretKind.STRIPE_KEY,
+        re.compile(r"\b(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"),
+    ),
     (SecretKind.GOOGLE_API_KEY, re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
     (SecretKind.HUGGINGFACE_TOKEN, re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b")),
     (SecretKind.NPM_TOKEN, re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
@@ -311,7 +314,7 @@ _GUARDS: Final[Mapping[SecretKind, tuple[str, ...]]] = {
     SecretKind.AWS_ACCESS_KEY: ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"),
     SecretKind.GITHUB_TOKEN: ("gh", "github_pat_"),
     SecretKind.SLACK_TOKEN: ("xox", "hooks.slack.com"),
-    SecretKind.STRIPE_KEY: ("_live_", "_test_"),
+    SecretKind.STRIPE_KEY: ("_live_", "_test_", "whsec_"),
     SecretKind.GOOGLE_API_KEY: ("AIza",),
     SecretKind.JWT: ("eyJ",),
     SecretKind.GITLAB_TOKEN: ("gl", "GR1348941"),

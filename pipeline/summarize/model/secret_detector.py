@@ -63,8 +63,9 @@ def findings_in(line: str, library: DetectorLibrary) -> Iterator[Finding]:
         if hints is not None and not any(hint in lowered for hint in hints):
             continue
         for found in plugin.analyze_string(line):
-            # a JSON-escaped quote's backslash is not part of the value
-            value = found.strip("\\") if isinstance(found, str) else ""
+            # what a plugin's regex takes around a value (a space, a quote, a JSON escape's
+            # backslash, the `=` before it) is not part of it
+            value = found.strip(" \t\r\n\"'\\").lstrip("=:").strip() if isinstance(found, str) else ""
             if len(value) >= MIN_VALUE_CHARS and library.kept(value, line, plugin):
                 yield Finding(plugin.secret_type, value)
 
