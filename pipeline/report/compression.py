@@ -131,6 +131,7 @@ class WriterSection(Section, frozen=True, kw_only=True):
     chunks: int
     wall_seconds: float
     redactions: dict[str, int]
+    redacted_by: list[str]  # our pattern list's version, then the detector library's name and version
     optional_evidence_omitted: int
     fallback_from: str | UnsetType = UNSET  # the model's outcome when the embedded summarizer wrote it
 
@@ -313,6 +314,7 @@ def writer_section(account: SummaryAccount, fallback_from: str | None) -> Writer
         chunks=account.chunks,
         wall_seconds=round(account.wall_seconds, 3),
         redactions={kind.value: count for kind, count in account.redactions.counts},
+        redacted_by=list(account.redacted_by),
         optional_evidence_omitted=account.optional_evidence_omitted,
         fallback_from=fallback_from or UNSET,
     )

@@ -59,7 +59,7 @@ from pipeline.summarize.model.providers.base import (
     StopKind,
     SummaryProvider,
 )
-from pipeline.summarize.model.redaction import RedactionCounts, redact
+from pipeline.summarize.model.redaction import RedactionCounts, redact, redactors
 from pipeline.summarize.model.reduction import (
     MAX_CHUNKS_PER_ROUND,
     MAX_REDUCTION_DEPTH,
@@ -224,6 +224,7 @@ def _account(
         chunks=ledger.chunks,
         wall_seconds=seconds,
         redactions=redactions,
+        redacted_by=redactors(),
         optional_evidence_omitted=ledger.optional_omitted,
     )
 

@@ -106,6 +106,7 @@ class SummaryAccount:
     chunks: int = 0
     wall_seconds: float = 0.0
     redactions: RedactionCounts = field(default_factory=RedactionCounts)
+    redacted_by: tuple[str, ...] = ()  # `redaction.redactors()`: what replaced the secrets
     optional_evidence_omitted: int = 0
 
 

@@ -10,7 +10,9 @@ from pipeline.summarize.model.redaction import (
     SecretKind,
     placeholder,
     redact,
+    redactors,
 )
+from pipeline.summarize.model.secret_detector import LIBRARY
 
 # Fakes in each provider's shape (none is a live credential).
 PLANTED: dict[SecretKind, str] = {
@@ -91,3 +93,42 @@ def test_counts_add_up_across_records_in_the_lists_order() -> None:
 )
 def test_code_that_names_a_secret_without_holding_one_is_kept(text: str) -> None:
     assert redact(text).text == text
+
+
+def test_reports_name_what_ran_our_list_and_the_library_when_installed() -> None:
+    ran = redactors()
+    assert ran[0] == f"session-compaction-patterns {REDACTION_VERSION}"
+    if LIBRARY is None:
+        assert ran == (ran[0],)
+    else:
+        assert ran[1] == f"{LIBRARY.name} {LIBRARY.version}" and LIBRARY.name.endswith("detect-secrets")
+
+
+@pytest.mark.skipif(LIBRARY is None, reason="the redaction extra is not installed")
+def test_the_library_never_verifies_a_secret_over_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert LIBRARY is not None
+    for plugin in LIBRARY.plugins:
+        monkeypatch.setattr(plugin, "verify", lambda *a, **k: pytest.fail("verify was called"))
+    assert redact("aws_access_key_id = " + PLANTED[SecretKind.AWS_ACCESS_KEY]).counts.total == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b (HEAD -> main)",
+        'sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+        '"integrity": "sha512-Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG8gZnJlZA=="',
+        '"id": "msg_01J6DPiGJcuVzMb47chNN9Q2", "requestId": "req_011CUVfaQNLTXWgjJriSwCFw"',
+        '"parentUuid": "4358ea05-e9f1-4c0a-8c27-6fe1727f2bda"',
+        "project_path = '/var/folders/4n/2f7pppjd2_n0fftzg8vrlg040000gn/T/tmpzpz61wxy'",
+        "- First pass: Build map of events; Second pass: match them",
+        "const apiKey = await clack.password({ message: 'key' })",
+        'token_summary = "Token usage - " + " | ".join(parts)',
+        "password=password, token=auth_token, api_key=settings.API_KEY, secret=SECRET_NAME",
+        "max_tokens=4096 input_tokens: 1234",
+        "![chart](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    ],
+)
+def test_ordinary_code_ids_digests_and_paths_are_kept_with_the_library(text: str) -> None:
+    result = redact(text)
+    assert result.text == text and result.counts.total == 0

@@ -12,7 +12,7 @@ from pipeline.core.index import build_index
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
 from pipeline.summarize.model.engine import ModelSummary, write_model_summary
-from pipeline.summarize.model.redaction import SecretKind, redact
+from pipeline.summarize.model.redaction import REDACTION_VERSION, SecretKind, redact, redactors
 from pipeline.summarize.model.secret_detector import LIBRARY
 from pipeline.testing.builder import TranscriptBuilder
 from pipeline.testing.invoke import compaction, reports
@@ -136,4 +136,6 @@ def test_the_compress_command_sends_no_planted_shape(tmp_path: Path) -> None:
     writer = report["summary"]["writer"]
     assert report["status"] == "compressed" and sent == len(SHAPES)
     assert sum(writer["redactions"].values()) >= len(SHAPES) * len(PLACES)
+    assert writer["redacted_by"] == list(redactors())
+    assert writer["redacted_by"][0] == f"session-compaction-patterns {REDACTION_VERSION}"
     assert not any(needle in str(report) for shape in SHAPES for needle in needles(shape))
