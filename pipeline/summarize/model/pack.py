@@ -130,8 +130,11 @@ def _has_content(item: EvidenceItem) -> bool:
 def _entry(item: EvidenceItem, max_optional_chars: int) -> PackEntry:
     mandatory = item.kind in _MANDATORY
     kind, label = _kind_and_label(item)
-    cleaned = _redacted_input(item) if item.kind is EvidenceKind.TOOL_CALL else redact(item.text)
-    shown = cleaned.text if mandatory else _cut(cleaned.text, max_optional_chars)
+    if item.kind is EvidenceKind.TOOL_CALL:
+        cleaned = _redacted_input(item)
+        shown = cleaned.text if mandatory else _cut(cleaned.text, max_optional_chars)
+    else:
+        cleaned, shown = _redacted_text(item.text, None if mandatory else max_optional_chars)
     rendered = render_entry(item.line, kind, shown, label)
     rank = 0 if mandatory else int(_rank(item))
     return PackEntry(
@@ -186,6 +189,27 @@ def _rank(item: EvidenceItem) -> EvidenceRank:
             return EvidenceRank.SUPPORTING_CHANGE
         return EvidenceRank.SOURCE_REFERENCE
     return EvidenceRank.RECOVERABLE_DETAIL
+
+
+# An optional text is cut to its first `max_optional_chars`: only that head and this margin after it
+# are redacted (a long tool result costs what its head does). A secret that begins in the shown part
+# and is at most `_LONGEST_SECRET` long lies whole in the margin; a PEM block is replaced to the
+# text's end when its END line is past the head. When replacements shrank the head so much that a
+# cut secret could reach the shown part, the whole text is redacted instead.
+_REDACTED_MARGIN: Final = 2048
+_LONGEST_SECRET: Final = 1024
+
+
+def _redacted_text(text: str, limit: int | None) -> tuple[Redacted, str]:
+    """`text` redacted, and what is shown of it: all of it, or its first `limit` characters."""
+    if limit is None or len(text) <= limit + _REDACTED_MARGIN:
+        cleaned = redact(text)
+        return cleaned, cleaned.text if limit is None else _cut(cleaned.text, limit)
+    head = redact(text[: limit + _REDACTED_MARGIN])
+    if len(head.text) < limit + _LONGEST_SECRET:
+        cleaned = redact(text)
+        return cleaned, _cut(cleaned.text, limit)
+    return head, head.text[:limit] + CUT_MARKER.format(len(text) - limit)
 
 
 def _cut(text: str, limit: int) -> str:

@@ -13,6 +13,7 @@ from pipeline.summarize.model.pack import (
     entries_of,
     fit_entries,
 )
+from pipeline.summarize.model.redaction import SecretKind
 from tests.summarize._support import turn
 
 LONG = "x" * 5_000
@@ -90,3 +91,26 @@ def test_anchor_texts_join_a_lines_entries_for_quote_checks() -> None:
         EvidenceItem(3, EvidenceKind.THINKING, "second"),
     ]
     assert anchor_texts(entries_of(items, 100)) == {3: "first\nsecond"}
+
+
+def _result(text: str) -> EvidenceItem:
+    return EvidenceItem(2, EvidenceKind.TOOL_RESULT, text, tool_name="Bash", tool_id="t")
+
+
+def test_a_long_result_is_redacted_in_its_shown_head_and_the_margin_after_it() -> None:
+    key = "AKIA" + "Q7ZX2LP9WV4RT8YN"
+    text = "x" * 389 + " " + key + " " + "y" * 50_000 + " " + key
+    (entry,) = entries_of([_result(text)], 400)
+    assert key[:8] not in entry.rendered and entry.redactions.total == 1  # the far one is never sent
+    assert entry.shown.endswith(f"[... {len(text) - 400} more characters]")
+
+
+def test_a_head_shrunk_by_replacements_is_redacted_whole_so_no_cut_secret_shows() -> None:
+    key = "AKIA" + "Q7ZX2LP9WV4RT8YN"
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "M" * 2_300 + "\n-----END RSA PRIVATE KEY-----"
+    head = 400 + 2_048  # max_optional_chars and the redacted margin
+    lead = "a" * 10 + pem
+    text = lead + "b" * (head - 9 - len(lead)) + " " + key + " " + "c" * 5_000  # the margin cuts the key
+    (entry,) = entries_of([_result(text)], 400)
+    assert key[:8] not in entry.rendered and "MMMM" not in entry.rendered
+    assert entry.redactions.of(SecretKind.AWS_ACCESS_KEY) == 1
