@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from pipeline.summarize.model.redaction import (
@@ -93,6 +96,21 @@ def test_counts_add_up_across_records_in_the_lists_order() -> None:
 )
 def test_code_that_names_a_secret_without_holding_one_is_kept(text: str) -> None:
     assert redact(text).text == text
+
+
+def test_without_the_library_our_patterns_still_run_and_reports_say_only_they_ran() -> None:
+    script = (
+        "import sys; sys.modules['detect_secrets'] = None\n"  # as if the redaction extra were absent
+        "from pipeline.summarize.model import redaction, secret_detector\n"
+        "print(secret_detector.LIBRARY, redaction.redactors())\n"
+        "print(redaction.redact('DATABASE_PASSWORD=Xk29abcdQ7 hf_' + 'a1B2' * 9).text)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"None ('session-compaction-patterns {REDACTION_VERSION}',)",
+        "DATABASE_PASSWORD=[REDACTED:assigned-secret] [REDACTED:huggingface-token]",
+    ]
 
 
 def test_reports_name_what_ran_our_list_and_the_library_when_installed() -> None:
