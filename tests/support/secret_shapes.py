@@ -60,7 +60,7 @@ def _pem(draw: _Draw, label: str) -> tuple[str, str]:
 def secret_shapes(seed: int = 24) -> tuple[SecretShape, ...]:
     """The corpus: every shape issue 24 lists and more, each with a fresh random value."""
     d = _Draw(seed)
-    pw = [d.password() for _ in range(12)]
+    pw = [d.password() for _ in range(16)]
     rsa, rsa_part = _pem(d, "RSA PRIVATE KEY")
     ssh, ssh_part = _pem(d, "OPENSSH PRIVATE KEY")
     gcp_key, gcp_part = _pem(d, "PRIVATE KEY")
@@ -156,6 +156,10 @@ def secret_shapes(seed: int = 24) -> tuple[SecretShape, ...]:
         ("basic-auth-url", "git clone https://deploy:{s}@git.example.com/repo.git", pw[9]),
         ("jdbc-password", "jdbc:postgresql://db/app?user=app&password={s}", pw[10]),
         ("ado-connection-string", "Server=tcp:db,1433;User ID=sa;Password={s};Encrypt=true", pw[11]),
+        ("glued-name", "PGPASSWORD={s} psql -h db -U app", pw[12]),
+        ("curl-user", "curl -u admin:{s} https://ci.internal/api/json", pw[13]),
+        ("cli-password-flag", "docker login registry.internal --username ci --password {s}", pw[14]),
+        ("cli-token-flag", "gh-release upload --token {s} dist/*.whl", pw[15]),
     ]
     return tuple(_shape(name, line, secret, gcp_part, rsa_part, ssh_part) for name, line, secret in shapes)
 

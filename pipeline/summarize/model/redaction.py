@@ -58,6 +58,7 @@ class SecretKind(StrEnum):
     AZURE_STORAGE_KEY = "azure-storage-key"
     VENDOR_TOKEN = "vendor-token"  # a vendor's credential only the detector library knows
     URL_CREDENTIALS = "url-credentials"
+    CLI_CREDENTIALS = "cli-credentials"  # `curl -u user:password`, `--password VALUE`
     BEARER_TOKEN = "bearer-token"
     ASSIGNED_SECRET = "assigned-secret"
     HIGH_ENTROPY_STRING = "high-entropy-string"
@@ -68,10 +69,11 @@ def placeholder(kind: SecretKind) -> str:
     return f"[REDACTED:{kind.value}]"
 
 
-# A name that says its value is a secret: `password`, `DATABASE_PASSWORD`, `MY_SERVICE_API_KEY`,
-# `SECRET_KEY`, `_authToken`, `--password`; the secret word ends the name (`max_tokens` is not one).
+# A name that says its value is a secret: `password`, `DATABASE_PASSWORD`, `PGPASSWORD`,
+# `MY_SERVICE_API_KEY`, `SECRET_KEY`, `_authToken`, `--password`; the secret word ends the name
+# (`max_tokens` is not one), and `pass` counts only after a separator (`DB_PASS`, not `bypass`).
 _SECRET_NAME: Final = (
-    r"(?<![A-Za-z0-9_.])_*(?:(?:[A-Za-z0-9]+[_.\-])+pass|(?:[A-Za-z0-9]+[_.\-])*"
+    r"(?<![A-Za-z0-9_.])_*(?:(?:[A-Za-z0-9]+[_.\-])+pass|[A-Za-z0-9_.\-]*?"
     r"(?:password|passwd|passphrase|pwd|secret|client_?secret|secret_?key|token|access_?token"
     r"|auth_?token|refresh_?token|api_?key|apikey|access_?key|private_?key|signing_?key|encryption_?key"
     r"|master_?key|account_?key))(?![A-Za-z0-9])[\"']?\s*(?:=>|:=|[=:])\s*"
@@ -79,7 +81,8 @@ _SECRET_NAME: Final = (
 _VALUE_END: Final = r"(?=[\s\"'`&,;<>()\[\]{}]|$)"
 # What code writes after such a name without holding a secret: a type, a null, a keyword, a
 # template or an environment reference, a masked or elided value, an attribute, a constant's name,
-# or an identifier named like a secret (`password=password`, `token=auth_token`).
+# an identifier named like a secret (`password=password`, `token=auth_token`), or a version (a
+# package named `jsonwebtoken` in a package.json).
 _NOT_A_VALUE: Final = (
     r"(?!(?:str|string|int|bool|boolean|number|bytes|None|null|nil|undefined|any|Optional|Secret"
     r"|SecretStr|true|false|await|async|new|function|lambda|yield|require|import|typeof|this|self)(?![\w\-])"
@@ -89,6 +92,8 @@ _NOT_A_VALUE: Final = (
     + r"|(?-i:[A-Z][A-Z0-9_]*_[A-Z0-9_]*)"
     + _VALUE_END
     + r"|[A-Za-z_]*(?:pass|pwd|secret|token|key|auth)[A-Za-z_]*"
+    + _VALUE_END
+    + r"|[\^~]?v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?"
     + _VALUE_END
     + r")"
 )
@@ -157,6 +162,14 @@ _PATTERNS: Final[tuple[tuple[SecretKind, re.Pattern[str]], ...]] = (
     (
         SecretKind.URL_CREDENTIALS,
         re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://(?P<secret>[^\s:/@\"'<>]*:[^\s/\"'<>]+)@"),
+    ),
+    (
+        SecretKind.CLI_CREDENTIALS,
+        re.compile(
+            r"(?<!\S)(?:-u|--user)[ =][\"']?[A-Za-z0-9_.\-]+:(?P<secret>(?!\d+(?:[\s\"']|$))[^\s\"']{3,})"
+            r"|(?<!\S)--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token)"
+            r" +[\"']?(?P<flag>(?![-$<{]|\[REDACTED:|[^\s\"']*\.\.\.)[^\s\"']{4,})"
+        ),
     ),
     (
         SecretKind.BEARER_TOKEN,
@@ -328,6 +341,20 @@ _GUARDS: Final[Mapping[SecretKind, tuple[str, ...]]] = {
     SecretKind.DISCORD_TOKEN: (".",),
     SecretKind.AZURE_STORAGE_KEY: ("=",),
     SecretKind.URL_CREDENTIALS: ("@",),
+    SecretKind.CLI_CREDENTIALS: (
+        "-u",
+        "--user",
+        "-p",
+        "--p",
+        "-t",
+        "--t",
+        "-a",
+        "--a",
+        "-s",
+        "--s",
+        "-c",
+        "--c",
+    ),
     SecretKind.BEARER_TOKEN: ("uthorization", "UTHORIZATION", "Bearer"),
 }
 

@@ -144,6 +144,10 @@ def test_the_library_never_verifies_a_secret_over_the_network(monkeypatch: pytes
         'token_summary = "Token usage - " + " | ".join(parts)',
         "password=password, token=auth_token, api_key=settings.API_KEY, secret=SECRET_NAME",
         "max_tokens=4096 input_tokens: 1234",
+        'TIMESTAMP="$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)"',
+        "git push -u origin main && docker run -u 1000:1000 app",
+        'codemie --api-key sk-... "review code"',
+        '"jsonwebtoken": "^9.0.2", "csrf-token": "~1.2.x"',
         "![chart](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
     ],
 )
