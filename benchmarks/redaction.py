@@ -3,18 +3,21 @@
 The corpus sessions hold no live credential, so every replacement there is a false positive (or a
 fake key a session printed on purpose). For our patterns alone and with the detector library, it
 prints the share of evidence texts and of characters replaced, the kinds hit and the time taken.
-Counts only: no replaced text is printed.
+Counts only: no replaced text is printed. `--codex` measures the Codex rollouts too (every string
+of every record, each distinct string once).
 
     python benchmarks/redaction.py
+    python benchmarks/redaction.py --codex
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,15 +45,34 @@ def texts(root: Path) -> Iterator[str]:
             yield from _strings(item)
 
 
+def codex_texts(root: Path) -> Iterator[str]:
+    """Every distinct string of every Codex rollout record under `root`."""
+    seen: set[str] = set()
+    for path in session_files(root):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            for text in _nested(record):
+                if text and text not in seen:
+                    seen.add(text)
+                    yield text
+
+
 def _strings(item: EvidenceItem) -> Iterator[str]:
     if item.text:
         yield item.text
-    stack: list[object] = [item.tool_input]
+    yield from _nested(item.tool_input)
+
+
+def _nested(value: object) -> Iterator[str]:
+    stack: list[object] = [value]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
             yield value
-        elif isinstance(value, dict):
+        elif isinstance(value, Mapping):
             stack.extend(value.values())
         elif isinstance(value, (list, tuple)):
             stack.extend(value)
@@ -93,12 +115,18 @@ def measure(corpus: list[str], library: DetectorLibrary | None) -> dict[str, obj
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--codex", action="store_true", help="also the Codex rollouts beside the corpus")
     args = parser.parse_args()
-    corpus = list(texts(args.corpus))
-    rows = [measure(corpus, None)]
-    if LIBRARY is not None:
-        rows.append(measure(corpus, LIBRARY))
-    emit("redaction", {"corpus": str(args.corpus), "runs": rows})
+    results: dict[str, object] = {"corpus": str(args.corpus), "runs": _runs(list(texts(args.corpus)))}
+    if args.codex:
+        rollouts = args.corpus.parent / "codex" / "files"
+        results["codex"] = {"corpus": str(rollouts), "runs": _runs(list(codex_texts(rollouts)))}
+    emit("redaction", results)
+
+
+def _runs(corpus: list[str]) -> list[dict[str, object]]:
+    libraries = [None] if LIBRARY is None else [None, LIBRARY]
+    return [measure(corpus, library) for library in libraries]
 
 
 if __name__ == "__main__":

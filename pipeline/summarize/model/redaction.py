@@ -71,27 +71,33 @@ def placeholder(kind: SecretKind) -> str:
 
 # A name that says its value is a secret: `password`, `DATABASE_PASSWORD`, `PGPASSWORD`,
 # `MY_SERVICE_API_KEY`, `SECRET_KEY`, `_authToken`, `--password`; the secret word ends the name
-# (`max_tokens` is not one), and `pass` counts only after a separator (`DB_PASS`, not `bypass`).
+# (`max_tokens` is not one), `pass` counts only after a separator (`DB_PASS`, not `bypass`), and
+# a paging or sync token (`nextPageToken`) is no secret. A name's parts are bounded: a long run of
+# `-`-joined characters (a base64url blob on one line) made unbounded ones quadratic.
 _SECRET_NAME: Final = (
-    r"(?<![A-Za-z0-9_.])_*(?:(?:[A-Za-z0-9]+[_.\-])+pass|[A-Za-z0-9_.\-]*?"
+    r"(?<![A-Za-z0-9_.])(?![A-Za-z0-9_.\-]{0,40}?(?:page|next|continuation|sync|cancellation)[_\-]?token)"
+    r"_{0,3}(?:(?:[A-Za-z0-9]{1,30}[_.\-]){1,4}pass|[A-Za-z0-9_.\-]{0,40}?"
     r"(?:password|passwd|passphrase|pwd|secret|client_?secret|secret_?key|token|access_?token"
     r"|auth_?token|refresh_?token|api_?key|apikey|access_?key|private_?key|signing_?key|encryption_?key"
     r"|master_?key|account_?key))(?![A-Za-z0-9])[\"']?\s*(?:=>|:=|[=:])\s*"
 )
 _VALUE_END: Final = r"(?=[\s\"'`&,;<>()\[\]{}]|$)"
 # What code writes after such a name without holding a secret: a type, a null, a keyword, a
-# template or an environment reference, a masked or elided value, an attribute, a constant's name,
-# an identifier named like a secret (`password=password`, `token=auth_token`), or a version (a
-# package named `jsonwebtoken` in a package.json).
+# permission (`id-token: write`), a template or an environment reference, a masked or elided value,
+# an attribute, a constant's name, a variable passed on (`{ token: csrf, ... }`), an identifier
+# named like a secret (`password=password`, `token=auth_token`), or a version (a package named
+# `jsonwebtoken` in a package.json).
 _NOT_A_VALUE: Final = (
     r"(?!(?:str|string|int|bool|boolean|number|bytes|None|null|nil|undefined|any|Optional|Secret"
-    r"|SecretStr|true|false|await|async|new|function|lambda|yield|require|import|typeof|this|self)(?![\w\-])"
+    r"|SecretStr|true|false|await|async|new|function|lambda|yield|require|import|typeof|this|self"
+    r"|read|write|none|required|optional)(?![\w\-])"
     r"|\[REDACTED:|\{\{|\$|%\(|%[A-Za-z_]|\*{3,}|x{4,}|\.\.\.|<|[^\s\"']*\.\.\.(?:[\s\"']|$)"
-    r"|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*"
+    r"|(?:[A-Za-z_]\w*[?!]?\.)+[A-Za-z_]\w*"
     + _VALUE_END
+    + r"|[A-Za-z_]\w*[!?]?\s*[,)}\]]"
     + r"|(?-i:[A-Z][A-Z0-9_]*_[A-Z0-9_]*)"
     + _VALUE_END
-    + r"|[A-Za-z_]*(?:pass|pwd|secret|token|key|auth)[A-Za-z_]*"
+    + r"|[A-Za-z_\-]*(?:pass|pwd|secret|token|key|auth)[A-Za-z_\-]*"
     + _VALUE_END
     + r"|[\^~]?v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?"
     + _VALUE_END

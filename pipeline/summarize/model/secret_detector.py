@@ -11,6 +11,7 @@ settings or logging (which may log a skipped secret). detect-secrets' own false-
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -110,9 +111,15 @@ def _kept_by(heuristic: Any) -> Callable[[str, str, Any], bool]:
 
 def _entropic(value: str, plugin: Any) -> bool:
     """An entropy plugin's `analyze_string` yields every quoted string: its limit applies here."""
-    if _ID_OR_PATH.fullmatch(value):
+    if _ID_OR_PATH.fullmatch(value) or _ascending(value):
         return False
     return bool(plugin.calculate_shannon_entropy(value) > plugin.entropy_limit)
+
+
+def _ascending(value: str) -> bool:
+    """An alphabet written out (`"123456789ABCDEFGH..."`): most characters follow a smaller one."""
+    rises = sum(1 for before, after in itertools.pairwise(value) if after > before)
+    return rises >= 0.8 * (len(value) - 1)
 
 
 def _is_digest(value: str, line: str) -> bool:

@@ -148,6 +148,11 @@ def test_the_library_never_verifies_a_secret_over_the_network(monkeypatch: pytes
         "git push -u origin main && docker run -u 1000:1000 app",
         'codemie --api-key sk-... "review code"',
         '"jsonwebtoken": "^9.0.2", "csrf-token": "~1.2.x"',
+        "headers: { 'X-CSRF-Token': csrf, 'x-csrf-token': 'csrf-token' }, token: token!,",
+        "const token = csrfPayload?.token as string",
+        'alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"',
+        '"nextPageToken": "CAoQAA", "syncToken": "Zx81kQ2m"',
+        "permissions:\n  contents: read\n  id-token: write\n",
         "![chart](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
     ],
 )
