@@ -197,12 +197,10 @@ _ASSIGNMENTS: Final[tuple[re.Pattern[str], ...]] = (
         r"(?i)" + _SECRET_NAME + r"(?P<secret>" + _NOT_A_VALUE + r"[^\s\"'`&,;<>()\[\]{}]{4,}+)(?![(\[])"
     ),
 )
-_ASSIGNMENT_HINT: Final = re.compile(
-    r"(?i)(?:pass|pwd|secret|token|key)[A-Za-z0-9_\-]*[\"']?\s*(?:=>|:=|[=:])"
-)
-_ASSIGNMENT_LINE: Final = re.compile(
-    r"(?im)^.*(?:pass|pwd|secret|token|key)[A-Za-z0-9_\-]*[\"']?\s*(?:=>|:=|[=:]).*$"
-)
+# Bounded like the names: `token-token-token-...` made an unbounded tail quadratic.
+_ASSIGNMENT_WORD: Final = r"(?:pass|pwd|secret|token|key)[A-Za-z0-9_\-]{0,40}[\"']?\s{0,8}(?:=>|:=|[=:])"
+_ASSIGNMENT_HINT: Final = re.compile(r"(?i)" + _ASSIGNMENT_WORD)
+_ASSIGNMENT_LINE: Final = re.compile(r"(?im)^.*" + _ASSIGNMENT_WORD + r".*$")
 
 
 @dataclass(frozen=True, slots=True)
