@@ -4,10 +4,11 @@ The corpus sessions hold no live credential, so every replacement there is a fal
 fake key a session printed on purpose). For our patterns alone and with the detector library, it
 prints the share of evidence texts and of characters replaced, the kinds hit and the time taken.
 Counts only: no replaced text is printed. `--codex` measures the Codex rollouts too (every string
-of every record, each distinct string once).
+of every record, each distinct string once); `--adversarial` times redaction of 40 K-character
+runs of each rule's characters (a regex that backtracks shows as seconds here).
 
     python benchmarks/redaction.py
-    python benchmarks/redaction.py --codex
+    python benchmarks/redaction.py --codex --adversarial
 """
 
 from __future__ import annotations
@@ -112,15 +113,63 @@ def measure(corpus: list[str], library: DetectorLibrary | None) -> dict[str, obj
     }
 
 
+ADVERSARIAL_CHARS = 40_000
+ADVERSARIAL_UNITS = (
+    "a-",
+    "a_",
+    "a.",
+    "a:",
+    "a=",
+    "a@",
+    "key=",
+    "token-",
+    "x_pass_",
+    '"a',
+    "a ",
+    "-u a:",
+    "--password ",
+    "Bearer ",
+    "authorization: ",
+    "eyJaaaaaaaaaa.",
+    "http://a:",
+    "AccountKey=A",
+    "&sig=A",
+    "Ab3-_",
+)
+
+
+def adversarial(library: DetectorLibrary | None) -> dict[str, float]:
+    """Seconds to redact a long run of each unit, slowest first."""
+    seconds: dict[str, float] = {}
+    for unit in ADVERSARIAL_UNITS:
+        text = unit * (ADVERSARIAL_CHARS // len(unit))
+        started = time.perf_counter()
+        redact(text, library)
+        seconds[unit] = round(time.perf_counter() - started, 3)
+    return dict(sorted(seconds.items(), key=lambda item: -item[1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--codex", action="store_true", help="also the Codex rollouts beside the corpus")
+    parser.add_argument(
+        "--adversarial", action="store_true", help="also time long runs of each rule's characters"
+    )
     args = parser.parse_args()
     results: dict[str, object] = {"corpus": str(args.corpus), "runs": _runs(list(texts(args.corpus)))}
     if args.codex:
         rollouts = args.corpus.parent / "codex" / "files"
         results["codex"] = {"corpus": str(rollouts), "runs": _runs(list(codex_texts(rollouts)))}
+    if args.adversarial:
+        libraries = [None] if LIBRARY is None else [None, LIBRARY]
+        results["adversarial"] = [
+            {
+                "detectors": "patterns" if library is None else "patterns + library",
+                "seconds": adversarial(library),
+            }
+            for library in libraries
+        ]
     emit("redaction", results)
 
 
