@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from pipeline.summarize.model.secret_detector import LIBRARY, MIN_VALUE_CHARS, DetectorLibrary, findings_in
+from pipeline.summarize.model.secret_detector import (
+    LIBRARY,
+    MIN_VALUE_CHARS,
+    UNSCANNABLE,
+    DetectorLibrary,
+    findings_in,
+)
 
 __all__ = [
     "REDACTION_VERSION",
@@ -57,6 +63,7 @@ class SecretKind(StrEnum):
     DISCORD_TOKEN = "discord-token"
     AZURE_STORAGE_KEY = "azure-storage-key"
     VENDOR_TOKEN = "vendor-token"  # a vendor's credential only the detector library knows
+    UNSCANNED_LINE = "unscanned-line"  # a line a detector plugin failed on, withheld whole
     URL_CREDENTIALS = "url-credentials"
     CLI_CREDENTIALS = "cli-credentials"  # `curl -u user:password`, `--password VALUE`
     BEARER_TOKEN = "bearer-token"
@@ -306,6 +313,7 @@ _LIBRARY_KINDS: Final[Mapping[str, SecretKind]] = {
     "Square OAuth Secret": SecretKind.SQUARE_TOKEN,
     "Stripe Access Key": SecretKind.STRIPE_KEY,
     "Twilio API Key": SecretKind.TWILIO_KEY,
+    UNSCANNABLE: SecretKind.UNSCANNED_LINE,
 }
 
 

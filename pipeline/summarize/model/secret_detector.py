@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["LIBRARY", "DetectorLibrary", "Finding", "findings_in"]
+__all__ = ["LIBRARY", "UNSCANNABLE", "DetectorLibrary", "Finding", "findings_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,8 @@ class Finding:
     value: str
 
 
+UNSCANNABLE: Final = "unscannable line"
+"""The finding a plugin's failure on a line becomes: the whole line is replaced."""
 # Shortest flagged value replaced: a plugin's regex groups can yield fragments (a key's name).
 MIN_VALUE_CHARS: Final = 8
 # Plugins left out: Azure's needs a file's context (our `AccountKey=` rule covers it), and hex
@@ -63,7 +65,12 @@ def findings_in(line: str, library: DetectorLibrary) -> Iterator[Finding]:
         hints = _HINTS.get(type(plugin).__name__)
         if hints is not None and not any(hint in lowered for hint in hints):
             continue
-        for found in plugin.analyze_string(line):
+        try:
+            flagged = tuple(plugin.analyze_string(line))
+        except Exception:  # a plugin that fails on a line: the line is withheld, not sent unscanned
+            yield Finding(UNSCANNABLE, line.rstrip("\r\n"))
+            continue
+        for found in flagged:
             # what a plugin's regex takes around a value (a space, a quote, a JSON escape's
             # backslash, the `=` before it) is not part of it
             value = found.strip(" \t\r\n\"'\\").lstrip("=:").strip() if isinstance(found, str) else ""
