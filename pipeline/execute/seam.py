@@ -182,6 +182,7 @@ def plan_run(request: RunRequest, work_for: WorkFor) -> RunPlan:
             marker=destination.location(marker_label(label)),
             resume=request.resume,
             outputs=request.outputs,
+            unsafe_key=session.unsafe_key,
         )
         keys[label] = f"{label}\0{stamp}\0{digest}"
         sized.append((session, size))

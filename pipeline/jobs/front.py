@@ -22,7 +22,7 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "open_session", "open_source", "topology_options"]
+__all__ = ["Analysis", "open_session", "open_source", "topology_options", "unsafe_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +85,18 @@ def _not_processed(
         findings=findings_section([finding], per_code=per_code),
     )
     return Unsupported(label, report) if known else NotATranscript(label, report)
+
+
+def unsafe_key(label: str, *, command: str, per_code: int) -> Outcome:
+    """An object key that cannot be mirrored under a report or output directory: never read."""
+    finding = Finding(FindingCode.OBJECT_KEY_UNSAFE, Severity.WARNING)
+    report = BriefReport(
+        command=command,
+        session=SessionSection(label=label),
+        status=SessionStatus.NOT_A_TRANSCRIPT,
+        findings=findings_section([finding], per_code=per_code),
+    )
+    return NotATranscript(label, report)
 
 
 def open_session(
