@@ -38,12 +38,13 @@ from pipeline.execute.seam import (
     report_name,
 )
 from pipeline.execute.session_tasks import TaskResult, publish, run_batch
+from pipeline.execute.stop_request import StopRequest
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.settings import ClusterSettings
 
 if TYPE_CHECKING:
-    from distributed import Client, Future, LocalCluster
+    from distributed import Client, Future, LocalCluster, as_completed
 
 __all__ = [
     "EXTRA_HINT",
@@ -58,6 +59,7 @@ log = structlog.get_logger(__name__)
 
 EXTRA_HINT: Final = "--cluster needs the cluster extra: pip install 'session-compaction[cluster]'"
 LOCAL_PREFIX: Final = "local:"
+_POLL_SECONDS: Final = 0.05  # how soon a stop (Ctrl-C, SIGTERM) is seen while batches run
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,7 @@ def _results(
 
     per_code = request.per_code
     groups: dict[str, tuple[tuple[SessionFile, ...], int]] = {}
+    submitted: dict[str, Future[tuple[TaskResult, ...]]] = {}
     workers = max(1, sum(client.nthreads().values()))
 
     def submit(group: tuple[SessionFile, ...], attempt: int = 0) -> Future[tuple[TaskResult, ...]]:
@@ -154,14 +157,17 @@ def _results(
         key += f"-again{attempt}" if attempt else ""
         groups[key] = (group, attempt)
         batch = plan.batch(group)
-        return client.submit(
+        submitted[key] = client.submit(
             run_batch, batch, per_code, settings.read_block_bytes, key=key, retries=settings.task_retries
         )
+        return submitted[key]
 
     planned = plan_batches(plan.sized, settings.batch_bytes, settings.batch_sessions, workers)
     running = as_completed([submit(group) for group in planned])
-    for future in running:
-        group, attempt = groups.pop(future.key)
+    for future in _until_stopped(running, request.stop):
+        key = str(future.key)  # ours: a string (`submit`)
+        submitted.pop(key, None)
+        group, attempt = groups.pop(key)
         try:
             results: tuple[TaskResult, ...] = future.result()
         except Exception as exc:  # a lost worker, an error outside the guarded job
@@ -180,6 +186,19 @@ def _results(
         finally:
             future.release()
         yield from results
+    if submitted:  # a stop: what is queued or running is left not done (no new batch starts)
+        client.cancel(list(submitted.values()))
+
+
+def _until_stopped(running: as_completed, stop: StopRequest) -> Iterator[Future[tuple[TaskResult, ...]]]:
+    """Batches as they finish; once a stop is requested, only those already finished."""
+    while not running.is_empty():
+        if running.has_ready():
+            yield next(running)
+        elif stop.requested:
+            return
+        else:
+            time.sleep(_POLL_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)
