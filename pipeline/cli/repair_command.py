@@ -26,7 +26,7 @@ from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.in_place_pass import LiveCommand, finish, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
-from pipeline.execute.in_place_drive import BuildStep, in_this_process
+from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
 from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import OperationState
@@ -104,18 +104,13 @@ def _in_place(
     stop: StopRequest,
 ) -> int:
     options = repair_options(settings.read_pages, settings.sweep)
-    builder = repair_builder(options)
-
-    def build_for(work: Path) -> BuildStep:
-        return in_this_process(builder, work)
-
     command = LiveCommand(
         name="repair-read-pages",
         result=RecordedResult.REPAIRED,
         config_digest=_digest(options),
         require_resume_proof=False,  # an exact byte-span deletion, checked byte for byte
-        jobs=1,  # a scan per session: no worker is worth its start-up
-        build_for=build_for,
+        executor=ProcessPoolExecutor(1),  # a scan per session: no worker is worth its start-up
+        here=repair_builder(options),
         report_of=_in_place_report,
     )
     done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
