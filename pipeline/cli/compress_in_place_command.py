@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.cli.compress_command import compress_options, compress_run
-from pipeline.cli.in_place_pass import LiveCommand, PassDone, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
 from pipeline.execute.in_place_drive import RemoteBuild, WorkerCalls, WorkerLost
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
 from pipeline.execute.seam import Executor, report_path
-from pipeline.execute.stop_request import StopRequest
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
@@ -34,7 +33,7 @@ from pipeline.jobs.compress.in_place import (
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.reporting import in_place_section, receipt_section, recovered_entry, skipped_entry
-from pipeline.publish.live.source import FrozenSource, SessionTarget
+from pipeline.publish.live.source import FrozenSource
 from pipeline.publish.live.state_db import RecordedResult
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.fleet import summary_report
@@ -169,14 +168,9 @@ def _summary(
     return InPlaceSummary(**fields, in_place=_totals(done))
 
 
-def compress_in_place(
-    args: argparse.Namespace,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    stop: StopRequest,
-) -> int:
+def compress_in_place(live: LiveRun) -> int:
     """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
+    args, settings, roots = live.args, live.settings, live.roots
     check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
     options = compress_options(args, settings, claude, out_dir="", root_label="")
@@ -190,6 +184,6 @@ def compress_in_place(
         remote=_worker_build(options),
         report_of=_report_of,
     )
-    done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
+    done = run_pass(command, live)
     summary = _summary(args, settings, claude, done, [root for root, _ in roots])
     return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

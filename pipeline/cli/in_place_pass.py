@@ -8,6 +8,7 @@ on stdout.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 import tempfile
@@ -43,6 +44,7 @@ from pipeline.vocabulary import ExitCode
 
 __all__ = [
     "LiveCommand",
+    "LiveRun",
     "PassDone",
     "finish",
     "in_place_exit",
@@ -97,6 +99,18 @@ def in_place_exit(outcomes: Sequence[InPlaceOutcome], *, summary_written: bool) 
 
 
 @dataclass(frozen=True, slots=True)
+class LiveRun:
+    """A live command as the command line hands it over: its flags and settings, the sessions found
+    under the roots (each root with its label), and the stop a signal sets."""
+
+    args: argparse.Namespace
+    settings: Settings
+    sessions: Sequence[SessionTarget]
+    roots: Sequence[tuple[Path, str]]
+    stop: StopRequest
+
+
+@dataclass(frozen=True, slots=True)
 class LiveCommand:
     """What an in-place command brings to the shared pass: how it builds, records and reports."""
 
@@ -124,20 +138,13 @@ class PassDone:
     stop: StopRequest  # a signal that stopped the run, if any
 
 
-def run_pass(
-    command: LiveCommand,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    *,
-    quiet: bool,
-    stop: StopRequest,
-) -> PassDone:
+def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
     """Lock the state, recover, and take every session through the pass (reports as they come).
 
     The cheap checks run first, in this thread; only the sessions that pass them go through the
     event loop, and the work directory is made only when there are some.
     """
+    settings, roots, stop = live.settings, live.roots, live.stop
     state_settings = state_options(settings.state)
     configured = settings.in_place.work_dir
     root_paths = [root for root, _ in roots]
@@ -154,12 +161,12 @@ def run_pass(
     work: Path | None = None
     with open_state(state_settings) as state:
         run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
-        pending, outcomes = check_all(run, sessions, roots, stop)
+        pending, outcomes = check_all(run, live.sessions, roots, stop)
         report_dir = live_report_dir(settings, command.name, state_settings.directory)
         if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
             with (
                 work_directory(configured, root_paths) as work,
-                progress_bar(len(pending), enabled=not quiet, description=command.name) as advance,
+                progress_bar(len(pending), enabled=not live.args.quiet, description=command.name) as advance,
             ):
                 request = InPlaceRequest(
                     run=run,
