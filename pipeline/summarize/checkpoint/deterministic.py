@@ -39,6 +39,7 @@ from pipeline.summarize.checkpoint.fitting import (
     USER_TEXT_SHARE,
     Bounds,
     PromptUnit,
+    SummaryFit,
     fit_prompts,
     floor_chars,
     prompt_units,
@@ -56,7 +57,6 @@ __all__ = [
     "InvalidSummaryOptions",
     "PriorMode",
     "SummaryBudgetExceeded",
-    "SummaryFit",
     "SummaryOptions",
     "SummaryResult",
     "write_summary",
@@ -142,27 +142,6 @@ class SummaryOptions:
             self.max_active_work_records,
             TRAIL_RECORDS,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryFit:
-    """How a summary larger than its room was fitted into it (counts only, never text).
-
-    `needed_chars` is what the whole summary would have taken, `allowed_chars` its room; `level`
-    the rung of `fitting.LADDER` used (1-based). Prompt counts are of bullets (equal texts share
-    one): kept whole, cut to a head of at least `prompt_head_chars`, cited by anchor only, or
-    left out in an omission marker.
-    """
-
-    needed_chars: int
-    allowed_chars: int
-    level: int
-    prompts: int
-    prompts_verbatim: int
-    prompts_cut: int
-    prompts_by_anchor: int
-    prompts_omitted: int
-    prompt_head_chars: int
 
 
 @dataclass(frozen=True, slots=True)
