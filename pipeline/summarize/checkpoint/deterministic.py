@@ -16,7 +16,7 @@ from typing import Final
 
 from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
-from pipeline.settings import MIN_SUMMARY_CHARS
+from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
 from pipeline.summarize.checkpoint.document import (
@@ -106,17 +106,12 @@ class SummaryBudgetExceeded(SummaryError):
 
 
 @dataclass(frozen=True, slots=True)
-class SummaryOptions:
-    """Bounds of one deterministic summary (defaults: config/default.toml)."""
+class SummaryOptions(SummarySettings):
+    """Bounds of one deterministic summary: the `[summary]` section's, with the run's character
+    budget and whether prior summaries are kept verbatim (defaults: config/default.toml)."""
 
     char_budget: int
     preserve_prior_verbatim: bool
-    max_bullets_per_section: int
-    max_quote_chars: int
-    max_prompt_chars: int
-    max_file_operations: int
-    max_validation_records: int
-    max_active_work_records: int
 
     def __post_init__(self) -> None:
         if self.char_budget < MIN_CHAR_BUDGET:
