@@ -71,6 +71,7 @@ REASONS: Final = MappingProxyType(
         C.UNSUPPORTED_FORMAT: "a known transcript format this tool does not process yet",
         C.NOT_A_TRANSCRIPT: "no line of the file is a record of a known agent (ids say what it holds)",
         C.NOT_A_REGULAR_FILE: "a named pipe, socket or device with a session's name: skipped, never read",
+        C.OBJECT_KEY_UNSAFE: "an object key with an empty, . or .. segment cannot be mirrored: never read",
         C.UNREADABLE: "the file could not be read",
         C.INTERNAL_ERROR: "an unexpected error stopped this session; see the log",
     }

@@ -344,6 +344,7 @@ class FindingCode(ReasonCode):
     UNSUPPORTED_FORMAT = "unsupported-format"
     NOT_A_TRANSCRIPT = "not-a-transcript"
     NOT_A_REGULAR_FILE = "not-a-regular-file"
+    OBJECT_KEY_UNSAFE = "object-key-unsafe"
     UNREADABLE = "unreadable"
     INTERNAL_ERROR = "internal-error"
 

@@ -16,18 +16,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import anyio
-import anyio.to_process
-import anyio.to_thread
-
 from pipeline.cli.compress_command import compress_options, compress_run
-from pipeline.cli.in_place_pass import LiveCommand, PassDone, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
-from pipeline.execute.in_place_drive import BuildStep, Limits, in_this_process
-from pipeline.execute.process_pool import resolve_jobs
-from pipeline.execute.seam import report_path
-from pipeline.execute.stop_request import StopRequest
+from pipeline.execute.in_place_drive import RemoteBuild, WorkerCalls, WorkerLost
+from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
+from pipeline.execute.seam import Executor, report_path
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
@@ -38,8 +33,7 @@ from pipeline.jobs.compress.in_place import (
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.reporting import in_place_section, receipt_section, recovered_entry, skipped_entry
-from pipeline.publish.live.session_pass import Screened
-from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.source import FrozenSource
 from pipeline.publish.live.state_db import RecordedResult
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.fleet import summary_report
@@ -89,25 +83,37 @@ def check_in_place_summarizer(args: argparse.Namespace, settings: Settings) -> N
             )
 
 
-def _worker_build(options: CompressOptions, work: Path) -> BuildStep:
-    """Candidates built in worker processes from the frozen file (its path and digest travel there,
-    the candidate's bytes and the job's outcome come back)."""
+def _worker_build(options: CompressOptions) -> RemoteBuild:
+    """Candidates built on the executor's workers from the frozen file (its path and digest travel
+    there, the candidate's bytes and the job's outcome come back)."""
     per_code = options.sweep.findings_per_code
 
-    async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-        frozen = screened.frozen
+    async def build(frozen: FrozenSource, work: Path, calls: WorkerCalls) -> Candidate | Declined:
         label = frozen.target.label
-        arguments = (str(frozen.path), frozen.sha256, label, options, str(work))
-        try:
-            # cancellable: a stop kills the worker (a build writes only its scratch, never the live tree)
-            built = await anyio.to_process.run_sync(
-                build_read, *arguments, cancellable=True, limiter=limits.workers
-            )
-        except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this session only
-            built = Built(crashed(label, repr(exc), per_code=per_code), None, None)
+        try:  # a stop cancels the call (a build writes only its scratch, never the live tree)
+            built = await calls(build_read, str(frozen.path), frozen.sha256, label, options, str(work))
+        except WorkerLost as exc:  # the worker died (memory, signal): this session only
+            built = Built(crashed(label, str(exc), per_code=per_code), None, None)
         return as_candidate(built)
 
     return build
+
+
+def _executor(args: argparse.Namespace, settings: Settings) -> Executor:
+    """Worker processes of this machine, or with `--cluster local:N` a Dask cluster on it (the live
+    files are on this machine: its workers read the frozen files, this process replaces them)."""
+    if not getattr(args, "cluster", None):
+        return ProcessPoolExecutor(resolve_jobs(settings.sweep.jobs))
+    from pipeline.execute.dask_cluster import (  # noqa: PLC0415 - Dask only with --cluster
+        ClusterRun,
+        DaskExecutor,
+        check_address,
+        require_cluster_extra,
+    )
+
+    require_cluster_extra()
+    check_address(args.cluster)
+    return DaskExecutor(ClusterRun(args.cluster, settings.cluster))
 
 
 def _report_of(outcome: InPlaceOutcome) -> bytes | None:
@@ -162,32 +168,22 @@ def _summary(
     return InPlaceSummary(**fields, in_place=_totals(done))
 
 
-def compress_in_place(
-    args: argparse.Namespace,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    stop: StopRequest,
-) -> int:
+def compress_in_place(live: LiveRun) -> int:
     """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
+    args, settings, roots = live.args, live.settings, live.roots
     check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
     options = compress_options(args, settings, claude, out_dir="", root_label="")
-    jobs = resolve_jobs(settings.sweep.jobs)
-
-    def build_for(work: Path) -> BuildStep:
-        # `--jobs 1`: candidates built in this process, in turn with the other steps (no worker start-up)
-        return _worker_build(options, work) if jobs > 1 else in_this_process(compress_builder(options), work)
-
     command = LiveCommand(
         name="compress-in-place",
         result=RecordedResult.COMPACTED,
         config_digest=config_digest(options),
         require_resume_proof=claude is not None,
-        jobs=jobs,
-        build_for=build_for,
+        executor=_executor(args, settings),
+        here=compress_builder(options),  # `--jobs 1`: built in this process, on the frozen bytes
+        remote=_worker_build(options),
         report_of=_report_of,
     )
-    done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
+    done = run_pass(command, live)
     summary = _summary(args, settings, claude, done, [root for root, _ in roots])
     return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

@@ -39,6 +39,15 @@ def _nothing(summary: object) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class RunEnd:
+    """How a fleet run ended: its result, the sessions it was given, and what a stop left."""
+
+    result: RunResult
+    sessions: Sequence[SessionFile]
+    interrupted: Interrupted | None = None  # a signal stopped the run
+
+
+@dataclass(frozen=True, slots=True)
 class FleetCommand(Generic[S]):
     """What one fleet command gives the run loop (`S`: the type of its fleet summary)."""
 
@@ -53,17 +62,11 @@ class FleetCommand(Generic[S]):
     services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
     outputs: str | None = None  # where the candidates the reports name are (compress --out)
 
-    def conclude(
-        self,
-        result: RunResult,
-        sessions: Sequence[SessionFile],
-        *,
-        quiet: bool,
-        interrupted: Interrupted | None = None,
-    ) -> bool:
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool:
         """Write the fleet summary, the extra outputs, and show the tables; whether the summary
         lists the sessions a stop left (`interrupted`: a summary without the field cannot)."""
-        summary = self.summarize(result, sessions)
+        result, interrupted = ended.result, ended.interrupted
+        summary = self.summarize(result, ended.sessions)
         listed = interrupted is not None and "interrupted" in getattr(summary, "__struct_fields__", ())
         if listed:
             summary = msgspec.structs.replace(summary, interrupted=interrupted)  # type: ignore[type-var]
@@ -93,14 +96,7 @@ class FleetRun(Protocol):
     @property
     def outputs(self) -> str | None: ...
 
-    def conclude(
-        self,
-        result: RunResult,
-        sessions: Sequence[SessionFile],
-        *,
-        quiet: bool,
-        interrupted: Interrupted | None = None,
-    ) -> bool: ...
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool: ...
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -164,7 +160,7 @@ def _finish(
     """Write the summary (with the sessions a stop left, if one came), show it, give the exit code."""
     left = sorted({session.report_label for session in sessions} - set(result.outcomes))
     interrupted = Interrupted(signal=stop.name, not_done=left) if stop.requested else None
-    listed = command.conclude(result, sessions, quiet=quiet, interrupted=interrupted)
+    listed = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
     if quiet:
         _say_failures(result)
     if stop.requested:

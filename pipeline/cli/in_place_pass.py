@@ -1,6 +1,6 @@
 """The pass the commands that replace session files in place share: the state locked, the work
-directory, where reports go, the drive (`pipeline.execute.in_place_drive`), the receipts of a
-failed report, the exit code.
+directory, where reports go, the sessions handed to the command's executor (an `InPlaceRequest`:
+`pipeline.execute.in_place_drive`), the receipts of a failed report, the exit code.
 
 A committed session whose report cannot be written makes the run exit 3 and prints its receipt
 on stdout.
@@ -8,6 +8,7 @@ on stdout.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 import tempfile
@@ -17,14 +18,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
 import msgspec
 
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.interrupt import RESUME_SKIPS, say_stopped
-from pipeline.execute.in_place_drive import BuildStep, Drive, ReportOf, check_all, drive
+from pipeline.execute.in_place_drive import InPlaceRequest, RemoteBuild, ReportOf, check_all
+from pipeline.execute.seam import Executor
 from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_bytes_atomic
@@ -33,7 +34,7 @@ from pipeline.publish.live.configured import in_place_options, state_options
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.recovery import Recovered
 from pipeline.publish.live.reporting import receipt_section
-from pipeline.publish.live.session_pass import InPlaceOptions, InPlacePass
+from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlacePass
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, open_state
 from pipeline.report.live_replacement import ReceiptSection
@@ -43,6 +44,7 @@ from pipeline.vocabulary import ExitCode
 
 __all__ = [
     "LiveCommand",
+    "LiveRun",
     "PassDone",
     "finish",
     "in_place_exit",
@@ -97,6 +99,18 @@ def in_place_exit(outcomes: Sequence[InPlaceOutcome], *, summary_written: bool) 
 
 
 @dataclass(frozen=True, slots=True)
+class LiveRun:
+    """A live command as the command line hands it over: its flags and settings, the sessions found
+    under the roots (each root with its label), and the stop a signal sets."""
+
+    args: argparse.Namespace
+    settings: Settings
+    sessions: Sequence[SessionTarget]
+    roots: Sequence[tuple[Path, str]]
+    stop: StopRequest
+
+
+@dataclass(frozen=True, slots=True)
 class LiveCommand:
     """What an in-place command brings to the shared pass: how it builds, records and reports."""
 
@@ -104,9 +118,10 @@ class LiveCommand:
     result: RecordedResult  # what a commit is recorded as
     config_digest: str  # a declined session is skipped while it and this digest stay the same
     require_resume_proof: bool
-    jobs: int
-    build_for: Callable[[Path], BuildStep]  # the build step, given the work directory
+    executor: Executor  # where candidates are built (worker processes, Dask tasks, this process)
+    here: BuildCandidate  # a candidate built in this process, on the frozen bytes
     report_of: ReportOf
+    remote: RemoteBuild | None = None  # a candidate built on the executor's workers; None: always here
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,20 +138,13 @@ class PassDone:
     stop: StopRequest  # a signal that stopped the run, if any
 
 
-def run_pass(
-    command: LiveCommand,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    *,
-    quiet: bool,
-    stop: StopRequest,
-) -> PassDone:
+def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
     """Lock the state, recover, and take every session through the pass (reports as they come).
 
     The cheap checks run first, in this thread; only the sessions that pass them go through the
     event loop, and the work directory is made only when there are some.
     """
+    settings, roots, stop = live.settings, live.roots, live.stop
     state_settings = state_options(settings.state)
     configured = settings.in_place.work_dir
     root_paths = [root for root, _ in roots]
@@ -153,14 +161,25 @@ def run_pass(
     work: Path | None = None
     with open_state(state_settings) as state:
         run = InPlacePass(options, state, clock_ns=time.time_ns, probe=platform_probe())
-        pending, outcomes = check_all(run, sessions, roots, stop)
+        pending, outcomes = check_all(run, live.sessions, roots, stop)
         report_dir = live_report_dir(settings, command.name, state_settings.directory)
         if pending:  # an unchanged fleet starts no event loop, thread, worker or work directory
-            with work_directory(configured, root_paths) as work:
-                build = command.build_for(work)
-                plan = Drive(run, build, command.report_of, report_dir, command.jobs, stop)
-                with progress_bar(len(pending), enabled=not quiet, description=command.name) as advance:
-                    outcomes += anyio.run(drive, plan, pending, advance)
+            with (
+                work_directory(configured, root_paths) as work,
+                progress_bar(len(pending), enabled=not live.args.quiet, description=command.name) as advance,
+            ):
+                request = InPlaceRequest(
+                    run=run,
+                    targets=pending,
+                    here=command.here,
+                    remote=command.remote,
+                    work=work,
+                    report_of=command.report_of,
+                    report_dir=report_dir,
+                    stop=stop,
+                    on_outcome=advance,
+                )
+                outcomes += command.executor.run(request)
     elapsed = (time.perf_counter() - started) * 1000
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
     return PassDone(

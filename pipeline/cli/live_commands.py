@@ -36,15 +36,18 @@ def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRe
     pairs = root_pairs(roots)
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
+    from pipeline.cli.in_place_pass import LiveRun  # noqa: PLC0415 - SQLite and the transaction, on use
+
+    live = LiveRun(args, settings, sessions, pairs, stop)
     if args.command == "compress":
         from pipeline.cli.compress_command import check_compress_paths  # noqa: PLC0415 - per command
         from pipeline.cli.compress_in_place_command import compress_in_place  # noqa: PLC0415
 
         check_compress_paths(args)
-        return compress_in_place(args, settings, sessions, pairs, stop)
+        return compress_in_place(live)
     from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
-    return repair_command(args, settings, sessions, pairs, stop)
+    return repair_command(live)
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:

@@ -121,8 +121,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return _pair_command(args)
     if is_live(args):
         remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
-        if getattr(args, "cluster", None) or remote or isinstance(getattr(args, "report_dir", None), str):
-            return _usage("live files are replaced on this machine only: no --cluster, and no URLs")
+        cluster = getattr(args, "cluster", None)
+        elsewhere = cluster is not None and not (args.command == "compress" and cluster.startswith("local:"))
+        if elsewhere or remote or isinstance(getattr(args, "report_dir", None), str):
+            return _usage("live files are replaced on this machine only: --cluster local:N at most, no URLs")
         return run_live(args)
     try:
         settings = load_settings(args.config, flags=flag_overrides(args))

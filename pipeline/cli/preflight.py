@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.read.remote import is_url
+from pipeline.read.remote import check_store, is_url
 from pipeline.settings import Settings
 
 __all__ = ["check_listed", "check_written_directories", "writable_directory"]
@@ -97,6 +97,8 @@ def _written(args: argparse.Namespace, settings: Settings) -> list[tuple[str, st
 def check_written_directories(args: argparse.Namespace, settings: Settings, roots: Sequence[Path]) -> None:
     """Every directory the command will write: a directory we may write, apart from the sessions."""
     local = [root for root in roots if not is_url(str(root)) and root.exists()]
+    if is_url(settings.sweep.report_dir):
+        check_store(settings.sweep.report_dir)
     for flag, configured, around in _written(args, settings):
         path = writable_directory(Path(configured), flag)
         _apart(path, local, flag, around=around)

@@ -9,12 +9,11 @@ verified backups). Compression never runs this repair, and this repair never com
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
@@ -23,12 +22,11 @@ from msgspec import UNSET
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.cli.in_place_pass import LiveCommand, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.core.read_pages import RepairPlan, plan_repair
-from pipeline.execute.in_place_drive import BuildStep, in_this_process
+from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
-from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import OperationState
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.configured import repair_options
@@ -44,7 +42,6 @@ from pipeline.report.live_replacement import (
     repair_plan_section,
 )
 from pipeline.report.render import json_bytes
-from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
 __all__ = ["REPAIR_ENGINE", "repair_command"]
@@ -96,29 +93,19 @@ def _present(summary: RepairSummary, report_dir: Path) -> None:
     print(f"reports: {report_dir}")
 
 
-def _in_place(
-    args: argparse.Namespace,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    stop: StopRequest,
-) -> int:
+def _in_place(live: LiveRun) -> int:
+    args, settings, roots = live.args, live.settings, live.roots
     options = repair_options(settings.read_pages, settings.sweep)
-    builder = repair_builder(options)
-
-    def build_for(work: Path) -> BuildStep:
-        return in_this_process(builder, work)
-
     command = LiveCommand(
         name="repair-read-pages",
         result=RecordedResult.REPAIRED,
         config_digest=_digest(options),
         require_resume_proof=False,  # an exact byte-span deletion, checked byte for byte
-        jobs=1,  # a scan per session: no worker is worth its start-up
-        build_for=build_for,
+        executor=ProcessPoolExecutor(1),  # a scan per session: no worker is worth its start-up
+        here=repair_builder(options),
         report_of=_in_place_report,
     )
-    done = run_pass(command, settings, sessions, roots, quiet=args.quiet, stop=stop)
+    done = run_pass(command, live)
     outcomes = done.outcomes
     repaired = [
         o.job for o in outcomes if isinstance(o.job, RepairPlan) and o.receipt and o.receipt.committed
@@ -176,12 +163,8 @@ class _Done:
         self.failed = bool(report.failures)
 
 
-def _elsewhere(
-    args: argparse.Namespace,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-) -> int:
+def _elsewhere(live: LiveRun) -> int:
+    args, settings, sessions, roots = live.args, live.settings, live.sessions, live.roots
     options = repair_options(settings.read_pages, settings.sweep)
     out = args.out.resolve() if args.out else None
     if out is not None:
@@ -221,14 +204,6 @@ def _elsewhere(
     return ExitCode.FAILED if any(r.failures for r in reports) else ExitCode.OK
 
 
-def repair_command(
-    args: argparse.Namespace,
-    settings: Settings,
-    sessions: Sequence[SessionTarget],
-    roots: Sequence[tuple[Path, str]],
-    stop: StopRequest,
-) -> int:
+def repair_command(live: LiveRun) -> int:
     """`repair-read-pages` in the mode its flags name; the exit code (see --help)."""
-    if args.in_place:
-        return _in_place(args, settings, sessions, roots, stop)
-    return _elsewhere(args, settings, sessions, roots)
+    return _in_place(live) if live.args.in_place else _elsewhere(live)

@@ -20,14 +20,17 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar, TypeVarTuple, overload
 
+import anyio
+import anyio.to_thread
 import structlog
 
 from pipeline.errors import UsageError
+from pipeline.execute.in_place_drive import InPlaceRequest, WorkerLost, drive
 from pipeline.execute.seam import (
     RunPlan,
     RunRequest,
@@ -38,12 +41,14 @@ from pipeline.execute.seam import (
     report_name,
 )
 from pipeline.execute.session_tasks import TaskResult, publish, run_batch
+from pipeline.execute.stop_request import StopRequest
+from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import Outcome, crashed
 from pipeline.settings import ClusterSettings
 
 if TYPE_CHECKING:
-    from distributed import Client, Future, LocalCluster
+    from distributed import Client, Future, LocalCluster, as_completed
 
 __all__ = [
     "EXTRA_HINT",
@@ -58,6 +63,9 @@ log = structlog.get_logger(__name__)
 
 EXTRA_HINT: Final = "--cluster needs the cluster extra: pip install 'session-compaction[cluster]'"
 LOCAL_PREFIX: Final = "local:"
+_POLL_SECONDS: Final = 0.05  # how soon a stop (Ctrl-C, SIGTERM) is seen while batches run
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +141,28 @@ def loopback_cluster(workers: int, *, quiet_below: int = logging.WARNING) -> Loc
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _DaskCalls:
+    """A build as a Dask task, `limiter` of them at once; a stop cancels it, a lost worker fails it."""
+
+    client: Client
+    limiter: anyio.CapacityLimiter
+
+    async def __call__(self, function: Callable[[*Ts], T], /, *args: *Ts) -> T:
+        async with self.limiter:
+            future = self.client.submit(function, *args, pure=False)
+            try:
+                result: T = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                future.cancel()
+                raise
+            except Exception as exc:  # a lost worker (KilledWorker), a task that could not run
+                raise WorkerLost(repr(exc)) from exc
+            finally:
+                future.release()
+            return result
+
+
 def _task_key(command: str, session_keys: Sequence[str]) -> str:
     digest = hashlib.sha256("\n".join(session_keys).encode()).hexdigest()[:32]
     return f"compaction-{command}-{digest}"
@@ -147,6 +177,7 @@ def _results(
 
     per_code = request.per_code
     groups: dict[str, tuple[tuple[SessionFile, ...], int]] = {}
+    submitted: dict[str, Future[tuple[TaskResult, ...]]] = {}
     workers = max(1, sum(client.nthreads().values()))
 
     def submit(group: tuple[SessionFile, ...], attempt: int = 0) -> Future[tuple[TaskResult, ...]]:
@@ -154,14 +185,17 @@ def _results(
         key += f"-again{attempt}" if attempt else ""
         groups[key] = (group, attempt)
         batch = plan.batch(group)
-        return client.submit(
+        submitted[key] = client.submit(
             run_batch, batch, per_code, settings.read_block_bytes, key=key, retries=settings.task_retries
         )
+        return submitted[key]
 
     planned = plan_batches(plan.sized, settings.batch_bytes, settings.batch_sessions, workers)
     running = as_completed([submit(group) for group in planned])
-    for future in running:
-        group, attempt = groups.pop(future.key)
+    for future in _until_stopped(running, request.stop):
+        key = str(future.key)  # ours: a string (`submit`)
+        submitted.pop(key, None)
+        group, attempt = groups.pop(key)
         try:
             results: tuple[TaskResult, ...] = future.result()
         except Exception as exc:  # a lost worker, an error outside the guarded job
@@ -180,6 +214,19 @@ def _results(
         finally:
             future.release()
         yield from results
+    if submitted:  # a stop: what is queued or running is left not done (no new batch starts)
+        client.cancel(list(submitted.values()))
+
+
+def _until_stopped(running: as_completed, stop: StopRequest) -> Iterator[Future[tuple[TaskResult, ...]]]:
+    """Batches as they finish; once a stop is requested, only those already finished."""
+    while not running.is_empty():
+        if running.has_ready():
+            yield next(running)
+        elif stop.requested:
+            return
+        else:
+            time.sleep(_POLL_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +235,24 @@ class DaskExecutor:
 
     cluster: ClusterRun
 
-    def run(self, request: RunRequest) -> RunResult:
-        """Run every session as Dask tasks (with shared services, the work they make on the cluster)."""
+    @overload
+    def run(self, request: RunRequest) -> RunResult: ...
+    @overload
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
+
+    def run(self, request: RunRequest | InPlaceRequest) -> RunResult | list[InPlaceOutcome]:
+        """Run every session as Dask tasks (with shared services, the work they make on the cluster).
+
+        In place, each candidate is built as a Dask task (the workers read the frozen file, so
+        the cluster shares this machine's files: `local:N`); screening and replacing stay here.
+        """
+        if isinstance(request, InPlaceRequest):
+            with _client(self.cluster.address, self.cluster.settings) as client:
+                workers = max(1, sum(client.nthreads().values()))
+                return anyio.run(drive, request, lambda limiter: _DaskCalls(client, limiter), workers)
+        return self._run_fleet(request)
+
+    def _run_fleet(self, request: RunRequest) -> RunResult:
         started = time.perf_counter()
         settings = self.cluster.settings
         outcomes: dict[str, Outcome] = {}

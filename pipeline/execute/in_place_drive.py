@@ -1,19 +1,24 @@
-"""The in-place drive: every session that passed the cheap checks taken through screen, build
-and settle, on this machine's executor, and each report written as its outcome arrives.
+"""The in-place run as an executor runs it: every session that passed the cheap checks taken
+through screen, build and settle, and each report written as its outcome arrives.
 
-Every step that touches the state database or the live tree runs in this process: the cheap
-checks in its main thread (`check_all`), then `InPlacePass.screen` and `settle` (the transaction
-among them) in a few of its threads (the state database serializes its own use); candidates are
-built in between, in worker processes under `--jobs` or in threads (`in_this_process`), from the
-frozen bytes only. A session's report is written once its outcome is known, after the commit,
-never before; a report that cannot be written is recorded on the outcome.
+An in-place command hands its executor an `InPlaceRequest` (`Executor.run`, as a fleet hands a
+`RunRequest`); the executor decides only where candidates are built: in worker processes of
+this machine, as Dask tasks, or (one job) in threads of this process (`WorkerCalls`). Every step
+that touches the state database or the live tree runs in this process whichever executor runs:
+the cheap checks in its main thread (`check_all`), then `InPlacePass.screen` and `settle` (the
+transaction among them) in a few of its threads (the state database serializes its own use);
+builds read only the frozen bytes. A session's report is written once its outcome is known, after
+the commit, never before; a report that cannot be written is recorded on the outcome. No
+completion marker is written: the state database records what each session became, and a
+replaced session's source is no longer the bytes a marker would vouch for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -25,47 +30,66 @@ from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_report
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.session_pass import BuildCandidate, InPlacePass, Pending, Screened
-from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.source import FrozenSource, SessionTarget
 from pipeline.reasons import InPlaceReason
 
-__all__ = ["BuildStep", "Drive", "Limits", "ReportOf", "check_all", "drive", "in_this_process", "interrupted"]
+__all__ = [
+    "CallsFor",
+    "InPlaceRequest",
+    "RemoteBuild",
+    "ReportOf",
+    "WorkerCalls",
+    "WorkerLost",
+    "check_all",
+    "drive",
+    "interrupted",
+]
 
 log = structlog.get_logger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """The run's two limiters: threads of this process freezing and replacing files, and builds."""
-
-    files: anyio.CapacityLimiter  # screen and settle (reads, hashes, fsyncs: the GIL is released)
-    workers: anyio.CapacityLimiter  # `jobs` candidates built at once
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
-BuildStep = Callable[[Screened, Limits], Awaitable[Candidate | Declined]]
-"""Builds the candidate of a screened session (in a worker process, or in a thread of this one)."""
+class WorkerLost(Exception):
+    """The worker a build ran on died (memory, a signal): that session's build only failed."""
+
+
+class WorkerCalls(Protocol):
+    """Where an executor runs a build: a module-level function and its arguments, on a worker."""
+
+    async def __call__(self, function: Callable[[*Ts], T], /, *args: *Ts) -> T:
+        """The function's result; `WorkerLost` when its worker died; a stop cancels the call."""
+        ...
+
+
+CallsFor = Callable[[anyio.CapacityLimiter], WorkerCalls]
+"""An executor's worker calls, holding at most the limiter's count of builds at once."""
+RemoteBuild = Callable[[FrozenSource, Path, WorkerCalls], Awaitable[Candidate | Declined]]
+"""Builds a screened session's candidate on a worker (the frozen file's path and digest travel)."""
 ReportOf = Callable[[InPlaceOutcome], bytes | None]
 """A session's report file, or None when the session gets none (skipped at the cost of a stat)."""
 
 
+def _no_outcome(outcome: InPlaceOutcome) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
-class Drive:
-    """One in-place command's loop: its pass, how candidates are built, what each report says."""
+class InPlaceRequest:
+    """One in-place command's sessions, as every executor takes them: its pass, how candidates are
+    built (here, or on a worker), what each report says and where it goes."""
 
     run: InPlacePass
-    build: BuildStep
+    targets: Sequence[Pending]  # the sessions that passed the cheap checks (`check_all`)
+    here: BuildCandidate  # a build in this process, on the frozen bytes (one job, or no worker build)
+    remote: RemoteBuild | None  # a build on a worker; None: always here
+    work: Path  # the run's scratch directory
     report_of: ReportOf
     report_dir: Path
-    jobs: int
     stop: StopRequest
-
-
-def in_this_process(builder: BuildCandidate, work: Path) -> BuildStep:
-    """Candidates built by `builder` in threads of this process (no worker start-up)."""
-
-    async def build(screened: Screened, limits: Limits) -> Candidate | Declined:
-        return await anyio.to_thread.run_sync(builder, screened.frozen, work, limiter=limits.workers)
-
-    return build
+    on_outcome: Callable[[InPlaceOutcome], None] = field(default=_no_outcome)
 
 
 def check_all(
@@ -93,55 +117,69 @@ def _internal_error(target: SessionTarget) -> InPlaceOutcome:
     return InPlaceOutcome(target, Disposition.NOT_COMMITTED, reasons=(InPlaceReason.INTERNAL_ERROR.value,))
 
 
-async def drive(
-    plan: Drive, targets: Sequence[Pending], on_outcome: Callable[[InPlaceOutcome], None]
-) -> list[InPlaceOutcome]:
-    """Take every session that passed the cheap checks through screen, build and settle; each
-    report is written as its outcome arrives."""
-    jobs = max(1, plan.jobs)
-    limits = Limits(anyio.CapacityLimiter(2 * jobs + 1), anyio.CapacityLimiter(jobs))
-    pending = iter(targets)
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    files: anyio.CapacityLimiter  # screen and settle (reads, hashes, fsyncs: the GIL is released)
+    workers: anyio.CapacityLimiter  # `jobs` candidates built at once
+
+
+async def _build(
+    request: InPlaceRequest, screened: Screened, calls: WorkerCalls | None, limits: _Limits
+) -> Candidate | Declined:
+    """The candidate, built on the executor's worker, else in a thread of this process."""
+    if calls is not None and request.remote is not None:
+        return await request.remote(screened.frozen, request.work, calls)
+    return await anyio.to_thread.run_sync(request.here, screened.frozen, request.work, limiter=limits.workers)
+
+
+async def drive(request: InPlaceRequest, calls_for: CallsFor | None, jobs: int) -> list[InPlaceOutcome]:
+    """Take every session that passed the cheap checks through screen, build (`jobs` at once, on
+    the executor's workers when it has any) and settle; each report is written as its outcome
+    arrives."""
+    jobs = max(1, jobs)
+    limits = _Limits(anyio.CapacityLimiter(2 * jobs + 1), anyio.CapacityLimiter(jobs))
+    calls = calls_for(limits.workers) if calls_for is not None else None
+    run, stop = request.run, request.stop
+    pending = iter(request.targets)
     outcomes: list[InPlaceOutcome] = []
     made: set[Path] = set()
 
     async def one(target: Pending) -> InPlaceOutcome:
         try:
-            screened = await anyio.to_thread.run_sync(plan.run.screen, target, limiter=limits.files)
+            screened = await anyio.to_thread.run_sync(run.screen, target, limiter=limits.files)
             if not isinstance(screened, Screened):
                 return screened
             built: Candidate | Declined | None = None
-            with plan.stop.cancellable():  # a build writes nothing live: a stop cancels it
-                built = await plan.build(screened, limits)
-            if built is None or plan.stop.requested:  # cancelled, or ended by the signal: untouched
+            with stop.cancellable():  # a build writes nothing live: a stop cancels it
+                built = await _build(request, screened, calls, limits)
+            if built is None or stop.requested:  # cancelled, or ended by the signal: untouched
                 return interrupted(target.target)
             with anyio.CancelScope(shield=True):  # a transaction in flight always completes
-                settled = await anyio.to_thread.run_sync(
-                    plan.run.settle, screened, built, limiter=limits.files
-                )
+                settled = await anyio.to_thread.run_sync(run.settle, screened, built, limiter=limits.files)
         except Exception:
             return _internal_error(target.target)
         return settled
 
     async def reported(outcome: InPlaceOutcome) -> InPlaceOutcome:
-        data = plan.report_of(outcome)
+        data = request.report_of(outcome)
         if data is None:
             return outcome
         try:
-            await write_report(report_path(plan.report_dir, outcome.target), data, made=made)
+            await write_report(report_path(request.report_dir, outcome.target), data, made=made)
         except OSError:
             return outcome.with_report_failed()
         return outcome
 
     async def feed() -> None:
         for target in pending:
-            if plan.stop.requested:
+            if stop.requested:
                 outcomes.append(interrupted(target.target))
                 continue
             outcome = await reported(await one(target))
             outcomes.append(outcome)
-            on_outcome(outcome)
+            request.on_outcome(outcome)
 
     # Twice as many sessions in flight as builders: one is frozen or replaced while the other is
     # built, so no worker waits on the disk.
-    await run_until_stopped(plan.stop, feed, max(1, min(4 * jobs, len(targets))))
+    await run_until_stopped(stop, feed, max(1, min(4 * jobs, len(request.targets))))
     return outcomes

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar, TypeVarTuple, overload
 
 import anyio
 import anyio.to_process
 import anyio.to_thread
 import structlog
 
+from pipeline.execute.in_place_drive import InPlaceRequest, WorkerLost, drive
 from pipeline.execute.seam import (
     RunPlan,
     RunRequest,
@@ -35,6 +36,7 @@ from pipeline.execute.seam import (
 from pipeline.execute.session_tasks import SessionTask, TaskResult, publish, run_batch
 from pipeline.execute.stop_request import run_until_stopped
 from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
+from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import crashed
 
@@ -46,6 +48,8 @@ BATCH_BYTES: Final = 4 * 1024 * 1024
 """Bytes of small sessions one worker call takes: a call costs about a millisecond of round trip."""
 BATCH_SESSIONS: Final = 32  # at most this many sessions a call, so progress and crashes stay fine-grained
 NO_FETCH: Final = 1  # local sessions are read in place: no URL is fetched by this executor's workers
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 def resolve_jobs(jobs: int) -> int:
@@ -59,8 +63,20 @@ class ProcessPoolExecutor:
 
     jobs: int
 
-    def run(self, request: RunRequest) -> RunResult:
-        """Run every session of the request here; the outcomes by report label."""
+    @overload
+    def run(self, request: RunRequest) -> RunResult: ...
+    @overload
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
+
+    def run(self, request: RunRequest | InPlaceRequest) -> RunResult | list[InPlaceOutcome]:
+        """Run every session of the request here; the outcomes (a fleet's by report label).
+
+        In place, candidates are built in `jobs` worker processes, or with one job in a thread of
+        this process, on the frozen bytes (no worker start-up).
+        """
+        if isinstance(request, InPlaceRequest):
+            jobs = resolve_jobs(self.jobs)
+            return anyio.run(drive, request, _ProcessCalls if jobs > 1 else None, jobs)
         return anyio.run(self.run_async, request)
 
     async def run_async(self, request: RunRequest) -> RunResult:
@@ -124,6 +140,19 @@ async def _call(
     return await anyio.to_process.run_sync(
         run_batch, batch, per_code, NO_FETCH, cancellable=True, limiter=limiter
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _ProcessCalls:
+    """A build in a worker process of this machine, `limiter` of them at once; a stop kills it."""
+
+    limiter: anyio.CapacityLimiter
+
+    async def __call__(self, function: Callable[[*Ts], T], /, *args: *Ts) -> T:
+        try:
+            return await anyio.to_process.run_sync(function, *args, cancellable=True, limiter=self.limiter)
+        except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this build only
+            raise WorkerLost(repr(exc)) from exc
 
 
 class _Gathered:

@@ -1,5 +1,7 @@
 """The one executor seam: every way a fleet of sessions runs takes a `RunRequest` and returns a
-`RunResult`, and every executor plans the same tasks and batches from it (`plan_run`).
+`RunResult`, and every executor plans the same tasks and batches from it (`plan_run`). The
+in-place commands hand the same executors an `InPlaceRequest` (`pipeline.execute.in_place_drive`):
+the executor then only decides where candidates are built.
 
 An executor differs from another only in where a batch runs (worker processes of this machine,
 threads next to shared services, Dask tasks); what a worker does with a batch is
@@ -14,7 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, overload
 
 import structlog
 
@@ -27,6 +29,9 @@ from pipeline.report.documents import Outcome
 
 if TYPE_CHECKING:
     from distributed import Client
+
+    from pipeline.execute.in_place_drive import InPlaceRequest
+    from pipeline.publish.live.decisions import InPlaceOutcome
 
 __all__ = [
     "BATCHES_PER_WORKER",
@@ -93,9 +98,12 @@ class RunResult:
 
 
 class Executor(Protocol):
-    """Runs a request's sessions somewhere and gathers their outcomes."""
+    """Runs a request's sessions somewhere and gathers their outcomes (a fleet's, or in place)."""
 
+    @overload
     def run(self, request: RunRequest) -> RunResult: ...
+    @overload
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
 
 
 def log_result(result: TaskResult) -> None:
@@ -182,6 +190,7 @@ def plan_run(request: RunRequest, work_for: WorkFor) -> RunPlan:
             marker=destination.location(marker_label(label)),
             resume=request.resume,
             outputs=request.outputs,
+            unsafe_key=session.unsafe_key,
         )
         keys[label] = f"{label}\0{stamp}\0{digest}"
         sized.append((session, size))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from pipeline.execute.completion_markers import marker_bytes, vouched_outcome
+from pipeline.jobs.front import unsafe_key
 from pipeline.publish.files import PublishConflict, put_object, read_object, write_report_now
 from pipeline.read.remote import fetch, is_url
 from pipeline.report.documents import Outcome, crashed
@@ -112,6 +113,7 @@ class SessionTask:
     marker: str  # where its completion marker goes
     resume: bool  # whether a marker that vouches for this session skips it
     outputs: str | None = None  # where the candidates its report names are (compress --out)
+    unsafe_key: bool = False  # an object key that cannot be mirrored: its finding, never its bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +189,9 @@ def _run(task: SessionTask, source: Path, per_code: int) -> TaskResult:
 
 
 def _one(task: SessionTask, per_code: int, block_bytes: int) -> TaskResult:
+    if task.unsafe_key:
+        outcome = unsafe_key(task.label, command=task.command, per_code=per_code)
+        return TaskResult(task.report_label, publish(task, outcome, per_code, None), False)
     if task.url is None:
         return _run(task, Path(task.path), per_code)
     with tempfile.TemporaryDirectory(prefix="compaction-") as directory:

@@ -22,7 +22,7 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "open_session", "open_source", "topology_options"]
+__all__ = ["Analysis", "open_session", "open_source", "topology_options", "unsafe_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +87,26 @@ def _not_processed(
     return Unsupported(label, report) if known else NotATranscript(label, report)
 
 
+def _brief(
+    label: str, status: SessionStatus, finding: Finding, *, command: str, per_code: int
+) -> BriefReport:
+    """The report of a session that was never read: its label, status and the one finding why."""
+    return BriefReport(
+        command=command,
+        session=SessionSection(label=label),
+        status=status,
+        findings=findings_section([finding], per_code=per_code),
+    )
+
+
+def unsafe_key(label: str, *, command: str, per_code: int) -> Outcome:
+    """An object key that cannot be mirrored under a report or output directory: never read."""
+    finding = Finding(FindingCode.OBJECT_KEY_UNSAFE, Severity.WARNING)
+    return NotATranscript(
+        label, _brief(label, SessionStatus.NOT_A_TRANSCRIPT, finding, command=command, per_code=per_code)
+    )
+
+
 def open_session(
     path: Path, label: str, options: TopologyOptions, *, command: str, per_code: int, limits: LineLimits
 ) -> Analysis | Outcome:
@@ -95,22 +115,12 @@ def open_session(
         source = read_source(path)
     except NotARegularFile as exc:  # skipped, not failed: a pipe or socket is nobody's session
         finding = Finding(FindingCode.NOT_A_REGULAR_FILE, Severity.WARNING, ids=(exc.kind,))
-        report = BriefReport(
-            command=command,
-            session=SessionSection(label=label),
-            status=SessionStatus.NOT_A_TRANSCRIPT,
-            findings=findings_section([finding], per_code=per_code),
-        )
-        return NotATranscript(label, report)
+        status = SessionStatus.NOT_A_TRANSCRIPT
+        return NotATranscript(label, _brief(label, status, finding, command=command, per_code=per_code))
     except UnreadableSource as exc:
         finding = Finding(FindingCode.UNREADABLE, Severity.ERROR, ids=(exc.reason,))
-        report = BriefReport(
-            command=command,
-            session=SessionSection(label=label),
-            status=SessionStatus.UNREADABLE,
-            findings=findings_section([finding], per_code=per_code),
-        )
-        return Unreadable(label, report)
+        status = SessionStatus.UNREADABLE
+        return Unreadable(label, _brief(label, status, finding, command=command, per_code=per_code))
     return open_source(label, source, options, command=command, per_code=per_code, limits=limits)
 
 

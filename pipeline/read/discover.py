@@ -44,6 +44,7 @@ class SessionFile:
     url: str | None = None  # an fsspec URL (`s3://...`): `path` is then only its key, read by URL
     root_url: str | None = None  # the root as the user named it, for a URL session
     stamp: str | None = None  # a URL session's size and version (ETag or mtime) from the listing
+    unsafe_key: bool = False  # an object key with an empty, `.` or `..` segment: reported, never read
 
     @property
     def root_name(self) -> str:

@@ -11,17 +11,36 @@ imported on use; credentials come from each filesystem's own environment and con
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Final
+from urllib.parse import quote
 
 from pipeline.read.discover import SESSION_SUFFIXES, RootError, SessionFile, discover, root_labels
 
-__all__ = ["discover_roots", "discover_urls", "fetch", "filesystem", "is_url", "sha256_of"]
+__all__ = [
+    "check_store",
+    "discover_roots",
+    "discover_urls",
+    "fetch",
+    "filesystem",
+    "is_url",
+    "mirror_label",
+    "sha256_of",
+]
 
 _URL: Final = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_STORE_LOGGERS: Final = (
+    "botocore",
+    "aiobotocore",
+    "s3fs",
+    "gcsfs",
+    "fsspec",
+)  # their info lines are not ours
+_UNSAFE_SEGMENTS: Final = frozenset({"", ".", ".."})  # an absolute key, `a//b`, `a/./b`, `a/../b`
 
 
 def is_url(text: str) -> bool:
@@ -33,6 +52,8 @@ def filesystem(url: str) -> tuple[Any, str]:
     """The fsspec filesystem of a URL and the path inside it (an unknown scheme is a `RootError`)."""
     import fsspec  # noqa: PLC0415 - an optional dependency, loaded for URLs only
 
+    for name in _STORE_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         found: tuple[Any, str] = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:
@@ -40,26 +61,54 @@ def filesystem(url: str) -> tuple[Any, str]:
     return found
 
 
+def _store_error(url: str, exc: Exception) -> RootError:
+    """An endpoint that is no URL, a store that does not answer, credentials it refuses: one line."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RootError(f"cannot reach {url}: {text}")
+
+
+def mirror_label(relative: str) -> tuple[str, bool]:
+    """A key's label under its root, and whether it mirrors safely (no empty, `.` or `..` segment).
+
+    A key that does not is labelled as one escaped name, so its report stays inside the report
+    directory and no other key's label is taken.
+    """
+    if not any(segment in _UNSAFE_SEGMENTS for segment in relative.split("/")):
+        return relative, True
+    escaped = quote(relative, safe="")
+    return ("%2E" + escaped[1:] if escaped.startswith(".") else escaped), False
+
+
 def _stamp(info: dict[str, object]) -> str:
     version = info.get("ETag") or info.get("etag") or info.get("mtime") or info.get("LastModified") or ""
     return f"{info.get('size', '')}:{version}"
 
 
-def _listed(fs: Any, root: str) -> Iterator[tuple[str, str]]:
-    try:
-        found = fs.find(root, withdirs=False, detail=True)
-    except OSError as exc:
-        raise RootError(f"cannot list {root}: {exc}") from exc
-    base = PurePosixPath(root.rstrip("/"))
+def _listed(fs: Any, root: str) -> Iterator[tuple[str, str, str, bool]]:
+    """Every session key under `root`: the key, its stamp, its label, whether it mirrors safely."""
+    found = fs.find(root, withdirs=False, detail=True)
+    base = root.rstrip("/") + "/"
     for key in sorted(found):
-        parts = PurePosixPath(key).relative_to(base).parts
-        if key.endswith(SESSION_SUFFIXES) and not any(part.startswith(".") for part in parts):
-            yield key, _stamp(found[key])
+        relative = key[len(base) :] if key.startswith(base) else key
+        label, safe = mirror_label(relative)
+        hidden = any(part.startswith(".") for part in relative.split("/") if part not in _UNSAFE_SEGMENTS)
+        if key.endswith(SESSION_SUFFIXES) and not hidden:
+            yield key, _stamp(found[key]), label, safe
 
 
 def discover_urls(url: str, root_label: str) -> list[SessionFile]:
-    """Every session under one URL root (a prefix or a single object)."""
+    """Every session under one URL root (a prefix or a single object); a store that cannot be
+    reached or listed is a `RootError` (one line, exit 2), never a traceback."""
     fs, root = filesystem(url)
+    try:
+        return _discovered(fs, root, url, root_label)
+    except RootError:
+        raise
+    except Exception as exc:  # botocore's, aiohttp's, a filesystem's own: the store, not the session
+        raise _store_error(url, exc) from exc
+
+
+def _discovered(fs: Any, root: str, url: str, root_label: str) -> list[SessionFile]:
     protocol = url.split("://", 1)[0]
     if fs.isfile(root):
         name = PurePosixPath(root).name
@@ -73,12 +122,13 @@ def discover_urls(url: str, root_label: str) -> list[SessionFile]:
             Path(key),
             Path(base),
             root_label,
-            PurePosixPath(key).relative_to(base).as_posix(),
+            label,
             url=f"{protocol}://{key}",
             root_url=url,
             stamp=stamp,
+            unsafe_key=not safe,
         )
-        for key, stamp in _listed(fs, root)
+        for key, stamp, label, safe in _listed(fs, root)
     ]
 
 
@@ -94,6 +144,15 @@ def discover_roots(roots: Sequence[Path | str]) -> list[SessionFile]:
         for found in discover([Path(root)]):
             sessions.append(replace(found, root_label="" if alone and not found.root_label else label))
     return sessions
+
+
+def check_store(url: str) -> None:
+    """A report directory on a store: its endpoint answers (nothing need be there yet)."""
+    fs, root = filesystem(url)
+    try:
+        fs.exists(root)
+    except Exception as exc:  # an endpoint that is no URL, a store that does not answer
+        raise _store_error(url, exc) from exc
 
 
 def fetch(url: str, destination: IO[bytes], block_bytes: int) -> str:

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
 from pipeline.reasons import PlanNote, Reason
 from pipeline.report.sections import FindingEntry, Section, finding_entry
+from pipeline.summarize.checkpoint.fitting import SummaryFit  # the section is the fitting's own counts
 from pipeline.vocabulary import FindingCode, PlanOutcome
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.formats.claude_code.bounded_output import BoundedRecord
     from pipeline.formats.claude_code.resume_state import StateRecord
     from pipeline.formats.claude_code.tasks import BackgroundShell
-    from pipeline.summarize.checkpoint.deterministic import SummaryFit
     from pipeline.summarize.model.outcomes import SummaryAccount
 
 __all__ = [
@@ -29,7 +28,6 @@ __all__ = [
     "BoundedSection",
     "ChecksSection",
     "CompressTokens",
-    "FitSection",
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
@@ -149,24 +147,6 @@ class ModelPlanSection(Section, frozen=True, kw_only=True):
     refusal: str | UnsetType = UNSET  # the outcome it would end in (a group over the budget, ...)
 
 
-class FitSection(Section, frozen=True, kw_only=True):
-    """How a summary larger than its room was fitted into it: sizes, the ladder's rung, the prompts.
-
-    `prompts` counts the human messages' bullets (equal texts share one): kept whole, cut to a head
-    of at least `prompt_head_chars` with a marker, cited by anchor only, or left out in a marker.
-    """
-
-    needed_chars: int
-    allowed_chars: int
-    level: int
-    prompts: int
-    prompts_verbatim: int
-    prompts_cut: int
-    prompts_by_anchor: int
-    prompts_omitted: int
-    prompt_head_chars: int
-
-
 class SummarySection(Section, frozen=True, kw_only=True):
     """The summary written: size, budget, citations, prior summaries, bullets per heading."""
 
@@ -177,7 +157,7 @@ class SummarySection(Section, frozen=True, kw_only=True):
     prior_mode: str
     sections: dict[str, int]
     writer: WriterSection | UnsetType = UNSET
-    fit: FitSection | UnsetType = UNSET  # only when the whole summary did not fit its room
+    fit: SummaryFit | UnsetType = UNSET  # only when the whole summary did not fit its room
 
 
 class ChecksSection(Section, frozen=True, kw_only=True):
@@ -295,7 +275,7 @@ def summary_section(
         prior_mode=prior_mode,
         sections=sections,
         writer=writer,
-        fit=UNSET if fit is None else FitSection(**asdict(fit)),
+        fit=UNSET if fit is None else fit,
     )
 
 

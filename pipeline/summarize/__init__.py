@@ -17,7 +17,6 @@ from pipeline.summarize.checkpoint.deterministic import (
     InvalidSummaryOptions,
     PriorMode,
     SummaryBudgetExceeded,
-    SummaryFit,
     SummaryOptions,
     SummaryResult,
     write_summary,
@@ -32,6 +31,7 @@ from pipeline.summarize.checkpoint.document import (
     Heading,
     validate_checkpoint,
 )
+from pipeline.summarize.checkpoint.fitting import SummaryFit
 from pipeline.summarize.evidence.items import (
     EvidenceItem,
     EvidenceKind,

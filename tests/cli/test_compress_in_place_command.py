@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -253,3 +254,33 @@ def test_backups_can_go_to_a_backup_directory_compressed(idle_fleet: Path, tmp_p
     assert sorted(sha(read_backup(p)) for p in stored) == sorted(sha(data) for data in replaced.values())
     assert all(p.read_bytes()[:2] == b"\x1f\x8b" for p in stored)  # gzip on disk, the original decoded
     assert not list(idle_fleet.rglob("*.backup*"))
+
+
+def _in_place_reports(directory: Path) -> dict[str, tuple[str, str]]:
+    found = {}
+    for path in sorted(directory.rglob("*.report.json")):
+        report = json.loads(path.read_text())
+        found[path.relative_to(directory).as_posix()] = (report["status"], report["in_place"]["disposition"])
+    return found
+
+
+def test_in_place_on_a_local_dask_cluster_does_what_the_process_pool_does(
+    idle_fleet: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("distributed")
+    twin = tmp_path / "twin" / "home" / "projects"
+    shutil.copytree(idle_fleet, twin, symlinks=True)
+    before = originals(twin)
+    code, local, output = in_place(idle_fleet, tmp_path, "--no-verify-resume")
+    assert code == 0, output
+    on_dask = tmp_path / "twin"
+    code, dask, output = in_place(twin, on_dask, "--no-verify-resume", "--cluster", "local:2")
+    assert code == 0, output
+    assert dask["in_place"]["by_disposition"] == local["in_place"]["by_disposition"]
+    assert committed(dask) >= 3
+    assert _in_place_reports(on_dask / "r1") == _in_place_reports(tmp_path / "r1")
+    for path, original in before.items():
+        if path.read_bytes() != original:
+            assert read_backup(path.with_name(path.name + ".backup")) == original
+    code, _, output = in_place(twin, on_dask, "--cluster", "tcp://127.0.0.1:1", reports="r2")
+    assert code == 2 and "--cluster local:N at most" in output and "Traceback" not in output

@@ -258,6 +258,12 @@ def test_a_malformed_address_is_a_usage_error(tmp_path: Path, address: str) -> N
 
 
 def test_live_commands_stay_on_this_machine(tmp_path: Path) -> None:
+    """In place, a local cluster may build candidates (compress --in-place); files are replaced
+    here, so no scheduler elsewhere and no URL."""
     build_session(tmp_path / "s.jsonl", turns=2)
-    done = compaction("compress", str(tmp_path / "s.jsonl"), "--in-place", "--cluster", "local:1")
-    assert done.returncode == 2 and "no --cluster" in done.stderr
+    for elsewhere in ("tcp://127.0.0.1:1", f"local:1 s3://bucket/{tmp_path.name}"):
+        address, *urls = elsewhere.split()
+        done = compaction("compress", str(tmp_path / "s.jsonl"), *urls, "--in-place", "--cluster", address)
+        assert done.returncode == 2 and "--cluster local:N at most, no URLs" in done.stderr
+    done = compaction("restore", str(tmp_path / "s.jsonl"), "--cluster", "local:1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -6,12 +6,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
 import pytest
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
-from pipeline.execute.in_place_drive import Drive, ReportOf, check_all, drive, in_this_process
+from pipeline.execute.in_place_drive import InPlaceRequest, ReportOf, check_all
+from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.stop_request import StopRequest
 from pipeline.jobs.compress import compress_session
 from pipeline.publish.live.activity import OpenFileProbe
@@ -95,13 +95,13 @@ def drive_in_place(
     seam: FaultSeam = NO_FAULTS,
 ) -> InPlaceRun:
     """One pass the way the in-place commands run it: recovery and the cheap checks, then the
-    drive (`pipeline.execute.in_place_drive`) with candidates built in this process's threads."""
+    rest on the local executor with one job (candidates built in this process's threads)."""
     run = InPlacePass(options, state, clock_ns=clock_ns, probe=probe, seam=seam)
     stop = StopRequest()  # no signal: every session is driven to its end
     pending, outcomes = check_all(run, targets, roots, stop)
     if pending:
-        built = in_this_process(build, options.work_dir)
-        plan = Drive(run, built, report_of, report_dir or options.work_dir, 1, stop)
-        outcomes += anyio.run(drive, plan, pending, lambda outcome: None)
+        where = report_dir or options.work_dir
+        request = InPlaceRequest(run, pending, build, None, options.work_dir, report_of, where, stop)
+        outcomes += ProcessPoolExecutor(1).run(request)
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
     return InPlaceRun(run.recovered, ordered)

@@ -129,3 +129,61 @@ def test_a_fleet_on_s3_gives_the_reports_of_its_local_copy(
     again = compaction(*args, "--report-dir", f"s3://{BUCKET}/reports", env=s3)  # resumed: nothing rewritten
     assert again.returncode == local.returncode, again.stderr
     shutil.rmtree(tmp_path / "bucket")
+
+
+def test_keys_that_cannot_be_mirrored_are_findings_inside_the_report_dir(
+    s3: dict[str, str], cluster: str, tmp_path: Path
+) -> None:
+    build_session(tmp_path / "a.jsonl", turns=2)
+    data = (tmp_path / "a.jsonl").read_bytes()
+    fs = _fs(s3)
+    for key in ("odd/p/a.jsonl", "odd/p/../up.jsonl", "odd/p/./here.jsonl", "odd//lead.jsonl"):
+        fs.pipe_file(f"{BUCKET}/{key}", data)
+    listed = {s.label: s.unsafe_key for s in discover_roots([f"s3://{BUCKET}/odd"])}
+    assert listed == {
+        "p/a.jsonl": False,
+        "p%2F..%2Fup.jsonl": True,
+        "p%2F.%2Fhere.jsonl": True,
+        "%2Flead.jsonl": True,
+    }
+    reports = tmp_path / "reports"
+    args = ["validate", f"s3://{BUCKET}/odd", "--quiet", "--cluster", cluster, "--report-dir", str(reports)]
+    done = compaction(*args, env=s3)
+    local = compaction(
+        "validate", str(tmp_path / "a.jsonl"), "--report-dir", str(tmp_path / "one"), "--quiet"
+    )
+    assert done.returncode == local.returncode, done.stderr  # the unsafe keys fail nothing: warnings
+    assert "Traceback" not in done.stderr
+    found = _reports(reports)
+    assert sorted(found) == [f"odd/{label}.report.json" for label in sorted(listed)]
+    for label, unsafe in listed.items():
+        codes = [f["code"] for f in found[f"odd/{label}.report.json"]["findings"]]
+        assert ("object-key-unsafe" in codes) is unsafe, (label, codes)
+    assert (
+        not (tmp_path / "up.jsonl.report.json").exists() and not (reports / "up.jsonl.report.json").exists()
+    )
+
+
+@pytest.mark.parametrize("on_store", ["sessions", "reports"])
+@pytest.mark.parametrize("endpoint", ["not a url", "http://127.0.0.1:{port}"])
+def test_a_store_that_cannot_be_reached_is_one_line_and_exit_2(
+    endpoint: str, on_store: str, tmp_path: Path
+) -> None:
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": endpoint.format(port=_free_port()),  # nothing listens there
+        "AWS_MAX_ATTEMPTS": "1",
+    }
+    url = f"s3://{BUCKET}/x"
+    build_session(tmp_path / "in" / "a.jsonl", turns=2)
+    where = [url, "--report-dir", str(tmp_path / "r")] if on_store == "sessions" else [str(tmp_path / "in")]
+    reports = ["--report-dir", url] if on_store == "reports" else []
+    done = compaction(
+        "validate", *where, *reports, "--cluster", "local:1", env=env, unset=("FSSPEC_S3_ENDPOINT_URL",)
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"compaction: error: cannot reach {url}"), lines
+    assert "Traceback" not in done.stderr

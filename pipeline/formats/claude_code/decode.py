@@ -298,16 +298,24 @@ def _prompt_key(
     return None
 
 
+MessageFacts = tuple[str | None, str | None, bool, str, tuple[str, ...], tuple[str, ...]]
+"""What a record keeps of its message, in `DecodedRecord`'s order: id, role, whether it has one,
+block codes, tool_use ids, tool_result ids."""
+_NO_MESSAGE: Final[tuple[MessageFacts, None]] = ((None, None, False, "", (), ()), None)
+
+
+def _message_facts(message: Any, *, want_text: bool = True) -> tuple[MessageFacts, str | None]:
+    """A record's message facts and its first non-blank text (both loaders' one reading of it)."""
+    if message is None:
+        return _NO_MESSAGE
+    blocks, uses, results, first_text = _block_facts(message.content, want_text=want_text)
+    return (_text(message.id), _text(message.role), True, blocks, uses, results), first_text
+
+
 def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool: str | None) -> DecodedRecord:
     """The hot-path twin of `_assemble`: field types are already known to be right."""
     kind = head.type or None
-    role = None
-    blocks, first_text = "", None
-    uses: tuple[str, ...] = ()
-    results: tuple[str, ...] = ()
-    if message is not None:
-        role = _text(message.role)
-        blocks, uses, results, first_text = _block_facts(message.content, want_text=kind == RecordType.USER)
+    facts, first_text = _message_facts(message, want_text=kind == RecordType.USER)
     uuid = head.uuid
     parent = head.parentUuid
     leaf = head.leafUuid
@@ -323,12 +331,7 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
         head.isSidechain is True,
         _set(head.timestamp),
         _set(head.version),
-        _text(message.id) if message is not None else None,
-        role,
-        message is not None,
-        blocks,
-        uses,
-        results,
+        *facts,
         head.sourceToolAssistantUUID or None,
         attachment_tool,
         head.isCompactSummary is True,
@@ -337,7 +340,7 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
         PointerState.ABSENT if leaf is UNSET else _pointer_state(leaf),
         _set(leaf),
         head.explicit is True,
-        _prompt_key(head, kind, role, results, first_text),
+        _prompt_key(head, kind, facts[1], facts[5], first_text),
         (head.messageId or None) if kind == RecordType.FILE_HISTORY_SNAPSHOT else None,
         head.agentId or None,
         tokens,
@@ -376,14 +379,8 @@ def _assemble(
     kind = _text(head.type)
     uuid = head.uuid
     parent = head.parentUuid
-    role = None
-    blocks, first_text = "", None
-    uses: tuple[str, ...] = ()
-    results: tuple[str, ...] = ()
-    if message is not None:
-        role = _text(message.role)
-        blocks, uses, results, first_text = _block_facts(message.content)
-    prompt_key = _prompt_key(head, kind, role, results, first_text)
+    facts, first_text = _message_facts(message)
+    prompt_key = _prompt_key(head, kind, facts[1], facts[5], first_text)
     leaf = head.leafUuid
     return DecodedRecord(
         kind,
@@ -397,12 +394,7 @@ def _assemble(
         head.isSidechain is True,
         _text(head.timestamp),
         _text(head.version),
-        _text(message.id) if message is not None else None,
-        role,
-        message is not None,
-        blocks,
-        uses,
-        results,
+        *facts,
         _text(head.sourceToolAssistantUUID),
         attachment_tool,
         head.isCompactSummary is True,

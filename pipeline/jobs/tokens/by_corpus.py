@@ -20,6 +20,7 @@ from pipeline.formats.claude_code.content_classes import ContentClass
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import Outcome, TokensReport
+from pipeline.report.fleet import Interrupted
 from pipeline.report.sections import Section
 from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
 
@@ -117,6 +118,7 @@ class TokensSummary(Section, frozen=True, kw_only=True):
     overall: Group = msgspec.field(name=OVERALL)
     corpora: dict[str, Group]
     sessions: list[SessionRow]
+    interrupted: Interrupted | UnsetType = UNSET  # a run a signal stopped: what it left not done
 
 
 def reference_of(estimators: Sequence[str]) -> str | None:

@@ -15,12 +15,14 @@ from typing import Any, Final
 
 from pipeline.errors import CompactionError
 
-__all__ = ["CHARTS_HINT", "ChartData", "ChartsUnavailable", "write_charts"]
+__all__ = ["CHARTS_HINT", "ChartData", "ChartsUnavailable", "SlopeView", "slope_view", "write_charts"]
 
 CHARTS_HINT: Final = "pip install 'session-compaction[charts]'"
 DPI: Final = 120
 SIZE: Final = (10.0, 5.6)  # inches: readable on a laptop screen and in a pull request
 MAX_BINS: Final = 40
+_EDGE_TEXT: Final = {"ha": "center", "fontsize": 8}
+WHISKER: Final = 1.5  # Tukey's whiskers, matplotlib's default: beyond them a slope is an outlier
 
 
 class ChartsUnavailable(CompactionError):
@@ -41,6 +43,65 @@ class ChartData:
     class_tokens: Mapping[str, Mapping[str, int]]  # estimator -> class -> tokens (whole sessions)
     slopes: Mapping[str, Sequence[float]]  # estimator -> billed slope per session
     family_slopes: Mapping[str, Mapping[str, Sequence[float]]]  # family -> estimator -> slopes
+
+
+@dataclass(frozen=True, slots=True)
+class SlopeView:
+    """The slope axis a box chart shows: the whiskers of every box (and slope 1), not the outliers,
+    which are counted at the edge they lie beyond instead of flattening the boxes."""
+
+    low: float
+    high: float
+    below: tuple[int, ...]  # outliers under `low`, per box
+    above: tuple[int, ...]  # outliers over `high`, per box
+
+
+def _quartile(ordered: Sequence[float], fraction: float) -> float:
+    position = fraction * (len(ordered) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+def _whiskers(values: Sequence[float]) -> tuple[float, float]:
+    ordered = sorted(value for value in values if math.isfinite(value)) or [1.0]
+    first, third = _quartile(ordered, 0.25), _quartile(ordered, 0.75)
+    reach = WHISKER * (third - first)
+    inside = [value for value in ordered if first - reach <= value <= third + reach]
+    return inside[0], inside[-1]
+
+
+def slope_view(boxes: Sequence[Sequence[float]]) -> SlopeView:
+    """The axis range that holds every box's whiskers and slope 1, with a margin."""
+    ends = [_whiskers(values) for values in boxes if values]
+    low = min([1.0, *(end[0] for end in ends)])
+    high = max([1.0, *(end[1] for end in ends)])
+    margin = max(high - low, 0.1) * 0.08
+    low, high = low - margin, high + margin
+    return SlopeView(
+        low,
+        high,
+        tuple(sum(value < low for value in values) for values in boxes),
+        tuple(sum(value > high for value in values) for values in boxes),
+    )
+
+
+def _slope_boxes(
+    axes: Any, labels: Sequence[str], boxes: Sequence[Sequence[float]], *, rotated: bool
+) -> None:
+    """Boxes of per-session slopes on an axis their outliers do not flatten (counted at the edge)."""
+    view = slope_view(boxes)
+    axes.boxplot(list(boxes), showfliers=True, whis=WHISKER)
+    axes.set_ylim(view.low, view.high)
+    axes.set_xticks(range(1, len(boxes) + 1))
+    axes.set_xticklabels(list(labels), rotation=30 if rotated else 0, ha="right" if rotated else "center")
+    for position, (below, above) in enumerate(zip(view.below, view.above, strict=True), start=1):
+        if above:
+            axes.annotate(f"{above} outlier(s) above", (position, view.high), **_EDGE_TEXT, va="top")
+        if below:
+            axes.annotate(f"{below} outlier(s) below", (position, view.low), **_EDGE_TEXT, va="bottom")
+    axes.axhline(1.0, color="grey", linestyle="--", linewidth=0.8, label="slope 1: estimator = billed")
+    axes.legend()
 
 
 def _pyplot() -> Any:
@@ -121,11 +182,7 @@ def _billed_slopes(plt: Any, data: ChartData, path: Path) -> None:
     figure, axes = plt.subplots(figsize=SIZE)
     series = {name: values for name, values in data.slopes.items() if values}
     if series:
-        axes.boxplot(list(series.values()), showfliers=True)
-        axes.set_xticks(range(1, len(series) + 1))
-        axes.set_xticklabels(list(series))
-        axes.axhline(1.0, color="grey", linestyle="--", linewidth=0.8, label="slope 1: estimator = billed")
-        axes.legend()
+        _slope_boxes(axes, list(series), list(series.values()), rotated=False)
     else:
         axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
     axes.set_title("Billed prompt tokens per estimated token (per-session slope)")
@@ -146,11 +203,7 @@ def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
         if values
     ]
     if boxes:
-        axes.boxplot([values for _, values in boxes], showfliers=True)
-        axes.set_xticks(range(1, len(boxes) + 1))
-        axes.set_xticklabels([label for label, _ in boxes], rotation=30, ha="right")
-        axes.axhline(1.0, color="grey", linestyle="--", linewidth=0.8, label="slope 1: estimator = billed")
-        axes.legend()
+        _slope_boxes(axes, [label for label, _ in boxes], [values for _, values in boxes], rotated=True)
     else:
         axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
     names = sorted({name for estimators in data.family_slopes.values() for name in estimators})

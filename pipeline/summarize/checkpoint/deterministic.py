@@ -16,7 +16,7 @@ from typing import Final
 
 from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
-from pipeline.settings import MIN_SUMMARY_CHARS
+from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
 from pipeline.summarize.checkpoint.document import (
@@ -39,6 +39,7 @@ from pipeline.summarize.checkpoint.fitting import (
     USER_TEXT_SHARE,
     Bounds,
     PromptUnit,
+    SummaryFit,
     fit_prompts,
     floor_chars,
     prompt_units,
@@ -56,7 +57,6 @@ __all__ = [
     "InvalidSummaryOptions",
     "PriorMode",
     "SummaryBudgetExceeded",
-    "SummaryFit",
     "SummaryOptions",
     "SummaryResult",
     "write_summary",
@@ -106,17 +106,12 @@ class SummaryBudgetExceeded(SummaryError):
 
 
 @dataclass(frozen=True, slots=True)
-class SummaryOptions:
-    """Bounds of one deterministic summary (defaults: config/default.toml)."""
+class SummaryOptions(SummarySettings):
+    """Bounds of one deterministic summary: the `[summary]` section's, with the run's character
+    budget and whether prior summaries are kept verbatim (defaults: config/default.toml)."""
 
     char_budget: int
     preserve_prior_verbatim: bool
-    max_bullets_per_section: int
-    max_quote_chars: int
-    max_prompt_chars: int
-    max_file_operations: int
-    max_validation_records: int
-    max_active_work_records: int
 
     def __post_init__(self) -> None:
         if self.char_budget < MIN_CHAR_BUDGET:
@@ -142,27 +137,6 @@ class SummaryOptions:
             self.max_active_work_records,
             TRAIL_RECORDS,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryFit:
-    """How a summary larger than its room was fitted into it (counts only, never text).
-
-    `needed_chars` is what the whole summary would have taken, `allowed_chars` its room; `level`
-    the rung of `fitting.LADDER` used (1-based). Prompt counts are of bullets (equal texts share
-    one): kept whole, cut to a head of at least `prompt_head_chars`, cited by anchor only, or
-    left out in an omission marker.
-    """
-
-    needed_chars: int
-    allowed_chars: int
-    level: int
-    prompts: int
-    prompts_verbatim: int
-    prompts_cut: int
-    prompts_by_anchor: int
-    prompts_omitted: int
-    prompt_head_chars: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ __all__ = [
     "Bounds",
     "PromptFit",
     "PromptUnit",
+    "SummaryFit",
     "fit_prompts",
     "floor_chars",
     "prompt_units",
@@ -233,3 +234,24 @@ def _anchor_bullets(units: Sequence[PromptUnit]) -> tuple[Bullet, ...]:
             Bullet(f"{len(lines)} older requests by anchor only ({cut_chars} characters cut)", lines)
         )
     return tuple(bullets)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryFit:
+    """How a summary larger than its room was fitted into it (counts only, never text).
+
+    `needed_chars` is what the whole summary would have taken, `allowed_chars` its room; `level`
+    the rung of `LADDER` used (1-based). Prompt counts are of bullets (equal texts share
+    one): kept whole, cut to a head of at least `prompt_head_chars`, cited by anchor only, or
+    left out in an omission marker.
+    """
+
+    needed_chars: int
+    allowed_chars: int
+    level: int
+    prompts: int
+    prompts_verbatim: int
+    prompts_cut: int
+    prompts_by_anchor: int
+    prompts_omitted: int
+    prompt_head_chars: int

@@ -8,10 +8,9 @@ is truncation, `refusal` a refusal); a 400 that says the prompt is too long is `
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
-import anyio
 import httpx
 import msgspec
 
@@ -25,7 +24,7 @@ from pipeline.summarize.model.providers.base import (
     StopKind,
     Usage,
 )
-from pipeline.summarize.model.providers.http import error_fields, post_json, status_error, stream_lines
+from pipeline.summarize.model.providers.http import HttpProvider, error_fields, post_json, status_error
 
 __all__ = ["AnthropicOptions", "AnthropicProvider"]
 
@@ -86,24 +85,14 @@ class _Event(msgspec.Struct):
     usage: _Usage | None = None
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     """Calls the Messages API with the run's shared client."""
 
     def __init__(self, options: AnthropicOptions, client: httpx.AsyncClient) -> None:
+        headers = {"x-api-key": options.api_key.value, "anthropic-version": options.version}
+        url = options.base_url.rstrip("/") + MESSAGES_PATH
+        super().__init__(ProviderName.ANTHROPIC, client, url, headers, options.model)
         self._options = options
-        self._client = client
-        self._url = options.base_url.rstrip("/") + MESSAGES_PATH
-        self._headers = {"x-api-key": options.api_key.value, "anthropic-version": options.version}
-
-    @property
-    def name(self) -> ProviderName:
-        """`anthropic`."""
-        return ProviderName.ANTHROPIC
-
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._options.model
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """One Messages call."""
@@ -117,7 +106,7 @@ class AnthropicProvider:
             }
         )
         if self._options.stream:
-            return await self._streamed(body)
+            return await self._streamed(body, _read_events, _raise_for)
         response = await post_json(self._client, self._url, self._headers, body)
         _raise_for(response, response.content)
         try:
@@ -127,13 +116,6 @@ class AnthropicProvider:
         text = "".join(block.text for block in message.content if block.type == "text")
         usage = message.usage.billed() if message.usage is not None else None
         return ModelReply(text, _stop(message.stop_reason), usage)
-
-    async def _streamed(self, body: bytes) -> ModelReply:
-        async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
-            began = anyio.current_time()
-            if response.status_code != 200:
-                _raise_for(response, await response.aread())
-            return replace(await _read_events(lines), answer_began=began)
 
 
 async def _read_events(lines: AsyncIterator[str]) -> ModelReply:

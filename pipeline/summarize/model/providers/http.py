@@ -8,18 +8,26 @@ the server gave. Response bodies are read, never logged.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
+import anyio
 import httpx
 import orjson
 
-from pipeline.summarize.model.providers.base import ProviderStatusError, ProviderTransportError
+from pipeline.summarize.model.providers.base import (
+    ModelReply,
+    ProviderName,
+    ProviderStatusError,
+    ProviderTransportError,
+)
 
 __all__ = [
     "CONNECT_TIMEOUT_SECONDS",
+    "HttpProvider",
     "error_fields",
     "open_http_client",
     "post_json",
@@ -118,3 +126,40 @@ async def _lines(response: httpx.Response) -> AsyncIterator[str]:
     with transport_errors():
         async for line in response.aiter_lines():
             yield line
+
+
+ReadStream = Callable[[AsyncIterator[str]], Awaitable[ModelReply]]
+"""A provider's reading of its streamed body's lines into a reply."""
+RaiseFor = Callable[[httpx.Response, bytes], None]
+"""A provider's error for a response that is not 200 (its body read whole)."""
+
+
+class HttpProvider:
+    """What the HTTP providers share: which provider, the run's client, the one URL they post to
+    with their headers, the model asked for, and a streamed call timed from its response's arrival."""
+
+    def __init__(
+        self, name: ProviderName, client: httpx.AsyncClient, url: str, headers: Mapping[str, str], model: str
+    ) -> None:
+        self._name = name
+        self._client = client
+        self._url = url
+        self._headers = dict(headers)
+        self._model = model
+
+    @property
+    def name(self) -> ProviderName:
+        """Which provider this is (`anthropic`, `openai`)."""
+        return self._name
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    async def _streamed(self, body: bytes, read: ReadStream, raise_for: RaiseFor) -> ModelReply:
+        async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
+            began = anyio.current_time()
+            if response.status_code != 200:
+                raise_for(response, await response.aread())
+            return replace(await read(lines), answer_began=began)

@@ -10,10 +10,9 @@ carries no `usage` (the reply says so with `usage=None`), and a cut answer ends 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
-import anyio
 import httpx
 import msgspec
 
@@ -27,7 +26,7 @@ from pipeline.summarize.model.providers.base import (
     StopKind,
     Usage,
 )
-from pipeline.summarize.model.providers.http import error_fields, post_json, status_error, stream_lines
+from pipeline.summarize.model.providers.http import HttpProvider, error_fields, post_json, status_error
 
 __all__ = ["OpenAIOptions", "OpenAIProvider"]
 
@@ -68,25 +67,15 @@ class _Completion(msgspec.Struct):
     usage: _Usage | None = None
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
     """Calls chat completions with the run's shared client."""
 
     def __init__(self, options: OpenAIOptions, client: httpx.AsyncClient) -> None:
-        self._options = options
-        self._client = client
-        self._url = options.base_url.rstrip("/") + COMPLETIONS_PATH
         key = options.api_key
-        self._headers = {"authorization": f"Bearer {key.value}"} if key is not None else {}
-
-    @property
-    def name(self) -> ProviderName:
-        """`openai`."""
-        return ProviderName.OPENAI
-
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._options.model
+        headers = {"authorization": f"Bearer {key.value}"} if key is not None else {}
+        url = options.base_url.rstrip("/") + COMPLETIONS_PATH
+        super().__init__(ProviderName.OPENAI, client, url, headers, options.model)
+        self._options = options
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """One chat-completions call."""
@@ -100,7 +89,7 @@ class OpenAIProvider:
         }
         if self._options.stream:
             payload["stream_options"] = {"include_usage": True}
-            return await self._streamed(msgspec.json.encode(payload))
+            return await self._streamed(msgspec.json.encode(payload), _read_chunks, _raise_for)
         response = await post_json(self._client, self._url, self._headers, msgspec.json.encode(payload))
         _raise_for(response, response.content)
         try:
@@ -113,13 +102,6 @@ class OpenAIProvider:
         message = choice.message or _Message()
         usage = _usage(completion.usage)
         return ModelReply(message.content or "", _stop(choice.finish_reason, message.refusal), usage)
-
-    async def _streamed(self, body: bytes) -> ModelReply:
-        async with stream_lines(self._client, self._url, self._headers, body) as (response, lines):
-            began = anyio.current_time()
-            if response.status_code != 200:
-                _raise_for(response, await response.aread())
-            return replace(await _read_chunks(lines), answer_began=began)
 
 
 async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
