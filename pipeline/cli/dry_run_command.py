@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from msgspec import UNSET
@@ -24,7 +25,7 @@ from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.dry_run import DryRunOptions, plan_session
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import CompressReport
-from pipeline.report.fleet import CompressRun, FleetModelPlan, FleetSummary, summary_report
+from pipeline.report.fleet import CompressRun, FleetSummary, summary_report
 from pipeline.settings import Settings
 from pipeline.summarize.model.configure import (
     model_summary_options,
@@ -32,7 +33,7 @@ from pipeline.summarize.model.configure import (
     provider_settings,
     rate_limits,
 )
-from pipeline.summarize.model.cost import SummaryPlan, plan_fleet
+from pipeline.summarize.model.cost import FleetPlan, SummaryPlan, plan_fleet
 from pipeline.summarize.model.limiter import RateLimits
 from pipeline.summarize.model.providers import ProviderName
 from pipeline.vocabulary import SummarizerName
@@ -40,7 +41,7 @@ from pipeline.vocabulary import SummarizerName
 __all__ = ["dry_run_command"]
 
 
-def _fleet_plan(result: RunResult, limits: RateLimits) -> FleetModelPlan:
+def _fleet_plan(result: RunResult, limits: RateLimits) -> FleetPlan:
     sections = [
         o.report.model_plan
         for o in result.outcomes.values()
@@ -59,13 +60,10 @@ def _fleet_plan(result: RunResult, limits: RateLimits) -> FleetModelPlan:
         for s in sections
     ]
     fleet = plan_fleet(plans, limits)
-    return FleetModelPlan(
-        sessions=fleet.sessions,
-        refused=fleet.refused,
-        calls=fleet.calls,
-        estimated_input_tokens=fleet.estimated_input_tokens,
-        estimated_output_tokens=fleet.estimated_output_tokens,
-        estimated_cost_usd=None if fleet.estimated_cost_usd is None else round(fleet.estimated_cost_usd, 4),
+    cost = fleet.estimated_cost_usd
+    return replace(
+        fleet,
+        estimated_cost_usd=None if cost is None else round(cost, 4),
         min_wall_seconds=round(fleet.min_wall_seconds, 1),
     )
 

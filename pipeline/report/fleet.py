@@ -14,11 +14,11 @@ from msgspec import UNSET, UnsetType
 from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
+from pipeline.summarize.model.cost import FleetPlan  # the dry run's totals are the planner's own
 
 __all__ = [
     "SUMMARY_SCHEMA",
     "CompressRun",
-    "FleetModelPlan",
     "FleetSummary",
     "Interrupted",
     "ReportEntry",
@@ -81,19 +81,6 @@ class CompressRun(ValidateRun, frozen=True, kw_only=True):
     min_excluded_chars: int
 
 
-class FleetModelPlan(Section, frozen=True, kw_only=True):
-    """`--dry-run` totals: calls, tokens and cost of every planned session, and the least wall time
-    the run's rate limits allow for all of them."""
-
-    sessions: int
-    refused: int
-    calls: int
-    estimated_input_tokens: int
-    estimated_output_tokens: int
-    estimated_cost_usd: float | None
-    min_wall_seconds: float
-
-
 class Interrupted(Section, frozen=True, kw_only=True):
     """A run a signal stopped: which signal, and the sessions it left untouched (no report)."""
 
@@ -115,7 +102,7 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     seed_tokens: int
     elapsed_ms: float
     resume_checks: ResumeChecks | UnsetType = UNSET
-    model_plan: FleetModelPlan | UnsetType = UNSET
+    model_plan: FleetPlan | UnsetType = UNSET
     interrupted: Interrupted | UnsetType = UNSET
     reports: list[ReportEntry]
 
@@ -162,7 +149,7 @@ def summary_report(
     report_paths: Mapping[str, str],
     elapsed_ms: float,
     roots: Iterable[str],
-    model_plan: FleetModelPlan | UnsetType = UNSET,
+    model_plan: FleetPlan | UnsetType = UNSET,
 ) -> FleetSummary:
     """The fleet summary: totals by status, by strict verdict and by leaf source."""
     reports = [outcome.report for outcome in outcomes.values()]
