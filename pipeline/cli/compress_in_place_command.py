@@ -12,15 +12,17 @@ Claude Code did not prove is never put in place unless the gate is switched off 
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cli.compress_command import compress_options, compress_run
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
-from pipeline.execute.in_place_drive import RemoteBuild, WorkerCalls, WorkerLost
+from pipeline.execute.in_place_drive import BuildServices, RemoteBuild, WorkerCalls, WorkerLost
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
 from pipeline.execute.seam import Executor, report_path
 from pipeline.jobs.compress.in_place import (
@@ -33,6 +35,7 @@ from pipeline.jobs.compress.in_place import (
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.reporting import in_place_section, receipt_section, recovered_entry, skipped_entry
+from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
 from pipeline.publish.live.state_db import RecordedResult
 from pipeline.report.documents import Outcome, crashed
@@ -68,19 +71,51 @@ def in_place_gate(settings: Settings) -> str | None:
 
 
 def check_in_place_summarizer(args: argparse.Namespace, settings: Settings) -> None:
-    """In place, summaries are the embedded summarizer's: a model's would be silently replaced by it
-    (the model services live in one process's event loop, the in-place builds in worker processes)."""
-    if settings.compress.summarizer is not SummarizerName.DETERMINISTIC:
+    """What an in-place run cannot do: plan without running, bound an embedded summarizer's
+    tokens, or send a model's calls from a cluster's workers (its services live in this process)."""
+    model = settings.compress.summarizer is not SummarizerName.DETERMINISTIC
+    if args.dry_run:
+        raise UsageError("--dry-run plans a compress --out run's model calls; compress --in-place has none")
+    if args.max_run_tokens is not None and not model:
         raise UsageError(
-            f"compress --in-place writes summaries with the embedded summarizer only, not "
-            f"--summarizer {settings.compress.summarizer.value}: compress --out with a model, or "
-            "--in-place with --summarizer deterministic"
+            "--max-run-tokens bounds a model summarizer's billed tokens: add --summarizer with a "
+            "provider, or leave it out (the embedded summarizer bills none)"
         )
-    for flag, given in (("--dry-run", args.dry_run), ("--max-run-tokens", args.max_run_tokens)):
-        if given:
-            raise UsageError(
-                f"{flag} plans or bounds a model summarizer's calls; compress --in-place has none"
-            )
+    if model and getattr(args, "cluster", None):
+        raise UsageError(
+            f"--summarizer {settings.compress.summarizer.value} in place builds in this process (one "
+            "client, limiter and run budget): leave out --cluster, or use --summarizer deterministic"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """A model summarizer's part of an in-place run: its services and what its digest covers."""
+
+    builds: BuildServices
+    digest: dict[str, object]
+
+
+def _model(args: argparse.Namespace, settings: Settings, options: CompressOptions) -> _Model | None:
+    """The model's shared services (client, limiter, run budget) opened once for every build; the
+    provider is checked now, before any session (a missing key is a usage error)."""
+    from pipeline.execute.model_services import model_provider, model_summarizer  # noqa: PLC0415 - httpx on use
+
+    provider = model_provider(args, settings)
+    if provider is None:
+        return None
+    summarizer = model_summarizer(settings, provider, lambda session: options, args.max_run_tokens)
+
+    @contextlib.asynccontextmanager
+    async def builds() -> AsyncIterator[BuildCandidate]:
+        async with summarizer.writers() as with_writer:
+            yield compress_builder(with_writer(options))
+
+    summary = summarizer.summary  # the retry policy shapes no summary: not in the digest
+    shaping = {
+        name: getattr(summary, name) for name in ("budget", "pack", "appendix", "planned_output_tokens")
+    }
+    return _Model(builds, {"provider": provider[0].value, "model": provider[1].model, "summary": shaping})
 
 
 def _worker_build(options: CompressOptions) -> RemoteBuild:
@@ -174,15 +209,17 @@ def compress_in_place(live: LiveRun) -> int:
     check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
     options = compress_options(args, settings, claude, out_dir="", root_label="")
+    model = _model(args, settings, options)
     command = LiveCommand(
         name="compress-in-place",
         result=RecordedResult.COMPACTED,
-        config_digest=config_digest(options),
+        config_digest=config_digest(options, model.digest if model else None),
         require_resume_proof=claude is not None,
         executor=_executor(args, settings),
         here=compress_builder(options),  # `--jobs 1`: built in this process, on the frozen bytes
         remote=_worker_build(options),
         report_of=_report_of,
+        services=model.builds if model else None,
     )
     done = run_pass(command, live)
     summary = _summary(args, settings, claude, done, [root for root, _ in roots])

@@ -24,7 +24,7 @@ from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.interrupt import RESUME_SKIPS, say_stopped
-from pipeline.execute.in_place_drive import InPlaceRequest, RemoteBuild, ReportOf, check_all
+from pipeline.execute.in_place_drive import BuildServices, InPlaceRequest, RemoteBuild, ReportOf, check_all
 from pipeline.execute.seam import Executor
 from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import Disposition
@@ -122,6 +122,7 @@ class LiveCommand:
     here: BuildCandidate  # a candidate built in this process, on the frozen bytes
     report_of: ReportOf
     remote: RemoteBuild | None = None  # a candidate built on the executor's workers; None: always here
+    services: BuildServices | None = None  # a model summarizer's: every build in this process, through it
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +179,7 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
                     report_dir=report_dir,
                     stop=stop,
                     on_outcome=advance,
+                    services=command.services,
                 )
                 outcomes += command.executor.run(request)
     elapsed = (time.perf_counter() - started) * 1000

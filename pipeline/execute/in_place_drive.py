@@ -7,16 +7,20 @@ this machine, as Dask tasks, or (one job) in threads of this process (`WorkerCal
 that touches the state database or the live tree runs in this process whichever executor runs:
 the cheap checks in its main thread (`check_all`), then `InPlacePass.screen` and `settle` (the
 transaction among them) in a few of its threads (the state database serializes its own use);
-builds read only the frozen bytes. A session's report is written once its outcome is known, after
-the commit, never before; a report that cannot be written is recorded on the outcome. No
-completion marker is written: the state database records what each session became, and a
-replaced session's source is no longer the bytes a marker would vouch for.
+builds read only the frozen bytes. A request with build services (a model summarizer's client,
+limiter and run budget) opens them in the drive's event loop and builds every candidate in its
+threads, whatever the executor: the model writer's calls go back to that loop, so one limiter and
+one budget hold across all the in-place workers. A session's report is written once its outcome
+is known, after the commit, never before; a report that cannot be written is recorded on the
+outcome. No completion marker is written: the state database records what each session became,
+and a replaced session's source is no longer the bytes a marker would vouch for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar, TypeVarTuple
 
@@ -34,6 +38,7 @@ from pipeline.publish.live.source import FrozenSource, SessionTarget
 from pipeline.reasons import InPlaceReason
 
 __all__ = [
+    "BuildServices",
     "CallsFor",
     "InPlaceRequest",
     "RemoteBuild",
@@ -68,6 +73,8 @@ CallsFor = Callable[[anyio.CapacityLimiter], WorkerCalls]
 """An executor's worker calls, holding at most the limiter's count of builds at once."""
 RemoteBuild = Callable[[FrozenSource, Path, WorkerCalls], Awaitable[Candidate | Declined]]
 """Builds a screened session's candidate on a worker (the frozen file's path and digest travel)."""
+BuildServices = Callable[[], AbstractAsyncContextManager[BuildCandidate]]
+"""Opens shared services in the drive's event loop and yields the build step that uses them."""
 ReportOf = Callable[[InPlaceOutcome], bytes | None]
 """A session's report file, or None when the session gets none (skipped at the cost of a stat)."""
 
@@ -90,6 +97,7 @@ class InPlaceRequest:
     report_dir: Path
     stop: StopRequest
     on_outcome: Callable[[InPlaceOutcome], None] = field(default=_no_outcome)
+    services: BuildServices | None = None  # a model's: opened here, every build in this process
 
 
 def check_all(
@@ -133,6 +141,15 @@ async def _build(
 
 
 async def drive(request: InPlaceRequest, calls_for: CallsFor | None, jobs: int) -> list[InPlaceOutcome]:
+    """`_drive`, after opening the request's build services when it has any: then `jobs` builds run
+    in threads of this process, next to the loop their model calls use (never on a worker)."""
+    if request.services is None:
+        return await _drive(request, calls_for, jobs)
+    async with request.services() as here:
+        return await _drive(replace(request, here=here, remote=None), None, jobs)
+
+
+async def _drive(request: InPlaceRequest, calls_for: CallsFor | None, jobs: int) -> list[InPlaceOutcome]:
     """Take every session that passed the cheap checks through screen, build (`jobs` at once, on
     the executor's workers when it has any) and settle; each report is written as its outcome
     arrives."""

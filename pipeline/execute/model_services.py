@@ -77,6 +77,17 @@ class ModelSummarizer:
     @asynccontextmanager
     async def in_process(self) -> AsyncIterator[WorkFor]:
         """Open the services in the event loop; each session's options carry the model writer."""
+        async with self.writers() as with_writer:
+
+            def bound(session: SessionFile) -> BoundJob[CompressOptions]:
+                return BoundJob(compress_session, with_writer(self.options_for(session)))
+
+            yield bound
+
+    @asynccontextmanager
+    async def writers(self) -> AsyncIterator[Callable[[CompressOptions], CompressOptions]]:
+        """Open the services in the event loop; what it yields gives options the model writer
+        (one client, limiter and run budget for every session: the fleet's and the in-place pass's)."""
         budget = RunTokens(self.max_run_tokens)
         async with open_http_client(
             self.limits.max_in_flight, self.summary.retry.call_timeout_seconds
@@ -88,11 +99,9 @@ class ModelSummarizer:
                 anyio.CapacityLimiter(PACK_THREADS),
             )
 
-            def with_writer(session: SessionFile) -> BoundJob[CompressOptions]:
-                options = self.options_for(session)
+            def with_writer(options: CompressOptions) -> CompressOptions:
                 backup = options.summary_options() if self.fallback else None
-                writer = ModelWriter(self.summary, services, backup, budget)
-                return BoundJob(compress_session, replace(options, writer=writer))
+                return replace(options, writer=ModelWriter(self.summary, services, backup, budget))
 
             yield with_writer
 

@@ -19,7 +19,7 @@ import json
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
@@ -41,6 +41,7 @@ from pipeline.read.load import frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
 from pipeline.report.documents import CompressReport, Outcome, crashed
+from pipeline.summarize.model.outcomes import SummaryOutcome
 from pipeline.vocabulary import SessionStatus, Verdict
 
 __all__ = [
@@ -70,8 +71,16 @@ _FINAL: Final = frozenset(
         SessionStatus.REFUSED,
     }
 )
-# Refusals a later run may not repeat: Claude Code failed to run, or the file changed meanwhile.
-_TRANSIENT: Final = frozenset({Refusal.RESUME_CHECK_FAILED.value, Refusal.SOURCE_CHANGED.value})
+# Refusals a later run may not repeat: Claude Code failed to run, the file changed meanwhile, or
+# the model's provider failed (unreachable, retries spent) or the run was stopped during the call.
+_TRANSIENT: Final = frozenset(
+    {
+        Refusal.RESUME_CHECK_FAILED.value,
+        Refusal.SOURCE_CHANGED.value,
+        f"{Refusal.SUMMARY.value}-{SummaryOutcome.PROVIDER_FAILURE.value}",
+        f"{Refusal.SUMMARY.value}-{SummaryOutcome.ABORTED.value}",
+    }
+)
 # What does not change a candidate's bytes or the decision to build one.
 _NOT_SHAPING: Final = frozenset({"jobs", "report_dir", "log_format", "out_dir", "root_label"})
 
@@ -197,8 +206,9 @@ def compress_builder(options: CompressOptions) -> BuildCandidate:
     return build
 
 
-def config_digest(options: CompressOptions) -> str:
-    """Engine, package version and every option that shapes the output or the decision, hashed.
+def config_digest(options: CompressOptions, model: Mapping[str, object] | None = None) -> str:
+    """Engine, package version and every option that shapes the output or the decision, hashed
+    (with a model summarizer: its provider, model, window, output bound and pack bounds too).
 
     A session declined under one digest is skipped while it and the digest stay the same.
     """
@@ -209,7 +219,8 @@ def config_digest(options: CompressOptions) -> str:
         for name, values in asdict(options).items()
         if name not in _NOT_SHAPING
     }
-    text = json.dumps(
-        {"engine": ENGINE_VERSION, "version": __version__, "options": sections}, sort_keys=True, default=str
-    )
+    shaping: dict[str, object] = {"engine": ENGINE_VERSION, "version": __version__, "options": sections}
+    if model is not None:  # absent for the embedded summarizer: the digests states hold stay valid
+        shaping["model"] = model
+    text = json.dumps(shaping, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
