@@ -219,8 +219,8 @@ def test_one_report_that_cannot_be_written_exits_3_with_that_receipt_only(
         (("--idle-for", "soon"), "argument --idle-for: not a duration"),
         (("--backup-compression", "xz"), "invalid choice"),
         (("--work-dir", "{home}/.claude/work"), "outside any .claude directory"),
-        (("--summarizer", "openai"), "embedded summarizer only"),
-        (("--dry-run",), "--dry-run plans or bounds a model summarizer's calls"),
+        (("--max-run-tokens", "5"), "--max-run-tokens bounds a model summarizer's billed tokens"),
+        (("--dry-run",), "--dry-run plans a compress --out run's model calls"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
