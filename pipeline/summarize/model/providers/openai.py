@@ -9,6 +9,7 @@ carries no `usage` (the reply says so with `usage=None`), and a cut answer ends 
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Final
@@ -28,12 +29,22 @@ from pipeline.summarize.model.providers.base import (
 )
 from pipeline.summarize.model.providers.http import HttpProvider, error_fields, post_json, status_error
 
-__all__ = ["OpenAIOptions", "OpenAIProvider"]
+__all__ = ["OpenAIOptions", "OpenAIProvider", "output_bound_field"]
 
 COMPLETIONS_PATH: Final = "/chat/completions"
 DONE: Final = "[DONE]"
 _TOO_LONG_CODES: Final = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 _TOO_LONG: Final = ("maximum context length", "context size", "context length", "too long")
+
+
+# Reasoning models (o1, o3, o4-mini, gpt-5...) refuse `max_tokens` with a 400 and take
+# `max_completion_tokens` instead; a gateway's `vendor/` prefix is allowed before the name.
+_COMPLETION_TOKENS_MODEL: Final = re.compile(r"(?:^|/)(?:o[134]|gpt-5)(?:$|[-.:])", re.IGNORECASE)
+
+
+def output_bound_field(model: str) -> str:
+    """The request field bounding the answer's tokens for `model`."""
+    return "max_completion_tokens" if _COMPLETION_TOKENS_MODEL.search(model) else "max_tokens"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +95,7 @@ class OpenAIProvider(HttpProvider):
         payload: dict[str, object] = {
             "model": self._options.model,
             "messages": messages,
-            "max_tokens": request.max_output_tokens,
+            output_bound_field(self._options.model): request.max_output_tokens,
             "stream": self._options.stream,
         }
         if self._options.stream:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from pipeline.summarize.model.providers import (
     InputTooLong,
     ModelRequest,
     OpenAIOptions,
+    OpenAIProvider,
     ProviderName,
     ProviderSettings,
     ProviderStatusError,
@@ -227,3 +229,28 @@ def test_claude_code_runs_in_a_clean_environment(monkeypatch: pytest.MonkeyPatch
         "--model",
         "opus",
     ]
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [
+        ("gpt-5-mini", "max_completion_tokens"),
+        ("o3", "max_completion_tokens"),
+        ("o4-mini-2025-04-16", "max_completion_tokens"),
+        ("openai/o1", "max_completion_tokens"),
+        ("gpt-4.1-mini", "max_tokens"),
+        ("local-model", "max_tokens"),
+        ("llama-3-o1-finetune", "max_tokens"),
+    ],
+)
+async def test_reasoning_models_get_max_completion_tokens(
+    server: ProviderServer, model: str, field: str
+) -> None:
+    async with client() as http:
+        provider = OpenAIProvider(OpenAIOptions(server.base_url + "/v1", model, None, False), http)
+        await provider.complete(REQUEST)
+    (request,) = server.requests
+    sent = json.loads(request.raw)
+    assert sent[field] == 500
+    other = ({"max_tokens", "max_completion_tokens"} - {field}).pop()
+    assert other not in sent
