@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import anyio
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from pipeline.execute.dask_model_services import ClusterModelOptions
 
-__all__ = ["PACK_THREADS", "ModelSummarizer", "model_provider", "model_summarizer"]
+__all__ = ["BASE_URL_ENV", "PACK_THREADS", "ModelSummarizer", "model_provider", "model_summarizer"]
 
 PACK_THREADS = 1  # packs are CPU work: one thread leaves the event loop its share for the calls
 
@@ -50,12 +50,22 @@ PACK_THREADS = 1  # packs are CPU work: one thread leaves the event loop its sha
 Provider = tuple[ProviderName, ProviderConfig]
 
 
+# The variables the vendors' SDKs take their endpoint from when none is passed (Claude Code reads
+# its own `ANTHROPIC_BASE_URL` and is configured by `[claude_code] base_url`).
+BASE_URL_ENV: Final = {ProviderName.ANTHROPIC: "ANTHROPIC_BASE_URL", ProviderName.OPENAI: "OPENAI_BASE_URL"}
+
+
 def model_provider(args: argparse.Namespace, settings: Settings) -> Provider | None:
-    """The provider the run will use, checked now (a missing key or binary is a usage error)."""
+    """The provider the run will use, checked now (a missing key or binary is a usage error).
+
+    The endpoint is `--base-url`, else the vendor SDK's variable (`ANTHROPIC_BASE_URL`,
+    `OPENAI_BASE_URL`) when set, else the config section's.
+    """
     if settings.compress.summarizer is SummarizerName.DETERMINISTIC:
         return None
     name = ProviderName(settings.compress.summarizer.value)
-    chosen = provider_settings(settings, name, getattr(args, "model", None), getattr(args, "base_url", None))
+    base_url = getattr(args, "base_url", None) or os.environ.get(BASE_URL_ENV.get(name, ""), "").strip()
+    chosen = provider_settings(settings, name, getattr(args, "model", None), base_url or None)
     try:
         return name, check_available(chosen, os.environ)
     except ProviderUnavailable as exc:

@@ -42,11 +42,15 @@ MAX_RETRY_AFTER_SECONDS: Final = 600.0  # a longer `retry-after` is treated as t
 
 
 def open_http_client(max_connections: int, timeout_seconds: float) -> httpx.AsyncClient:
-    """The one client of a run: pooled connections up to the in-flight cap, no environment proxies."""
+    """The one client of a run: pooled connections up to the in-flight cap.
+
+    The environment is trusted as the vendors' SDKs trust it: `HTTPS_PROXY`/`HTTP_PROXY`/
+    `ALL_PROXY` with `NO_PROXY`, and `SSL_CERT_FILE`/`SSL_CERT_DIR` for a corporate CA.
+    """
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout_seconds, connect=CONNECT_TIMEOUT_SECONDS),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-        trust_env=False,
+        trust_env=True,
         follow_redirects=False,
     )
 
