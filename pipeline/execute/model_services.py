@@ -34,6 +34,7 @@ from pipeline.summarize.model.providers import (
     check_available,
     open_provider,
 )
+from pipeline.summarize.model.providers.catalog import missing_model
 from pipeline.summarize.model.providers.http import open_http_client
 from pipeline.vocabulary import SummarizerName, SummaryFallback
 
@@ -67,9 +68,13 @@ def model_provider(args: argparse.Namespace, settings: Settings) -> Provider | N
     base_url = getattr(args, "base_url", None) or os.environ.get(BASE_URL_ENV.get(name, ""), "").strip()
     chosen = provider_settings(settings, name, getattr(args, "model", None), base_url or None)
     try:
-        return name, check_available(chosen, os.environ)
+        config = check_available(chosen, os.environ)
     except ProviderUnavailable as exc:
         raise UsageError(f"--summarizer {name.value}: {exc}") from exc
+    missing = missing_model(config)  # one GET: a model that does not exist stops the run up front
+    if missing is not None:
+        raise UsageError(f"--summarizer {name.value}: {missing}; name a served one with --model")
+    return name, config
 
 
 @dataclass(frozen=True, slots=True)

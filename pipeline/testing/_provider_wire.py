@@ -44,6 +44,7 @@ class ServerHost(Protocol):
 
     latency: float
     context_window: int | None
+    models: tuple[str, ...] | None  # served models (GET /models); None: an empty catalog, any name served
 
     def _next_answer(self) -> tuple[int, Answer]: ...
 
@@ -62,7 +63,17 @@ class _Handler(BaseHTTPRequestHandler):
         """Silent: tests read the recorded requests."""
 
     def do_GET(self) -> None:
-        self._json(200, {"data": [], "has_more": False} if "/models" in self.path else {})
+        served = self.host.models
+        route = self.path.split("?", 1)[0].rstrip("/")
+        if served is not None and "/models/" in route:  # Anthropic's one-model lookup
+            model = route.rsplit("/", 1)[1]
+            if model not in served:
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "model"}})
+                return
+            self._json(200, {"type": "model", "id": model})
+            return
+        listed = [{"id": model, "object": "model"} for model in served or ()]
+        self._json(200, {"data": listed, "has_more": False} if "/models" in route else {})
 
     def do_HEAD(self) -> None:
         self.send_response(200)

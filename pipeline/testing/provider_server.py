@@ -53,9 +53,11 @@ class ProviderServer(LoopbackServer):
         latency: float = 0.0,
         context_window: int | None = None,
         chooser: Callable[[int], Answer | None] | None = None,
+        models: tuple[str, ...] | None = None,
     ) -> None:
         self.latency = latency
         self.context_window = context_window
+        self.models = models
         self._chooser = chooser
         self._script: deque[Answer] = deque()
         self._served: list[ServedRequest] = []

@@ -86,12 +86,14 @@ def _session(root: Path) -> None:
     build_session(path, turns=6, seed=0)
 
 
-def _run(root: Path, out: Path, provider: str, env: dict[str, str]) -> list[dict[str, Any]]:
+def _run(
+    root: Path, out: Path, provider: str, env: dict[str, str], model: str = "local-model"
+) -> list[dict[str, Any]]:
     config = out.parent / f"{out.name}.toml"
     config.write_text("[model_summary]\nbackoff_initial_seconds = 0.01\nmax_attempts = 2\n")
     done = compaction(
         "compress", str(root), "--out", str(out), "--min-tokens", "0", "--summarizer", provider,
-        "--model", "local-model", "--config", str(config), "--quiet", "--no-verify-resume",
+        "--model", model, "--config", str(config), "--quiet", "--no-verify-resume",
         env=env, unset=PROXY_VARIABLES + ENDPOINT_VARIABLES,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -130,3 +132,39 @@ def test_calls_go_through_the_environment_proxy_unless_no_proxy_names_the_host(t
     assert [r["status"] for r in found] == ["compressed"]
     assert through == served >= 1 and all(path.endswith("/chat/completions") for path in proxy.relayed)
     assert after == through and served_after > served  # NO_PROXY: straight to the server
+
+
+@pytest.mark.parametrize(
+    ("provider", "variables"),
+    [
+        ("anthropic", {"ANTHROPIC_BASE_URL": "{url}", "ANTHROPIC_API_KEY": "local-key"}),
+        ("openai", {"OPENAI_BASE_URL": "{url}/v1", "OPENAI_API_KEY": "local-key"}),
+    ],
+)
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_model_that_does_not_exist_stops_the_run_up_front_in_one_line(
+    tmp_path: Path, provider: str, variables: dict[str, str], in_place: bool
+) -> None:
+    _session(tmp_path / "root")
+    before = (tmp_path / "root" / "project" / "s0.jsonl").read_bytes()
+    where = (
+        ["--in-place", "--state-dir", str(tmp_path / "state")]
+        if in_place
+        else ["--out", str(tmp_path / "out")]
+    )
+    with ProviderServer(models=("served-model", "other-model")) as server:
+        env = {name: value.replace("{url}", server.base_url) for name, value in variables.items()}
+        done = compaction(
+            "compress", str(tmp_path / "root"), *where, "--min-tokens", "0", "--summarizer", provider,
+            "--model", "no-such-model", "--quiet", "--no-verify-resume", "--idle-for", "0",
+            env=env, unset=PROXY_VARIABLES + ENDPOINT_VARIABLES,
+        )  # fmt: skip
+        calls = len(server.requests)
+        found = _run(tmp_path / "root", tmp_path / "served", provider, env, model="served-model")
+    assert done.returncode == 2 and "no-such-model" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and calls == 0
+    assert (
+        not (tmp_path / "out").exists()
+        and (tmp_path / "root" / "project" / "s0.jsonl").read_bytes() == before
+    )
+    assert [r["status"] for r in found] == ["compressed"]  # a served model passes the same check
