@@ -136,7 +136,11 @@ def compress_command(
     args: argparse.Namespace, settings: Settings, claude: str | None
 ) -> FleetCommand[FleetSummary]:
     """`compress --out` (or `--dry-run`) over the discovered sessions, reports beside the candidates."""
-    from pipeline.execute.model_services import model_provider, model_summarizer  # noqa: PLC0415 - httpx on use only
+    from pipeline.execute.model_services import (  # noqa: PLC0415 - httpx on use only
+        model_provider,
+        model_summarizer,
+        model_window,
+    )
     from pipeline.jobs.compress import compress_session  # noqa: PLC0415 - per command
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
@@ -166,7 +170,7 @@ def compress_command(
         present=present_fleet(report_dir),
         outputs=out_dir,
         services=(
-            model_summarizer(settings, provider, options_for, args.max_run_tokens)
+            model_summarizer(settings, provider, options_for, args.max_run_tokens, model_window(args))
             if provider is not None
             else None
         ),

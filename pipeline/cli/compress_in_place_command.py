@@ -99,12 +99,17 @@ class _Model:
 def _model(args: argparse.Namespace, settings: Settings, options: CompressOptions) -> _Model | None:
     """The model's shared services (client, limiter, run budget) opened once for every build; the
     provider is checked now, before any session (a missing key is a usage error)."""
-    from pipeline.execute.model_services import model_provider, model_summarizer  # noqa: PLC0415 - httpx on use
+    from pipeline.execute.model_services import (  # noqa: PLC0415 - httpx on use
+        model_provider,
+        model_summarizer,
+        model_window,
+    )
 
     provider = model_provider(args, settings)
     if provider is None:
         return None
-    summarizer = model_summarizer(settings, provider, lambda session: options, args.max_run_tokens)
+    window = model_window(args)
+    summarizer = model_summarizer(settings, provider, lambda session: options, args.max_run_tokens, window)
 
     @contextlib.asynccontextmanager
     async def builds() -> AsyncIterator[BuildCandidate]:

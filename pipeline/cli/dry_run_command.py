@@ -19,6 +19,7 @@ from rich.table import Table
 
 from pipeline.cli.fleet_command import FleetCommand
 from pipeline.errors import UsageError
+from pipeline.execute.model_services import model_window
 from pipeline.execute.seam import RunResult
 from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.compress import CompressOptions
@@ -104,7 +105,8 @@ def dry_run_command(
     name = ProviderName(settings.compress.summarizer.value)
     model = provider_settings(settings, name, args.model, args.base_url).model
     limits = rate_limits(settings)
-    shared = (model_summary_options(settings, name), limits, price_table(settings), model)
+    budget = model_summary_options(settings, name, model, model_window(args))
+    shared = (budget, limits, price_table(settings), model)
 
     def dry_options(session: SessionFile) -> DryRunOptions:
         compress: CompressOptions = options_for(session)

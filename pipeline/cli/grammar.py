@@ -171,6 +171,18 @@ def _model_summary(parser: argparse.ArgumentParser) -> None:
     add("--model", metavar="NAME", help="the model of a --summarizer provider (default: its config section)")
     add("--base-url", metavar="URL", help="the provider's endpoint (an OpenAI-compatible server, a gateway)")
     add(
+        "--model-context-window",
+        type=count,
+        metavar="TOKENS",
+        help="the model's context window (default: [model_windows] for the model, else its provider section)",
+    )
+    add(
+        "--model-max-output",
+        type=count,
+        metavar="TOKENS",
+        help="the most tokens a summary call may answer with (default: as --model-context-window)",
+    )
+    add(
         "--dry-run",
         action="store_true",
         help="with a model summarizer: print each session's and the run's calls, tokens, cost and least "

@@ -24,7 +24,13 @@ from pipeline.jobs.compress import CompressOptions, compress_session
 from pipeline.jobs.compress.writers import ModelWriter, RunTokens
 from pipeline.read.discover import SessionFile
 from pipeline.settings import Settings
-from pipeline.summarize.model.configure import model_summary_options, provider_settings, rate_limits
+from pipeline.summarize.model.configure import (
+    CONFIGURED_WINDOW,
+    ModelWindow,
+    model_summary_options,
+    provider_settings,
+    rate_limits,
+)
 from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
 from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
 from pipeline.summarize.model.providers import (
@@ -43,7 +49,14 @@ if TYPE_CHECKING:
 
     from pipeline.execute.dask_model_services import ClusterModelOptions
 
-__all__ = ["BASE_URL_ENV", "PACK_THREADS", "ModelSummarizer", "model_provider", "model_summarizer"]
+__all__ = [
+    "BASE_URL_ENV",
+    "PACK_THREADS",
+    "ModelSummarizer",
+    "model_provider",
+    "model_summarizer",
+    "model_window",
+]
 
 PACK_THREADS = 1  # packs are CPU work: one thread leaves the event loop its share for the calls
 
@@ -141,18 +154,26 @@ class ModelSummarizer:
         return on_cluster
 
 
+def model_window(args: argparse.Namespace) -> ModelWindow:
+    """`--model-context-window` and `--model-max-output` (0 or absent: the configured default)."""
+    return ModelWindow(
+        getattr(args, "model_context_window", None) or None, getattr(args, "model_max_output", None) or None
+    )
+
+
 def model_summarizer(
     settings: Settings,
     provider: Provider,
     options_for: Callable[[SessionFile], CompressOptions],
     max_run_tokens: int | None = None,
+    window: ModelWindow = CONFIGURED_WINDOW,
 ) -> ModelSummarizer:
     """The run's shared model services, from the settings and the provider checked before."""
     name, config = provider
     return ModelSummarizer(
         options_for,
         config,
-        model_summary_options(settings, name),
+        model_summary_options(settings, name, config.model, window),
         rate_limits(settings),
         settings.compress.on_summary_failure is SummaryFallback.DETERMINISTIC,
         max_run_tokens,

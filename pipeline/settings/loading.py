@@ -87,7 +87,7 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
 }
 # Sections whose bounds are at least 1 unless listed above.
 _POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits", "cluster"})
-FREE_TABLES: Final = frozenset({"prices"})  # tables whose keys are the user's (model names)
+FREE_TABLES: Final = frozenset({"prices", "model_windows"})  # tables whose keys are the user's (models)
 
 
 """The typed section of every `[section]` of the defaults file."""
@@ -169,6 +169,10 @@ def _typed(base: dict[str, dict[str, Any]], sources: list[str]) -> Settings:
             sections[name] = msgspec.convert(base[name], kind, strict=True)
         except msgspec.ValidationError as exc:
             raise ConfigError(f"[{name}] {exc}") from exc
+    for model, bounds in sections["model_windows"].items():
+        if min(bounds) < 1:
+            wanted = "two token counts, each 1 or more"
+            raise ConfigError(f"model_windows.{model} must be {wanted} (got {list(bounds)})")
     return Settings(**sections, sources=tuple(sources))
 
 

@@ -268,6 +268,7 @@ class Settings:
     claude_code: ClaudeCodeSettings
     cluster: ClusterSettings
     prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
+    model_windows: dict[str, tuple[int, int]]  # per model: context window and output bound, tokens
     in_place: InPlaceSettings
     state: StateSettings
     read_pages: ReadPagesSettings

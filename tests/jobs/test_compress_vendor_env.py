@@ -8,6 +8,7 @@ local provider server; `HTTP_PROXY`/`NO_PROXY` send its calls through a loopback
 from __future__ import annotations
 
 import http.client
+import json
 import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -87,13 +88,13 @@ def _session(root: Path) -> None:
 
 
 def _run(
-    root: Path, out: Path, provider: str, env: dict[str, str], model: str = "local-model"
+    root: Path, out: Path, provider: str, env: dict[str, str], model: str = "local-model", *extra: str
 ) -> list[dict[str, Any]]:
     config = out.parent / f"{out.name}.toml"
     config.write_text("[model_summary]\nbackoff_initial_seconds = 0.01\nmax_attempts = 2\n")
     done = compaction(
         "compress", str(root), "--out", str(out), "--min-tokens", "0", "--summarizer", provider,
-        "--model", model, "--config", str(config), "--quiet", "--no-verify-resume",
+        "--model", model, "--config", str(config), "--quiet", "--no-verify-resume", *extra,
         env=env, unset=PROXY_VARIABLES + ENDPOINT_VARIABLES,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -168,3 +169,21 @@ def test_a_model_that_does_not_exist_stops_the_run_up_front_in_one_line(
         and (tmp_path / "root" / "project" / "s0.jsonl").read_bytes() == before
     )
     assert [r["status"] for r in found] == ["compressed"]  # a served model passes the same check
+
+
+def test_the_window_flags_bound_every_request(tmp_path: Path) -> None:
+    _session(tmp_path / "root")
+    with ProviderServer() as server:
+        env = {"OPENAI_BASE_URL": server.base_url + "/v1"}
+        _run(tmp_path / "root", tmp_path / "wide", "openai", env)
+        wide = len(server.requests)
+        found = _run(
+            tmp_path / "root", tmp_path / "narrow", "openai", env, "local-model",
+            "--model-context-window", "4000", "--model-max-output", "700",
+        )  # fmt: skip
+        narrow = server.requests[wide:]
+    sent = [json.loads(request.raw) for request in narrow]
+    assert [r["status"] for r in found] == ["compressed"]
+    assert narrow and wide
+    assert all(body["max_tokens"] == 700 for body in sent)
+    assert max(request.input_tokens for request in narrow) <= 4000 - 700

@@ -1,11 +1,14 @@
 """Model-summary options from the frozen settings: the one place that reads their config sections.
 
 Every value comes from `config/default.toml` (sections [model_summary], [limits], [anthropic],
-[openai], [claude_code], [prices] and [summary]) after the usual overrides; nothing here has a
-default of its own.
+[openai], [claude_code], [prices], [model_windows] and [summary]) after the usual overrides, or
+from the two window flags; nothing here has a default of its own.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
 
 from pipeline.settings import AnthropicSettings, ClaudeCodeSettings, OpenAISettings, Settings
 from pipeline.summarize.model.calls import RetryPolicy
@@ -15,7 +18,15 @@ from pipeline.summarize.model.limiter import RateLimits
 from pipeline.summarize.model.pack import PackOptions
 from pipeline.summarize.model.providers import ProviderName, ProviderSettings
 
-__all__ = ["PROVIDER_SECTIONS", "model_summary_options", "price_table", "provider_settings", "rate_limits"]
+__all__ = [
+    "CONFIGURED_WINDOW",
+    "PROVIDER_SECTIONS",
+    "ModelWindow",
+    "model_summary_options",
+    "price_table",
+    "provider_settings",
+    "rate_limits",
+]
 
 PROVIDER_SECTIONS = {
     ProviderName.ANTHROPIC: "anthropic",
@@ -51,18 +62,33 @@ def provider_settings(
     )
 
 
-def model_summary_options(settings: Settings, name: ProviderName) -> ModelSummaryOptions:
-    """Budget, pack, retry and appendix bounds for summaries written by provider `name`.
+@dataclass(frozen=True, slots=True)
+class ModelWindow:
+    """`--model-context-window` and `--model-max-output` as given (None: the configured default)."""
 
-    The context window used is at most the tokens a limiter window allows: a request weighing
-    more could never be granted, so it is never planned.
+    context_window: int | None
+    max_output: int | None
+
+
+CONFIGURED_WINDOW: Final = ModelWindow(None, None)  # no flag given: the configured window and bound
+
+
+def model_summary_options(
+    settings: Settings, name: ProviderName, model: str = "", given: ModelWindow = CONFIGURED_WINDOW
+) -> ModelSummaryOptions:
+    """Budget, pack, retry and appendix bounds for summaries written by `model` of provider `name`.
+
+    The window and output bound are the flags', else `[model_windows]`'s for the model, else the
+    provider section's. The context window used is at most the tokens a limiter window allows: a
+    request weighing more could never be granted, so it is never planned.
     """
     shared, summary = settings.model_summary, settings.summary
     provider = _provider(settings, name)
-    window = min(provider.context_window_tokens, settings.limits.tokens_per_minute)
+    known = settings.model_windows.get(model, (provider.context_window_tokens, provider.max_output_tokens))
+    window = min(given.context_window or known[0], settings.limits.tokens_per_minute)
     return ModelSummaryOptions(
         budget=RequestBudget(
-            window, provider.max_output_tokens, shared.provider_reserve_tokens, shared.safety_margin
+            window, given.max_output or known[1], shared.provider_reserve_tokens, shared.safety_margin
         ),
         pack=PackOptions(
             shared.pack_char_budget, shared.pack_token_budget, shared.max_optional_evidence_chars

@@ -9,6 +9,8 @@ import pytest
 from pipeline.errors import ConfigError
 from pipeline.settings import load_settings
 from pipeline.summarize.model.configure import (
+    CONFIGURED_WINDOW,
+    ModelWindow,
     model_summary_options,
     price_table,
     provider_settings,
@@ -52,4 +54,32 @@ def test_a_price_table_row_for_another_model_can_be_added(tmp_path: Path) -> Non
     assert prices.cost("claude-sonnet-4-5", 10**6, 0) == pytest.approx(2.0)
     config.write_text('[prices]\n"broken" = "free"\n')
     with pytest.raises(ConfigError, match="prices"):
+        load_settings(config, environ={})
+
+
+def test_a_models_window_comes_from_the_flags_else_its_row_else_the_provider_section(tmp_path: Path) -> None:
+    config = tmp_path / "windows.toml"
+    config.write_text("[model_windows]\nmy-model = [32000, 2000]\n[limits]\ntokens_per_minute = 1000000\n")
+    settings = load_settings(config, environ={})
+
+    def bounds(model: str, given: ModelWindow = CONFIGURED_WINDOW) -> tuple[int, int]:
+        budget = model_summary_options(settings, ProviderName.OPENAI, model, given).budget
+        return budget.context_window_tokens, budget.max_output_tokens
+
+    assert bounds("my-model") == (32000, 2000)  # a row the user added
+    assert bounds("gpt-5") == (400000, 16000)  # a row of the defaults
+    assert bounds("unknown-model") == (128000, 16000)  # the [openai] section's
+    assert bounds("my-model", ModelWindow(8000, None)) == (8000, 2000)
+    assert bounds("unknown-model", ModelWindow(None, 500)) == (128000, 500)
+    capped = load_settings(config, environ={"COMPACTION_LIMITS_TOKENS_PER_MINUTE": "10000"})
+    assert model_summary_options(capped, ProviderName.OPENAI, "gpt-5").budget.context_window_tokens == 10000
+
+
+def test_a_model_window_row_must_hold_two_positive_token_counts(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[model_windows]\nmy-model = [0, 2000]\n")
+    with pytest.raises(ConfigError, match=r"model_windows.my-model must be two token counts"):
+        load_settings(config, environ={})
+    config.write_text('[model_windows]\nmy-model = ["big", 2000]\n')
+    with pytest.raises(ConfigError, match=r"\[model_windows\]"):
         load_settings(config, environ={})
