@@ -23,11 +23,12 @@ import anyio.to_thread
 
 from pipeline.execute.dask_limiter import ClusterLimiter
 from pipeline.jobs.compress import CompressOptions, compress_session
-from pipeline.jobs.compress.writers import ModelWriter, RunTokens
+from pipeline.jobs.compress.writers import ModelWriter
 from pipeline.report.documents import Outcome
 from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
 from pipeline.summarize.model.providers import ProviderConfig, open_provider
 from pipeline.summarize.model.providers.http import open_http_client
+from pipeline.summarize.model.run_budget import RunBudget
 
 if TYPE_CHECKING:
     from distributed import Actor
@@ -86,7 +87,7 @@ def compress_with_model(path: Path, label: str, options: ClusterModelOptions) ->
     """`compress_session` with the model writer of this worker's services (a `SessionJob`)."""
     opened = _services(options)
     backup = options.base.summary_options() if options.fallback else None
-    writer = ModelWriter(options.summary, opened.services, backup, RunTokens(None))
+    writer = ModelWriter(options.summary, opened.services, backup, RunBudget(None))
     session = replace(options.base, writer=writer)
     outcome: Outcome = opened.portal.call(anyio.to_thread.run_sync, compress_session, path, label, session)
     return outcome

@@ -21,7 +21,7 @@ from pipeline.errors import UsageError
 from pipeline.execute.seam import WorkFor
 from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.compress import CompressOptions, compress_session
-from pipeline.jobs.compress.writers import ModelWriter, RunTokens
+from pipeline.jobs.compress.writers import ModelWriter
 from pipeline.read.discover import SessionFile
 from pipeline.settings import Settings
 from pipeline.summarize.model.configure import (
@@ -42,6 +42,7 @@ from pipeline.summarize.model.providers import (
 )
 from pipeline.summarize.model.providers.catalog import missing_model
 from pipeline.summarize.model.providers.http import open_http_client
+from pipeline.summarize.model.run_budget import BudgetedLimiter, RunBudget
 from pipeline.vocabulary import SummarizerName, SummaryFallback
 
 if TYPE_CHECKING:
@@ -116,13 +117,13 @@ class ModelSummarizer:
     async def writers(self) -> AsyncIterator[Callable[[CompressOptions], CompressOptions]]:
         """Open the services in the event loop; what it yields gives options the model writer
         (one client, limiter and run budget for every session: the fleet's and the in-place pass's)."""
-        budget = RunTokens(self.max_run_tokens)
+        budget = RunBudget(self.max_run_tokens)
         async with open_http_client(
             self.limits.max_in_flight, self.summary.retry.call_timeout_seconds
         ) as client:
             services = ModelServices(
                 open_provider(self.provider, client),
-                WindowLimiter(self.limits),
+                BudgetedLimiter(WindowLimiter(self.limits), budget),
                 None,
                 anyio.CapacityLimiter(PACK_THREADS),
             )

@@ -102,15 +102,14 @@ def test_a_provider_that_keeps_failing_declines_nothing_for_good(idle_fleet: Pat
 
 
 def test_the_run_token_budget_holds_across_the_in_place_builds(idle_fleet: Path, tmp_path: Path) -> None:
+    limit = 24000  # a few sessions' calls, reserved at their worst case before each is sent
     with ProviderServer() as server:
-        code, summary, output = _model_night(
-            idle_fleet, tmp_path, server, "--max-run-tokens", "1", "--jobs", "1"
-        )
-        calls = len(server.requests)
+        code, summary, output = _model_night(idle_fleet, tmp_path, server, "--max-run-tokens", str(limit))
+        billed = sum(request.billed_tokens for request in server.requests)
     assert code == 0, output
-    assert committed(summary) == 1 and calls == 1
     budget = [r for r in _reports(tmp_path / "r1").values() if r["status"] == "skipped-run-budget"]
-    assert budget and all(r["in_place"]["disposition"] == "declined" for r in budget)
+    assert committed(summary) >= 1 and budget, summary["in_place"]["by_disposition"]
+    assert billed <= limit and all(r["in_place"]["disposition"] == "declined" for r in budget)
     with ProviderServer() as server:
         code, again, output = _model_night(idle_fleet, tmp_path, server, reports="r2")
     assert code == 0 and committed(again) == len(budget), output  # the run's budget, not the session's

@@ -105,19 +105,32 @@ def test_model_written_summaries_pass_the_resume_gate_and_the_contract(
         assert report["checks"]["violations"] == []  # type: ignore[index]
 
 
-def test_the_run_stops_summarizing_once_its_token_budget_is_spent(tmp_path: Path) -> None:
-    _fleet(tmp_path / "root", 4)
-    with ProviderServer() as server:
+@pytest.mark.parametrize("jobs", ["1", "4"])
+def test_the_run_token_budget_is_never_overspent_however_many_sessions_call_at_once(
+    tmp_path: Path, jobs: str
+) -> None:
+    _fleet(tmp_path / "root", 8)
+    limit = 20000  # a call reserves its input estimate and its 1000-token output bound first
+    with ProviderServer(chooser=lambda n: Answer.of(Behavior.BROKEN_STRUCTURE) if n == 1 else None) as server:
         code, found = _compress(
-            tmp_path / "root", tmp_path / "out", server, "--max-run-tokens", "1", "--jobs", "1"
-        )
-        calls = len(server.requests)
+            tmp_path / "root", tmp_path / "out", server, "--max-run-tokens", str(limit), "--jobs", jobs,
+            "--model-max-output", "1000",
+        )  # fmt: skip
+        billed = sum(request.billed_tokens for request in server.requests)
     statuses = sorted(r["status"] for r in found)
-    assert code == 0 and statuses == [
-        "compressed",
-        "skipped-run-budget",
-        "skipped-run-budget",
-        "skipped-run-budget",
-    ]
-    assert all(r["reasons"] == ["run-token-budget-reached"] for r in found if r["status"] != "compressed")
-    assert calls == 1  # the three later sessions never called the model
+    assert code == 0 and "compressed" in statuses and "skipped-run-budget" in statuses, statuses
+    assert billed <= limit  # exact: no call was sent whose worst case did not fit what was left
+    skipped = [r for r in found if r["status"] == "skipped-run-budget"]
+    assert all(r["reasons"] == ["run-token-budget-reached"] for r in skipped)
+    spent = sum(r["summary"]["writer"]["billed_input_tokens"] + r["summary"]["writer"]["billed_output_tokens"]
+                for r in found if r["status"] == "compressed")  # fmt: skip
+    assert spent <= billed  # the broken first answer was billed too, and counted against the run
+
+
+def test_a_budget_smaller_than_one_call_sends_nothing(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 2)
+    with ProviderServer() as server:
+        code, found = _compress(tmp_path / "root", tmp_path / "out", server, "--max-run-tokens", "1")
+        calls = len(server.requests)
+    assert code == 0 and calls == 0
+    assert [r["status"] for r in found] == ["skipped-run-budget", "skipped-run-budget"]

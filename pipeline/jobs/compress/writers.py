@@ -25,8 +25,9 @@ from pipeline.summarize.evidence.items import EvidenceItem
 if TYPE_CHECKING:  # the model engine (and httpx) load only when a model writes the summaries
     from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
     from pipeline.summarize.model.outcomes import SummaryAccount
+    from pipeline.summarize.model.run_budget import RunBudget
 
-__all__ = ["DeterministicWriter", "ModelWriter", "RunTokens", "SummaryWriter", "Written", "summary_refusal"]
+__all__ = ["DeterministicWriter", "ModelWriter", "SummaryWriter", "Written", "summary_refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,22 +98,6 @@ def _sections(text: str) -> dict[str, int]:
     return counts
 
 
-@dataclass(slots=True)
-class RunTokens:
-    """Billed tokens of the run so far, against `--max-run-tokens` (None: no limit).
-
-    Shared by every session of the run (all in this process); a session that reaches its summary
-    after the limit was passed writes none, and those already calling finish.
-    """
-
-    limit: int | None
-    billed: int = 0
-
-    @property
-    def spent(self) -> bool:
-        return self.limit is not None and self.billed >= self.limit
-
-
 @dataclass(frozen=True, slots=True)
 class ModelWriter:
     """A model through the run's provider and limiter; `fallback` writes instead when it fails."""
@@ -120,20 +105,21 @@ class ModelWriter:
     options: ModelSummaryOptions
     services: ModelServices
     fallback: SummaryOptions | None
-    budget: RunTokens
+    budget: RunBudget  # the run's, shared with the limiter that reserves and counts each call
     replans: bool = False
 
     def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
         from pipeline.summarize.model.engine import ModelSummary, write_model_summary  # noqa: PLC0415
+        from pipeline.summarize.model.outcomes import SummaryOutcome  # noqa: PLC0415
 
         if self.budget.spent:
             return Reason(SkipReason.RUN_TOKEN_BUDGET)
         outcome = anyio.from_thread.run(write_model_summary, evidence, self.options, self.services)
-        account = outcome.account
-        self.budget.billed += account.billed_input_tokens + account.billed_output_tokens
         if isinstance(outcome, ModelSummary):
             text = outcome.text
             return Written(text, outcome.cited_lines, 0, "model", _sections(text), outcome.account)
+        if outcome.outcome is SummaryOutcome.RUN_BUDGET_REACHED:  # the run's limit, not the session's
+            return Reason(SkipReason.RUN_TOKEN_BUDGET)
         if self.fallback is None:
             return Reason(Refusal.SUMMARY, outcome.outcome, outcome.facts.figures())
         written = _deterministic(evidence, self.fallback, room)

@@ -71,6 +71,7 @@ from pipeline.summarize.model.reduction import (
     partial_group,
     partition,
 )
+from pipeline.summarize.model.run_budget import RunBudgetReached
 
 __all__ = [
     "AppendixOptions",
@@ -370,6 +371,9 @@ async def _call(request: ModelRequest, run: _Run) -> ModelReply:
         raise SummaryFailed(SummaryOutcome.INPUT_OVERFLOW, facts) from None
     except ProviderAborted:
         raise SummaryFailed(SummaryOutcome.ABORTED, FailureFacts(attempts=ledger.attempts)) from None
+    except RunBudgetReached as exc:
+        facts = FailureFacts(input_tokens=exc.tokens, limit_tokens=exc.left)
+        raise SummaryFailed(SummaryOutcome.RUN_BUDGET_REACHED, facts) from None
     except ProviderError:
         facts = FailureFacts(http_status=ledger.last_status, attempts=ledger.attempts)
         raise SummaryFailed(SummaryOutcome.PROVIDER_FAILURE, facts) from None

@@ -37,6 +37,7 @@ class SummaryOutcome(ReasonCode):
     FIXED_OVERHEAD_EXCEEDS_BUDGET = "fixed-overhead-exceeds-budget"
     GROUP_EXCEEDS_BUDGET = "group-exceeds-budget"
     GROUNDING_FAILED = "grounding-failed"
+    RUN_BUDGET_REACHED = "run-budget-reached"  # a call would not fit what --max-run-tokens left
 
 
 @dataclass(frozen=True, slots=True)
