@@ -48,6 +48,8 @@ class Behavior(StrEnum):
     UNSUPPORTED_CLAIMS = "unsupported-claims"
     CONTEXT_EXCEEDED = "context-exceeded"
     STATUS = "status"  # an error status (429, 500, 529...) with the API's error envelope
+    STREAM_CUT = "stream-cut"  # streamed: the connection ends halfway, no stop event, no [DONE]
+    STREAM_ERROR = "stream-error"  # streamed: an error event midway (Anthropic's overloaded_error)
 
 
 @dataclass(frozen=True, slots=True)

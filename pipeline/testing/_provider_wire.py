@@ -37,6 +37,11 @@ _ANTHROPIC_STOPS: Final = {
 }
 _OPENAI_STOPS: Final = {Behavior.TRUNCATED: "length", Behavior.CONTENT_FILTER: "content_filter"}
 REFUSAL_TEXT: Final = "I can't help with that."
+_ANTHROPIC_STREAM_ERROR: Final = {
+    "type": "error",
+    "error": {"type": "overloaded_error", "message": "Overloaded"},
+}
+_OPENAI_STREAM_ERROR: Final = {"error": {"message": "The server had an error", "type": "server_error"}}
 
 
 class ServerHost(Protocol):
@@ -125,7 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
                 functools.partial(self._too_long, protocol, stream, input_tokens),
             )
         text = answer_text(behavior, prompt)
-        limit = int(body.get("max_tokens") or 0)
+        limit = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         if limit and tokens_of(text) > limit:  # a real model stops at its bound
             text, behavior = text[: limit * 4], Behavior.TRUNCATED
         usage = (input_tokens, tokens_of(text)) if answer.usage else None
@@ -174,6 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
             delta,
             {"type": "message_stop"},
         ]
+        events = _broken_stream(events, behavior, _ANTHROPIC_STREAM_ERROR)
         self._events(f"event: {event['type']}\ndata: {json.dumps(event)}" for event in events)
 
     # openai -------------------------------------------------------------------------------
@@ -206,6 +212,12 @@ class _Handler(BaseHTTPRequestHandler):
         wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if tokens is not None and wants_usage:
             chunks.append({"choices": [], "usage": tokens})
+        if behavior in (Behavior.STREAM_CUT, Behavior.STREAM_ERROR):
+            self._events(
+                f"data: {json.dumps(chunk)}"
+                for chunk in _broken_stream(chunks, behavior, _OPENAI_STREAM_ERROR)
+            )
+            return
         self._events([*(f"data: {json.dumps(chunk)}" for chunk in chunks), "data: [DONE]"])
 
     # errors -------------------------------------------------------------------------------
@@ -257,6 +269,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+def _broken_stream(
+    events: list[dict[str, Any]], behavior: Behavior, error: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The first half of a stream, then nothing (a cut) or the protocol's error event."""
+    if behavior not in (Behavior.STREAM_CUT, Behavior.STREAM_ERROR):
+        return events
+    half = events[: max(2, len(events) // 2)]
+    return half if behavior is Behavior.STREAM_CUT else [*half, error]
 
 
 def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:

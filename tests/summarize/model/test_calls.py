@@ -104,3 +104,36 @@ async def test_the_limiter_is_settled_with_billed_usage_or_the_estimate(server: 
     assert ledger.calls_without_usage == 1
     assert ledger.billed_input_tokens + ledger.billed_output_tokens == billed
     assert limiter.statistics().tokens_in_window > billed  # the second, unbilled call counts its estimate
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+async def test_a_stream_cut_short_or_carrying_an_error_event_is_retried_like_a_529(
+    server: ProviderServer, name: str
+) -> None:
+    server.script(Answer.of(Behavior.STREAM_ERROR), Answer.of(Behavior.STREAM_CUT))
+    ledger = CallLedger()
+    async with client() as http:
+        make = anthropic if name == "anthropic" else openai
+        reply = await call_model(
+            REQUEST, make(server.base_url, http, stream=True), WindowLimiter(OPEN_LIMITS), FAST_RETRY, ledger
+        )
+    assert reply.text and (ledger.calls, ledger.attempts) == (1, 3)
+    assert [request.behavior for request in server.requests] == [
+        Behavior.STREAM_ERROR,
+        Behavior.STREAM_CUT,
+        Behavior.GROUNDED,
+    ]
+
+
+@pytest.mark.parametrize(("name", "status"), [("anthropic", 529), ("openai", 500)])
+async def test_what_a_broken_stream_raises(server: ProviderServer, name: str, status: int) -> None:
+    server.script(Answer.of(Behavior.STREAM_ERROR), Answer.of(Behavior.STREAM_CUT))
+    async with client() as http:
+        make = anthropic if name == "anthropic" else openai
+        provider = make(server.base_url, http, stream=True)
+        with pytest.raises(ProviderStatusError) as error_event:
+            await provider.complete(REQUEST)
+        with pytest.raises(ProviderTransportError) as cut:
+            await provider.complete(REQUEST)
+    assert error_event.value.status == status and error_event.value.retryable
+    assert cut.value.kind == "stream-cut" and cut.value.retryable

@@ -20,6 +20,8 @@ from pipeline.summarize.model.providers.base import (
     ModelRequest,
     ProviderName,
     ProviderProtocolError,
+    ProviderStatusError,
+    ProviderTransportError,
     Secret,
     StopKind,
     Usage,
@@ -37,6 +39,11 @@ _STOPS: Final = {
     "model_context_window_exceeded": StopKind.TRUNCATED,
     "refusal": StopKind.REFUSED,
 }
+
+
+# An error event mid-stream carries the error type the status would have: the retryable ones are
+# retried like that status (Anthropic sends `overloaded_error` mid-stream as it sends a 529).
+_STREAM_ERROR_STATUS: Final = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +85,16 @@ class _Delta(msgspec.Struct):
     stop_reason: str | None = None
 
 
+class _StreamError(msgspec.Struct):
+    type: str = ""
+
+
 class _Event(msgspec.Struct):
     type: str
     message: _Message | None = None
     delta: _Delta | None = None
     usage: _Usage | None = None
+    error: _StreamError | None = None
 
 
 class AnthropicProvider(HttpProvider):
@@ -142,9 +154,13 @@ async def _read_events(lines: AsyncIterator[str]) -> ModelReply:
         elif event.type == "message_stop":
             finished = True
         elif event.type == "error":
-            raise ProviderProtocolError("stream-error-event")
-    if not finished:
-        raise ProviderProtocolError("stream-cut")
+            kind = event.error.type if event.error is not None else ""
+            status = _STREAM_ERROR_STATUS.get(kind)
+            if status is None:
+                raise ProviderProtocolError("stream-error-event")
+            raise ProviderStatusError(status)  # retried (and a 429 paused) as if the status had come first
+    if not finished:  # the connection ended before message_stop: retried as a dropped connection
+        raise ProviderTransportError("stream-cut")
     usage = None
     if input_usage is not None and output_tokens is not None:
         usage = Usage(input_usage.billed().input_tokens, output_tokens)

@@ -23,6 +23,8 @@ from pipeline.summarize.model.providers.base import (
     ModelRequest,
     ProviderName,
     ProviderProtocolError,
+    ProviderStatusError,
+    ProviderTransportError,
     Secret,
     StopKind,
     Usage,
@@ -73,9 +75,14 @@ class _Choice(msgspec.Struct):
     finish_reason: str | None = None
 
 
+class _StreamError(msgspec.Struct):
+    type: str | None = None
+
+
 class _Completion(msgspec.Struct):
     choices: list[_Choice] = msgspec.field(default_factory=list)
     usage: _Usage | None = None
+    error: _StreamError | None = None
 
 
 class OpenAIProvider(HttpProvider):
@@ -121,6 +128,7 @@ async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
     finish: str | None = None
     usage: _Usage | None = None
     events = 0
+    data = ""
     async for line in lines:
         if not line.startswith("data:"):
             continue
@@ -132,6 +140,8 @@ async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
             chunk = msgspec.json.decode(data, type=_Completion)
         except msgspec.DecodeError as exc:
             raise ProviderProtocolError("stream-chunk") from exc
+        if chunk.error is not None:  # a server error midway: retried like the 500 it stands for
+            raise ProviderStatusError(400 if chunk.error.type == "invalid_request_error" else 500)
         usage = chunk.usage or usage
         for choice in chunk.choices[:1]:
             delta = choice.delta or _Message()
@@ -140,6 +150,8 @@ async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
             finish = choice.finish_reason or finish
     if events == 0:  # llama.cpp's answer to an over-long prompt when streaming
         raise InputTooLong(200, "empty-stream")
+    if data != DONE and finish is None:  # ended before the last chunk: retried as a dropped connection
+        raise ProviderTransportError("stream-cut")
     return ModelReply("".join(parts), _stop(finish, "".join(refusal) or None), _usage(usage))
 
 
