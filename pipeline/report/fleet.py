@@ -8,13 +8,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
 from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
-from pipeline.summarize.model.cost import FleetPlan  # the dry run's totals are the planner's own
+
+if TYPE_CHECKING:  # the planner's module imports the model path (HTTP, the detector): workers import this one
+    from pipeline.summarize.model.cost import FleetPlan  # the dry run's totals are the planner's own
 
 __all__ = [
     "SUMMARY_SCHEMA",
