@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.live_vocabulary import BackupCompression, RecoveredState
-from pipeline.publish.live.backups import MAX_BACKUP_NUMBER, backup_name, parse_backup_name, read_backup
+from pipeline.publish.live.backups import (
+    MAX_BACKUP_NUMBER,
+    Backup,
+    backup_name,
+    parse_backup_name,
+    read_backup,
+)
 from pipeline.publish.live.fingerprint import Fingerprint, Intent, fingerprint_of
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, SessionRecord, StateDb
@@ -159,10 +165,27 @@ def sweep_backup_temporaries(directory: Path) -> tuple[Path, ...]:
     return tuple(removed)
 
 
+def _verified_backup(intent: Intent) -> Backup | None:
+    """The intent's backup, when it holds the frozen original (what `restore` may put back)."""
+    parsed = parse_backup_name(intent.backup.name)
+    if parsed is None or not _backup_holds(intent.backup, intent.frozen_sha256):
+        return None
+    stored = intent.backup.stat().st_size
+    return Backup(intent.backup, intent.frozen_sha256, intent.frozen_size, stored, parsed[2], reused=False)
+
+
 def recover(state: StateDb, config_digest: str, result: RecordedResult) -> tuple[Recovered, ...]:
-    """Finish every intent an interrupted run left, recording committed ones as `result`."""
+    """Finish every intent an interrupted run left, recording committed ones as `result`.
+
+    The run records a new backup only after its replacement returns, so a kill in between left
+    a verified backup the database does not know: `restore --all-since` (which lists recorded
+    backups) would then leave that session compacted. Recovery records it first.
+    """
     done = []
     for intent in state.intents():
+        backup = _verified_backup(intent)
+        if backup is not None:  # INSERT OR IGNORE: a backup already recorded keeps its date
+            state.add_backup(backup, intent.session, datetime.now(UTC))
         found = recover_intent(intent)
         if found.state is RecoveredState.COMMITTED and found.live is not None:
             record = SessionRecord(

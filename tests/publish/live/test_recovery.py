@@ -127,3 +127,39 @@ def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_
     [outcome] = result.outcomes
     assert outcome.disposition is Disposition.COMMITTED, outcome
     assert live.exists() and read_backup(outcome.receipt.backup.path) == original  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("strategy", [PublishStrategy.EXCHANGE, PublishStrategy.LINK], ids=str)
+def test_a_backup_a_killed_run_made_but_never_recorded_is_recorded_and_restore_all_since_finds_it(
+    strategy: PublishStrategy, compacted: Compacted, tmp_path: Path
+) -> None:
+    """Killed after publication, before the run recorded its new backup: the next run's recovery
+    records it, so `restore --all-since` puts the original back (it lists recorded backups only)."""
+    from datetime import UTC, datetime
+
+    from pipeline.publish.live.backup_restore import restorable_since
+    from pipeline.publish.live.recovery import recover
+    from pipeline.publish.live.state_db import RecordedResult, StateOptions, open_state
+
+    if strategy is PublishStrategy.EXCHANGE and not exchange_supported():
+        pytest.skip("no atomic exchange on this platform")
+    root = tmp_path / "projects"
+    live = root / "session.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(compacted.original)
+    frozen = freeze_source(SessionTarget(live, root, "projects", "session.jsonl"))
+    options = ReplaceOptions(BackupOptions(tmp_path / "backups", BackupCompression.GZIP, 1), strategy, True)
+    since = datetime.now(UTC)
+    with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)) as state:
+        with pytest.raises(Died):
+            replace_session(
+                frozen, compacted.candidate, validator, options,
+                journal=state.begin_intent, open_check=lambda path, device, inode: (), seam=DieAt(Step.CLEANUP),
+            )  # fmt: skip
+        assert live.read_bytes() == compacted.candidate and state.backups(live) == []
+        [found] = recover(state, "digest", RecordedResult.COMPACTED)
+        assert found.state is RecoveredState.COMMITTED
+        [recorded] = state.backups(live)
+        assert recorded.sha256 == hashlib.sha256(compacted.original).hexdigest()
+        [(target, backup)] = restorable_since(state, since, [(root, "projects")])
+    assert target.path == live and read_backup(backup) == compacted.original
