@@ -1,7 +1,8 @@
 """Judge a compaction by what Claude Code sends: the summary, then a suffix of the original context.
 
 Given the context Claude Code sent for the original session and for its compaction, the
-compaction holds when (1) the compacted context opens with the compact summary message(s),
+compaction holds when (1) the compacted context opens with the compact summary message(s) (a
+masked candidate has none: its whole context must then be the original's, block for block),
 (2) what follows is a non-empty suffix of the original context, block for block (role, kind,
 full text, tool id; a tool_result the compaction declares bounded matches only when its text is
 exactly the original's bounded by the declared rule; the reminders Claude Code folds into a
@@ -214,9 +215,13 @@ def judge(
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
     differences: list[str] = []
-    if not head:
+    if not head and summaries:
         first = blocks[0].label() if blocks else "nothing"
         differences.append(f"the compacted context does not open with the summary (block 0 is {first})")
+    elif not summaries and len(tail) != len(original.blocks) and not original.modelled:
+        # masked (no summary): the whole context is the original's, some outputs cleared
+        held = f"{len(tail)} blocks, the original's {len(original.blocks)}"
+        differences.append(f"the masked context holds {held}")
     differences += _suffix_differences(tail, original.blocks, head, bounded or {})
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
