@@ -1,0 +1,151 @@
+"""`--strategy mask`: no summary, every record of the chain kept, the tool outputs before the
+protected round cleared to Claude Code's own marker and declared (size, SHA-256) in the report and
+on the candidate's pointer; `compaction probe` reads such a candidate; the resume gate with the
+real Claude Code 2.1.332 passes it, and every human text of the source chain is in what Claude
+Code sends."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
+from pipeline.jobs.compress import compress_session
+from pipeline.proof.client import resume
+from pipeline.report.render import json_bytes
+from pipeline.testing.invoke import candidate_of, compaction, reports
+from pipeline.testing.settings import compress_options, default_settings
+from tests.jobs._work_session import FAILURE, build_work_session
+from tests.jobs.test_compress_strategy import human_texts, rows
+
+TIMEOUT = default_settings().verify.resume_timeout_seconds
+
+
+def compressed(source: Path, out: Path, strategy: str, **knobs: Any) -> dict[str, Any]:
+    options = compress_options(out, min_tokens=0, min_recent_records=8, strategy=strategy, **knobs)
+    report: dict[str, Any] = json.loads(json_bytes(compress_session(source, source.name, options).report))
+    return report
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "in" / "session.jsonl"
+    path.parent.mkdir()
+    build_work_session(path, turns=12)
+    return path
+
+
+def test_mask_keeps_every_record_and_clears_only_old_outputs_declaring_each(
+    source: Path, tmp_path: Path
+) -> None:
+    report = compressed(source, tmp_path / "out", "mask")
+    assert report["status"] == "compressed"
+    assert "summary" not in report and report["plan"]["summarized_records"] == 0
+    assert "boundary_uuid" not in report["output"]
+    before = rows(source)
+    written = rows(candidate_of(tmp_path / "out", source))
+    assert not any(r.get("subtype") == "compact_boundary" or r.get("isCompactSummary") for r in written)
+    chain = [r["uuid"] for r in before if "uuid" in r]
+    assert [r["uuid"] for r in written if "uuid" in r] == chain  # the same records, the same order
+    cleared = {o["tool_use_id"]: o for o in report["bounded"]["outputs"] if o["cleared"]}
+    mask = report["mask"]
+    assert mask["cleared_outputs"] == len(cleared) == report["bounded"]["cleared"] > 0
+    assert mask["bytes_cleared"] == mask["original_bytes"] - mask["kept_bytes"] > 0
+    declared = {
+        s["toolUseId"] for s in written[-1]["sessionCompaction"]["boundedToolOutputs"] if s["cleared"]
+    }
+    assert written[-1]["type"] == "last-prompt" and declared == set(cleared)
+    by_id = {r["uuid"]: r for r in before if "uuid" in r}
+    for row in written[:-1]:
+        original = by_id[row["uuid"]]
+        if row["type"] != "user":  # every assistant record as it was: text, thinking, tool calls
+            assert row == original
+            continue
+        for block, was in zip(row["message"]["content"], original["message"]["content"], strict=True):
+            if isinstance(block, dict) and block.get("content") == CLEARED_MARKER:
+                stamp = cleared.pop(block["tool_use_id"])
+                assert stamp["sha256"] == hashlib.sha256(was["content"].encode()).hexdigest()
+                assert chain.index(row["uuid"]) < report["plan"]["protected_start"]
+                assert FAILURE not in was["content"]  # a failed run's output is never cleared
+            else:
+                assert block == was
+    assert cleared == {}
+
+
+def test_mask_short_of_its_target_says_so_and_still_writes_what_it_saves(
+    source: Path, tmp_path: Path
+) -> None:
+    short = compressed(source, tmp_path / "short", "mask")
+    assert short["status"] == "compressed" and not short["tokens"]["target_met"]
+    assert short["reasons"] == ["target-missed", "masking-alone-short-of-target"]
+    assert short["mask"]["short_of_target"] and short["tokens"]["output"] < short["tokens"]["active_chain"]
+    wide = compressed(source, tmp_path / "wide", "mask", target_ratio=0.8)
+    assert wide["status"] == "compressed" and wide["tokens"]["target_met"]
+    assert "reasons" not in wide and not wide["mask"]["short_of_target"]
+    fits = compressed(source, tmp_path / "fits", "mask", target_ratio=1.0)
+    assert fits["status"] == "skipped-fits"
+
+
+def test_probe_reads_a_masked_candidate_as_compress_measured_it(source: Path, tmp_path: Path) -> None:
+    report = compressed(source, tmp_path / "out", "mask")
+    done = compaction("probe", str(source), str(candidate_of(tmp_path / "out", source)), "--json")
+    assert done.returncode == 0, done.stderr
+    probed = json.loads(done.stdout)
+    assert probed["span"] == "mask-stamp"
+    assert probed["fidelity"] == report["fidelity"]["fidelity"]
+    assert probed["summarized_lines"] == report["fidelity"]["summarized_lines"]
+    other = tmp_path / "other.jsonl"
+    build_work_session(other, turns=10)
+    refused = compaction("probe", str(other), str(candidate_of(tmp_path / "out", source)))
+    assert refused.returncode == 2 and "source digest differs" in refused.stderr + refused.stdout
+
+
+@pytest.mark.claude_code
+def test_a_masked_candidate_passes_the_resume_gate_with_every_human_text_sent(
+    source: Path, tmp_path: Path, claude_code: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[compress]\nmin_gain = 0.0\n")
+    done = compaction(
+        "compress", str(source.parent), "--out", str(tmp_path / "out"), "--strategy", "mask",
+        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
+        "--config", str(config), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    [report] = reports(tmp_path / "out")
+    assert report["status"] == "compressed" and report["mask"]["cleared_outputs"] > 0
+    check = report["resume_check"]
+    assert check["verdict"] == "match" and check["summary_blocks"] == 0, check
+    candidate = candidate_of(tmp_path / "out", source)
+    verified = compaction("verify-resume", str(source), str(candidate), "--claude", str(claude_code))
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
+    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-2000:]
+    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
+    assert CLEARED_MARKER in sent
+    for text in human_texts(rows(source)):
+        assert " ".join(text.split()) in sent
+
+
+def _one_cleared_undeclared(candidate: Path) -> dict[str, Any]:
+    written = rows(candidate)
+    written[-1]["sessionCompaction"]["boundedToolOutputs"] = [
+        s for s in written[-1]["sessionCompaction"]["boundedToolOutputs"] if not s["cleared"]
+    ]
+    candidate.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in written))
+    return written[-1]
+
+
+@pytest.mark.claude_code
+def test_verify_resume_refuses_a_masked_candidate_whose_clearing_is_not_declared(
+    source: Path, tmp_path: Path, claude_code: Path
+) -> None:
+    compressed(source, tmp_path / "out", "mask")
+    candidate = candidate_of(tmp_path / "out", source)
+    _one_cleared_undeclared(candidate)
+    done = compaction("verify-resume", str(source), str(candidate), "--claude", str(claude_code))
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
