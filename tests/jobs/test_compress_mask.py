@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,14 @@ import pytest
 
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
 from pipeline.jobs.compress import compress_session
+from pipeline.jobs.compress.masking import mask_plan, masked_candidate
+from pipeline.jobs.compress.stages import Candidate, candidate_partition
+from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import resume
+from pipeline.reasons import CandidateFailure
 from pipeline.report.render import json_bytes
 from pipeline.testing.invoke import candidate_of, compaction, reports
-from pipeline.testing.settings import compress_options, default_settings
+from pipeline.testing.settings import LIMITS, compress_options, default_settings
 from tests.jobs._work_session import FAILURE, build_work_session
 from tests.jobs.test_compress_strategy import human_texts, rows
 
@@ -149,3 +154,30 @@ def test_verify_resume_refuses_a_masked_candidate_whose_clearing_is_not_declared
     _one_cleared_undeclared(candidate)
     done = compaction("verify-resume", str(source), str(candidate), "--claude", str(claude_code))
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_the_masked_check_refuses_a_kept_line_changed_beyond_its_declared_rule(
+    source: Path, tmp_path: Path
+) -> None:
+    options = compress_options(tmp_path, min_tokens=0, min_recent_records=8, strategy="mask")
+    analysis = open_session(
+        source, source.name, options.topology(), command="compress", per_code=1, limits=LIMITS
+    )
+    assert isinstance(analysis, Analysis)
+    planned = mask_plan(analysis, options)
+    partition, side = candidate_partition(analysis, options, planned.plan)
+    sound = masked_candidate(analysis, options, planned, partition, side)
+    assert isinstance(sound, Candidate) and sound.checked.ok
+    data, index = analysis.source.data, analysis.index
+    text = b'{"type":"text","text":"'
+    line = next(
+        n
+        for n in planned.plan.raw_lines
+        if b'"role":"assistant"' in (raw := index.raw_line(data, n)) and text in raw
+    )
+    edited = index.raw_line(data, line).replace(text, text + b"Also: ", 1)
+    assert edited != index.raw_line(data, line)
+    bounding = replace(planned.bounding, lines={**planned.bounding.lines, line: edited})
+    tampered = masked_candidate(analysis, options, replace(planned, bounding=bounding), partition, side)
+    assert isinstance(tampered, Candidate)
+    assert [r.code for r in tampered.checked.failures] == [CandidateFailure.RAW_LINE_CHANGED]
