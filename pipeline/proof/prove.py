@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pipeline.formats.claude_code.bounded_output import declared_bounds
+from pipeline.formats.claude_code.bounded_output import declared_bounds, declared_cleared_inputs
 from pipeline.formats.claude_code.content import iter_contents
 from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
@@ -133,6 +133,7 @@ def _judged(
         excluded=excluded,
         bounded=declared_bounds(written),
         carried=declared_shells(written),
+        cleared_inputs=declared_cleared_inputs(written),
     )
 
 

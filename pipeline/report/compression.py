@@ -87,11 +87,13 @@ class BoundedSection(Section, frozen=True, kw_only=True):
 
 
 class MaskSection(Section, frozen=True, kw_only=True):
-    """`--strategy mask`: the tool outputs cleared (each listed in `bounded.outputs`, with its size
-    and SHA-256), the records holding them, and the bytes that left; whether clearing every one
-    it may still leaves the candidate over its target (`masking-alone-short-of-target`)."""
+    """`--strategy mask`: the tool outputs and bulky call inputs cleared (each listed in
+    `bounded.outputs`, with its part, size and SHA-256), the records holding them, and the bytes
+    that left; whether clearing every one it may still leaves the candidate over its target
+    (`masking-alone-short-of-target`)."""
 
     cleared_outputs: int
+    cleared_inputs: int  # file-writing calls whose bulky input strings were cleared
     records: int
     original_bytes: int
     kept_bytes: int
@@ -255,8 +257,10 @@ def mask_section(
     cleared = [(line, item) for line in lines for item in declared.get(line, ()) if item.cleared]
     original = sum(item.original_bytes for _, item in cleared)
     kept = sum(item.kept_bytes for _, item in cleared)
+    inputs = sum(1 for _, item in cleared if item.part == "input")
     return MaskSection(
-        cleared_outputs=len(cleared),
+        cleared_outputs=len(cleared) - inputs,
+        cleared_inputs=inputs,
         records=len({line for line, _ in cleared}),
         original_bytes=original,
         kept_bytes=kept,

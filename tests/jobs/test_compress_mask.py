@@ -22,6 +22,7 @@ from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import resume
 from pipeline.reasons import CandidateFailure
 from pipeline.report.render import json_bytes
+from pipeline.testing.builder import TranscriptBuilder
 from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import LIMITS, compress_options, default_settings
 from tests.jobs._work_session import FAILURE, build_work_session
@@ -136,10 +137,13 @@ def test_a_masked_candidate_passes_the_resume_gate_with_every_human_text_sent(
         assert " ".join(text.split()) in sent
 
 
-def _one_cleared_undeclared(candidate: Path) -> dict[str, Any]:
+def _one_cleared_undeclared(candidate: Path, part: str = "content") -> dict[str, Any]:
+    """The candidate with its declarations of `part` cleared dropped (the clearing itself left)."""
     written = rows(candidate)
     written[-1]["sessionCompaction"]["boundedToolOutputs"] = [
-        s for s in written[-1]["sessionCompaction"]["boundedToolOutputs"] if not s["cleared"]
+        s
+        for s in written[-1]["sessionCompaction"]["boundedToolOutputs"]
+        if not (s["cleared"] and s["part"] == part)
     ]
     candidate.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in written))
     return written[-1]
@@ -181,3 +185,78 @@ def test_the_masked_check_refuses_a_kept_line_changed_beyond_its_declared_rule(
     tampered = masked_candidate(analysis, options, replace(planned, bounding=bounding), partition, side)
     assert isinstance(tampered, Candidate)
     assert [r.code for r in tampered.checked.failures] == [CandidateFailure.RAW_LINE_CHANGED]
+
+
+WRITTEN = "def handler(event):\n    return {'ok': True, 'event': event}\n" * 40  # 2.4 KB a file
+
+
+def build_writing_session(path: Path, *, turns: int = 8) -> None:
+    """Turns that each write a module (thinking first, in the same message) and run its tests."""
+    builder = TranscriptBuilder(seed=5)
+    for turn in range(turns):
+        builder.user(f"Write module_{turn}.py with the handler, then run its tests (turn {turn}).")
+        builder.tool_call(
+            "Write",
+            {"file_path": f"/repo/src/module_{turn}.py", "content": f"# module {turn}\n{WRITTEN}"},
+            f"File created successfully at: /repo/src/module_{turn}.py",
+            lead=[builder.thinking(f"Module {turn} needs the handler; write it whole.")],
+        )
+        builder.tool_call(
+            "Bash", {"command": f"pytest tests/test_module_{turn}.py -q"}, "." * 700 + "\n7 passed"
+        )
+        builder.assistant(builder.text(f"module_{turn}.py is written and its tests pass."))
+    builder.write(path)
+
+
+@pytest.fixture
+def writing(tmp_path: Path) -> Path:
+    path = tmp_path / "writes" / "session.jsonl"
+    path.parent.mkdir()
+    build_writing_session(path)
+    return path
+
+
+def test_mask_clears_a_write_s_contents_keeping_its_path_and_the_thinking_beside_it(
+    writing: Path, tmp_path: Path
+) -> None:
+    report = compressed(writing, tmp_path / "out", "mask")
+    assert report["status"] == "compressed" and report["mask"]["cleared_inputs"] > 0
+    inputs = {o["tool_use_id"]: o for o in report["bounded"]["outputs"] if o["part"] == "input"}
+    assert len(inputs) == report["mask"]["cleared_inputs"]
+    before = {r["uuid"]: r for r in rows(writing) if "uuid" in r}
+    for row in rows(candidate_of(tmp_path / "out", writing))[:-1]:
+        original = before[row["uuid"]]
+        if row["type"] != "assistant" or row == original:
+            continue
+        for block, was in zip(row["message"]["content"], original["message"]["content"], strict=True):
+            if block.get("type") != "tool_use" or block == was:
+                assert block == was  # thinking and text byte for byte, signatures included
+                continue
+            stamp = inputs.pop(block["id"])
+            assert block["input"] == {"file_path": was["input"]["file_path"], "content": CLEARED_MARKER}
+            dumped = json.dumps(was["input"], separators=(",", ":"), ensure_ascii=False).encode()
+            assert stamp["sha256"] == hashlib.sha256(dumped).hexdigest() and stamp["cleared"]
+    assert inputs == {}
+    hybrid = compressed(writing, tmp_path / "hybrid", "hybrid")
+    assert not [o for o in hybrid.get("bounded", {}).get("outputs", []) if o["part"] == "input"]
+
+
+@pytest.mark.claude_code
+def test_a_masked_candidate_with_cleared_writes_passes_the_resume_gate(
+    writing: Path, tmp_path: Path, claude_code: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[compress]\nmin_gain = 0.0\n")
+    done = compaction(
+        "compress", str(writing.parent), "--out", str(tmp_path / "out"), "--strategy", "mask",
+        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
+        "--config", str(config), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    [report] = reports(tmp_path / "out")
+    assert report["status"] == "compressed" and report["mask"]["cleared_inputs"] > 0
+    assert report["resume_check"]["verdict"] == "match", report["resume_check"]
+    candidate = candidate_of(tmp_path / "out", writing)
+    _one_cleared_undeclared(candidate, part="input")
+    refused = compaction("verify-resume", str(writing), str(candidate), "--claude", str(claude_code))
+    assert refused.returncode == 1, refused.stdout[-2000:] + refused.stderr[-2000:]
