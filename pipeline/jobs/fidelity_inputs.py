@@ -12,11 +12,10 @@ resumed context holds.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from pipeline.core.compose import ComposedTranscript
 from pipeline.core.index import LineIndex, build_index
@@ -25,8 +24,7 @@ from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, declared_bounds
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.claude_code.records import mask_stamp
-from pipeline.formats.claude_code.stamp import CompactionStamp, compaction_stamp
+from pipeline.formats.claude_code.stamp import CompactionStamp, MaskStamp, compaction_stamp, mask_stamp
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
 from pipeline.summarize import EvidenceKind, extract_evidence
@@ -195,21 +193,19 @@ def _probe_summarized(
 
 
 def _probe_masked(
-    original_path: Path, compacted: Analysis, stamp: Mapping[str, Any], sweep: SweepSettings
+    original_path: Path, compacted: Analysis, stamp: MaskStamp, sweep: SweepSettings
 ) -> Measured | ProbeFailure:
     """A masked candidate (`--strategy mask`, no compact pair of ours): its pointer's stamp names
     the source and leaf policy; the span is the masked middle, the resumed context its chain
     (after Claude Code's own last boundary, when it kept one)."""
     limits = LineLimits.of(sweep)
     options = topology_options(sweep, None)
-    leaf = stamp.get("leaf")
-    policy = leaf.get("policy") if isinstance(leaf, dict) else None
-    if policy in set(LeafPolicy):
-        options = replace(options, policy=LeafPolicy(policy))
+    if stamp.leaf_policy in set(LeafPolicy):
+        options = replace(options, policy=LeafPolicy(stamp.leaf_policy))
     original = open_session(original_path, "original", options, command="probe", per_code=1, limits=limits)
     if not isinstance(original, Analysis):
         return ProbeFailure.ORIGINAL_UNREADABLE
-    if original.source.sha256 != stamp.get("sourceSha256"):
+    if original.source.sha256 != stamp.source_sha256:
         return ProbeFailure.OTHER_SOURCE
     found = _resumed(compacted)
     resumed = found[1] if found is not None else compacted.topology.chain

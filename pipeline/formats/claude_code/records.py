@@ -26,7 +26,6 @@ __all__ = [
     "compact_metadata",
     "declared_by_ours",
     "has_internal_field",
-    "mask_stamp",
     "message_text",
     "plain_strings",
     "record_strings",
@@ -197,17 +196,3 @@ def declared_by_ours(data: bytes, key: str) -> Iterator[Any]:
         holder = record if record.get("type") == "last-prompt" else record.get("compactMetadata") or {}
         ours = holder.get(MASK_STAMP_KEY) if isinstance(holder, dict) else None
         yield from (ours.get(key) or ()) if isinstance(ours, dict) else ()
-
-
-def mask_stamp(data: bytes) -> dict[str, Any] | None:
-    """The `sessionCompaction` a masked candidate of ours carries on its last `last-prompt`, or None."""
-    found: dict[str, Any] | None = None
-    needle = f'"{MASK_STAMP_KEY}"'.encode()
-    for line in data.split(b"\n"):
-        if b'"last-prompt"' not in line or needle not in line:
-            continue
-        record = parse_object(line)
-        if record is not None and record.get("type") == "last-prompt":
-            ours = record.get(MASK_STAMP_KEY)
-            found = ours if isinstance(ours, dict) else found
-    return found
