@@ -23,10 +23,10 @@ from pipeline.proof.client import resume
 from pipeline.reasons import CandidateFailure
 from pipeline.report.render import json_bytes
 from pipeline.testing.builder import TranscriptBuilder
-from pipeline.testing.invoke import candidate_of, compaction, reports
+from pipeline.testing.invoke import candidate_of, compaction
 from pipeline.testing.settings import LIMITS, compress_options, default_settings
 from tests.jobs._work_session import FAILURE, build_work_session
-from tests.jobs.test_compress_strategy import human_texts, rows
+from tests.jobs.test_compress_strategy import gated, human_texts, rows
 
 TIMEOUT = default_settings().verify.resume_timeout_seconds
 
@@ -114,15 +114,7 @@ def test_probe_reads_a_masked_candidate_as_compress_measured_it(source: Path, tm
 def test_a_masked_candidate_passes_the_resume_gate_with_every_human_text_sent(
     source: Path, tmp_path: Path, claude_code: Path
 ) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text("[compress]\nmin_gain = 0.0\n")
-    done = compaction(
-        "compress", str(source.parent), "--out", str(tmp_path / "out"), "--strategy", "mask",
-        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
-        "--config", str(config), "--quiet",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    [report] = reports(tmp_path / "out")
+    report = gated(source, tmp_path, "mask", claude_code)
     assert report["status"] == "compressed" and report["mask"]["cleared_outputs"] > 0
     check = report["resume_check"]
     assert check["verdict"] == "match" and check["summary_blocks"] == 0, check
@@ -245,15 +237,7 @@ def test_mask_clears_a_write_s_contents_keeping_its_path_and_the_thinking_beside
 def test_a_masked_candidate_with_cleared_writes_passes_the_resume_gate(
     writing: Path, tmp_path: Path, claude_code: Path
 ) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text("[compress]\nmin_gain = 0.0\n")
-    done = compaction(
-        "compress", str(writing.parent), "--out", str(tmp_path / "out"), "--strategy", "mask",
-        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
-        "--config", str(config), "--quiet",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    [report] = reports(tmp_path / "out")
+    report = gated(writing, tmp_path, "mask", claude_code)
     assert report["status"] == "compressed" and report["mask"]["cleared_inputs"] > 0
     assert report["resume_check"]["verdict"] == "match", report["resume_check"]
     candidate = candidate_of(tmp_path / "out", writing)
