@@ -19,16 +19,13 @@ from pipeline.jobs.compress import compress_session
 from pipeline.jobs.compress.masking import mask_plan, masked_candidate
 from pipeline.jobs.compress.stages import Candidate, candidate_partition
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.proof.client import resume
 from pipeline.reasons import CandidateFailure
 from pipeline.report.render import json_bytes
 from pipeline.testing.builder import TranscriptBuilder
 from pipeline.testing.invoke import candidate_of, compaction
-from pipeline.testing.settings import LIMITS, compress_options, default_settings
+from pipeline.testing.settings import LIMITS, compress_options
 from tests.jobs._work_session import FAILURE, build_work_session
-from tests.jobs.test_compress_strategy import gated, human_texts, rows
-
-TIMEOUT = default_settings().verify.resume_timeout_seconds
+from tests.jobs.test_compress_strategy import assert_resumed_with_every_human_text, gated, rows
 
 
 def compressed(source: Path, out: Path, strategy: str, **knobs: Any) -> dict[str, Any]:
@@ -121,12 +118,7 @@ def test_a_masked_candidate_passes_the_resume_gate_with_every_human_text_sent(
     candidate = candidate_of(tmp_path / "out", source)
     verified = compaction("verify-resume", str(source), str(candidate), "--claude", str(claude_code))
     assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
-    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
-    assert result.resumed, result.stderr[-2000:]
-    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
-    assert CLEARED_MARKER in sent
-    for text in human_texts(rows(source)):
-        assert " ".join(text.split()) in sent
+    assert_resumed_with_every_human_text(candidate, source, claude_code)
 
 
 def _one_cleared_undeclared(candidate: Path, part: str = "content") -> dict[str, Any]:

@@ -49,6 +49,16 @@ def gated(source: Path, tmp_path: Path, strategy: str, claude_code: Path) -> dic
     return report
 
 
+def assert_resumed_with_every_human_text(candidate: Path, source: Path, claude_code: Path) -> None:
+    """Claude Code resumes `candidate` and sends every human text of `source`, and the marker."""
+    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-2000:]
+    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
+    assert CLEARED_MARKER in sent
+    for text in human_texts(rows(source)):
+        assert " ".join(text.split()) in sent
+
+
 def human_texts(records: list[dict[str, Any]]) -> list[str]:
     """What a human typed, record by record (tool results and meta records aside)."""
     texts = []
@@ -114,9 +124,4 @@ def test_a_hybrid_candidate_passes_the_resume_gate_with_every_human_text_sent(
     assert report["status"] == "compressed" and report["bounded"]["cleared"] > 0
     assert report["resume_check"]["verdict"] == "match", report["resume_check"]
     candidate = candidate_of(tmp_path / "out", source)
-    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
-    assert result.resumed, result.stderr[-2000:]
-    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
-    assert CLEARED_MARKER in sent
-    for text in human_texts(rows(source)):
-        assert " ".join(text.split()) in sent
+    assert_resumed_with_every_human_text(candidate, source, claude_code)
