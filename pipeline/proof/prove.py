@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pipeline.formats.claude_code.bounded_output import declared_bounds, declared_cleared_inputs
 from pipeline.formats.claude_code.content import iter_contents
+from pipeline.formats.claude_code.stamp import mask_stamp
 from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
@@ -134,6 +135,7 @@ def _judged(
         bounded=declared_bounds(written),
         carried=declared_shells(written),
         cleared_inputs=declared_cleared_inputs(written),
+        masked=mask_stamp(written) is not None,
     )
 
 

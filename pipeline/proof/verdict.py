@@ -226,22 +226,24 @@ def judge(
     bounded: Mapping[str, BoundRule] | None = None,
     carried: frozenset[str] = frozenset(),
     cleared_inputs: frozenset[str] = frozenset(),
+    masked: bool = False,
 ) -> ResumeVerdict:
     """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
     texts, `carried` the task ids of the background shells it declares it carries,
-    `cleared_inputs` the tool_use ids whose bulky input it declares cleared."""
+    `cleared_inputs` the tool_use ids whose bulky input it declares cleared; a `masked` file
+    (`--strategy mask`: no summary of ours) must send the original's whole context."""
     original, compacted, notes = _without_synthetic_close(original, compacted)
     blocks = compacted.blocks
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
     differences: list[str] = []
-    if not head and summaries:
+    if masked and len(blocks) != len(original.blocks) and not original.modelled:
+        # no summary of ours: the whole context is the original's, some outputs cleared
+        held = f"{len(blocks)} blocks, the original's {len(original.blocks)}"
+        differences.append(f"the masked context holds {held}")
+    elif not head and not masked:
         first = blocks[0].label() if blocks else "nothing"
         differences.append(f"the compacted context does not open with the summary (block 0 is {first})")
-    elif not summaries and len(tail) != len(original.blocks) and not original.modelled:
-        # masked (no summary): the whole context is the original's, some outputs cleared
-        held = f"{len(tail)} blocks, the original's {len(original.blocks)}"
-        differences.append(f"the masked context holds {held}")
     differences += _suffix_differences(tail, original.blocks, head, bounded or {}, cleared_inputs)
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
