@@ -75,3 +75,16 @@ def test_in_place_mask_on_a_local_dask_cluster_does_what_the_process_pool_does(
     assert code == 0, output
     assert dask["in_place"]["by_disposition"] == local["in_place"]["by_disposition"]
     assert _masked_in_place(twin, before, tmp_path / "twin" / "r1") == committed(dask) >= 3
+
+
+@pytest.mark.claude_code
+def test_in_place_mask_through_the_resume_gate_commits_only_matches(
+    idle_fleet: Path, tmp_path: Path, config: tuple[str, str], claude_code: Path
+) -> None:
+    before = originals(idle_fleet)
+    gate = ("--strategy", "mask", "--verify-resume", "--claude", str(claude_code))
+    code, summary, output = in_place(idle_fleet, tmp_path, *gate, *config)
+    assert code == 0, output
+    assert committed(summary) >= 3
+    assert summary["resume_checks"]["by_verdict"] == {"match": committed(summary)}
+    assert _masked_in_place(idle_fleet, before, tmp_path / "r1") == committed(summary)
