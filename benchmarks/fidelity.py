@@ -5,8 +5,10 @@ and a generated fleet, once per strategy, and reads every compressed report's `f
 per probe class, the probes of all summarized spans and the share the candidates keep (pooled
 over sessions, and the median of the sessions' own recalls), the sessions' fidelity (median, p10),
 and the tokens saved (1 - candidate tokens / source chain tokens, pooled, and the median
-session's). A strategy is a name and the compress flags that select it (`summary`, `hybrid`);
-for `hybrid` the span probed holds the masked middle too.
+session's). A strategy is a name and the compress flags that select it (`summary`, `mask`,
+`hybrid`); for `hybrid` the span probed holds the masked middle too, for `mask` it is the masked
+middle alone (nothing is summarized), and the sessions clearing alone left over their target
+(`masking-alone-short-of-target`) are counted.
 
 It also times what the fidelity costs: the CPU time of the compress job's fidelity stage within
 `compress_session` (in this process, every session of the corpus, best of `--rounds`; the fleet
@@ -32,7 +34,8 @@ from _common import CACHE, CORPUS, MB, emit, fleet, run_cli
 
 STRATEGIES: dict[str, list[str]] = {
     "summary": ["--strategy", "summary"],  # the embedded deterministic summary + the verbatim tail
-    "hybrid": ["--strategy", "hybrid"],  # the same, kept outputs before the protected round cleared
+    "mask": ["--strategy", "mask"],  # no summary: every record kept, old outputs cleared
+    "hybrid": ["--strategy", "hybrid"],  # the summary, kept outputs before the protected round cleared
 }
 FLEET_SEED = 7
 
@@ -85,13 +88,15 @@ def figures(reports: Sequence[dict[str, Any]]) -> dict[str, object]:
         ),
         "source_chain_tokens": chain,
         "candidate_tokens": output,
+        "outputs_cleared": sum(r.get("bounded", {}).get("cleared", 0) for r in done),
+        "short_of_target": sum(1 for r in done if r.get("mask", {}).get("short_of_target")),
     }
 
 
-def measure(name: str, root: Path, jobs: int) -> dict[str, object]:
+def measure(name: str, root: Path, jobs: int, tag: str = "fidelity") -> dict[str, object]:
     results: dict[str, object] = {}
     for strategy, flags in STRATEGIES.items():
-        out = CACHE / f"fidelity-{name}-{strategy}"
+        out = CACHE / f"{tag}-{name}-{strategy}"
         args = ["compress", str(root), "--jobs", str(jobs), "--out", str(out), "--no-verify-resume", *flags]
         run = run_cli(args, out)
         results[strategy] = {
@@ -148,19 +153,25 @@ def main() -> None:
         "--fleet-mb", type=int, default=48, help="generated fleet size, 0 for none (default 48)"
     )
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3, help="timing rounds of the stage cost (default 3)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="timing rounds of the stage cost (default 3, 0: not timed)"
+    )
+    parser.add_argument(
+        "--tag", default="fidelity", help="names its folders under .cache/benchmarks (default fidelity)"
+    )
     args = parser.parse_args()
     results: dict[str, object] = {
         "strategies": list(STRATEGIES),
-        "corpus": measure("corpus", CORPUS, args.jobs),
+        "corpus": measure("corpus", CORPUS, args.jobs, args.tag),
     }
     if args.fleet_mb:
         root = fleet(args.fleet_mb * MB, seed=FLEET_SEED)
         results[f"fleet_{args.fleet_mb}mb_seed{FLEET_SEED}"] = measure(
-            f"fleet{args.fleet_mb}", root, args.jobs
+            f"fleet{args.fleet_mb}", root, args.jobs, args.tag
         )
-    results["stage_cost_corpus"] = stage_cost(CORPUS, args.rounds)
-    if args.fleet_mb:
+    if args.rounds:
+        results["stage_cost_corpus"] = stage_cost(CORPUS, args.rounds)
+    if args.fleet_mb and args.rounds:
         results[f"stage_cost_fleet_{args.fleet_mb}mb"] = stage_cost(
             fleet(args.fleet_mb * MB, seed=FLEET_SEED), 1
         )

@@ -121,6 +121,7 @@ class PlanNote(ReasonCode):
     NO_SAFE_CUT_WITHIN_TARGET = "no-safe-cut-within-target"  # a message, call or turn spans the fit
     FEWER_RECENT_RECORDS_THAN_PREFERRED = "fewer-recent-records-than-preferred"
     SUMMARY_LARGER_THAN_PLANNED = "summary-larger-than-planned"  # re-planned; still over at the end
+    MASKING_ALONE_SHORT_OF_TARGET = "masking-alone-short-of-target"  # mask: all cleared, still over
 
 
 class SkipReason(ReasonCode):

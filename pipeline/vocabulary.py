@@ -106,9 +106,10 @@ class ResumeGate(StrEnum):
 
 
 class Strategy(StrEnum):
-    """How `compress` makes room: summarize before the cut, or also clear kept tool outputs."""
+    """How `compress` makes room: summarize before the cut, clear old tool outputs, or both."""
 
     SUMMARY = "summary"  # the summary and the verbatim tail, long outputs bounded
+    MASK = "mask"  # no summary: every record kept, tool outputs before the protected round cleared
     HYBRID = "hybrid"  # the oldest span summarized, the middle masked, the protected round verbatim
 
 

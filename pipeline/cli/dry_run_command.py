@@ -37,7 +37,7 @@ from pipeline.summarize.model.configure import (
 from pipeline.summarize.model.cost import FleetPlan, SummaryPlan, plan_fleet
 from pipeline.summarize.model.limiter import RateLimits
 from pipeline.summarize.model.providers import ProviderName
-from pipeline.vocabulary import SummarizerName
+from pipeline.vocabulary import Strategy, SummarizerName
 
 __all__ = ["dry_run_command"]
 
@@ -102,6 +102,8 @@ def dry_run_command(
         raise UsageError(
             "--dry-run plans model summaries: choose one with --summarizer (the embedded one is free)"
         )
+    if settings.compress.strategy is Strategy.MASK:
+        raise UsageError("--dry-run plans model summaries: --strategy mask writes none (it calls no model)")
     name = ProviderName(settings.compress.summarizer.value)
     model = provider_settings(settings, name, args.model, args.base_url).model
     limits = rate_limits(settings)

@@ -28,6 +28,7 @@ from pipeline.formats.claude_code.build import (
     ToolMetadata,
     attachment_line,
     boundary_line,
+    declaring_pointer,
     new_pointer,
     projected_pointer,
     replace_parent,
@@ -43,9 +44,11 @@ __all__ = [
     "ComposeFailure",
     "ComposeInput",
     "ComposedTranscript",
+    "MaskInput",
     "PairIds",
     "WrittenRecord",
     "compose",
+    "compose_masked",
 ]
 
 SUMMARY_PREAMBLE: Final = (
@@ -186,3 +189,39 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         tuple(uid for _, uid in state),
         tuple(record.uuid for record in spec.written),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MaskInput:
+    """What a masked candidate is made of: no compact pair, the whole chain kept."""
+
+    data: bytes
+    index: LineIndex
+    chain_lines: tuple[int, ...]  # the active chain, every record kept
+    side_lines: tuple[int, ...]
+    control_lines: tuple[int, ...]
+    pointer_line: int | None
+    metadata: ToolMetadata  # declared on the pointer: the cleared outputs have no boundary to live in
+    bounded: Mapping[int, bytes] = field(default_factory=dict)  # chain lines with tool outputs cleared
+
+
+def compose_masked(spec: MaskInput) -> ComposedTranscript:
+    """Lay out a masked candidate: the control prefix, side snapshots, the chain as it is but for
+    its cleared tool outputs (every parent kept), and the pointer naming the same leaf with our
+    declarations. Pure, like `compose`; the pair's uuids are empty (there is none)."""
+    if not spec.chain_lines:
+        raise ComposeError(ComposeFailure.EMPTY_RAW_SUFFIX)
+    data, index = spec.data, spec.index
+    last = index.record(spec.chain_lines[-1])
+    if last is None or last.uuid is None:
+        raise ComposeError(ComposeFailure.RAW_SUFFIX_WITHOUT_UUID)
+    kept = (*spec.control_lines, *spec.side_lines, *spec.chain_lines)
+    lines = [spec.bounded.get(line) or index.raw_line(data, line) for line in kept]
+    if spec.pointer_line is None:
+        pointer: bytes | None = new_pointer(last.uuid, last.session)
+    else:
+        pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
+    if pointer is None:
+        raise ComposeError(ComposeFailure.POINTER_UNREADABLE)
+    lines.append(declaring_pointer(pointer, spec.metadata))
+    return ComposedTranscript(b"\n".join(lines) + b"\n", "", "", last.uuid, (*kept, None))

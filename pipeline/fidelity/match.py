@@ -2,7 +2,8 @@
 
 - `human-instruction`: the whole message (white space made one) stands in the context; one shorter
   than `MIN_QUOTE_CHARS` must be a line of the summary on its own (list marker, quotes, citation
-  and a short label aside), since containment cannot tell whose "yes" it is.
+  and a short label aside), since containment cannot tell whose "yes" it is; or be a kept human
+  message of its own, whole (a masked middle keeps every one as it was).
 - `file-modified`, `file-read`: the path stands whole (not inside a longer path).
 - `command`: the command's identity (its first 200 characters) stands in a passage that states
   its outcome (passed, failed, canceled; the words of the command itself not counted), or the
@@ -72,6 +73,8 @@ def carried(probe: Probe, context: ResumedContext) -> bool:
 
 
 def _human(probe: Probe, context: ResumedContext) -> bool:
+    if probe.key in context.prompts:
+        return True
     if len(probe.key) >= MIN_QUOTE_CHARS:
         return found(context.text, probe.key, Edge.WORD)
     return any(probe.key in standalone(line) for line in context.summary_lines)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome
-from pipeline.fidelity.text import identity, normalize
+from pipeline.fidelity.text import human_text, identity, normalize
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.evidence.shell import CommandOutcome, is_validation_command
@@ -55,6 +55,9 @@ class ResumedContext:
     passages: tuple[str, ...]  # normalized, none empty
     summary_lines: tuple[str, ...]  # the summary texts' lines, stripped, for short human messages
     calls: tuple[KeptCall, ...]
+    # The kept human messages, whole (as `human_text` reads them): a short one kept as a human
+    # message of its own is carried (a masked middle keeps every one), not only as a summary line.
+    prompts: frozenset[str] = frozenset()
 
 
 def summary_passages(text: str) -> Iterator[str]:
@@ -136,6 +139,7 @@ def resumed_context(items: Sequence[EvidenceItem]) -> ResumedContext:
         elif item.kind is EvidenceKind.TOOL_RESULT and item.tool_id not in called:
             records.append(normalize(item.text))
     records = [record for record in records if record]
+    prompts = frozenset(human_text(i.text) for i in items if i.kind is EvidenceKind.HUMAN_PROMPT)
     return ResumedContext(
-        "\n".join((*summaries, *records)), (*summary_parts, *records), tuple(lines), tuple(calls)
+        "\n".join((*summaries, *records)), (*summary_parts, *records), tuple(lines), tuple(calls), prompts
     )

@@ -24,7 +24,7 @@ from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, declared_bounds
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.claude_code.stamp import CompactionStamp, compaction_stamp
+from pipeline.formats.claude_code.stamp import CompactionStamp, MaskStamp, compaction_stamp, mask_stamp
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
 from pipeline.summarize import EvidenceKind, extract_evidence
@@ -47,6 +47,7 @@ class SpanSource(StrEnum):
     PLAN = "plan"  # compress: the plan that cut it
     STAMP = "stamp"  # our boundary's metadata, its digest checked against the original
     UUID_DIFFERENCE = "uuid-difference"  # another tool's compaction: the chain up to the kept records
+    MASK_STAMP = "mask-stamp"  # a masked candidate's pointer: the masked middle of the whole chain
 
 
 class ProbeFailure(StrEnum):
@@ -155,6 +156,17 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
     compacted = open_session(compacted_path, "compacted", AUTO, command="probe", per_code=1, limits=limits)
     if not isinstance(compacted, Analysis):
         return ProbeFailure.COMPACTED_UNREADABLE
+    masked = mask_stamp(compacted.source.data)
+    if masked is not None:
+        return _probe_masked(original_path, compacted, masked, sweep)
+    return _probe_summarized(original_path, compacted, sweep)
+
+
+def _probe_summarized(
+    original_path: Path, compacted: Analysis, sweep: SweepSettings
+) -> Measured | ProbeFailure:
+    """A compaction with a summary: ours (its boundary's stamp), or another tool's."""
+    limits = LineLimits.of(sweep)
     found = _resumed(compacted)
     if found is None:
         return ProbeFailure.NO_COMPACTION
@@ -180,6 +192,30 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
     return Measured(score, source, len(span))
 
 
+def _probe_masked(
+    original_path: Path, compacted: Analysis, stamp: MaskStamp, sweep: SweepSettings
+) -> Measured | ProbeFailure:
+    """A masked candidate (`--strategy mask`, no compact pair of ours): its pointer's stamp names
+    the source and leaf policy; the span is the masked middle, the resumed context its chain
+    (after Claude Code's own last boundary, when it kept one)."""
+    limits = LineLimits.of(sweep)
+    options = topology_options(sweep, None)
+    if stamp.leaf_policy in set(LeafPolicy):
+        options = replace(options, policy=LeafPolicy(stamp.leaf_policy))
+    original = open_session(original_path, "original", options, command="probe", per_code=1, limits=limits)
+    if not isinstance(original, Analysis):
+        return ProbeFailure.ORIGINAL_UNREADABLE
+    if original.source.sha256 != stamp.source_sha256:
+        return ProbeFailure.OTHER_SOURCE
+    found = _resumed(compacted)
+    resumed = found[1] if found is not None else compacted.topology.chain
+    span = _masked_in(original, compacted, resumed)
+    if not span:
+        return ProbeFailure.NOTHING_SUMMARIZED
+    score = measure(original, span, compacted.source.data, compacted.index, resumed)
+    return Measured(score, SpanSource.MASK_STAMP, len(span))
+
+
 def masked_middle(kept: Sequence[int], cleared: Collection[int]) -> tuple[int, ...]:
     """The masked middle of a kept part (lines in chain order): from the line before its first
     `cleared` one (the call that made that output) through its last; every record between was
@@ -191,7 +227,7 @@ def masked_middle(kept: Sequence[int], cleared: Collection[int]) -> tuple[int, .
 
 def _masked_in(original: Analysis, compacted: Analysis, resumed: Sequence[int]) -> tuple[int, ...]:
     """The original's lines of the masked middle: its kept records whose tool results the compacted
-    file declares cleared (`hybrid`), found by uuid."""
+    file declares cleared (`hybrid`, `mask`), found by uuid."""
     data = compacted.source.data
     cleared = {tool for tool, rule in declared_bounds(data).items() if rule.clear}
     if not cleared:

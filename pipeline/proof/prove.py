@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pipeline.formats.claude_code.bounded_output import declared_bounds
+from pipeline.formats.claude_code.bounded_output import declared_bounds, declared_cleared_inputs
 from pipeline.formats.claude_code.content import iter_contents
+from pipeline.formats.claude_code.stamp import mask_stamp
 from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
@@ -133,6 +134,8 @@ def _judged(
         excluded=excluded,
         bounded=declared_bounds(written),
         carried=declared_shells(written),
+        cleared_inputs=declared_cleared_inputs(written),
+        masked=mask_stamp(written) is not None,
     )
 
 

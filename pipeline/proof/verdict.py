@@ -1,10 +1,12 @@
 """Judge a compaction by what Claude Code sends: the summary, then a suffix of the original context.
 
 Given the context Claude Code sent for the original session and for its compaction, the
-compaction holds when (1) the compacted context opens with the compact summary message(s),
+compaction holds when (1) the compacted context opens with the compact summary message(s) (a
+masked candidate has none: its whole context must then be the original's, block for block),
 (2) what follows is a non-empty suffix of the original context, block for block (role, kind,
 full text, tool id; a tool_result the compaction declares bounded matches only when its text is
-exactly the original's bounded by the declared rule; the reminders Claude Code folds into a
+exactly the original's bounded by the declared rule, a tool_use it declares cleared only when its
+input is the original's with its bulky strings cleared; the reminders Claude Code folds into a
 tool_result are compared apart), (3) every tool_result answers a tool_use sent before it and
 every tool_use is answered (unless the original leaves the same call unanswered), (4) no text of
 an excluded record appears anywhere in it, (5) it says every reminder the original says
@@ -23,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
+from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content, clear_input
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, SentContext
 from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders
@@ -94,11 +96,27 @@ def _bounded_as_declared(got: str, want: str, rule: BoundRule) -> bool:
     return json.dumps(bound_content(original, rule)) == got
 
 
-def _same(got: ContextBlock, want: ContextBlock, bounded: Mapping[str, BoundRule]) -> bool:
+def _cleared_as_declared(got: ContextBlock, want: ContextBlock, inputs: frozenset[str]) -> bool:
+    """A tool_use whose input the candidate declares cleared: the original's, its bulky strings cleared."""
+    if got.kind != "tool_use" or got.id not in inputs or (got.role, got.id) != (want.role, want.id):
+        return False
+    try:
+        original = json.loads(want.text)
+    except ValueError:
+        return False
+    return json.dumps(clear_input(original)) == got.text
+
+
+def _same(
+    got: ContextBlock,
+    want: ContextBlock,
+    bounded: Mapping[str, BoundRule],
+    inputs: frozenset[str] = frozenset(),
+) -> bool:
     """Equal blocks; or tool_results equal once the reminders closing them are apart (the
     reminders are compared on their own); or a declared bounded tool_result whose text is the
-    original's, bounded, with or without those reminders."""
-    if got == want:
+    original's, bounded, with or without those reminders; or a tool_use declared cleared."""
+    if got == want or _cleared_as_declared(got, want, inputs):
         return True
     if got.kind != "tool_result" or (got.role, got.kind, got.id) != (want.role, want.kind, want.id):
         return False
@@ -117,6 +135,7 @@ def _suffix_differences(
     original: Sequence[ContextBlock],
     head: int,
     bounded: Mapping[str, BoundRule],
+    inputs: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Why `tail` is not the end of `original`, naming the first difference from the end."""
     if not tail:
@@ -126,7 +145,7 @@ def _suffix_differences(
     offset = len(original) - len(tail)
     for back in range(1, len(tail) + 1):
         got, want = tail[-back], original[-back]
-        if not _same(got, want, bounded):
+        if not _same(got, want, bounded, inputs):
             position = len(tail) - back
             same_shape = (got.role, got.kind, got.id) == (want.role, want.kind, want.id)
             detail = ", same kind but the text differs" if same_shape else ""
@@ -206,18 +225,26 @@ def judge(
     excluded: Sequence[ExcludedText] = (),
     bounded: Mapping[str, BoundRule] | None = None,
     carried: frozenset[str] = frozenset(),
+    cleared_inputs: frozenset[str] = frozenset(),
+    masked: bool = False,
 ) -> ResumeVerdict:
     """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
-    texts, `carried` the task ids of the background shells it declares it carries."""
+    texts, `carried` the task ids of the background shells it declares it carries,
+    `cleared_inputs` the tool_use ids whose bulky input it declares cleared; a `masked` file
+    (`--strategy mask`: no summary of ours) must send the original's whole context."""
     original, compacted, notes = _without_synthetic_close(original, compacted)
     blocks = compacted.blocks
     head = _summary_prefix(blocks, summaries)
     tail = blocks[head:]
     differences: list[str] = []
-    if not head:
+    if masked and len(blocks) != len(original.blocks) and not original.modelled:
+        # no summary of ours: the whole context is the original's, some outputs cleared
+        held = f"{len(blocks)} blocks, the original's {len(original.blocks)}"
+        differences.append(f"the masked context holds {held}")
+    elif not head and not masked:
         first = blocks[0].label() if blocks else "nothing"
         differences.append(f"the compacted context does not open with the summary (block 0 is {first})")
-    differences += _suffix_differences(tail, original.blocks, head, bounded or {})
+    differences += _suffix_differences(tail, original.blocks, head, bounded or {}, cleared_inputs)
     differences += _pairing_differences(blocks, original.blocks)
     differences += _leaks(compacted, original, excluded)
     if original.modelled:

@@ -28,6 +28,7 @@ __all__ = [
     "BoundedSection",
     "ChecksSection",
     "CompressTokens",
+    "MaskSection",
     "ModelPlanSection",
     "OutputSection",
     "PlanSection",
@@ -37,6 +38,7 @@ __all__ = [
     "WriterSection",
     "bounded_section",
     "checks_section",
+    "mask_section",
     "plan_section",
     "projected_section",
     "reason_figures",
@@ -82,6 +84,21 @@ class BoundedSection(Section, frozen=True, kw_only=True):
     kept_bytes: int
     outputs: list[BoundedOutput]
     cleared: int = 0
+
+
+class MaskSection(Section, frozen=True, kw_only=True):
+    """`--strategy mask`: the tool outputs and bulky call inputs cleared (each listed in
+    `bounded.outputs`, with its part, size and SHA-256), the records holding them, and the bytes
+    that left; whether clearing every one it may still leaves the candidate over its target
+    (`masking-alone-short-of-target`)."""
+
+    cleared_outputs: int
+    cleared_inputs: int  # file-writing calls whose bulky input strings were cleared
+    records: int
+    original_bytes: int
+    kept_bytes: int
+    bytes_cleared: int
+    short_of_target: bool
 
 
 class ProjectedSection(Section, frozen=True, kw_only=True):
@@ -183,8 +200,8 @@ class OutputSection(Section, frozen=True, kw_only=True):
     bytes: int
     lines: int
     ratio: float
-    boundary_uuid: str
-    summary_uuid: str
+    boundary_uuid: str | UnsetType = UNSET  # none for a masked candidate: it has no compact pair
+    summary_uuid: str | UnsetType = UNSET
 
 
 def plan_section(plan: Plan) -> PlanSection:
@@ -230,6 +247,25 @@ def bounded_section(
         kept_bytes=sum(o.kept_bytes for o in outputs),
         outputs=outputs,
         cleared=sum(o.cleared for o in outputs),
+    )
+
+
+def mask_section(
+    declared: Mapping[int, Sequence[BoundedRecord]], lines: Sequence[int], *, short_of_target: bool
+) -> MaskSection:
+    """The cleared outputs among the kept `lines`, counted."""
+    cleared = [(line, item) for line in lines for item in declared.get(line, ()) if item.cleared]
+    original = sum(item.original_bytes for _, item in cleared)
+    kept = sum(item.kept_bytes for _, item in cleared)
+    inputs = sum(1 for _, item in cleared if item.part == "input")
+    return MaskSection(
+        cleared_outputs=len(cleared) - inputs,
+        cleared_inputs=inputs,
+        records=len({line for line, _ in cleared}),
+        original_bytes=original,
+        kept_bytes=kept,
+        bytes_cleared=original - kept,
+        short_of_target=short_of_target,
     )
 
 

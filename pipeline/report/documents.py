@@ -18,6 +18,7 @@ from pipeline.report.compression import (
     BoundedSection,
     ChecksSection,
     CompressTokens,
+    MaskSection,
     ModelPlanSection,
     OutputSection,
     PlanSection,
@@ -107,6 +108,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     repairs: list[RepairEntry] | UnsetType = UNSET  # defects of the chain the summary replaced
     bounded: BoundedSection | UnsetType = UNSET
+    mask: MaskSection | UnsetType = UNSET  # `--strategy mask`: what was cleared
     projected: ProjectedSection | UnsetType = UNSET
     model_plan: ModelPlanSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET

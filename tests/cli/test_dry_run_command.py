@@ -55,3 +55,14 @@ def test_a_dry_run_of_the_embedded_summarizer_is_a_usage_error(tmp_path: Path) -
     assert done.returncode == 2
     assert "--dry-run plans model summaries" in done.stderr
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))
+
+
+def test_a_dry_run_of_the_mask_strategy_is_a_usage_error(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", (4,))
+    done = compaction(
+        "compress", str(tmp_path / "root"), "--out", str(tmp_path / "out"), "--dry-run", "--strategy", "mask",
+        "--summarizer", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "local-model",
+        env={"OPENAI_API_KEY": ""},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--strategy mask writes none" in done.stderr and "Traceback" not in done.stderr

@@ -53,6 +53,14 @@ def test_a_short_human_message_must_stand_alone_on_a_summary_line(summary: str, 
     assert carried(probe_of(ProbeClass.HUMAN, prompt(7, "yes")), context(summary)) is kept
 
 
+def test_a_short_human_message_kept_as_a_human_message_of_its_own_is_carried() -> None:
+    """A masked middle keeps every prompt as it was: the short one is there, as the human's."""
+    probe = probe_of(ProbeClass.HUMAN, prompt(7, "ok, do vite"))
+    assert carried(probe, context("- nothing", prompt(40, "ok,  do vite")))
+    assert not carried(probe, context("- nothing", say(40, "ok, do vite")))  # the assistant's words
+    assert not carried(probe, context("- nothing", prompt(40, "ok, do vite later")))
+
+
 # ---------------------------------------------------------------------------------------- files
 @pytest.mark.parametrize(
     ("summary", "kept"),

@@ -34,6 +34,31 @@ def rows(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
+def gated(source: Path, tmp_path: Path, strategy: str, claude_code: Path) -> dict[str, Any]:
+    """The report of `compress` with `strategy` and the resume gate over `source`'s folder (into
+    `tmp_path/out`, min_gain 0)."""
+    config = tmp_path / "config.toml"
+    config.write_text("[compress]\nmin_gain = 0.0\n")
+    done = compaction(
+        "compress", str(source.parent), "--out", str(tmp_path / "out"), "--strategy", strategy,
+        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
+        "--config", str(config), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    [report] = reports(tmp_path / "out")
+    return report
+
+
+def assert_resumed_with_every_human_text(candidate: Path, source: Path, claude_code: Path) -> None:
+    """Claude Code resumes `candidate` and sends every human text of `source`, and the marker."""
+    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-2000:]
+    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
+    assert CLEARED_MARKER in sent
+    for text in human_texts(rows(source)):
+        assert " ".join(text.split()) in sent
+
+
 def human_texts(records: list[dict[str, Any]]) -> list[str]:
     """What a human typed, record by record (tool results and meta records aside)."""
     texts = []
@@ -95,21 +120,8 @@ def test_a_hybrid_candidate_passes_the_resume_gate_with_every_human_text_sent(
     source = tmp_path / "in" / "session.jsonl"
     source.parent.mkdir()
     build_work_session(source, turns=12)
-    config = tmp_path / "config.toml"
-    config.write_text("[compress]\nmin_gain = 0.0\n")
-    done = compaction(
-        "compress", str(source.parent), "--out", str(tmp_path / "out"), "--strategy", "hybrid",
-        "--verify-resume", "--claude", str(claude_code), "--min-tokens", "0", "--min-recent-records", "8",
-        "--config", str(config), "--quiet",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    [report] = reports(tmp_path / "out")
+    report = gated(source, tmp_path, "hybrid", claude_code)
     assert report["status"] == "compressed" and report["bounded"]["cleared"] > 0
     assert report["resume_check"]["verdict"] == "match", report["resume_check"]
     candidate = candidate_of(tmp_path / "out", source)
-    result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
-    assert result.resumed, result.stderr[-2000:]
-    sent = " ".join(" ".join(s.split()) for s in result.context.strings)
-    assert CLEARED_MARKER in sent
-    for text in human_texts(rows(source)):
-        assert " ".join(text.split()) in sent
+    assert_resumed_with_every_human_text(candidate, source, claude_code)

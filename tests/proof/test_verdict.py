@@ -112,6 +112,30 @@ def test_a_reminder_closing_a_cleared_result_goes_unjudged_and_any_other_is_stil
     assert missed.verdict is Verdict.MISMATCH and "is not sent" in missed.differences[0]
 
 
+def test_a_masked_context_must_be_the_whole_original_with_only_declared_clearings() -> None:
+    long = "file line\n" * 500
+    write = {"file_path": "/r/a.py", "content": long}
+    original = sent(
+        *ORIGINAL.blocks[:1],
+        ContextBlock("assistant", "tool_use", json.dumps(write), "toolu_1"),
+        ContextBlock("user", "tool_result", json.dumps(long), "toolu_1"),
+        *ORIGINAL.blocks[3:],
+    )
+    cleared_call = ContextBlock(
+        "assistant", "tool_use", json.dumps({"file_path": "/r/a.py", "content": CLEARED_MARKER}), "toolu_1"
+    )
+    cleared_result = ContextBlock("user", "tool_result", json.dumps(CLEARED_MARKER), "toolu_1")
+    masked = sent(original.blocks[0], cleared_call, cleared_result, *original.blocks[3:])
+    rules = {"toolu_1": BoundRule(8192, drop_media=True, clear=True)}
+    inputs = frozenset({"toolu_1"})
+    verdict = judge(original, masked, summaries=[], bounded=rules, cleared_inputs=inputs, masked=True)
+    assert verdict.verdict is Verdict.MATCH and verdict.summary_blocks == 0, verdict.differences
+    undeclared = judge(original, masked, summaries=[], bounded=rules, masked=True)
+    assert undeclared.verdict is Verdict.MISMATCH  # the call's input was cleared without a declaration
+    shorter = judge(original, sent(*masked.blocks[4:]), summaries=[], bounded=rules, masked=True)
+    assert any("the masked context holds 4 blocks, the original's 8" in d for d in shorter.differences)
+
+
 def test_a_missing_summary_is_named() -> None:
     verdict = judge(ORIGINAL, sent(*ORIGINAL.blocks[4:]), summaries=[SUMMARY])
     assert verdict.verdict is Verdict.MISMATCH

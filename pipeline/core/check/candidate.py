@@ -93,8 +93,13 @@ def check_candidate(
     anchors: Sequence[str] = (),
     target_estimated_tokens: int | None,
     limits: LineLimits,
+    compact_pairs: int = 1,
 ) -> CandidateCheck:
-    """Validate candidate bytes as a fresh transcript and hold them to the survival contract."""
+    """Validate candidate bytes as a fresh transcript and hold them to the survival contract.
+
+    `compact_pairs` is how many compact pairs the file must hold: the one new pair of a summary;
+    for a masked candidate (no summary), the ones its kept records hold (none, or Claude Code's own).
+    """
     failures: list[Reason] = []
     index = build_index(candidate, SourceFormat.CLAUDE_CODE, limits)
     graph = build_graph(index)
@@ -114,7 +119,7 @@ def check_candidate(
         findings += stale
     boundaries = sum(1 for r in index.records if r is not None and r.compact_boundary)
     summaries = sum(1 for r in index.records if r is not None and r.compact_summary)
-    if boundaries != 1 or summaries != 1:
+    if boundaries != compact_pairs or summaries != compact_pairs:
         failures.append(Reason(CandidateFailure.COMPACT_PAIR_COUNT))
         findings += (Finding(FindingCode.CURRENT_COMPACT_PAIR, Severity.ERROR, count=boundaries + summaries),)
     if _internal_fields(candidate, index, new_lines):
@@ -126,6 +131,6 @@ def check_candidate(
         failures.append(Reason(CandidateFailure.OVER_TOKEN_TARGET, figures=figures))
     summary_line = next((line for line in topology.chain if index.record(line).compact_summary), None)  # type: ignore[union-attr]
     after = contract_messages(candidate, index, topology.chain, from_line=summary_line)
-    violations = check_survival(source_messages, after, anchors=anchors)
+    violations = check_survival(source_messages, after, anchors=anchors, checkpoints=min(1, compact_pairs))
     failures.extend(Reason(CandidateFailure.CONTRACT, violation) for violation in violations)
     return CandidateCheck(tuple(failures), findings, violations, output_tokens, len(index))

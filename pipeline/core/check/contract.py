@@ -195,11 +195,16 @@ def check_survival(
     after: Sequence[ContractMessage],
     *,
     anchors: Sequence[str] = (),
+    checkpoints: int = 1,
 ) -> tuple[Violation, ...]:
-    """Every way `after` breaks the contract relative to `before` (empty: the rewrite may commit)."""
+    """Every way `after` breaks the contract relative to `before` (empty: the rewrite may commit).
+
+    `checkpoints` is how many summaries `after` must hold: one for a compaction that summarizes;
+    for one that only masks, as many as `before` held (none, or Claude Code's own).
+    """
     violations: list[Violation] = []
     round_ = protected_round(before)
-    checkpoints = [m for m in after if m.checkpoint]
+    summaries = [m for m in after if m.checkpoint]
     if not _instructions_survive(round_, after):
         violations.append(Violation.USER_TEXT_DROPPED)
     after_uses = {t for m in after for t in m.tool_use_ids}
@@ -211,11 +216,11 @@ def check_survival(
     after_assistant = {_normalized(m.text) for m in after if m.role == Role.ASSISTANT}
     if any(_normalized(text) not in after_assistant for text in round_.assistant_texts):
         violations.append(Violation.ASSISTANT_TEXT_DROPPED)
-    if not checkpoints:
+    if len(summaries) < checkpoints:
         violations.append(Violation.CHECKPOINT_MISSING)
-    elif len(checkpoints) > 1:
+    elif len(summaries) > checkpoints:
         violations.append(Violation.CHECKPOINT_DUPLICATED)
-    if any(_normalized(m.text).lower() in PLACEHOLDERS or not m.text.strip() for m in checkpoints):
+    if any(_normalized(m.text).lower() in PLACEHOLDERS or not m.text.strip() for m in summaries):
         violations.append(Violation.CHECKPOINT_PLACEHOLDER)
     everything = "\n".join(_normalized(m.text) for m in after)
     if any(_normalized(anchor) not in everything for anchor in anchors if anchor.strip()):

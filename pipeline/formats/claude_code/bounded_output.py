@@ -11,6 +11,9 @@ the line Claude Code itself writes for the results it clears from what it sends
 (`CLEARED_MARKER`), its size and SHA-256 declared as for a bounded one. A failed call's result (an
 error flag, a non-zero exit status, failures a test run reports) is only bounded: the error is
 what a resumed agent must not repeat; nor is a result shorter than `CLEAR_MIN_BYTES` cleared.
+A rule that also clears inputs (`mask`) clears the bulky strings of a file-writing call
+(`BULKY_INPUTS`: a `Write`'s contents, an `Edit`'s strings) the same way, each call declared
+(part `input`, the original input's size and SHA-256); its path and every other member stay.
 
 A bounded record is written again as compact JSON; anything else in it keeps its value, key
 order, ids and links (Claude Code writes compact JSON too, so nearly always its very bytes).
@@ -32,6 +35,7 @@ from pipeline.formats import json_text
 from pipeline.formats.claude_code.records import declared_by_ours
 
 __all__ = [
+    "BULKY_INPUTS",
     "CLEARED_MARKER",
     "CLEAR_MIN_BYTES",
     "BoundPart",
@@ -40,7 +44,9 @@ __all__ = [
     "bound_content",
     "bound_line",
     "bound_text",
+    "clear_input",
     "declared_bounds",
+    "declared_cleared_inputs",
     "marker",
 ]
 
@@ -53,6 +59,48 @@ _FAILED_RUN: Final = re.compile(
     r"|(?<![\w.])[1-9]\d* (?:failed|failing|failures?|errors?)\b|test result: FAILED"
 )
 _MEDIA_MARKS: Final = (b'"type":"image"', b'"type":"document"')
+# The file-writing calls whose input strings are bulk: what they wrote stands in the file and in
+# later reads, and the path (kept) says where.
+BULKY_INPUTS: Final = {
+    "Write": ("content",),
+    "Edit": ("old_string", "new_string"),
+    "NotebookEdit": ("new_source",),
+}
+_BULKY_KEYS: Final = frozenset(key for keys in BULKY_INPUTS.values() for key in keys)
+
+
+def clear_input(value: Any, keys: frozenset[str] = _BULKY_KEYS) -> Any:
+    """A tool_use input with each of `keys` holding a string of `CLEAR_MIN_BYTES` or more cleared."""
+    if not isinstance(value, dict):
+        return value
+    return {
+        key: CLEARED_MARKER
+        if key in keys
+        and isinstance(item, str)
+        and len(item.encode("utf-8", "surrogatepass")) >= CLEAR_MIN_BYTES
+        else item
+        for key, item in value.items()
+    }
+
+
+def _cleared_call(block: dict[str, Any]) -> tuple[dict[str, Any], BoundedRecord] | None:
+    """A bulky call's block with its input cleared, and its declaration; None when nothing is."""
+    keys = BULKY_INPUTS.get(str(block.get("name")))
+    original = block.get("input")
+    cleared = clear_input(original, frozenset(keys)) if keys else original
+    if cleared == original:
+        return None
+    before, after = json_text.dumps(original), json_text.dumps(cleared)
+    stamp = BoundedRecord(
+        str(block.get("id")),
+        BoundPart.INPUT,
+        len(before),
+        len(after),
+        hashlib.sha256(before).hexdigest(),
+        0,
+        True,
+    )
+    return {**block, "input": cleared}, stamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +111,7 @@ class BoundRule:
     limit: int
     drop_media: bool
     clear: bool = False
+    clear_inputs: bool = False  # also the bulky strings of file-writing calls (`mask`)
 
 
 class BoundPart(StrEnum):
@@ -70,6 +119,7 @@ class BoundPart(StrEnum):
 
     CONTENT = "content"  # the tool_result block the model reads
     MIRROR = "toolUseResult"  # Claude Code's copy for its own display, never sent to the model
+    INPUT = "input"  # a tool_use block's input: its bulky strings cleared (`BULKY_INPUTS`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +262,12 @@ def _bound_blocks(blocks: list[Any], rule: BoundRule) -> tuple[list[Any], list[B
     declared: list[BoundedRecord] = []
     out = list(blocks)
     for position, block in enumerate(blocks):
+        if rule.clear_inputs and isinstance(block, dict) and block.get("type") == "tool_use":
+            call = _cleared_call(block)
+            if call is not None:
+                out[position] = call[0]
+                declared.append(call[1])
+            continue
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
         content = block.get("content")
@@ -289,6 +345,17 @@ def _bound_mirror(record: dict[str, Any], limit: int) -> tuple[Any, BoundedRecor
         0,
     )
     return bounded, stamp
+
+
+def declared_cleared_inputs(data: bytes) -> frozenset[str]:
+    """The tool_use ids whose input a compaction of ours declares cleared (`BULKY_INPUTS`)."""
+    return frozenset(
+        entry["toolUseId"]
+        for entry in declared_by_ours(data, "boundedToolOutputs")
+        if isinstance(entry, dict)
+        and entry.get("part") == BoundPart.INPUT
+        and isinstance(entry.get("toolUseId"), str)
+    )
 
 
 def declared_bounds(data: bytes) -> dict[str, BoundRule]:

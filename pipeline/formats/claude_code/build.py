@@ -19,6 +19,7 @@ import msgspec
 
 from pipeline.formats import json_text
 from pipeline.formats.claude_code.content import parse_object
+from pipeline.formats.claude_code.records import MASK_STAMP_KEY
 
 __all__ = [
     "BOUNDARY_CONTENT",
@@ -33,6 +34,7 @@ __all__ = [
     "attachment_line",
     "boundary_line",
     "claude_timestamp",
+    "declaring_pointer",
     "new_pointer",
     "projected_pointer",
     "replace_parent",
@@ -217,7 +219,17 @@ def projected_pointer(line: bytes, leaf_uuid: str | None, session_id: str | None
     pointer["leafUuid"] = leaf_uuid
     if "sessionId" in pointer and isinstance(session_id, str):
         pointer["sessionId"] = session_id
+    pointer.pop(MASK_STAMP_KEY, None)  # a masked source's declarations are its own, not this output's
     return json_text.dumps(pointer)
+
+
+def declaring_pointer(pointer: bytes, metadata: ToolMetadata) -> bytes:
+    """A masked candidate's `last-prompt` with our metadata under `sessionCompaction`: with no
+    compact boundary of ours, this is where its cleared outputs are declared (Claude Code reads
+    only the pointer's leaf and prompt)."""
+    record = parse_object(pointer) or {}
+    record[MASK_STAMP_KEY] = msgspec.to_builtins(metadata)
+    return json_text.dumps(record)
 
 
 def new_pointer(leaf_uuid: str, session_id: str | None) -> bytes:

@@ -18,6 +18,7 @@ import orjson
 from pipeline.formats.claude_code.content import joined_text, parse_object
 
 __all__ = [
+    "MASK_STAMP_KEY",
     "CompactMetadataRefs",
     "PreservedMessages",
     "PreservedSegment",
@@ -171,19 +172,27 @@ def compact_metadata(line: bytes) -> CompactMetadataRefs | None:
     return CompactMetadataRefs(_preserved(metadata), _segment(metadata))
 
 
-def declared_by_ours(data: bytes, key: str) -> Iterator[Any]:
-    """Each entry a compaction of ours lists under `sessionCompaction.<key>` in its compact boundary.
+MASK_STAMP_KEY: Final = "sessionCompaction"  # on the `last-prompt` of a masked candidate (no boundary)
 
-    A line is parsed only when it names both the boundary and the key; one that does not parse
-    declares nothing.
+
+def declared_by_ours(data: bytes, key: str) -> Iterator[Any]:
+    """Each entry a compaction of ours lists under `sessionCompaction.<key>`: in its compact
+    boundary's `compactMetadata`, or, for a masked candidate (which has no boundary of ours), on
+    its `last-prompt` record.
+
+    A line is parsed only when it names the key and a boundary or a pointer; one that does not
+    parse declares nothing.
     """
     needle = f'"{key}"'.encode()
     for line in data.split(b"\n"):
-        if b'"compact_boundary"' not in line or needle not in line:
+        if needle not in line or (b'"compact_boundary"' not in line and b'"last-prompt"' not in line):
             continue
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        ours = (record.get("compactMetadata") or {}).get("sessionCompaction") or {}
-        yield from ours.get(key) or ()
+        if not isinstance(record, dict):
+            continue
+        holder = record if record.get("type") == "last-prompt" else record.get("compactMetadata") or {}
+        ours = holder.get(MASK_STAMP_KEY) if isinstance(holder, dict) else None
+        yield from (ours.get(key) or ()) if isinstance(ours, dict) else ()

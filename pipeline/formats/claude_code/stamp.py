@@ -8,12 +8,15 @@ carries after its summary that are not kept source records.
 
 from __future__ import annotations
 
+from typing import Final
+
 import msgspec
 
-from pipeline.formats.claude_code.build import CompactionMetadata
+from pipeline.formats.claude_code.build import CompactionMetadata, ToolMetadata
+from pipeline.formats.claude_code.records import MASK_STAMP_KEY
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["CompactionStamp", "compaction_stamp"]
+__all__ = ["CompactionStamp", "MaskStamp", "compaction_stamp", "mask_stamp"]
 
 
 class CompactionStamp(msgspec.Struct, frozen=True):
@@ -63,3 +66,34 @@ def compaction_stamp(line: bytes) -> CompactionStamp | None:
         ),
         tuple(state.line for state in ours.projected_state),
     )
+
+
+class MaskStamp(msgspec.Struct, frozen=True):
+    """What a masked candidate's pointer names: the source and the leaf policy that chose its chain."""
+
+    source_sha256: str
+    leaf_policy: str
+
+
+class _Pointer(msgspec.Struct):
+    type: str = ""
+    sessionCompaction: ToolMetadata | None = None  # the record's own member name
+
+
+_POINTER: Final = msgspec.json.Decoder(_Pointer)
+
+
+def mask_stamp(data: bytes) -> MaskStamp | None:
+    """Our stamp on a masked candidate's last `last-prompt` (`--strategy mask`), or None."""
+    needle = f'"{MASK_STAMP_KEY}"'.encode()
+    for line in reversed(data.split(b"\n")):
+        if b'"last-prompt"' not in line or needle not in line:
+            continue
+        try:
+            pointer = _POINTER.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if pointer.type == "last-prompt" and pointer.sessionCompaction is not None:
+            ours = pointer.sessionCompaction
+            return MaskStamp(ours.source_sha256, ours.leaf.policy)
+    return None

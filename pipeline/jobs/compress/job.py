@@ -27,6 +27,7 @@ from pipeline.core.validate.checks import Validation
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, damage_refusal
+from pipeline.jobs.compress.masking import mask_plan, masked_candidate
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
@@ -52,6 +53,7 @@ from pipeline.report.compression import (
     BoundedSection,
     ChecksSection,
     CompressTokens,
+    MaskSection,
     OutputSection,
     PlanSection,
     ProjectedSection,
@@ -59,6 +61,7 @@ from pipeline.report.compression import (
     SummarySection,
     bounded_section,
     checks_section,
+    mask_section,
     plan_section,
     projected_section,
     reason_figures,
@@ -78,7 +81,7 @@ from pipeline.report.sections import (
     peak_rss_mb,
 )
 from pipeline.summarize import validate_checkpoint
-from pipeline.vocabulary import SessionStatus
+from pipeline.vocabulary import SessionStatus, Strategy
 
 __all__ = ["Publisher", "compress_analysis", "compress_session", "output_section", "write_candidate"]
 
@@ -97,6 +100,7 @@ class _Progress:
     output: OutputSection | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
     bounded: BoundedSection | UnsetType = UNSET
+    mask: MaskSection | UnsetType = UNSET
     repairs: list[RepairEntry] | UnsetType = UNSET
     projected: ProjectedSection | UnsetType = UNSET
     planned: Planned | None = None
@@ -138,7 +142,12 @@ def compress_analysis(
 
 
 def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> _Progress:
-    planned = plan_and_summarize(analysis, options, repair_floor=damage.floor)
+    masking = options.compress.strategy is Strategy.MASK
+    planned = (
+        mask_plan(analysis, options)
+        if masking
+        else plan_and_summarize(analysis, options, repair_floor=damage.floor)
+    )
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
         return _Progress(
@@ -150,7 +159,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
     if left:  # a damaged record would stay raw: no cut reaches past it (the protected round holds it)
         return replace(progress, stop=Stop(SessionStatus.REFUSED, damage_refusal(left), left))
     progress = replace(progress, repairs=repairs_section(damage.findings()))
-    if plan.outcome is not PlanOutcome.CUT or summary is None:
+    if plan.outcome is not PlanOutcome.CUT or (summary is None and not masking):
         status = (
             SessionStatus.SKIPPED_FITS if plan.outcome is PlanOutcome.FITS else SessionStatus.SKIPPED_NO_CUT
         )
@@ -170,6 +179,8 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         ),
         projected=projected_section(projected_state(analysis, plan), carried_shells(analysis, plan)),
     )
+    if summary is None:  # masked: nothing summarized, every record kept
+        return _write_masked(analysis, options, planned, partition, side, progress, publish)
     defects = validate_checkpoint(summary.text)
     if defects:
         reasons = tuple(Reason(Refusal.CHECKPOINT, code) for code in sorted({d.code for d in defects}))
@@ -195,7 +206,7 @@ def _write(
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
     # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
-    if after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType):
+    if _low_gain(options, before, after, progress):
         return replace(
             progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
         )
@@ -211,6 +222,52 @@ def _write(
     )
     progress = replace(progress, summary=section)
     candidate = compose_and_check(analysis, options, planned, partition, text, side)
+    return _checked_and_published(analysis, options, plan, partition, candidate, progress, publish)
+
+
+def _low_gain(options: CompressOptions, before: int, after: int, progress: _Progress) -> bool:
+    """Whether a candidate saves under `min_gain` (a compaction that repairs damage never is)."""
+    return after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType)
+
+
+def _write_masked(
+    analysis: Analysis,
+    options: CompressOptions,
+    planned: Planned,
+    partition: Partition,
+    side: frozenset[int],
+    progress: _Progress,
+    publish: Publisher,
+) -> _Progress:
+    """A masked candidate: the gain, its `mask` section, then the same checks, gate and publication."""
+    plan = planned.plan
+    before = analysis.tokens_of(analysis.topology.chain)
+    assert isinstance(progress.plan, PlanSection)
+    gain = round(1 - plan.planned_tokens / max(1, before), 4)
+    short = PlanNote.MASKING_ALONE_SHORT_OF_TARGET in plan.reasons
+    progress = replace(
+        progress,
+        plan=msgspec.structs.replace(progress.plan, estimated_gain=gain),
+        mask=mask_section(planned.bounding.declared, plan.raw_lines, short_of_target=short),
+    )
+    if _low_gain(options, before, plan.planned_tokens, progress):
+        return replace(
+            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
+        )
+    candidate = masked_candidate(analysis, options, planned, partition, side)
+    return _checked_and_published(analysis, options, plan, partition, candidate, progress, publish)
+
+
+def _checked_and_published(
+    analysis: Analysis,
+    options: CompressOptions,
+    plan: Plan,
+    partition: Partition,
+    candidate: Candidate | Stop,
+    progress: _Progress,
+    publish: Publisher,
+) -> _Progress:
+    """The candidate's checks, fidelity and resume gate, then `publish`: any failure stops it."""
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)
     progress = replace(progress, checks=checks_section(candidate.checked))
@@ -266,12 +323,13 @@ def output_section(analysis: Analysis, candidate: Candidate, path: str) -> Outpu
         bytes=len(data),
         lines=checked.output_lines,
         ratio=round(len(data) / max(1, analysis.source.size), 4),
-        boundary_uuid=composed.boundary_uuid,
-        summary_uuid=composed.summary_uuid,
+        boundary_uuid=composed.boundary_uuid or UNSET,
+        summary_uuid=composed.summary_uuid or UNSET,
     )
 
 
 _MISSED_BECAUSE: Final = (
+    PlanNote.MASKING_ALONE_SHORT_OF_TARGET,
     PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET,
     PlanNote.NO_ROOM_FOR_SUMMARY,
     PlanNote.NO_SAFE_CUT_WITHIN_TARGET,
@@ -334,6 +392,7 @@ def _outcome(
         summary=progress.summary,
         repairs=progress.repairs,
         bounded=progress.bounded,
+        mask=progress.mask,
         projected=progress.projected,
         checks=progress.checks,
         fidelity=progress.fidelity,

@@ -147,6 +147,7 @@ def _bound_back(
     """`bounding` with the records before its start bounded, back to `stop` or past `goal` tokens."""
     limit = options.compress.tool_output_limit or UNBOUNDED  # 0: every byte kept (what is not cleared)
     masking = options.compress.strategy is not Strategy.SUMMARY
+    inputs = options.compress.strategy is Strategy.MASK  # hybrid keeps assistant records byte for byte
     index, data, chain = analysis.index, analysis.source.data, analysis.topology.chain
     lines, declared, rules = dict(bounding.lines), dict(bounding.declared), dict(bounding.rules)
     tokens = list(bounding.kept_tokens)
@@ -157,7 +158,7 @@ def _bound_back(
         position -= 1
         line = chain[position]
         older = position < protected_start
-        rule = BoundRule(limit, drop_media=older, clear=masking and older)
+        rule = BoundRule(limit, drop_media=older, clear=masking and older, clear_inputs=inputs and older)
         bounded = bound_line(data, rule, span=index.span(data, line))
         record = decode_record(bounded[0], limits=limits) if bounded is not None else None
         # a record that does not read back never comes from our own output: it stays as it is

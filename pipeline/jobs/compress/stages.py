@@ -63,6 +63,7 @@ __all__ = [
     "projected_state",
     "report_findings",
     "source_validation",
+    "tool_metadata",
 ]
 
 
@@ -183,7 +184,7 @@ def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[B
     ]
 
 
-def _metadata(
+def tool_metadata(
     analysis: Analysis,
     planned: Planned,
     partition: Partition,
@@ -191,6 +192,7 @@ def _metadata(
     state: tuple[StateRecord, ...],
     shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
 ) -> ToolMetadata:
+    """What the candidate records about this compaction (`compactMetadata.sessionCompaction`)."""
     topology, plan = analysis.topology, planned.plan
     return ToolMetadata(
         tool="session-compaction",
@@ -252,7 +254,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=_metadata(analysis, planned, partition, post_tokens, state, shells),
+            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={

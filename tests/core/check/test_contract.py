@@ -50,6 +50,15 @@ def test_survival_matrix(case: dict[str, Any]) -> None:
     assert sorted(v.value for v in found) == sorted(case["expect"])
 
 
+def test_a_masked_rewrite_must_hold_as_many_summaries_as_its_source() -> None:
+    """`checkpoints=0` (a masked chain with no compaction): none is missing, a new one is one too many."""
+    chain = messages([{"role": "user", "text": "fix the parser"}, {"role": "assistant", "text": "done"}])
+    summary = messages([{"role": "user", "text": "Summary: the parser", "checkpoint": True}])
+    assert check_survival(chain, chain, checkpoints=0) == ()
+    assert check_survival(chain, summary + chain, checkpoints=0) == (Violation.CHECKPOINT_DUPLICATED,)
+    assert check_survival(chain, chain) == (Violation.CHECKPOINT_MISSING,)
+
+
 def test_protected_round_of_a_long_task_starts_at_its_second_to_last_exchange() -> None:
     case = next(c for c in MATRIX["cases"] if c["name"].startswith("long single-request"))
     view = protected_round(messages(case["before"]))

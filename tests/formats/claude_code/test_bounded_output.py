@@ -15,7 +15,15 @@ from pipeline.formats.claude_code.bounded_output import (
     bound_line,
     bound_text,
     declared_bounds,
+    declared_cleared_inputs,
     marker,
+)
+from pipeline.formats.claude_code.build import (
+    LeafStamp,
+    ToolMetadata,
+    declaring_pointer,
+    new_pointer,
+    projected_pointer,
 )
 
 RULE = BoundRule(8192, drop_media=False)
@@ -157,3 +165,67 @@ def test_a_cleared_output_is_read_back_with_its_rule() -> None:
     }
     assert declared_bounds(orjson.dumps(boundary)) == {"toolu_1": CLEAR}
     assert bound_content("y" * 1000, CLEAR) == CLEARED_MARKER
+
+
+MASK = BoundRule(8192, drop_media=True, clear=True, clear_inputs=True)
+
+
+def _call(name: str, tool_input: dict[str, object]) -> bytes:
+    thinking = {"type": "thinking", "thinking": "plan it", "signature": "sig=="}
+    block = {"type": "tool_use", "id": "toolu_9", "name": name, "input": tool_input}
+    return orjson.dumps({"type": "assistant", "message": {"role": "assistant", "content": [thinking, block]}})
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "cleared"),
+    [
+        ("Write", {"file_path": "/r/a.py", "content": "x = 1\n" * 200}, {"content"}),
+        ("Edit", {"file_path": "/r/a.py", "old_string": "a" * 600, "new_string": "b"}, {"old_string"}),
+        ("NotebookEdit", {"notebook_path": "/r/n.ipynb", "new_source": "c" * 900}, {"new_source"}),
+        ("Write", {"file_path": "/r/a.py", "content": "short"}, set()),  # under CLEAR_MIN_BYTES
+        ("Bash", {"command": "echo " + "d" * 900}, set()),  # not a file-writing call
+    ],
+)
+def test_a_masking_rule_clears_only_the_bulky_strings_of_file_writing_calls(
+    name: str, tool_input: dict[str, object], cleared: set[str]
+) -> None:
+    line = _call(name, tool_input)
+    changed = bound_line(line, MASK)
+    if not cleared:
+        assert changed is None and bound_line(line, CLEAR) is None
+        return
+    assert changed is not None and bound_line(line, CLEAR) is None  # hybrid's rule leaves calls whole
+    written, declared = changed
+    thinking, block = orjson.loads(written)["message"]["content"]
+    assert thinking == orjson.loads(line)["message"]["content"][0]  # byte for byte, signature included
+    assert {k for k, v in block["input"].items() if v == CLEARED_MARKER} == cleared
+    assert {k: v for k, v in block["input"].items() if k not in cleared} == {
+        k: v for k, v in tool_input.items() if k not in cleared
+    }
+    [stamp] = declared
+    assert (stamp.tool_use_id, stamp.part, stamp.cleared) == ("toolu_9", BoundPart.INPUT, True)
+    assert stamp.sha256 == hashlib.sha256(orjson.dumps(tool_input)).hexdigest()
+
+
+def test_a_masked_candidate_declares_on_its_pointer_what_a_boundary_would() -> None:
+    stamps = [
+        {"toolUseId": "toolu_1", "part": "content", "limit": 8192, "dropMedia": True, "cleared": True},
+        {"toolUseId": "toolu_9", "part": "input", "limit": 8192, "dropMedia": True, "cleared": True},
+    ]
+    pointer = {"type": "last-prompt", "leafUuid": "u", "sessionCompaction": {"boundedToolOutputs": stamps}}
+    data = _record("x") + b"\n" + orjson.dumps(pointer) + b"\n"
+    assert declared_bounds(data) == {"toolu_1": CLEAR}
+    assert declared_cleared_inputs(data) == frozenset({"toolu_9"})
+    elsewhere = {"type": "user", "sessionCompaction": {"boundedToolOutputs": stamps}, "x": "last-prompt"}
+    assert declared_bounds(orjson.dumps(elsewhere)) == {}  # only our pointer or boundary declares
+
+
+def test_a_pointer_projected_from_a_masked_source_drops_its_declarations() -> None:
+    """A summary of a masked file declares only its own boundings: the old pointer's are stale."""
+    metadata = ToolMetadata(
+        "t", "v", "e", "active-chain", LeafStamp("u", "s", "p"), "valid", "0" * 64, {}, {}, 1, 1, []
+    )
+    masked = declaring_pointer(new_pointer("leaf-1", "s"), metadata)
+    assert orjson.loads(masked)["sessionCompaction"]["sourceSha256"] == "0" * 64
+    projected = orjson.loads(projected_pointer(masked, "leaf-2", "s") or b"{}")
+    assert projected == {"type": "last-prompt", "leafUuid": "leaf-2", "sessionId": "s"}
