@@ -31,6 +31,7 @@ from pipeline.installed import (
     ClaudeCodeError,
     ClaudeCodeNotInstalled,
     find_claude_code,
+    reported_version,
     require_claude_code,
 )
 from pipeline.proof.api_rules import ApiViolation
@@ -54,7 +55,6 @@ __all__ = [
 ]
 
 PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
-_VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 REFUSAL_MARKER: Final = "No conversation found"
 # Off the network apart from the capture server; retirement is compared in local time, so UTC.
 _OFFLINE_ENV: Final = {**OFFLINE_ENV, "TZ": "UTC"}
@@ -101,20 +101,7 @@ class ResumeResult:
 
 def installed_version(executable: Path) -> str | None:
     """The version an executable reports (`2.1.332 (Claude Code)` gives `2.1.332`), or None."""
-    env = {"PATH": os.environ.get("PATH", ""), **_OFFLINE_ENV}
-    try:
-        done = subprocess.run(
-            [str(executable), "--version"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=_VERSION_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    words = done.stdout.split()
-    return words[0] if done.returncode == 0 and words else None
+    return reported_version(executable, _OFFLINE_ENV)
 
 
 # running ----------------------------------------------------------------------------------
