@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,6 @@ def codex() -> Path:
     Skipped, saying why, only when it truly cannot be installed (no npm, or npm failed: no network
     to the registry); a different version fails the test with the fix.
     """
-    import subprocess
-
     from pipeline.installed import CODEX_VERSION, find_codex, reported_version
 
     if find_codex() is None:

@@ -28,6 +28,9 @@ __all__ = ["CALL_TYPES", "OUTPUT_TYPES", "CodexVerdict", "context_size", "judge_
 
 CALL_TYPES: Final = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 OUTPUT_TYPES: Final = frozenset({"function_call_output", "custom_tool_call_output"})
+_UNNAMED_SUMMARY: Final = (
+    "no summary text is known: the messages before the kept suffix are taken as the summary"
+)
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
 
 
@@ -174,6 +177,7 @@ def judge_codex(
         differences.append("nothing of the original context follows the summary")
     differences += _pairing_differences(compacted, original)
     differences += _leaks(compacted, original, excluded)
+    unnamed = not any(text.strip() for text in summaries or ())
     return CodexVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
@@ -181,4 +185,5 @@ def judge_codex(
         kept_items=kept,
         original=context_size(original),
         compacted=context_size(compacted),
+        notes=(_UNNAMED_SUMMARY,) if unnamed and head else (),
     )

@@ -73,7 +73,8 @@ def test_an_excluded_text_sent_by_the_candidate_alone_is_named_by_its_line() -> 
 
 def test_without_known_summary_texts_any_leading_messages_are_the_summary() -> None:
     candidate = (user("summary part one"), assistant("summary part two"), *ORIGINAL[8:])
-    assert judge_codex(ORIGINAL, candidate).ok
+    unnamed = judge_codex(ORIGINAL, candidate)
+    assert unnamed.ok and "taken as the summary" in unnamed.notes[0]
     assert not judge_codex(ORIGINAL, (call("c", "ls"), output("c", "x"), *ORIGINAL[8:])).ok
 
 
