@@ -12,10 +12,8 @@ environment is passed on but `PATH`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +35,7 @@ from pipeline.installed import (
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.capture import CaptureServer, RecordedRequest
 from pipeline.proof.context import SentContext, closing_prompt, read_request
+from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.reminders import Reminder
 from pipeline.proof.staging import StagedSession, stage_session
 
@@ -125,25 +124,10 @@ def _run(
     command: list[str], staged: StagedSession, env: dict[str, str], timeout: float
 ) -> tuple[int, str, str]:
     """Run in a new process group so a timeout ends the binary and anything it started."""
-    with subprocess.Popen(
-        command,
-        cwd=staged.project_dir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise ResumeTimedOut(staged.session_id, timeout) from None
-    return process.returncode, stdout, stderr
+    try:
+        return run_in_process_group(command, cwd=staged.project_dir, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ResumeTimedOut(staged.session_id, timeout) from None
 
 
 def _carries_probe(request: RecordedRequest, probe: str) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,6 +27,7 @@ import orjson
 
 from pipeline.installed import CODEX_VERSION, CodexError, CodexNotInstalled, find_codex, require_codex
 from pipeline.proof.codex_staging import StagedThread, stage_thread
+from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.responses_capture import ResponsesCaptureServer
 
 __all__ = [
@@ -91,25 +91,10 @@ def _environment(staged: StagedThread) -> dict[str, str]:
 
 def _run(command: list[str], staged: StagedThread, timeout: float) -> tuple[int, str, str]:
     """Run in a new process group so a timeout ends Codex and anything it started."""
-    with subprocess.Popen(
-        command,
-        cwd=staged.work_dir,
-        env=_environment(staged),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise CodexResumeTimedOut(staged.thread_id, timeout) from None
-    return process.returncode, stdout, stderr
+    try:
+        return run_in_process_group(command, cwd=staged.work_dir, env=_environment(staged), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CodexResumeTimedOut(staged.thread_id, timeout) from None
 
 
 def _texts(item: Any) -> Iterator[str]:

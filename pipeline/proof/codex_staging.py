@@ -45,15 +45,23 @@ class StagedThread:
     rollout: Path  # the staged copy Codex resumes (and appends to)
 
 
-def _meta_id(line: bytes) -> str | None:
-    """The thread id of a `session_meta` line, else None."""
+def _meta_record(line: bytes) -> dict[str, object] | None:
+    """A `session_meta` line's record (its payload an object), else None."""
     if b'"session_meta"' not in line[:_META_PREFIX_BYTES]:
         return None
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
-    payload = record.get("payload") if isinstance(record, dict) else None
+    if not (isinstance(record, dict) and record.get("type") == "session_meta"):
+        return None
+    return record if isinstance(record.get("payload"), dict) else None
+
+
+def _meta_id(line: bytes) -> str | None:
+    """The thread id of a `session_meta` line, else None."""
+    record = _meta_record(line)
+    payload = record["payload"] if record is not None else {}
     value = payload.get("id") if isinstance(payload, dict) else None
     return value if isinstance(value, str) and re.fullmatch(_ID, value) else None
 
@@ -69,17 +77,10 @@ def rollout_thread_id(path: Path) -> str | None:
 
 def _with_provider(line: bytes) -> bytes | None:
     """The line with `payload.model_provider` set to ours when it is a `session_meta`, else None."""
-    if b'"session_meta"' not in line[:_META_PREFIX_BYTES]:
+    record = _meta_record(line)
+    if record is None or not isinstance(payload := record["payload"], dict):
         return None
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not (isinstance(record, dict) and record.get("type") == "session_meta"):
-        return None
-    if not isinstance(record.get("payload"), dict):
-        return None
-    record["payload"]["model_provider"] = PROVIDER
+    payload["model_provider"] = PROVIDER
     return orjson.dumps(record) + (b"\n" if line.endswith(b"\n") else b"")
 
 

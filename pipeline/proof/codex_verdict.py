@@ -17,10 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import orjson
-
-from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_utf8
-from pipeline.proof.context import ContextSize
+from pipeline.proof.context import ContextSize, json_size
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
@@ -54,12 +51,7 @@ class CodexVerdict:
 
 def context_size(items: Sequence[Any]) -> ContextSize:
     """Items, characters of their JSON, and seed-estimated tokens, as for Claude Code's messages."""
-    encoded = [orjson.dumps(item) for item in items]
-    return ContextSize(
-        messages=len(items),
-        characters=sum(len(data.decode("utf-8")) for data in encoded),
-        estimated_tokens=sum(estimate_utf8(data) + RECORD_ALLOWANCE for data in encoded),
-    )
+    return json_size(items)
 
 
 def _label(item: Any) -> str:
