@@ -90,3 +90,36 @@ def write_rollout(
 
 def new_thread_id() -> str:
     return str(uuid.uuid4())
+
+
+def _records(lines: list[bytes]) -> list[dict[str, Any]]:
+    parsed: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = {}
+        parsed.append(record if isinstance(record, dict) else {})
+    return parsed
+
+
+def _is_user_message(record: Mapping[str, Any]) -> bool:
+    payload = record.get("payload") if record.get("type") == "response_item" else None
+    return isinstance(payload, dict) and payload.get("type") == "message" and payload.get("role") == "user"
+
+
+def summary_candidate(source: Path, folder: Path, summary: str = SUMMARY) -> Path:
+    """A hand-made compaction of a real rollout: its session_meta, a `compacted` record whose
+    replacement history is `summary`, then every line from the middle user message after the
+    newest compaction on, verbatim (so calls and outputs stay together)."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    records = _records(lines)
+    meta = next(i for i, r in enumerate(records) if r.get("type") == "session_meta")
+    newest = max((i for i, r in enumerate(records) if r.get("type") == "compacted"), default=meta)
+    users = [i for i, r in enumerate(records) if i > newest and _is_user_message(r)]
+    cut = users[len(users) // 2]
+    record = {"timestamp": records[cut].get("timestamp"), "type": "compacted", "payload": compacted(summary)}
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / source.name
+    target.write_bytes(b"".join([lines[meta], json.dumps(record).encode() + b"\n", *lines[cut:]]))
+    return target
