@@ -6,27 +6,23 @@ the verdict and both sizes, and exits as `verify-resume` does for Claude Code (4
 itself failed or timed out). With `--json` the verdict goes to stdout as one JSON document, the
 same report section as Claude Code's with `codex` naming the judge.
 
-The summary texts are read here from the compacted rollout's newest `compacted` record (its
-`message`), a minimal read of the one field the verdict needs; the excluded texts of a Codex
-original are not searched yet (its partition belongs to the Codex format's reader).
+The excluded texts of a Codex original are not searched yet (its partition belongs to the Codex
+format's reader); `proof.codex_prove` takes them once it does.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import Final
 
 import msgspec
-import orjson
 from rich.console import Console
 
 from pipeline.installed import CodexError, reported_version, require_codex
-from pipeline.proof.codex_client import CodexResumeResult, resume_codex
-from pipeline.proof.codex_verdict import CodexVerdict, judge_codex
+from pipeline.proof.codex_prove import prove_codex_resume
+from pipeline.proof.codex_verdict import CodexVerdict
 from pipeline.proof.context import ContextSize
 from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
@@ -34,10 +30,7 @@ from pipeline.report.sections import Section
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import ResumeExit, Verdict
 
-__all__ = ["compaction_summaries", "run_codex"]
-
-_COMPACTED: Final = b'"compacted"'
-_TYPE_PREFIX_BYTES: Final = 256  # a record names its type before its payload
+__all__ = ["codex_check_section", "run_codex"]
 
 
 class CodexFound(Section, frozen=True, kw_only=True):
@@ -51,22 +44,8 @@ class CodexVerifyReport(ResumeCheckSection, frozen=True, kw_only=True):
     codex: CodexFound
 
 
-def compaction_summaries(rollout: Path) -> tuple[str, ...]:
-    """The `message` of the rollout's newest `compacted` record, if it has a non-empty one."""
-    newest: str | None = None
-    with rollout.open("rb") as lines:
-        for line in lines:
-            if _COMPACTED not in line[:_TYPE_PREFIX_BYTES]:
-                continue
-            with contextlib.suppress(orjson.JSONDecodeError):
-                record = orjson.loads(line)
-                payload = record.get("payload") if record.get("type") == "compacted" else None
-                message = payload.get("message") if isinstance(payload, dict) else None
-                newest = message if isinstance(message, str) and message.strip() else newest
-    return (newest,) if newest else ()
-
-
-def _section(verdict: CodexVerdict, elapsed_ms: float) -> ResumeCheckSection:
+def codex_check_section(verdict: CodexVerdict, elapsed_ms: float) -> ResumeCheckSection:
+    """The report section of a Codex proof: Claude Code's shape, items counted as blocks."""
     before, after = verdict.original, verdict.compacted
 
     def size(side: ContextSize | None) -> SizeSection | None:
@@ -106,10 +85,6 @@ def _print(verdict: CodexVerdict) -> None:
             console.print(f"  {name}: {side.messages:,} items, {side.characters:,} characters")
 
 
-def _sent(result: CodexResumeResult) -> tuple[object, ...] | None:
-    return result.context if result.resumed else None
-
-
 def run_codex(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
     """Resume both rollouts in Codex, judge, print; return the exit code."""
     try:
@@ -120,13 +95,11 @@ def run_codex(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
     timeout = args.timeout or verify.resume_timeout_seconds
     started = time.perf_counter()
     try:
-        original = resume_codex(args.original, executable=executable, timeout=timeout)
-        compacted = resume_codex(args.compacted, executable=executable, timeout=timeout)
+        verdict = prove_codex_resume(args.original, args.compacted, executable=executable, timeout=timeout)
     except (CodexError, ValueError) as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return ResumeExit.CLAUDE_CODE_FAILED
-    verdict = judge_codex(_sent(original), _sent(compacted), summaries=compaction_summaries(args.compacted))
-    check = _section(verdict, round((time.perf_counter() - started) * 1000, 1))
+    check = codex_check_section(verdict, round((time.perf_counter() - started) * 1000, 1))
     if args.json:
         found = CodexFound(path=str(executable), version=reported_version(executable))
         report = CodexVerifyReport(codex=found, **msgspec.structs.asdict(check))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.jobs.verify_codex_resume import compaction_summaries
+from pipeline.proof.codex_prove import compaction_summaries
 from pipeline.testing.invoke import compaction
 from tests.support.codex_rollouts import SUMMARY, compacted, conversation, user, write_rollout
 
