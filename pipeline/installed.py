@@ -1,13 +1,18 @@
-"""Where the installed Claude Code is: `--claude`, `$COMPACTION_CLAUDE_CODE`, the pinned build, PATH.
+"""Where the installed judges are: Claude Code (`--claude`, `$COMPACTION_CLAUDE_CODE`, the pinned
+build, PATH) and the Codex CLI (`--codex`, `$COMPACTION_CODEX`, the pinned build, PATH).
 
-Both the resume proof and the `claude-code` summary provider run the user's Claude Code; finding
-it is a fact about the machine, so it sits below every stage that runs it.
+Both the resume proof and the `claude-code` summary provider run the user's Claude Code, and the
+resume proof of a Codex rollout runs Codex; finding them is a fact about the machine, so it sits
+below every stage that runs them. `reported_version` is the one reader of `--version` for both.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -16,12 +21,19 @@ from pipeline.errors import CompactionError
 __all__ = [
     "CLAUDE_CODE_ENV",
     "CLAUDE_CODE_VERSION",
+    "CODEX_ENV",
+    "CODEX_VERSION",
     "INSTALL_HINT",
     "OFFLINE_ENV",
     "ClaudeCodeError",
     "ClaudeCodeNotInstalled",
+    "CodexError",
+    "CodexNotInstalled",
     "find_claude_code",
+    "find_codex",
+    "reported_version",
     "require_claude_code",
+    "require_codex",
 ]
 
 CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
@@ -39,6 +51,16 @@ OFFLINE_ENV: Final = {
     "NO_COLOR": "1",
 }
 _PACKAGE_EXE: Final = Path("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+CODEX_VERSION: Final = "0.171.0"  # the build scripts/install-codex pins (the Codex goldens too)
+CODEX_ENV: Final = "COMPACTION_CODEX"  # an executable, or an npm prefix holding one
+CODEX_INSTALL_HINT: Final = "run scripts/install-codex, or pass --codex PATH"
+# The npm wrapper is a node script choosing a native binary; the binary itself is run, so node is
+# not needed at run time and a timeout kills the process that does the work.
+_CODEX_PACKAGE_EXE: Final = Path(
+    "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex"
+)
+_VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
+_VERSION_WORD: Final = re.compile(r"\d+\.\d+\.\d+\S*")
 _REPO_ROOT: Final = Path(__file__).resolve().parents[1]
 
 
@@ -54,9 +76,40 @@ class ClaudeCodeNotInstalled(ClaudeCodeError):
         super().__init__(f"Claude Code not found (looked in {', '.join(looked_in)}); {INSTALL_HINT}")
 
 
-def _executable_in(candidate: Path) -> Path | None:
+class CodexError(CompactionError):
+    """Running the Codex CLI failed."""
+
+
+class CodexNotInstalled(CodexError):
+    """No Codex executable was found where we look."""
+
+    def __init__(self, looked_in: tuple[str, ...]) -> None:
+        self.looked_in = looked_in
+        super().__init__(f"Codex not found (looked in {', '.join(looked_in)}); {CODEX_INSTALL_HINT}")
+
+
+def reported_version(executable: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """The version an executable reports: the first word of `--version` shaped like one
+    (`2.1.332 (Claude Code)` gives `2.1.332`, `codex-cli 0.171.0` gives `0.171.0`), or None."""
+    environment = {"PATH": os.environ.get("PATH", ""), **(env or {})}
+    try:
+        done = subprocess.run(
+            [str(executable), "--version"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=_VERSION_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = _VERSION_WORD.search(done.stdout) if done.returncode == 0 else None
+    return found.group(0) if found else None
+
+
+def _executable_in(candidate: Path, package_exe: Path = _PACKAGE_EXE) -> Path | None:
     if candidate.is_dir():
-        candidate = candidate / _PACKAGE_EXE
+        candidate = candidate / package_exe
     return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
@@ -88,4 +141,33 @@ def require_claude_code(given: Path | None = None, root: Path | None = None) -> 
         if shutil.which("claude") is None:
             looked.append("`claude` on PATH")
         raise ClaudeCodeNotInstalled(tuple(looked))
+    return executable
+
+
+def _codex_places(root: Path | None) -> list[Path]:
+    configured = os.environ.get(CODEX_ENV)
+    places = [Path(configured).expanduser()] if configured else []
+    places.append((root or _REPO_ROOT) / ".cache" / "codex")
+    on_path = shutil.which("codex")
+    if on_path:
+        places.append(Path(on_path))
+    return places
+
+
+def find_codex(root: Path | None = None) -> Path | None:
+    """`$COMPACTION_CODEX`, else the pinned build in `<root>/.cache/codex`, else PATH's `codex`."""
+    places = _codex_places(root)
+    return next((exe for place in places if (exe := _executable_in(place, _CODEX_PACKAGE_EXE))), None)
+
+
+def require_codex(given: Path | None = None, root: Path | None = None) -> Path:
+    """`given` (an executable or npm prefix) or :func:`find_codex`; raise when there is none."""
+    if given is not None:
+        executable = _executable_in(given.expanduser(), _CODEX_PACKAGE_EXE)
+        if executable is None:
+            raise CodexNotInstalled((str(given),))
+        return executable
+    executable = find_codex(root)
+    if executable is None:
+        raise CodexNotInstalled(tuple(str(place) for place in _codex_places(root)))
     return executable

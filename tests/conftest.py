@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,35 @@ def claude_code() -> Path:
             pytrace=False,
         )
     return executable
+
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    """The pinned Codex CLI, installed by scripts/install-codex here when it is missing.
+
+    Skipped, saying why, only when it truly cannot be installed (no npm, or npm failed: no network
+    to the registry); a different version fails the test with the fix.
+    """
+    from pipeline.installed import CODEX_VERSION, find_codex, reported_version
+
+    if find_codex() is None:
+        script = Path(__file__).resolve().parents[1] / "scripts" / "install-codex"
+        done = subprocess.run([str(script)], capture_output=True, text=True, check=False)
+        if find_codex() is None:
+            why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            pytest.skip(f"Codex {CODEX_VERSION} could not be installed by scripts/install-codex: {why[0]}")
+    executable = find_codex()
+    assert executable is not None
+    version = reported_version(executable)
+    if version != CODEX_VERSION:
+        pytest.fail(f"{executable} is Codex {version}, the tests need {CODEX_VERSION}", pytrace=False)
+    return executable
+
+
+@pytest.fixture(scope="session")
+def codex_corpus() -> Path:
+    """The real Codex rollouts, read in place (never copied into the project)."""
+    folder = CORPUS / "codex" / "files"
+    if not folder.is_dir():
+        pytest.fail(f"Codex corpus not found at {folder}")
+    return folder

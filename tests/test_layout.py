@@ -110,6 +110,8 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/client.py": "the captured request body, JSON from Claude Code",
     "proof/context.py": "reads the captured Messages API request into typed blocks",
+    "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
+    "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
 }
 
 

@@ -39,17 +39,20 @@ EXIT_CODES_HELP: Final = (
 )
 
 
+_JUDGE_HELP: Final = {
+    "--claude": "Claude Code executable or npm prefix (default: $COMPACTION_CLAUDE_CODE, the pinned "
+    "build in .cache/claude-code, else `claude` on PATH)",
+    "--codex": "Codex CLI executable or npm prefix, for Codex rollouts (default: $COMPACTION_CODEX, "
+    "the pinned build in .cache/codex, else `codex` on PATH)",
+}
+
+
 def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     """`verify-resume`'s flags."""
     parser.add_argument("original", type=Path, help="the source transcript")
     parser.add_argument("compacted", type=Path, help="its compacted candidate")
-    parser.add_argument(
-        "--claude",
-        type=Path,
-        metavar="PATH",
-        help="Claude Code executable or npm prefix (default: $COMPACTION_CLAUDE_CODE, the pinned build "
-        "in .cache/claude-code, else `claude` on PATH)",
-    )
+    for flag, judge in _JUDGE_HELP.items():
+        parser.add_argument(flag, type=Path, metavar="PATH", help=judge)
     parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS", help="limit for one resume")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
@@ -362,11 +365,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _fleet_arguments(validate, compress, tokens, wanted)
     verify = commands.add_parser(
         "verify-resume",
-        help="resume a session and its compaction in Claude Code (offline) and compare what each sends",
-        description="Resume ORIGINAL and COMPACTED in Claude Code against a loopback capture server "
-        "(throwaway home and key, no real API call) and compare the contexts it sends: the compacted one "
-        "must be the summary followed by a non-empty suffix of the original, every tool_use answered, "
-        "no text of an excluded record. Prints the verdict and the size of both contexts.",
+        help="resume a session and its compaction in Claude Code or Codex (offline), compare what each sends",
+        description="Resume ORIGINAL and COMPACTED offline in Claude Code (Codex for a Codex rollout) at "
+        "a loopback capture server (throwaway home and key), compare the contexts sent: the compacted one "
+        "must be the summary, then a non-empty suffix of the original, every call answered, no excluded text",
         epilog=EXIT_CODES_HELP,
     )
     if wanted("verify-resume"):

@@ -1,5 +1,7 @@
 """`compaction verify-resume ORIGINAL COMPACTED`: does Claude Code resume the compaction correctly?
 
+A Codex rollout is judged by the Codex CLI instead (`verify_codex_resume.py`), by its detected format.
+
 Resumes both files in Claude Code against the loopback capture server, compares the two contexts
 (`verdict.py`), prints the verdict and what Claude Code would send before and after, and exits 0
 only on a match. With `--json` the verdict goes to stdout as one JSON document instead.
@@ -13,6 +15,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from typing import Final
 
 import msgspec
 from rich.console import Console
@@ -21,6 +24,7 @@ from rich.table import Table
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.detect import detect_format
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
 from pipeline.proof.excluded import sent_exclusions
@@ -30,9 +34,11 @@ from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_section
 from pipeline.report.sections import Section
 from pipeline.settings import VerifySettings
-from pipeline.vocabulary import ResumeExit
+from pipeline.vocabulary import ResumeExit, SourceFormat
 
 __all__ = ["original_exclusions", "run"]
+
+_DETECT_BYTES: Final = 4 << 20  # the head a format is told by (a rollout's first lines say it)
 
 
 class ClaudeCodeFound(Section, frozen=True, kw_only=True):
@@ -107,11 +113,21 @@ def _usage(message: str) -> ResumeExit:
     return ResumeExit.USAGE
 
 
+def _is_codex(path: Path) -> bool:
+    """Whether a file is a Codex rollout (its head says so: the judge is then Codex)."""
+    with path.open("rb") as head:
+        return detect_format(head.read(_DETECT_BYTES)) is SourceFormat.CODEX
+
+
 def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) -> ResumeExit:
     """Run the check; print it; return the exit code."""
     for path in (args.original, args.compacted):
         if not path.is_file():
             return _usage(f"not a file: {path}")
+    if _is_codex(args.original):
+        from pipeline.jobs.verify_codex_resume import run_codex  # noqa: PLC0415 - Codex's proof on use only
+
+        return run_codex(args, verify)
     try:
         executable = require_claude_code(args.claude or (Path(verify.claude) if verify.claude else None))
     except ClaudeCodeError as exc:

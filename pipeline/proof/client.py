@@ -12,10 +12,8 @@ environment is passed on but `PATH`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,11 +29,13 @@ from pipeline.installed import (
     ClaudeCodeError,
     ClaudeCodeNotInstalled,
     find_claude_code,
+    reported_version,
     require_claude_code,
 )
 from pipeline.proof.api_rules import ApiViolation
 from pipeline.proof.capture import CaptureServer, RecordedRequest
 from pipeline.proof.context import SentContext, closing_prompt, read_request
+from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.reminders import Reminder
 from pipeline.proof.staging import StagedSession, stage_session
 
@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 PROBE: Final = "PROBE-PROMPT"  # the prompt sent after resuming (the golden run's)
-_VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 REFUSAL_MARKER: Final = "No conversation found"
 # Off the network apart from the capture server; retirement is compared in local time, so UTC.
 _OFFLINE_ENV: Final = {**OFFLINE_ENV, "TZ": "UTC"}
@@ -101,20 +100,7 @@ class ResumeResult:
 
 def installed_version(executable: Path) -> str | None:
     """The version an executable reports (`2.1.332 (Claude Code)` gives `2.1.332`), or None."""
-    env = {"PATH": os.environ.get("PATH", ""), **_OFFLINE_ENV}
-    try:
-        done = subprocess.run(
-            [str(executable), "--version"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=_VERSION_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    words = done.stdout.split()
-    return words[0] if done.returncode == 0 and words else None
+    return reported_version(executable, _OFFLINE_ENV)
 
 
 # running ----------------------------------------------------------------------------------
@@ -138,25 +124,10 @@ def _run(
     command: list[str], staged: StagedSession, env: dict[str, str], timeout: float
 ) -> tuple[int, str, str]:
     """Run in a new process group so a timeout ends the binary and anything it started."""
-    with subprocess.Popen(
-        command,
-        cwd=staged.project_dir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise ResumeTimedOut(staged.session_id, timeout) from None
-    return process.returncode, stdout, stderr
+    try:
+        return run_in_process_group(command, cwd=staged.project_dir, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ResumeTimedOut(staged.session_id, timeout) from None
 
 
 def _carries_probe(request: RecordedRequest, probe: str) -> bool:

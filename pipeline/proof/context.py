@@ -11,7 +11,7 @@ characters, seed-estimated tokens) is measured over the `messages` array exactly
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,6 +30,7 @@ __all__ = [
     "Reminder",
     "SentContext",
     "closing_prompt",
+    "json_size",
     "read_request",
 ]
 
@@ -123,7 +124,8 @@ def _items(content: Any) -> Iterable[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
 
 
-def _size(messages: list[Any]) -> ContextSize:
+def json_size(messages: Sequence[Any]) -> ContextSize:
+    """Items, characters of their JSON, seed-estimated tokens (Claude Code's messages, Codex's items)."""
     encoded = [orjson.dumps(message) for message in messages]
     return ContextSize(
         messages=len(messages),
@@ -154,7 +156,9 @@ def read_request(body: Mapping[str, Any], probe: str, scratch: tuple[str, ...] =
                 blocks.append(block)
                 strings.extend(plain_strings(item))
     tools = sorted({str(t.get("name")) for t in body.get("tools") or () if isinstance(t, Mapping)})
-    return SentContext(tuple(blocks), tuple(strings), _size(messages), tuple(reminders), tools=tuple(tools))
+    return SentContext(
+        tuple(blocks), tuple(strings), json_size(messages), tuple(reminders), tools=tuple(tools)
+    )
 
 
 def closing_prompt(body: Mapping[str, Any]) -> str | None:

@@ -17,8 +17,8 @@ __all__ = ["CONFIG_VARIABLE", "ENV_PREFIX", "environment_layer"]
 ENV_PREFIX: Final = "COMPACTION_"
 CONFIG_VARIABLE: Final = f"{ENV_PREFIX}CONFIG"
 # Variables of ours that share the prefix but are not settings: the config file, and where Claude
-# Code is (pipeline.proof.client.CLAUDE_CODE_ENV).
-_NOT_SETTINGS: Final = frozenset({CONFIG_VARIABLE, f"{ENV_PREFIX}CLAUDE_CODE"})
+# Code and Codex are (pipeline.installed.CLAUDE_CODE_ENV and CODEX_ENV).
+_NOT_SETTINGS: Final = frozenset({CONFIG_VARIABLE, f"{ENV_PREFIX}CLAUDE_CODE", f"{ENV_PREFIX}CODEX"})
 
 
 def _value(name: str, values: Mapping[str, Any], key: str, text: str, *, free: bool) -> tuple[str, Any]:

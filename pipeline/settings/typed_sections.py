@@ -170,9 +170,10 @@ class TokensSettings:
 
 @dataclass(frozen=True, slots=True)
 class VerifySettings:
-    """`[verify]`: the resume proof with the real Claude Code."""
+    """`[verify]`: the resume proof with the real Claude Code (Codex for Codex rollouts)."""
 
     claude: str
+    codex: str
     resume_timeout_seconds: float
     min_excluded_text_chars: int
 
