@@ -264,10 +264,9 @@ def _strategy(parser: argparse.ArgumentParser) -> None:
     add(
         "--strategy",
         choices=[s.value for s in Strategy],
-        help="summary: summarize before the cut; mask: no summary, every record kept and the tool "
-        "outputs before the protected round cleared (Claude Code's cleared-result marker); hybrid: "
-        "summarize and clear, so the target is reached with the most text kept (default: "
-        "compress.strategy)",
+        help="summary: summarize before the cut; mask: no summary, every record kept, tool outputs "
+        "before the protected round cleared (Claude Code's marker); hybrid: summarize and clear, "
+        "reaching the target with the most text kept (default: compress.strategy)",
     )
     add(
         "--min-fidelity",
