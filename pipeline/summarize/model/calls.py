@@ -51,6 +51,8 @@ class CallLedger:
     attempts: int = 0
     billed_input_tokens: int = 0
     billed_output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     calls_without_usage: int = 0
     repairs: int = 0
     chunks: int = 0
@@ -138,6 +140,8 @@ async def _attempt(
             billed = reply.usage.total
             ledger.billed_input_tokens += reply.usage.input_tokens
             ledger.billed_output_tokens += reply.usage.output_tokens
+            ledger.cache_read_tokens += reply.usage.cache_read_tokens
+            ledger.cache_write_tokens += reply.usage.cache_write_tokens
         return reply
     finally:
         with anyio.CancelScope(shield=True):

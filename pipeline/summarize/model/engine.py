@@ -49,6 +49,7 @@ from pipeline.summarize.model.pack import (
     entries_of,
     fit_entries,
 )
+from pipeline.summarize.model.prices import BilledPrices
 from pipeline.summarize.model.prompts import Partial, fixed_overhead_tokens, repair_request, summary_request
 from pipeline.summarize.model.providers.base import (
     InputTooLong,
@@ -120,6 +121,7 @@ class ModelSummaryOptions:
     retry: RetryPolicy
     appendix: AppendixOptions
     planned_output_tokens: int
+    prices: BilledPrices  # what the billed tokens cost, in each summary's account
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +186,7 @@ async def write_model_summary(
                 group.start_soon(_cancel_on, services.abort, scope)
             outcome = await _checkpoint_or_failure(entries, options, services, ledger)
             group.cancel_scope.cancel()
-    account = _account(services.provider, ledger, anyio.current_time() - started, redactions)
+    account = _account(services.provider, ledger, anyio.current_time() - started, redactions, options.prices)
     if outcome is None:
         return SummaryFailure(SummaryOutcome.ABORTED, FailureFacts(attempts=ledger.attempts), account)
     if isinstance(outcome, SummaryFailed):
@@ -210,8 +212,14 @@ async def _checkpoint_or_failure(
 
 
 def _account(
-    provider: SummaryProvider, ledger: CallLedger, seconds: float, redactions: RedactionCounts
+    provider: SummaryProvider,
+    ledger: CallLedger,
+    seconds: float,
+    redactions: RedactionCounts,
+    prices: BilledPrices,
 ) -> SummaryAccount:
+    tokens_in, tokens_out = ledger.billed_input_tokens, ledger.billed_output_tokens
+    read, written = ledger.cache_read_tokens, ledger.cache_write_tokens
     return SummaryAccount(
         provider=provider.name.value,
         model=provider.model,
@@ -220,6 +228,9 @@ def _account(
         repairs=ledger.repairs,
         billed_input_tokens=ledger.billed_input_tokens,
         billed_output_tokens=ledger.billed_output_tokens,
+        cache_read_tokens=ledger.cache_read_tokens,
+        cache_write_tokens=ledger.cache_write_tokens,
+        cost_usd=prices.cost(provider.model, tokens_in, tokens_out, read, written),
         calls_without_usage=ledger.calls_without_usage,
         reduction_depth=ledger.depth,
         chunks=ledger.chunks,

@@ -102,6 +102,9 @@ class SummaryAccount:
     repairs: int = 0
     billed_input_tokens: int = 0
     billed_output_tokens: int = 0
+    cache_read_tokens: int = 0  # of the billed input: read from the prompt cache
+    cache_write_tokens: int = 0  # of the billed input: written to it
+    cost_usd: float | None = None  # at `[prices]` (cache shares from [model_summary]); None: unpriced
     calls_without_usage: int = 0
     reduction_depth: int = 0
     chunks: int = 0
