@@ -31,11 +31,13 @@ from rich.table import Table
 from structlog.typing import Processor
 
 from pipeline.report.documents import Outcome
+from pipeline.report.fleet import ModelSpend
 from pipeline.vocabulary import LogFormat, Severity
 
 __all__ = [
     "JsonLines",
     "configure_logging",
+    "model_spend_line",
     "pipe_safe_stdout",
     "progress_bar",
     "render_summary",
@@ -187,8 +189,25 @@ def progress_bar(total: int, *, enabled: bool, description: str) -> Iterator[Any
         yield advance
 
 
-def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elapsed_ms: float) -> None:
-    """The end-of-run table: sessions by status, the most frequent finding codes, where reports are."""
+def model_spend_line(spend: ModelSpend) -> str:
+    """One line of what a model run was billed (the totals `summary.json` holds as `model_spend`)."""
+    cost = "not priced" if spend.cost_usd is None else f"${spend.cost_usd:.6f}"
+    return (
+        f"model: {spend.calls} calls for {spend.sessions} sessions ({spend.retries} retries, "
+        f"{spend.repairs} repairs); billed {spend.billed_input_tokens:,} input tokens "
+        f"({spend.cache_read_tokens:,} cache read, {spend.cache_write_tokens:,} cache write), "
+        f"{spend.billed_output_tokens:,} output; cost {cost}"
+    )
+
+
+def render_summary(
+    outcomes: Mapping[str, Outcome],
+    report_dir: Path | str,
+    elapsed_ms: float,
+    spend: ModelSpend | None = None,
+) -> None:
+    """The end-of-run table: sessions by status, the most frequent finding codes, what a model was
+    billed, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())
     codes: Counter[str] = Counter()
@@ -209,6 +228,8 @@ def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elap
         for code, count in codes.most_common(8):
             top.add_row(code, str(count))
         console.print(top)
+    if spend is not None:
+        console.print(model_spend_line(spend))
     console.print(f"reports: {report_dir}")
 
 

@@ -27,11 +27,12 @@ def _fleet(root: Path, count: int) -> None:
 
 
 def _compress(
-    root: Path, out: Path, server: ProviderServer, *extra: str
+    root: Path, out: Path, server: ProviderServer, *extra: str, config_text: str = ""
 ) -> tuple[int, list[dict[str, object]]]:
     config = out.parent / f"{out.name}.toml"
     config.write_text(
         "[limits]\nrequests_per_minute = 20\nwindow_seconds = 2.0\n[model_summary]\nbackoff_initial_seconds = 0.01\n"
+        + config_text
     )
     done = compaction(
         "compress", str(root), "--out", str(out), "--min-tokens", "0",
@@ -77,6 +78,16 @@ def test_a_failed_model_summary_refuses_or_falls_back_and_says_so(tmp_path: Path
         assert report["reasons"] == ["summary-grounding-failed"]
         assert report["reason_figures"]["summary-grounding-failed"]["defects"] >= 1  # type: ignore[index]
         assert not (tmp_path / "out" / "root" / "project" / "s0.jsonl").exists()
+    # either way the report says which defects sank the model's summary, and what it cost
+    writer = report["summary"]["writer"] if fallback else report["model_failure"]  # type: ignore[index]
+    grounding = writer["grounding"]
+    assert grounding["repair"] == "still-defective" and grounding["repaired_defects"] >= 1
+    assert {"code": "structure", "detail": "missing-heading", "section": "Goal"} in [
+        {key: entry[key] for key in ("code", "detail", "section") if key in entry}
+        for entry in grounding["repaired_listed"]
+    ]
+    assert writer["calls"] == 2 and writer["billed_input_tokens"] > 0
+    assert "it went well" not in json.dumps(report)  # codes and anchors, never the answer's text
 
 
 def test_a_missing_key_stops_before_any_work(tmp_path: Path) -> None:
@@ -134,3 +145,28 @@ def test_a_budget_smaller_than_one_call_sends_nothing(tmp_path: Path) -> None:
         calls = len(server.requests)
     assert code == 0 and calls == 0
     assert [r["status"] for r in found] == ["skipped-run-budget", "skipped-run-budget"]
+
+
+def test_reported_cost_and_cached_tokens_are_what_the_server_billed(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 3)
+    priced = 'cache_read_price_share = 0.25\n[prices]\n"local-model" = [0.4, 1.6]\n'  # under [model_summary]
+    # each session's first answer is ungrounded: its repair call repeats the cached prefix
+    with ProviderServer(
+        chooser=lambda n: Answer.of(Behavior.UNSUPPORTED_CLAIMS) if n % 2 and n <= 5 else None
+    ) as server:
+        code, found = _compress(
+            tmp_path / "root", tmp_path / "out", server, "--jobs", "1", config_text=priced
+        )
+        bill = server.bill()
+    assert code == 0 and [r["status"] for r in found] == ["compressed"] * 3
+    spend = json.loads((tmp_path / "out" / "summary.json").read_bytes())["model_spend"]
+    assert (spend["sessions"], spend["calls"], spend["repairs"]) == (3, bill.requests, 3)
+    assert (spend["billed_input_tokens"], spend["billed_output_tokens"]) == (
+        bill.input_tokens,
+        bill.output_tokens,
+    )
+    assert spend["cache_read_tokens"] == bill.cache_read_tokens > 0 and spend["cache_write_tokens"] == 0
+    assert spend["cost_usd"] == pytest.approx(bill.cost(0.4, 1.6, 0.25, 1.25), abs=1e-6)
+    per_report = [r["summary"]["writer"] for r in found]  # type: ignore[index]
+    assert sum(w["cache_read_tokens"] for w in per_report) == spend["cache_read_tokens"]
+    assert sum(w["cost_usd"] for w in per_report) == pytest.approx(spend["cost_usd"], abs=1e-6)

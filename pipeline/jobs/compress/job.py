@@ -42,7 +42,7 @@ from pipeline.jobs.compress.stages import (
     report_findings,
     source_validation,
 )
-from pipeline.jobs.compress.writers import Written
+from pipeline.jobs.compress.writers import ModelRefusal, Written
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
@@ -57,6 +57,7 @@ from pipeline.report.compression import (
     ProjectedSection,
     RepairEntry,
     SummarySection,
+    WriterSection,
     bounded_section,
     checks_section,
     plan_section,
@@ -91,6 +92,7 @@ class _Progress:
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    model_failure: WriterSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     fidelity: FidelitySection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
@@ -141,8 +143,10 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
     planned = plan_and_summarize(analysis, options, repair_floor=damage.floor)
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
+        failure = planned.failure if isinstance(planned, ModelRefusal) else None
         return _Progress(
-            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,))
+            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,)),
+            model_failure=UNSET if failure is None else writer_section(failure.account, None, failure),
         )
     plan, summary = planned.plan, planned.summary
     progress = _Progress(plan=plan_section(plan), planned=planned)
@@ -206,7 +210,11 @@ def _write(
         prior_summaries=summary.prior_summaries,
         prior_mode=summary.prior_mode,
         sections=summary.sections,
-        writer=writer_section(summary.account, summary.fallback_from) if summary.account else UNSET,
+        writer=(
+            writer_section(summary.account, summary.fallback_from, summary.failure)
+            if summary.account
+            else UNSET
+        ),
         fit=summary.fit,
     )
     progress = replace(progress, summary=section)
@@ -332,6 +340,7 @@ def _outcome(
         partition=progress.partition,
         chain=progress.chain,
         summary=progress.summary,
+        model_failure=progress.model_failure,
         repairs=progress.repairs,
         bounded=progress.bounded,
         projected=progress.projected,

@@ -9,13 +9,17 @@ failure can go into a report or a log as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from pipeline.errors import CompactionError
 from pipeline.reasons import Figure, Figures, ReasonCode
 from pipeline.summarize.model.redaction import RedactionCounts
 
 __all__ = [
+    "STILL_DEFECTIVE",
+    "DefectNote",
     "FailureFacts",
+    "RepairFacts",
     "SummaryAccount",
     "SummaryFailed",
     "SummaryFailure",
@@ -40,6 +44,32 @@ class SummaryOutcome(ReasonCode):
     RUN_BUDGET_REACHED = "run-budget-reached"  # a call would not fit what --max-run-tokens left
 
 
+STILL_DEFECTIVE: Final = "still-defective"
+"""The repair call's outcome when its answer came back and still failed the gate."""
+
+
+@dataclass(frozen=True, slots=True)
+class DefectNote:
+    """One grounding defect as a report lists it: its code, the structural code under it, the
+    checkpoint section, the answer's line and the cited anchor. Never the answer's text."""
+
+    code: str
+    detail: str | None = None
+    section: str | None = None
+    answer_line: int | None = None
+    anchor: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepairFacts:
+    """The one repair of an ungrounded answer: the defects it was asked to fix, how the repair
+    call ended (`STILL_DEFECTIVE`, or the outcome it ended in), the repaired answer's defects."""
+
+    answer_defects: tuple[DefectNote, ...]
+    outcome: str
+    repaired_defects: tuple[DefectNote, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class FailureFacts:
     """Counts and ids that say what went wrong; every field is optional and none holds text.
@@ -48,7 +78,8 @@ class FailureFacts:
     `before_tokens`/`after_tokens`: a reduction round's input and output sizes; `depth`: the
     reduction round; `group_line`: first source line of the group that did not fit;
     `http_status` and `attempts`: the last provider answer; `defects`: grounding defect codes
-    with their counts, after the repair call.
+    with their counts, after the repair call; `repair`: the repair that did not save it, defect
+    by defect.
     """
 
     input_tokens: int | None = None
@@ -60,6 +91,7 @@ class FailureFacts:
     http_status: int | None = None
     attempts: int | None = None
     defects: tuple[tuple[str, int], ...] = ()
+    repair: RepairFacts | None = None
 
     def figures(self) -> Figures:
         """The facts a report carries beside the outcome: each set figure, and the defects' total."""
