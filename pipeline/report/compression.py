@@ -154,6 +154,8 @@ class WriterSection(Section, frozen=True, kw_only=True):
     cache_write_tokens: int  # of the billed input: written to it
     cost_usd: float | None  # at [prices], cache at its shares; None: the model is not priced
     calls_without_usage: int
+    rate_limit_pauses: int  # 429s that paused the run's calls
+    retry_wait_seconds: float  # slept between attempts (backoff, retry-after)
     reduction_depth: int
     chunks: int
     wall_seconds: float
@@ -349,6 +351,8 @@ def writer_section(
         cache_write_tokens=account.cache_write_tokens,
         cost_usd=None if account.cost_usd is None else round(account.cost_usd, 6),
         calls_without_usage=account.calls_without_usage,
+        rate_limit_pauses=account.rate_limit_pauses,
+        retry_wait_seconds=round(account.retry_wait_seconds, 3),
         reduction_depth=account.reduction_depth,
         chunks=account.chunks,
         wall_seconds=round(account.wall_seconds, 3),

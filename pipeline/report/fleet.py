@@ -94,6 +94,8 @@ class ModelSpend(Section, frozen=True, kw_only=True):
     sessions: int
     calls: int
     retries: int
+    rate_limit_pauses: int
+    retry_wait_seconds: float
     repairs: int
     billed_input_tokens: int  # cached ones included
     billed_output_tokens: int
@@ -181,6 +183,8 @@ def model_spend(reports: Iterable[object]) -> ModelSpend | UnsetType:
         sessions=len(writers),
         calls=sum(writer.calls for writer in writers),
         retries=sum(writer.retries for writer in writers),
+        rate_limit_pauses=sum(writer.rate_limit_pauses for writer in writers),
+        retry_wait_seconds=round(sum(writer.retry_wait_seconds for writer in writers), 3),
         repairs=sum(writer.repairs for writer in writers),
         billed_input_tokens=sum(writer.billed_input_tokens for writer in writers),
         billed_output_tokens=sum(writer.billed_output_tokens for writer in writers),

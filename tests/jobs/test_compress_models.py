@@ -4,11 +4,15 @@ local provider server, one limiter for the run, typed failures and the determini
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from pipeline.testing.invoke import compaction, reports
+from pipeline.testing.invoke import compaction, compaction_command, reports
 from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
 from pipeline.testing.sessions import build_session
 
@@ -50,6 +54,7 @@ def test_a_fleet_is_summarized_by_the_model_under_one_limiter(tmp_path: Path) ->
         code, found = _compress(tmp_path / "root", tmp_path / "out", server)
         peak = server.peak(2.0)
         leaked = server.bodies_containing(SECRET)
+        limited = sum(request.status == 429 for request in server.requests)
     assert code == 0 and [r["status"] for r in found] == ["compressed"] * 6
     assert peak.requests <= 20  # the run's one limiter held every window, 429s and all
     assert leaked == 0
@@ -59,6 +64,12 @@ def test_a_fleet_is_summarized_by_the_model_under_one_limiter(tmp_path: Path) ->
         assert "fallback_from" not in writer
     secrets = sum(r["summary"]["writer"]["redactions"].get("anthropic-key", 0) for r in found)  # type: ignore[index]
     assert secrets >= 1
+    # every 429 is a retry and a pause of the run's calls: counted per report and for the run
+    writers = [r["summary"]["writer"] for r in found]  # type: ignore[index]
+    assert sum(w["rate_limit_pauses"] for w in writers) == limited == sum(w["retries"] for w in writers) > 0
+    assert all(w["retry_wait_seconds"] >= 0.05 * w["rate_limit_pauses"] for w in writers)  # retry-after held
+    spend = json.loads((tmp_path / "out" / "summary.json").read_bytes())["model_spend"]
+    assert (spend["rate_limit_pauses"], spend["retries"], spend["sessions"]) == (limited, limited, 6)
 
 
 @pytest.mark.parametrize("fallback", [False, True])
@@ -170,3 +181,36 @@ def test_reported_cost_and_cached_tokens_are_what_the_server_billed(tmp_path: Pa
     per_report = [r["summary"]["writer"] for r in found]  # type: ignore[index]
     assert sum(w["cache_read_tokens"] for w in per_report) == spend["cache_read_tokens"]
     assert sum(w["cost_usd"] for w in per_report) == pytest.approx(spend["cost_usd"], abs=1e-6)
+
+
+def test_the_progress_line_shows_retries_and_rate_limit_pauses_and_the_table_the_bill(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 3)
+    config = tmp_path / "c.toml"
+    config.write_text("[model_summary]\nbackoff_initial_seconds = 0.01\n")
+    leader, follower = pty.openpty()  # an interactive stderr: the live bar is drawn
+    with ProviderServer(chooser=lambda n: Answer.rate_limited(0.05) if n == 1 else None) as server:
+        command = [
+            *compaction_command(), "compress", str(tmp_path / "root"), "--out", str(tmp_path / "out"),
+            "--min-tokens", "0", "--summarizer", "openai", "--base-url", server.base_url + "/v1",
+            "--model", "local-model", "--config", str(config), "--jobs", "1",
+        ]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": "", "TERM": "xterm", "COLUMNS": "200"}
+        done = subprocess.run(
+            command, stderr=follower, stdout=subprocess.PIPE, env=env, timeout=300, check=False
+        )
+    os.close(follower)
+    drawn = b""
+    while select.select([leader], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(leader)
+    assert done.returncode == 0
+    assert b"1 retries, 1 rate-limit pauses" in drawn
+    table = " ".join(done.stdout.decode().split())  # the console wraps at its width
+    assert "model: 3 calls for 3 sessions (1 retries, 1 rate-limit pauses" in table, table
+    assert "cache read" in table and "cost not priced" in table

@@ -59,6 +59,8 @@ class CallLedger:
     optional_omitted: int = 0
     depth: int = 0
     last_status: int | None = None
+    pauses: int = 0  # 429s that paused the run's limiter
+    waited_seconds: float = 0.0  # slept between attempts (backoff, retry-after)
 
     @property
     def retries(self) -> int:
@@ -88,7 +90,9 @@ async def call_model(
     def wait(state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
         hinted = error.retry_after if isinstance(error, ProviderStatusError) else None
-        return max(hinted or 0.0, jitter(state))
+        seconds = max(hinted or 0.0, jitter(state))
+        ledger.waited_seconds += seconds
+        return seconds
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
@@ -128,6 +132,7 @@ async def _attempt(
         billed = 0  # an error status is not billed
         ledger.last_status = exc.status
         if exc.status == RATE_LIMITED:
+            ledger.pauses += 1
             hinted = exc.retry_after
             await limiter.pause(hinted if hinted is not None else policy.initial_backoff_seconds)
         raise

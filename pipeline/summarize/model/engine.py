@@ -222,6 +222,8 @@ def _account(
         cache_write_tokens=ledger.cache_write_tokens,
         cost_usd=prices.cost(provider.model, tokens_in, tokens_out, read, written),
         calls_without_usage=ledger.calls_without_usage,
+        rate_limit_pauses=ledger.pauses,
+        retry_wait_seconds=ledger.waited_seconds,
         reduction_depth=ledger.depth,
         chunks=ledger.chunks,
         wall_seconds=seconds,

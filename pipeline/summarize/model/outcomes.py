@@ -138,6 +138,8 @@ class SummaryAccount:
     cache_write_tokens: int = 0  # of the billed input: written to it
     cost_usd: float | None = None  # at `[prices]` (cache shares from [model_summary]); None: unpriced
     calls_without_usage: int = 0
+    rate_limit_pauses: int = 0  # 429s, each of which paused every session's calls
+    retry_wait_seconds: float = 0.0  # slept between attempts
     reduction_depth: int = 0
     chunks: int = 0
     wall_seconds: float = 0.0
