@@ -23,6 +23,7 @@ reports the busiest window::
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -74,8 +75,10 @@ class ProviderServer(LoopbackServer):
         context_window: int | None = None,
         chooser: Callable[[int], Answer | None] | None = None,
         models: tuple[str, ...] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
+        self.tls = tls  # serve https with this context (`loopback_cert.loopback_tls`)
         self.context_window = context_window
         self.models = models
         self._chooser = chooser
@@ -90,11 +93,21 @@ class ProviderServer(LoopbackServer):
         """Requests are recorded and answered from the script, the chooser or the default model."""
         return handler_for(self)
 
+    def start(self) -> ProviderServer:
+        """Serve as the loopback server does; with `tls`, every accepted connection speaks TLS."""
+        super().start()
+        if self.tls is not None and self._server is not None:
+            # the handshake runs on accept; one that fails (an untrusted certificate) drops that connection
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
+        return self
+
     # control and inspection -----------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """`http://127.0.0.1:<port>` (Anthropic's base URL; OpenAI's is this plus `/v1`)."""
-        return super().base_url
+        """`http://127.0.0.1:<port>`, `https://` with `tls` (Anthropic's base URL; OpenAI's is this
+        plus `/v1`)."""
+        plain = super().base_url
+        return plain if self.tls is None else "https" + plain.removeprefix("http")
 
     def script(self, *answers: Answer) -> None:
         """Queue answers for the next model requests, one each, before the chooser and the default."""
