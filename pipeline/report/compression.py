@@ -349,7 +349,7 @@ def writer_section(
         billed_output_tokens=account.billed_output_tokens,
         cache_read_tokens=account.cache_read_tokens,
         cache_write_tokens=account.cache_write_tokens,
-        cost_usd=None if account.cost_usd is None else round(account.cost_usd, 6),
+        cost_usd=None if account.cost_usd is None else round(account.cost_usd, 9),
         calls_without_usage=account.calls_without_usage,
         rate_limit_pauses=account.rate_limit_pauses,
         retry_wait_seconds=round(account.retry_wait_seconds, 3),

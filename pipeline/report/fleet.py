@@ -190,7 +190,7 @@ def model_spend(reports: Iterable[object]) -> ModelSpend | UnsetType:
         billed_output_tokens=sum(writer.billed_output_tokens for writer in writers),
         cache_read_tokens=sum(writer.cache_read_tokens for writer in writers),
         cache_write_tokens=sum(writer.cache_write_tokens for writer in writers),
-        cost_usd=None if None in costs else round(sum(c for c in costs if c is not None), 6),
+        cost_usd=None if None in costs else round(sum(c for c in costs if c is not None), 9),
     )
 
 

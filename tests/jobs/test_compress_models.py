@@ -214,3 +214,17 @@ def test_the_progress_line_shows_retries_and_rate_limit_pauses_and_the_table_the
     table = " ".join(done.stdout.decode().split())  # the console wraps at its width
     assert "model: 3 calls for 3 sessions (1 retries, 1 rate-limit pauses" in table, table
     assert "cache read" in table and "cost not priced" in table
+
+
+def test_a_summary_written_but_not_worth_using_is_still_billed_in_its_report(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", 1)
+    with ProviderServer() as server:
+        code, found = _compress(
+            tmp_path / "root", tmp_path / "out", server, config_text="[compress]\nmin_gain = 0.99\n"
+        )
+        bill = server.bill()
+    assert code == 0 and [r["status"] for r in found] == ["skipped-low-gain"] and bill.requests >= 1
+    writer = found[0]["summary"]["writer"]  # type: ignore[index]
+    assert (writer["calls"], writer["billed_input_tokens"]) == (bill.requests, bill.input_tokens)
+    spend = json.loads((tmp_path / "out" / "summary.json").read_bytes())["model_spend"]
+    assert spend["calls"] == bill.requests and spend["billed_output_tokens"] == bill.output_tokens

@@ -198,11 +198,6 @@ def _write(
     assert isinstance(progress.plan, PlanSection)
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
-    # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
-    if after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType):
-        return replace(
-            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
-        )
     section = summary_section(
         text,
         options.compress.summary_char_budget,
@@ -217,7 +212,13 @@ def _write(
         ),
         fit=summary.fit,
     )
+    # set before the gain check: a summary written but not worth using was still billed
     progress = replace(progress, summary=section)
+    # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
+    if after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType):
+        return replace(
+            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
+        )
     candidate = compose_and_check(analysis, options, planned, partition, text, side)
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)

@@ -11,7 +11,7 @@ and the report says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import anyio.from_thread
@@ -33,6 +33,7 @@ __all__ = [
     "ModelWriter",
     "SummaryWriter",
     "Written",
+    "spent_before",
     "summary_refusal",
 ]
 
@@ -69,6 +70,20 @@ class SummaryWriter(Protocol):
 
     def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
         """The checkpoint of `evidence` within `room` characters (a model summary is not held to it)."""
+
+
+def spent_before(outcome: Written | Reason, earlier: Written | None) -> Written | Reason:
+    """`outcome` with what an earlier, discarded summary of the session cost added to its account
+    (the plan was redone for the contract: both were billed)."""
+    spent = earlier.account if earlier is not None else None
+    if spent is None:
+        return outcome
+    if isinstance(outcome, Written) and outcome.account is not None:
+        return replace(outcome, account=outcome.account.after(spent))
+    if isinstance(outcome, ModelRefusal) and outcome.failure is not None:
+        failure = replace(outcome.failure, account=outcome.failure.account.after(spent))
+        return replace(outcome, failure=failure)
+    return outcome
 
 
 def summary_refusal(error: SummaryError) -> Reason:

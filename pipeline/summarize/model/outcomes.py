@@ -8,7 +8,7 @@ failure can go into a report or a log as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from pipeline.errors import CompactionError
@@ -146,6 +146,26 @@ class SummaryAccount:
     redactions: RedactionCounts = field(default_factory=RedactionCounts)
     redacted_by: tuple[str, ...] = ()  # `redaction.redactors()`: what replaced the secrets
     optional_evidence_omitted: int = 0
+
+    def after(self, earlier: SummaryAccount) -> SummaryAccount:
+        """This account with an earlier, discarded summary's spending added (a session summarized
+        twice pays for both): calls, tokens, cost, waits and time; the rest describes this one."""
+        cost = None if self.cost_usd is None or earlier.cost_usd is None else self.cost_usd + earlier.cost_usd
+        return replace(
+            self,
+            calls=self.calls + earlier.calls,
+            retries=self.retries + earlier.retries,
+            repairs=self.repairs + earlier.repairs,
+            billed_input_tokens=self.billed_input_tokens + earlier.billed_input_tokens,
+            billed_output_tokens=self.billed_output_tokens + earlier.billed_output_tokens,
+            cache_read_tokens=self.cache_read_tokens + earlier.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + earlier.cache_write_tokens,
+            cost_usd=cost,
+            calls_without_usage=self.calls_without_usage + earlier.calls_without_usage,
+            rate_limit_pauses=self.rate_limit_pauses + earlier.rate_limit_pauses,
+            retry_wait_seconds=self.retry_wait_seconds + earlier.retry_wait_seconds,
+            wall_seconds=self.wall_seconds + earlier.wall_seconds,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ own ledger over loopback on both protocols, and the price arithmetic itself."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -91,3 +92,16 @@ def test_prices_bill_cache_reads_and_writes_at_their_shares_and_an_unpriced_mode
     cost = prices.cost("m", 1_000_000, 100_000, 300_000, 100_000)
     assert cost == pytest.approx(0.6 * 2.0 + 0.3 * 0.2 + 0.1 * 2.5 + 0.1 * 10.0)
     assert prices.cost("other", 1_000, 1_000, 0, 0) is None
+
+
+def test_a_session_summarized_twice_pays_for_both() -> None:
+    first = SummaryAccount(
+        "anthropic", "m", calls=2, billed_input_tokens=100, cache_read_tokens=40, cost_usd=0.5
+    )
+    second = SummaryAccount(
+        "anthropic", "m", calls=1, billed_input_tokens=60, reduction_depth=1, cost_usd=0.25
+    )
+    both = second.after(first)
+    assert (both.calls, both.billed_input_tokens, both.cache_read_tokens, both.cost_usd) == (3, 160, 40, 0.75)
+    assert both.reduction_depth == 1  # what describes the summary kept is the later one's
+    assert replace(second, cost_usd=None).after(first).cost_usd is None  # one unpriced: no total
