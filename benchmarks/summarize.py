@@ -36,6 +36,7 @@ from pipeline.summarize.model.engine import (
 from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
 from pipeline.summarize.model.outcomes import SummaryFailure
 from pipeline.summarize.model.pack import PackOptions
+from pipeline.summarize.model.prices import BilledPrices, PriceTable
 from pipeline.summarize.model.providers import AnthropicOptions, AnthropicProvider, Secret, open_http_client
 from pipeline.testing.provider_server import ProviderServer
 
@@ -49,6 +50,7 @@ OPTIONS = ModelSummaryOptions(
     ),
     appendix=AppendixOptions(64, 32, 32, 600),
     planned_output_tokens=300,
+    prices=BilledPrices(PriceTable(()), 0.1, 1.25),  # unpriced: the benchmark measures time
 )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 import structlog
+from msgspec import UnsetType
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -30,12 +31,16 @@ from rich.progress import (
 from rich.table import Table
 from structlog.typing import Processor
 
-from pipeline.report.documents import Outcome
+from pipeline.report.documents import CompressReport, Outcome
+from pipeline.report.fleet import ModelSpend
 from pipeline.vocabulary import LogFormat, Severity
 
 __all__ = [
     "JsonLines",
     "configure_logging",
+    "model_progress",
+    "model_spend_line",
+    "model_waits",
     "pipe_safe_stdout",
     "progress_bar",
     "render_summary",
@@ -171,24 +176,64 @@ def progress_bar(total: int, *, enabled: bool, description: str) -> Iterator[Any
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"),
+        TextColumn("{task.fields[model]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=Console(file=sys.stderr),
         transient=True,
     ) as progress:
-        task = progress.add_task(description, total=total, failed=0)
-        failed = 0
+        task = progress.add_task(description, total=total, failed=0, model="")
+        failed = retries = pauses = 0
 
         def advance(outcome: Outcome) -> None:
-            nonlocal failed
+            nonlocal failed, retries, pauses
             failed += outcome.failed
-            progress.update(task, advance=1, failed=failed)
+            more_retries, more_pauses = model_waits(outcome)
+            retries, pauses = retries + more_retries, pauses + more_pauses
+            progress.update(task, advance=1, failed=failed, model=model_progress(retries, pauses))
 
         yield advance
 
 
-def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elapsed_ms: float) -> None:
-    """The end-of-run table: sessions by status, the most frequent finding codes, where reports are."""
+def model_waits(outcome: object) -> tuple[int, int]:
+    """(retries, rate-limit pauses) of a finished session's model calls, from its report."""
+    report = getattr(outcome, "report", None)
+    if not isinstance(report, CompressReport):
+        return 0, 0
+    summary = report.summary
+    writer = report.model_failure if isinstance(summary, UnsetType) else summary.writer
+    if isinstance(writer, UnsetType):
+        return 0, 0
+    return writer.retries, writer.rate_limit_pauses
+
+
+def model_progress(retries: int, pauses: int) -> str:
+    """The progress line's model part: retries and rate-limit pauses so far (none: nothing)."""
+    if not retries and not pauses:
+        return ""
+    return f"{retries} retries, {pauses} rate-limit pauses"
+
+
+def model_spend_line(spend: ModelSpend) -> str:
+    """One line of what a model run was billed (the totals `summary.json` holds as `model_spend`)."""
+    cost = "not priced" if spend.cost_usd is None else f"${spend.cost_usd:.6f}"
+    return (
+        f"model: {spend.calls} calls for {spend.sessions} sessions ({spend.retries} retries, "
+        f"{spend.rate_limit_pauses} rate-limit pauses, {spend.retry_wait_seconds:.1f}s waited, "
+        f"{spend.repairs} repairs); billed {spend.billed_input_tokens:,} input tokens "
+        f"({spend.cache_read_tokens:,} cache read, {spend.cache_write_tokens:,} cache write), "
+        f"{spend.billed_output_tokens:,} output; cost {cost}"
+    )
+
+
+def render_summary(
+    outcomes: Mapping[str, Outcome],
+    report_dir: Path | str,
+    elapsed_ms: float,
+    spend: ModelSpend | None = None,
+) -> None:
+    """The end-of-run table: sessions by status, the most frequent finding codes, what a model was
+    billed, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())
     codes: Counter[str] = Counter()
@@ -209,6 +254,8 @@ def render_summary(outcomes: Mapping[str, Outcome], report_dir: Path | str, elap
         for code, count in codes.most_common(8):
             top.add_row(code, str(count))
         console.print(top)
+    if spend is not None:
+        console.print(model_spend_line(spend))
     console.print(f"reports: {report_dir}")
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli.console import model_spend_line
 from pipeline.publish.live.backup_restore import BackupListing
 from pipeline.report.live_replacement import InPlaceSummary
 
@@ -51,6 +52,8 @@ def present_in_place(summary: InPlaceSummary, report_dir: Path) -> None:
     if summary.by_status:
         present_counts("what the compress job said", ("status", "sessions"), summary.by_status)
     console = _console()
+    if summary.model_spend:
+        console.print(model_spend_line(summary.model_spend))
     console.print(f"reports: {report_dir}")
     console.print(f"state: {totals.state_dir}")
     stored = totals.backup_compression.value

@@ -57,7 +57,8 @@ def present_fleet(report_dir: Path | str) -> Callable[[FleetSummary, RunResult],
     """The table a person sees at the end of a run."""
 
     def present(summary: FleetSummary, result: RunResult) -> None:
-        render_summary(result.outcomes, report_dir, result.elapsed_ms)
+        spend = summary.model_spend
+        render_summary(result.outcomes, report_dir, result.elapsed_ms, spend or None)
 
     return present
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.formats.claude_code.bounded_output import BoundedRecord
     from pipeline.formats.claude_code.resume_state import StateRecord
     from pipeline.formats.claude_code.tasks import BackgroundShell
-    from pipeline.summarize.model.outcomes import SummaryAccount
+    from pipeline.summarize.model.outcomes import DefectNote, RepairFacts, SummaryAccount, SummaryFailure
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
@@ -28,6 +28,8 @@ __all__ = [
     "BoundedSection",
     "ChecksSection",
     "CompressTokens",
+    "DefectEntry",
+    "GroundingSection",
     "MaskSection",
     "ModelPlanSection",
     "OutputSection",
@@ -38,6 +40,7 @@ __all__ = [
     "WriterSection",
     "bounded_section",
     "checks_section",
+    "grounding_section",
     "mask_section",
     "plan_section",
     "projected_section",
@@ -48,6 +51,7 @@ __all__ = [
 ]
 
 CHECK_FINDINGS_LISTED = 20  # a refused candidate's report names its first errors, not thousands
+DEFECTS_LISTED = 20  # and an ungrounded answer's first defects (one per uncited human line adds up)
 
 
 class CompressTokens(Section, frozen=True, kw_only=True):
@@ -131,6 +135,28 @@ class PlanSection(Section, frozen=True, kw_only=True):
     estimated_gain: float | UnsetType = UNSET
 
 
+class DefectEntry(Section, frozen=True, kw_only=True):
+    """One grounding defect of a model's answer: codes, section, answer line, anchor; never text."""
+
+    code: str
+    detail: str | UnsetType = UNSET  # the structural defect's code (missing-heading, ...)
+    section: str | UnsetType = UNSET
+    answer_line: int | UnsetType = UNSET
+    anchor: int | UnsetType = UNSET
+
+
+class GroundingSection(Section, frozen=True, kw_only=True):
+    """Why a model summary failed the grounding gate: the first answer's defects, how the one
+    repair call ended (`still-defective`, or the outcome it ended in), the repaired answer's
+    defects. The first `DEFECTS_LISTED` of each are listed; the counts are of all."""
+
+    answer_defects: int
+    answer_listed: list[DefectEntry]
+    repair: str
+    repaired_defects: int
+    repaired_listed: list[DefectEntry]
+
+
 class WriterSection(Section, frozen=True, kw_only=True):
     """A model's summary: provider, model, calls, retries, repairs, billed tokens, depth, time."""
 
@@ -139,9 +165,14 @@ class WriterSection(Section, frozen=True, kw_only=True):
     calls: int
     retries: int
     repairs: int
-    billed_input_tokens: int
+    billed_input_tokens: int  # cached ones included
     billed_output_tokens: int
+    cache_read_tokens: int  # of the billed input: read from the provider's prompt cache
+    cache_write_tokens: int  # of the billed input: written to it
+    cost_usd: float | None  # at [prices], cache at its shares; None: the model is not priced
     calls_without_usage: int
+    rate_limit_pauses: int  # 429s that paused the run's calls
+    retry_wait_seconds: float  # slept between attempts (backoff, retry-after)
     reduction_depth: int
     chunks: int
     wall_seconds: float
@@ -149,6 +180,7 @@ class WriterSection(Section, frozen=True, kw_only=True):
     redacted_by: list[str]  # our pattern list's version, then the detector library's name and version
     optional_evidence_omitted: int
     fallback_from: str | UnsetType = UNSET  # the model's outcome when the embedded summarizer wrote it
+    grounding: GroundingSection | UnsetType = UNSET  # the repair that failed, when one did
 
 
 class ModelPlanSection(Section, frozen=True, kw_only=True):
@@ -315,8 +347,34 @@ def summary_section(
     )
 
 
-def writer_section(account: SummaryAccount, fallback_from: str | None) -> WriterSection:
-    """Who wrote the summary and what it cost (counts only, never prompt text)."""
+def _entries(defects: Sequence[DefectNote]) -> list[DefectEntry]:
+    return [
+        DefectEntry(
+            code=defect.code,
+            detail=UNSET if defect.detail is None else defect.detail,
+            section=UNSET if defect.section is None else defect.section,
+            answer_line=UNSET if defect.answer_line is None else defect.answer_line,
+            anchor=UNSET if defect.anchor is None else defect.anchor,
+        )
+        for defect in defects[:DEFECTS_LISTED]
+    ]
+
+
+def grounding_section(repair: RepairFacts) -> GroundingSection:
+    return GroundingSection(
+        answer_defects=len(repair.answer_defects),
+        answer_listed=_entries(repair.answer_defects),
+        repair=repair.outcome,
+        repaired_defects=len(repair.repaired_defects),
+        repaired_listed=_entries(repair.repaired_defects),
+    )
+
+
+def writer_section(
+    account: SummaryAccount, fallback_from: str | None, failure: SummaryFailure | None = None
+) -> WriterSection:
+    """Who wrote the summary (or tried to) and what it cost (counts only, never prompt text)."""
+    repair = failure.facts.repair if failure is not None else None
     return WriterSection(
         provider=account.provider,
         model=account.model,
@@ -325,7 +383,12 @@ def writer_section(account: SummaryAccount, fallback_from: str | None) -> Writer
         repairs=account.repairs,
         billed_input_tokens=account.billed_input_tokens,
         billed_output_tokens=account.billed_output_tokens,
+        cache_read_tokens=account.cache_read_tokens,
+        cache_write_tokens=account.cache_write_tokens,
+        cost_usd=None if account.cost_usd is None else round(account.cost_usd, 9),
         calls_without_usage=account.calls_without_usage,
+        rate_limit_pauses=account.rate_limit_pauses,
+        retry_wait_seconds=round(account.retry_wait_seconds, 3),
         reduction_depth=account.reduction_depth,
         chunks=account.chunks,
         wall_seconds=round(account.wall_seconds, 3),
@@ -333,6 +396,7 @@ def writer_section(account: SummaryAccount, fallback_from: str | None) -> Writer
         redacted_by=list(account.redacted_by),
         optional_evidence_omitted=account.optional_evidence_omitted,
         fallback_from=fallback_from or UNSET,
+        grounding=UNSET if repair is None else grounding_section(repair),
     )
 
 

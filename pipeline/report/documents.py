@@ -25,6 +25,7 @@ from pipeline.report.compression import (
     ProjectedSection,
     RepairEntry,
     SummarySection,
+    WriterSection,
 )
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
@@ -106,6 +107,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    model_failure: WriterSection | UnsetType = UNSET  # a refused model summary: its cost and defects
     repairs: list[RepairEntry] | UnsetType = UNSET  # defects of the chain the summary replaced
     bounded: BoundedSection | UnsetType = UNSET
     mask: MaskSection | UnsetType = UNSET  # `--strategy mask`: what was cleared

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
+from pipeline.report.compression import WriterSection
 from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
@@ -24,9 +25,11 @@ __all__ = [
     "CompressRun",
     "FleetSummary",
     "Interrupted",
+    "ModelSpend",
     "ReportEntry",
     "ResumeChecks",
     "ValidateRun",
+    "model_spend",
     "summary_report",
 ]
 
@@ -84,6 +87,23 @@ class CompressRun(ValidateRun, frozen=True, kw_only=True):
     min_excluded_chars: int
 
 
+class ModelSpend(Section, frozen=True, kw_only=True):
+    """What the run's model calls were billed, over every session that called the model (its
+    summary written, fallen back to the embedded one, or refused): the per-report figures summed."""
+
+    sessions: int
+    calls: int
+    retries: int
+    rate_limit_pauses: int
+    retry_wait_seconds: float
+    repairs: int
+    billed_input_tokens: int  # cached ones included
+    billed_output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None when a session's model is not priced
+
+
 class Interrupted(Section, frozen=True, kw_only=True):
     """A run a signal stopped: which signal, and the sessions it left untouched (no report)."""
 
@@ -106,6 +126,7 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     elapsed_ms: float
     resume_checks: ResumeChecks | UnsetType = UNSET
     model_plan: FleetPlan | UnsetType = UNSET
+    model_spend: ModelSpend | UnsetType = UNSET  # a model summarizer's run: what it was billed
     interrupted: Interrupted | UnsetType = UNSET
     reports: list[ReportEntry]
 
@@ -135,6 +156,41 @@ def _resume_checks(checks: Sequence[ResumeCheckSection]) -> ResumeChecks | Unset
         cost_ms=CostMs(
             total=round(sum(elapsed), 1), median=_quantile(elapsed, 0.5), p90=_quantile(elapsed, 0.9)
         ),
+    )
+
+
+def _writers(reports: Iterable[object]) -> list[WriterSection]:
+    """The model accounts of the reports: a written (or fallen back) summary's, a refused one's."""
+    found: list[WriterSection] = []
+    for report in reports:
+        if not isinstance(report, CompressReport):
+            continue
+        summary = report.summary
+        if not isinstance(summary, UnsetType) and not isinstance(summary.writer, UnsetType):
+            found.append(summary.writer)
+        if not isinstance(report.model_failure, UnsetType):
+            found.append(report.model_failure)
+    return found
+
+
+def model_spend(reports: Iterable[object]) -> ModelSpend | UnsetType:
+    """The run's model totals; unset when no session called a model."""
+    writers = _writers(reports)
+    if not writers:
+        return UNSET
+    costs = [writer.cost_usd for writer in writers]
+    return ModelSpend(
+        sessions=len(writers),
+        calls=sum(writer.calls for writer in writers),
+        retries=sum(writer.retries for writer in writers),
+        rate_limit_pauses=sum(writer.rate_limit_pauses for writer in writers),
+        retry_wait_seconds=round(sum(writer.retry_wait_seconds for writer in writers), 3),
+        repairs=sum(writer.repairs for writer in writers),
+        billed_input_tokens=sum(writer.billed_input_tokens for writer in writers),
+        billed_output_tokens=sum(writer.billed_output_tokens for writer in writers),
+        cache_read_tokens=sum(writer.cache_read_tokens for writer in writers),
+        cache_write_tokens=sum(writer.cache_write_tokens for writer in writers),
+        cost_usd=None if None in costs else round(sum(c for c in costs if c is not None), 9),
     )
 
 
@@ -175,6 +231,7 @@ def summary_report(
         elapsed_ms=round(elapsed_ms, 1),
         resume_checks=_resume_checks(checks),
         model_plan=model_plan,
+        model_spend=model_spend(reports),
         reports=[
             ReportEntry(session=label, status=outcome.status.value, report=report_paths.get(label))
             for label, outcome in sorted(outcomes.items())

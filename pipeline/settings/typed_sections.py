@@ -185,6 +185,8 @@ class ModelSummarySettings:
     provider_reserve_tokens: int
     safety_margin: float
     planned_output_tokens: int
+    cache_read_price_share: float
+    cache_write_price_share: float
     pack_char_budget: int
     pack_token_budget: int
     max_optional_evidence_chars: int

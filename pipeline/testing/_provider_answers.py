@@ -23,7 +23,9 @@ __all__ = [
     "Answer",
     "Behavior",
     "ServedRequest",
+    "WireUsage",
     "answer_text",
+    "cache_prefixes",
     "grounded_answer",
     "prompt_text",
     "tokens_of",
@@ -93,13 +95,53 @@ class ServedRequest:
     raw: bytes
     status: int
     behavior: Behavior
-    input_tokens: int
+    input_tokens: int  # every input token, cached ones included
     output_tokens: int
+    cache_read_tokens: int = 0  # of the input: read from the server's prompt cache
+    cache_write_tokens: int = 0  # of the input: written to it (Anthropic's marked prefixes only)
+    reported: bool = False  # the answer told the caller its usage: what the server billed
 
     @property
     def billed_tokens(self) -> int:
         """Tokens counted against the caller: input and output of an answered request, else 0."""
         return self.input_tokens + self.output_tokens if self.status == 200 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class WireUsage:
+    """The usage one answer reports: input (cached included), output, cache reads and writes."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+def cache_prefixes(protocol: str, body: dict[str, Any]) -> tuple[str, ...]:
+    """The prompt prefixes a request offers the cache, shortest first, in `prompt_text`'s joining.
+
+    Anthropic caches up to each block marked `cache_control`; OpenAI caches on its own, so every
+    message's end is a prefix (without OpenAI's 1024-token floor: small test prompts cache too).
+    The server counts a read when a prefix was offered before.
+    """
+    blocks = list(_blocks(body.get("system")))
+    for message in body.get("messages") or ():
+        if isinstance(message, dict):
+            texts = list(_blocks(message.get("content")))
+            if protocol != "anthropic" and texts:  # automatic: a prefix at every message's end
+                texts[-1] = (texts[-1][0], True)
+            blocks.extend(texts)
+    joined = [text for text, _ in blocks]
+    return tuple("\n".join(joined[: i + 1]) for i, (_, marked) in enumerate(blocks) if marked)
+
+
+def _blocks(content: Any) -> Iterable[tuple[str, bool]]:
+    if isinstance(content, str):
+        yield content, False
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                yield block["text"], isinstance(block.get("cache_control"), dict)
 
 
 def prompt_text(body: dict[str, Any]) -> str:

@@ -18,7 +18,9 @@ from pipeline.testing._provider_answers import (
     Answer,
     Behavior,
     ServedRequest,
+    WireUsage,
     answer_text,
+    cache_prefixes,
     prompt_text,
     tokens_of,
 )
@@ -54,6 +56,8 @@ class ServerHost(Protocol):
     def _next_answer(self) -> tuple[int, Answer]: ...
 
     def _record(self, request: ServedRequest) -> None: ...
+
+    def _cache_use(self, key: str, prefixes: tuple[str, ...], *, writes: bool) -> tuple[int, int]: ...
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -99,17 +103,17 @@ class _Handler(BaseHTTPRequestHandler):
         body = _json_object(raw)
         _, answer = self.host._next_answer()
         self._pending_delay = self.host.latency + answer.delay
-        status, behavior, tokens_in, tokens_out, write = self._answer(protocol, body, answer)
+        status, behavior, billed, write = self._answer(protocol, body, answer)
         # recorded before the reply goes out, so a caller that has its reply also sees the record
         stream = bool(body.get("stream"))
-        self.host._record(
-            ServedRequest(arrived, protocol, stream, raw, status, behavior, tokens_in, tokens_out)
-        )
+        reported = answer.usage and status == 200 and _reports_usage(protocol, body, behavior)
+        served = ServedRequest(arrived, protocol, stream, raw, status, behavior, *_figures(billed), reported)
+        self.host._record(served)
         write()
 
     def _answer(
         self, protocol: str, body: dict[str, Any], answer: Answer
-    ) -> tuple[int, Behavior, int, int, Callable[[], object]]:
+    ) -> tuple[int, Behavior, WireUsage, Callable[[], object]]:
         """What to answer (status, behavior, billed tokens) and the writer that sends it."""
         prompt = prompt_text(body)
         input_tokens = tokens_of(prompt)
@@ -118,37 +122,39 @@ class _Handler(BaseHTTPRequestHandler):
             behavior = Behavior.CONTEXT_EXCEEDED
         if behavior is Behavior.STATUS:
             write = functools.partial(self._error, protocol, answer.status, answer.retry_after)
-            return answer.status, behavior, 0, 0, write
+            return answer.status, behavior, WireUsage(0, 0), write
         stream = bool(body.get("stream"))
         if behavior is Behavior.CONTEXT_EXCEEDED:
             status = 200 if stream and protocol == OPENAI else 400
             return (
                 status,
                 behavior,
-                0,
-                0,
+                WireUsage(0, 0),
                 functools.partial(self._too_long, protocol, stream, input_tokens),
             )
         text = answer_text(behavior, prompt)
         limit = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         if limit and tokens_of(text) > limit:  # a real model stops at its bound
             text, behavior = text[: limit * 4], Behavior.TRUNCATED
-        usage = (input_tokens, tokens_of(text)) if answer.usage else None
+        key = f"{protocol}:{body.get('model')}"
+        read, written = self.host._cache_use(
+            key, cache_prefixes(protocol, body), writes=protocol == ANTHROPIC
+        )
+        billed = WireUsage(input_tokens, tokens_of(text), read, written)
         send = self._anthropic if protocol == ANTHROPIC else self._openai
         return (
             200,
             behavior,
-            input_tokens,
-            tokens_of(text),
-            functools.partial(send, body, text, behavior, usage),
+            billed,
+            functools.partial(send, body, text, behavior, billed if answer.usage else None),
         )
 
     # anthropic ----------------------------------------------------------------------------
     def _anthropic(
-        self, body: dict[str, Any], text: str, behavior: Behavior, usage: tuple[int, int] | None
+        self, body: dict[str, Any], text: str, behavior: Behavior, usage: WireUsage | None
     ) -> None:
         stop = _ANTHROPIC_STOPS.get(behavior, "end_turn")
-        tokens = {"input_tokens": usage[0], "output_tokens": usage[1]} if usage else None
+        tokens = _anthropic_usage(usage) if usage else None
         message: dict[str, Any] = {
             "id": "msg_local",
             "type": "message",
@@ -164,7 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         start = {**message, "content": [], "stop_reason": None}
         if tokens is not None:
-            start["usage"] = {"input_tokens": usage[0] if usage else 0, "output_tokens": 0}
+            start["usage"] = {**tokens, "output_tokens": 0}
         delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": stop}}
         if tokens is not None:
             delta["usage"] = {"output_tokens": tokens["output_tokens"]}
@@ -183,16 +189,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._events(f"event: {event['type']}\ndata: {json.dumps(event)}" for event in events)
 
     # openai -------------------------------------------------------------------------------
-    def _openai(
-        self, body: dict[str, Any], text: str, behavior: Behavior, usage: tuple[int, int] | None
-    ) -> None:
+    def _openai(self, body: dict[str, Any], text: str, behavior: Behavior, usage: WireUsage | None) -> None:
         finish = _OPENAI_STOPS.get(behavior, "stop")
         refusal = REFUSAL_TEXT if behavior is Behavior.REFUSAL else None
-        tokens = (
-            {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
-            if usage
-            else None
-        )
+        tokens = _openai_usage(usage) if usage else None
         if not body.get("stream"):
             message = {"role": "assistant", "content": None if refusal else text, "refusal": refusal}
             completion: dict[str, Any] = {
@@ -279,6 +279,39 @@ def _broken_stream(
         return events
     half = events[: max(2, len(events) // 2)]
     return half if behavior is Behavior.STREAM_CUT else [*half, error]
+
+
+def _anthropic_usage(usage: WireUsage) -> dict[str, int]:
+    """Anthropic's usage: `input_tokens` excludes what was read from or written to the cache."""
+    read, written = usage.cache_read_tokens, usage.cache_write_tokens
+    return {
+        "input_tokens": usage.input_tokens - read - written,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+def _openai_usage(usage: WireUsage) -> dict[str, Any]:
+    """OpenAI's usage: `prompt_tokens` includes the cached ones, which its details count."""
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+    }
+
+
+def _figures(billed: WireUsage) -> tuple[int, int, int, int]:
+    return billed.input_tokens, billed.output_tokens, billed.cache_read_tokens, billed.cache_write_tokens
+
+
+def _reports_usage(protocol: str, body: dict[str, Any], behavior: Behavior) -> bool:
+    """Whether an answered request's usage reaches the caller (a broken stream's never does)."""
+    if behavior in (Behavior.STREAM_CUT, Behavior.STREAM_ERROR, Behavior.CONTEXT_EXCEEDED):
+        return False
+    wants = bool((body.get("stream_options") or {}).get("include_usage"))
+    return protocol == ANTHROPIC or not body.get("stream") or wants
 
 
 def handler_for(host: ServerHost) -> type[BaseHTTPRequestHandler]:

@@ -47,9 +47,22 @@ def test_a_nightly_run_replaces_sessions_with_grounded_model_summaries_and_resto
         code, summary, output = _model_night(
             idle_fleet, tmp_path, server, "--model", "local-model", provider=provider
         )
-        calls = len(server.requests)
+        calls, bill = len(server.requests), server.bill()
     assert code == 0, output
     assert committed(summary) >= 3 and calls >= committed(summary), (calls, summary["in_place"])
+    spend = summary["model_spend"]  # the night's model bill, equal to what the server billed
+    assert (spend["calls"], spend["billed_input_tokens"], spend["billed_output_tokens"]) == (
+        bill.requests,
+        bill.input_tokens,
+        bill.output_tokens,
+    )
+    assert (spend["cache_read_tokens"], spend["cache_write_tokens"]) == (
+        bill.cache_read_tokens,
+        bill.cache_write_tokens,
+    )
+    assert (spend["cache_write_tokens"] > 0) is (provider == "anthropic") and spend[
+        "cost_usd"
+    ] is None  # unpriced
     compressed = [r for r in _reports(tmp_path / "r1").values() if r["status"] == "compressed"]
     assert len(compressed) == committed(summary)
     for report in compressed:

@@ -2,13 +2,16 @@
 
 `ANTHROPIC_BASE_URL`/`OPENAI_BASE_URL` and the key variables point the real command line at the
 local provider server; `HTTP_PROXY`/`NO_PROXY` send its calls through a loopback forward proxy
-(or around it), as httpx's environment trust does for `HTTPS_PROXY` on a vendor's https endpoint.
+(or around it). The server also speaks TLS with a self-signed certificate: it is reached only when
+`SSL_CERT_FILE` names that certificate, and through `HTTPS_PROXY` by a `CONNECT` tunnel.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import select
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -19,6 +22,7 @@ import pytest
 
 from pipeline.proof.loopback import LoopbackServer
 from pipeline.testing.invoke import compaction, reports
+from pipeline.testing.loopback_cert import loopback_tls
 from pipeline.testing.provider_server import ProviderServer
 from pipeline.testing.sessions import build_session
 
@@ -81,6 +85,54 @@ class ForwardProxy(LoopbackServer):
         return Relay
 
 
+class TunnelProxy(LoopbackServer):
+    """An HTTP proxy on loopback that tunnels `CONNECT host:port` (how a client reaches an https
+    endpoint through `HTTPS_PROXY`), recording each tunnel's target; it never sees the plaintext."""
+
+    thread_name = "tunnel-proxy"
+    poll_seconds = 0.02
+
+    def __init__(self) -> None:
+        self.tunnels: list[str] = []
+        self._lock = threading.Lock()
+        super().__init__()
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        proxy = self
+
+        class Tunnel(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_CONNECT(self) -> None:
+                host, _, port = self.path.rpartition(":")
+                with proxy._lock:
+                    proxy.tunnels.append(self.path)
+                upstream = socket.create_connection((host, int(port)), timeout=30)
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.wfile.flush()
+                _relay(self.connection, upstream)
+                upstream.close()
+                self.close_connection = True
+
+        return Tunnel
+
+
+def _relay(client: socket.socket, upstream: socket.socket) -> None:
+    """Copy bytes both ways until either side closes."""
+    pair = {client: upstream, upstream: client}
+    while True:
+        ready, _, _ = select.select(list(pair), [], [], 30)
+        if not ready:
+            return
+        for side in ready:
+            data = side.recv(65536)
+            if not data:
+                return
+            pair[side].sendall(data)
+
+
 def _session(root: Path) -> None:
     path = root / "project" / "s0.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,16 +140,22 @@ def _session(root: Path) -> None:
 
 
 def _run(
-    root: Path, out: Path, provider: str, env: dict[str, str], model: str = "local-model", *extra: str
+    root: Path,
+    out: Path,
+    provider: str,
+    env: dict[str, str],
+    model: str = "local-model",
+    *extra: str,
+    unset: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     config = out.parent / f"{out.name}.toml"
     config.write_text("[model_summary]\nbackoff_initial_seconds = 0.01\nmax_attempts = 2\n")
     done = compaction(
         "compress", str(root), "--out", str(out), "--min-tokens", "0", "--summarizer", provider,
         "--model", model, "--config", str(config), "--quiet", "--no-verify-resume", *extra,
-        env=env, unset=PROXY_VARIABLES + ENDPOINT_VARIABLES,
+        env=env, unset=PROXY_VARIABLES + ENDPOINT_VARIABLES + unset,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
     return list(reports(out))
 
 
@@ -187,3 +245,53 @@ def test_the_window_flags_bound_every_request(tmp_path: Path) -> None:
     assert narrow and wide
     assert all(body["max_tokens"] == 700 for body in sent)
     assert max(request.input_tokens for request in narrow) <= 4000 - 700
+
+
+@pytest.mark.parametrize(
+    ("provider", "variables"),
+    [
+        ("anthropic", {"ANTHROPIC_BASE_URL": "{url}", "ANTHROPIC_API_KEY": "local-key"}),
+        ("openai", {"OPENAI_BASE_URL": "{url}/v1", "OPENAI_API_KEY": "local-key"}),
+    ],
+)
+def test_an_https_endpoint_with_a_private_ca_is_reached_only_when_ssl_cert_file_names_it(
+    tmp_path: Path, provider: str, variables: dict[str, str]
+) -> None:
+    pytest.importorskip("cryptography")
+    _session(tmp_path / "root")
+    cert, context = loopback_tls(tmp_path / "tls")
+    with ProviderServer(tls=context) as server:
+        env = {name: value.replace("{url}", server.base_url) for name, value in variables.items()}
+        untrusted = _run(
+            tmp_path / "root", tmp_path / "untrusted", provider, env, unset=("SSL_CERT_FILE", "SSL_CERT_DIR")
+        )
+        refused_calls = len(server.requests)
+        trusted = _run(tmp_path / "root", tmp_path / "trusted", provider, {**env, "SSL_CERT_FILE": str(cert)})
+        calls = len(server.requests)
+        assert server.base_url.startswith("https://127.0.0.1:")
+    # without the CA no handshake completes: no request arrives, the session is refused, not crashed
+    assert refused_calls == 0 and [r["status"] for r in untrusted] == ["refused"]
+    assert untrusted[0]["reasons"] == ["summary-provider-failure"]
+    assert calls >= 1 and [r["status"] for r in trusted] == ["compressed"]
+
+
+def test_an_https_endpoint_is_reached_through_https_proxy_unless_no_proxy_names_the_host(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("cryptography")
+    _session(tmp_path / "root")
+    cert, context = loopback_tls(tmp_path / "tls")
+    with ProviderServer(tls=context) as server, TunnelProxy() as proxy:
+        target = server.base_url.removeprefix("https://")
+        env = {
+            "OPENAI_BASE_URL": server.base_url + "/v1",
+            "SSL_CERT_FILE": str(cert),
+            "HTTPS_PROXY": proxy.base_url,
+        }
+        found = _run(tmp_path / "root", tmp_path / "proxied", "openai", env)
+        tunnels, served = list(proxy.tunnels), len(server.requests)
+        direct = _run(tmp_path / "root", tmp_path / "direct", "openai", {**env, "NO_PROXY": "127.0.0.1"})
+        after, served_after = list(proxy.tunnels), len(server.requests)
+    assert [r["status"] for r in found] == ["compressed"] and [r["status"] for r in direct] == ["compressed"]
+    assert served >= 1 and tunnels and set(tunnels) == {target}  # every connection went through the proxy
+    assert after == tunnels and served_after > served  # NO_PROXY: straight to the server

@@ -13,6 +13,7 @@ from pipeline.summarize.model.calls import RetryPolicy
 from pipeline.summarize.model.engine import AppendixOptions, ModelServices, ModelSummaryOptions, RequestBudget
 from pipeline.summarize.model.limiter import RateLimits, WindowLimiter
 from pipeline.summarize.model.pack import PackOptions
+from pipeline.summarize.model.prices import BilledPrices, ModelPrice, PriceTable
 from pipeline.summarize.model.providers import (
     AnthropicOptions,
     AnthropicProvider,
@@ -26,6 +27,12 @@ from pipeline.summarize.model.providers import (
 TEST_KEY = "sk-ant-api03-local-test-key-not-a-secret-0000"
 FAST_RETRY = RetryPolicy(
     max_attempts=6, initial_backoff_seconds=0.01, max_backoff_seconds=0.05, call_timeout_seconds=5.0
+)
+# The two test models priced at explicit figures (tests never read [prices]): costs can be checked.
+PRICES = BilledPrices(
+    PriceTable((ModelPrice("claude-test", 3.0, 15.0), ModelPrice("local-model", 0.4, 1.6))),
+    cache_read_share=0.1,
+    cache_write_share=1.25,
 )
 APPENDIX = AppendixOptions(
     max_file_operations=64, max_validation_records=32, max_active_work_records=32, max_command_chars=600
@@ -51,6 +58,7 @@ def options(
         retry=retry,
         appendix=APPENDIX,
         planned_output_tokens=300,
+        prices=PRICES,
     )
 
 

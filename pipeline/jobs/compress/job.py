@@ -43,7 +43,7 @@ from pipeline.jobs.compress.stages import (
     report_findings,
     source_validation,
 )
-from pipeline.jobs.compress.writers import Written
+from pipeline.jobs.compress.writers import ModelRefusal, Written
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
@@ -59,6 +59,7 @@ from pipeline.report.compression import (
     ProjectedSection,
     RepairEntry,
     SummarySection,
+    WriterSection,
     bounded_section,
     checks_section,
     mask_section,
@@ -94,6 +95,7 @@ class _Progress:
     partition: PartitionSection | UnsetType = UNSET
     chain: ChainSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
+    model_failure: WriterSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET
     fidelity: FidelitySection | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
@@ -150,8 +152,10 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
     )
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
+        failure = planned.failure if isinstance(planned, ModelRefusal) else None
         return _Progress(
-            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,))
+            stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,)),
+            model_failure=UNSET if failure is None else writer_section(failure.account, None, failure),
         )
     plan, summary = planned.plan, planned.summary
     progress = _Progress(plan=plan_section(plan), planned=planned)
@@ -205,11 +209,6 @@ def _write(
     assert isinstance(progress.plan, PlanSection)
     gain = round(1 - after / max(1, before), 4)
     progress = replace(progress, plan=msgspec.structs.replace(progress.plan, estimated_gain=gain))
-    # A compaction that repairs damage is worth writing whatever it saves: the repair is its gain.
-    if _low_gain(options, before, after, progress):
-        return replace(
-            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
-        )
     section = summary_section(
         text,
         options.compress.summary_char_budget,
@@ -217,10 +216,19 @@ def _write(
         prior_summaries=summary.prior_summaries,
         prior_mode=summary.prior_mode,
         sections=summary.sections,
-        writer=writer_section(summary.account, summary.fallback_from) if summary.account else UNSET,
+        writer=(
+            writer_section(summary.account, summary.fallback_from, summary.failure)
+            if summary.account
+            else UNSET
+        ),
         fit=summary.fit,
     )
+    # set before the gain check: a summary written but not worth using was still billed
     progress = replace(progress, summary=section)
+    if _low_gain(options, before, after, progress):
+        return replace(
+            progress, stop=Stop(SessionStatus.SKIPPED_LOW_GAIN, (Reason(SkipReason.GAIN_BELOW_MINIMUM),))
+        )
     candidate = compose_and_check(analysis, options, planned, partition, text, side)
     return _checked_and_published(analysis, options, plan, partition, candidate, progress, publish)
 
@@ -390,6 +398,7 @@ def _outcome(
         partition=progress.partition,
         chain=progress.chain,
         summary=progress.summary,
+        model_failure=progress.model_failure,
         repairs=progress.repairs,
         bounded=progress.bounded,
         mask=progress.mask,

@@ -32,7 +32,7 @@ from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import message_text
 from pipeline.jobs.compress.options import CompressOptions
-from pipeline.jobs.compress.writers import SummaryWriter, Written, summary_refusal
+from pipeline.jobs.compress.writers import SummaryWriter, Written, spent_before, summary_refusal
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
 from pipeline.summarize import extract_evidence
@@ -319,6 +319,7 @@ def plan_and_summarize(
         head = summary_head(options.anchors, _restated(analysis, plan))
         # The compact record holds the head and the summary: the summary's room is the budget's rest.
         summary = _summarize(analysis, writer, plan, options.compress.summary_char_budget - len(head) - 2)
+        summary = spent_before(summary, last.summary if last is not None else None)
         if isinstance(summary, Reason):
             return summary
         last = Planned(plan, summary, bounding, notes, head)

@@ -11,7 +11,7 @@ and the report says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import anyio.from_thread
@@ -24,10 +24,18 @@ from pipeline.summarize.evidence.items import EvidenceItem
 
 if TYPE_CHECKING:  # the model engine (and httpx) load only when a model writes the summaries
     from pipeline.summarize.model.engine import ModelServices, ModelSummaryOptions
-    from pipeline.summarize.model.outcomes import SummaryAccount
+    from pipeline.summarize.model.outcomes import SummaryAccount, SummaryFailure
     from pipeline.summarize.model.run_budget import RunBudget
 
-__all__ = ["DeterministicWriter", "ModelWriter", "SummaryWriter", "Written", "summary_refusal"]
+__all__ = [
+    "DeterministicWriter",
+    "ModelRefusal",
+    "ModelWriter",
+    "SummaryWriter",
+    "Written",
+    "spent_before",
+    "summary_refusal",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +50,15 @@ class Written:
     account: SummaryAccount | None = None  # a model's calls, tokens and time
     fallback_from: str | None = None  # the model outcome that made the embedded summarizer write it
     fit: SummaryFit | None = None  # how the embedded summary was fitted into its room, when it was
+    failure: SummaryFailure | None = None  # the model's failure the embedded summary stands in for
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRefusal(Reason):
+    """A session refused because its model summary failed: the reason, and the failure, whose
+    account (calls, tokens, cost) and defects the report lists."""
+
+    failure: SummaryFailure | None = None
 
 
 class SummaryWriter(Protocol):
@@ -53,6 +70,20 @@ class SummaryWriter(Protocol):
 
     def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
         """The checkpoint of `evidence` within `room` characters (a model summary is not held to it)."""
+
+
+def spent_before(outcome: Written | Reason, earlier: Written | None) -> Written | Reason:
+    """`outcome` with what an earlier, discarded summary of the session cost added to its account
+    (the plan was redone for the contract: both were billed)."""
+    spent = earlier.account if earlier is not None else None
+    if spent is None:
+        return outcome
+    if isinstance(outcome, Written) and outcome.account is not None:
+        return replace(outcome, account=outcome.account.after(spent))
+    if isinstance(outcome, ModelRefusal) and outcome.failure is not None:
+        failure = replace(outcome.failure, account=outcome.failure.account.after(spent))
+        return replace(outcome, failure=failure)
+    return outcome
 
 
 def summary_refusal(error: SummaryError) -> Reason:
@@ -121,7 +152,7 @@ class ModelWriter:
         if outcome.outcome is SummaryOutcome.RUN_BUDGET_REACHED:  # the run's limit, not the session's
             return Reason(SkipReason.RUN_TOKEN_BUDGET)
         if self.fallback is None:
-            return Reason(Refusal.SUMMARY, outcome.outcome, outcome.facts.figures())
+            return ModelRefusal(Refusal.SUMMARY, outcome.outcome, outcome.facts.figures(), outcome)
         written = _deterministic(evidence, self.fallback, room)
         if isinstance(written, Reason):
             return written
@@ -134,4 +165,5 @@ class ModelWriter:
             outcome.account,
             outcome.outcome.value,
             written.fit,
+            outcome,
         )

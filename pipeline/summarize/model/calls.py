@@ -51,12 +51,16 @@ class CallLedger:
     attempts: int = 0
     billed_input_tokens: int = 0
     billed_output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     calls_without_usage: int = 0
     repairs: int = 0
     chunks: int = 0
     optional_omitted: int = 0
     depth: int = 0
     last_status: int | None = None
+    pauses: int = 0  # 429s that paused the run's limiter
+    waited_seconds: float = 0.0  # slept between attempts (backoff, retry-after)
 
     @property
     def retries(self) -> int:
@@ -86,7 +90,9 @@ async def call_model(
     def wait(state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
         hinted = error.retry_after if isinstance(error, ProviderStatusError) else None
-        return max(hinted or 0.0, jitter(state))
+        seconds = max(hinted or 0.0, jitter(state))
+        ledger.waited_seconds += seconds
+        return seconds
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
@@ -126,6 +132,7 @@ async def _attempt(
         billed = 0  # an error status is not billed
         ledger.last_status = exc.status
         if exc.status == RATE_LIMITED:
+            ledger.pauses += 1
             hinted = exc.retry_after
             await limiter.pause(hinted if hinted is not None else policy.initial_backoff_seconds)
         raise
@@ -138,6 +145,8 @@ async def _attempt(
             billed = reply.usage.total
             ledger.billed_input_tokens += reply.usage.input_tokens
             ledger.billed_output_tokens += reply.usage.output_tokens
+            ledger.cache_read_tokens += reply.usage.cache_read_tokens
+            ledger.cache_write_tokens += reply.usage.cache_write_tokens
         return reply
     finally:
         with anyio.CancelScope(shield=True):

@@ -12,10 +12,10 @@ from typing import Final
 
 from pipeline.settings import AnthropicSettings, ClaudeCodeSettings, OpenAISettings, Settings
 from pipeline.summarize.model.calls import RetryPolicy
-from pipeline.summarize.model.cost import ModelPrice, PriceTable
 from pipeline.summarize.model.engine import AppendixOptions, ModelSummaryOptions, RequestBudget
 from pipeline.summarize.model.limiter import RateLimits
 from pipeline.summarize.model.pack import PackOptions
+from pipeline.summarize.model.prices import BilledPrices, ModelPrice, PriceTable
 from pipeline.summarize.model.providers import ProviderName, ProviderSettings
 
 __all__ = [
@@ -106,6 +106,9 @@ def model_summary_options(
             summary.max_quote_chars,
         ),
         planned_output_tokens=shared.planned_output_tokens,
+        prices=BilledPrices(
+            price_table(settings), shared.cache_read_price_share, shared.cache_write_price_share
+        ),
     )
 
 

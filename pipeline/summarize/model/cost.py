@@ -15,6 +15,7 @@ from pipeline.summarize.model.engine import ModelSummaryOptions, request_budget
 from pipeline.summarize.model.limiter import RateLimits
 from pipeline.summarize.model.outcomes import FailureFacts, SummaryFailed, SummaryOutcome
 from pipeline.summarize.model.pack import AnchorKind, entries_of, fit_entries
+from pipeline.summarize.model.prices import BilledPrices, ModelPrice, PriceTable
 from pipeline.summarize.model.prompts import Partial, fixed_overhead_tokens
 from pipeline.summarize.model.reduction import (
     MAX_CHUNKS_PER_ROUND,
@@ -29,6 +30,7 @@ from pipeline.summarize.model.reduction import (
 )
 
 __all__ = [
+    "BilledPrices",
     "FleetPlan",
     "ModelPrice",
     "PriceTable",
@@ -37,29 +39,6 @@ __all__ = [
     "plan_fleet",
     "plan_summary",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelPrice:
-    """US dollars per million input and output tokens of one model."""
-
-    model: str
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-
-
-@dataclass(frozen=True, slots=True)
-class PriceTable:
-    """The configured prices; a model not in it has no cost estimate."""
-
-    prices: tuple[ModelPrice, ...]
-
-    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        """Estimated dollars, or None for an unpriced model."""
-        price = next((price for price in self.prices if price.model == model), None)
-        if price is None:
-            return None
-        return (input_tokens * price.input_usd_per_mtok + output_tokens * price.output_usd_per_mtok) / 1e6
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,14 +18,11 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
-from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix
-from pipeline.summarize.checkpoint.document import CHECKPOINT_MARKER, checkpoint_start, validate_checkpoint
-from pipeline.summarize.checkpoint.fitting import TRAIL_RECORDS
-from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
-from pipeline.summarize.evidence.references import collect_references
-from pipeline.summarize.evidence.work_state import collect_state
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.summarize.model.calls import CallLedger, RetryPolicy, call_model
+from pipeline.summarize.model.finish import AppendixOptions, with_appendix
 from pipeline.summarize.model.grounding import (
+    GroundingDefect,
     GroundingEvidence,
     check_answer,
     cited_lines,
@@ -34,7 +31,10 @@ from pipeline.summarize.model.grounding import (
 )
 from pipeline.summarize.model.limiter import CallLimiter, RequestOverRateLimit
 from pipeline.summarize.model.outcomes import (
+    STILL_DEFECTIVE,
+    DefectNote,
     FailureFacts,
+    RepairFacts,
     SummaryAccount,
     SummaryFailed,
     SummaryFailure,
@@ -49,6 +49,7 @@ from pipeline.summarize.model.pack import (
     entries_of,
     fit_entries,
 )
+from pipeline.summarize.model.prices import BilledPrices
 from pipeline.summarize.model.prompts import Partial, fixed_overhead_tokens, repair_request, summary_request
 from pipeline.summarize.model.providers.base import (
     InputTooLong,
@@ -102,16 +103,6 @@ class RequestBudget:
 
 
 @dataclass(frozen=True, slots=True)
-class AppendixOptions:
-    """Bounds of the deterministic appendix (config [summary])."""
-
-    max_file_operations: int
-    max_validation_records: int
-    max_active_work_records: int
-    max_command_chars: int
-
-
-@dataclass(frozen=True, slots=True)
 class ModelSummaryOptions:
     """Everything one model summary needs to know, built from config at the edge."""
 
@@ -120,6 +111,7 @@ class ModelSummaryOptions:
     retry: RetryPolicy
     appendix: AppendixOptions
     planned_output_tokens: int
+    prices: BilledPrices  # what the billed tokens cost, in each summary's account
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +176,12 @@ async def write_model_summary(
                 group.start_soon(_cancel_on, services.abort, scope)
             outcome = await _checkpoint_or_failure(entries, options, services, ledger)
             group.cancel_scope.cancel()
-    account = _account(services.provider, ledger, anyio.current_time() - started, redactions)
+    account = _account(services.provider, ledger, anyio.current_time() - started, redactions, options.prices)
     if outcome is None:
         return SummaryFailure(SummaryOutcome.ABORTED, FailureFacts(attempts=ledger.attempts), account)
     if isinstance(outcome, SummaryFailed):
         return SummaryFailure(outcome.outcome, outcome.facts, account)
-    text = _with_appendix(outcome, evidence, options.appendix)
+    text = with_appendix(outcome, evidence, options.appendix)
     return ModelSummary(text, cited_lines(outcome), account)
 
 
@@ -210,8 +202,14 @@ async def _checkpoint_or_failure(
 
 
 def _account(
-    provider: SummaryProvider, ledger: CallLedger, seconds: float, redactions: RedactionCounts
+    provider: SummaryProvider,
+    ledger: CallLedger,
+    seconds: float,
+    redactions: RedactionCounts,
+    prices: BilledPrices,
 ) -> SummaryAccount:
+    tokens_in, tokens_out = ledger.billed_input_tokens, ledger.billed_output_tokens
+    read, written = ledger.cache_read_tokens, ledger.cache_write_tokens
     return SummaryAccount(
         provider=provider.name.value,
         model=provider.model,
@@ -220,7 +218,12 @@ def _account(
         repairs=ledger.repairs,
         billed_input_tokens=ledger.billed_input_tokens,
         billed_output_tokens=ledger.billed_output_tokens,
+        cache_read_tokens=ledger.cache_read_tokens,
+        cache_write_tokens=ledger.cache_write_tokens,
+        cost_usd=prices.cost(provider.model, tokens_in, tokens_out, read, written),
         calls_without_usage=ledger.calls_without_usage,
+        rate_limit_pauses=ledger.pauses,
+        retry_wait_seconds=ledger.waited_seconds,
         reduction_depth=ledger.depth,
         chunks=ledger.chunks,
         wall_seconds=seconds,
@@ -334,6 +337,7 @@ async def _write(groups: Sequence[SemanticGroup], run: _Run) -> tuple[str, Groun
 
 
 async def _grounded(request: ModelRequest, evidence: GroundingEvidence, run: _Run) -> str:
+    """A grounded answer; a failure that gives up after the repair lists both answers' defects."""
     answer = _usable(await _call(request, run))
     defects = check_answer(answer, evidence)
     if not defects:
@@ -341,11 +345,32 @@ async def _grounded(request: ModelRequest, evidence: GroundingEvidence, run: _Ru
     run.ledger.repairs += 1
     max_output = run.options.budget.max_output_tokens
     repair = repair_request(request, redact(answer).text, defects, max_output)
-    answer = _usable(await _call(repair, run))
-    defects = check_answer(answer, evidence)
-    if defects:
-        raise SummaryFailed(SummaryOutcome.GROUNDING_FAILED, FailureFacts(defects=defect_counts(defects)))
+    asked = _noted(defects)
+    try:
+        answer = _usable(await _call(repair, run))
+    except SummaryFailed as failure:  # the repair call itself ended badly: say how, and what it was to fix
+        facts = replace(failure.facts, repair=RepairFacts(asked, failure.outcome.value))
+        raise SummaryFailed(failure.outcome, facts) from None
+    left = check_answer(answer, evidence)
+    if left:
+        repaired = RepairFacts(asked, STILL_DEFECTIVE, _noted(left))
+        facts = FailureFacts(defects=defect_counts(left), repair=repaired)
+        raise SummaryFailed(SummaryOutcome.GROUNDING_FAILED, facts)
     return answer
+
+
+def _noted(defects: Sequence[GroundingDefect]) -> tuple[DefectNote, ...]:
+    """Defects as a report lists them: codes, sections, lines and anchors only."""
+    return tuple(
+        DefectNote(
+            defect.code.value,
+            defect.structure.value if defect.structure is not None else None,
+            defect.heading.value if defect.heading is not None else None,
+            defect.answer_line,
+            defect.anchor,
+        )
+        for defect in defects
+    )
 
 
 def _usable(reply: ModelReply) -> str:
@@ -377,30 +402,3 @@ async def _call(request: ModelRequest, run: _Run) -> ModelReply:
     except ProviderError:
         facts = FailureFacts(http_status=ledger.last_status, attempts=ledger.attempts)
         raise SummaryFailed(SummaryOutcome.PROVIDER_FAILURE, facts) from None
-
-
-# ---------------------------------------------------------------------------------------------- text
-def _with_appendix(checkpoint: str, evidence: Sequence[EvidenceItem], options: AppendixOptions) -> str:
-    """Marker, the model's checkpoint, our appendix: the same layout as the deterministic summary."""
-    priors = [item for item in evidence if item.kind is EvidenceKind.PRIOR_SUMMARY]
-    prior_states = [parse_appendix(_own_part(prior.text), prior.line) for prior in priors]
-    references = collect_references(evidence, [ref for prior in prior_states for ref in prior.references])
-    appendix = render_appendix(
-        replace(collect_state(evidence, prior_states), references=references),
-        max_file_operations=options.max_file_operations,
-        max_validation_records=options.max_validation_records,
-        max_active_work_records=options.max_active_work_records,
-        max_command_chars=options.max_command_chars,
-        max_references=TRAIL_RECORDS,
-    )
-    text = f"{CHECKPOINT_MARKER}\n\n{checkpoint}\n\n{appendix}\n"
-    defects = validate_checkpoint(text)
-    if defects:  # the gate passed this checkpoint, so this is a bug here: refuse, never publish it
-        facts = FailureFacts(defects=tuple((defect.code.value, 1) for defect in defects))
-        raise SummaryFailed(SummaryOutcome.GROUNDING_FAILED, facts)
-    return text
-
-
-def _own_part(text: str) -> str:
-    start = checkpoint_start(text)
-    return "" if start is None else text[start:]

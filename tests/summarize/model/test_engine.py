@@ -11,7 +11,7 @@ from pipeline.summarize.checkpoint.document import APPENDIX_MARKER, CHECKPOINT_M
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.model.calls import RetryPolicy
 from pipeline.summarize.model.engine import ModelSummary, write_model_summary
-from pipeline.summarize.model.outcomes import SummaryFailure, SummaryOutcome
+from pipeline.summarize.model.outcomes import STILL_DEFECTIVE, SummaryFailure, SummaryOutcome
 from pipeline.testing.provider_server import Answer, Behavior, ProviderServer
 from tests.summarize._support import anthropic, client, lines_of, openai, options, services, session, turn
 
@@ -75,6 +75,32 @@ async def test_an_answer_still_ungrounded_after_the_repair_is_refused(
         else (codes == {"uncited-bullet": 1, "unknown-anchor": 1})
     )
     assert result.account.calls == 2 and result.account.repairs == 1
+    repair = result.facts.repair
+    assert repair is not None and repair.outcome == STILL_DEFECTIVE
+    repaired = {(note.code, note.detail) for note in repair.repaired_defects}
+    assert (
+        ("structure", "missing-heading") in repaired
+        if second is Behavior.BROKEN_STRUCTURE
+        else repaired == {("uncited-bullet", None), ("unknown-anchor", None)}
+    )
+    # the first answer's defects, as the report lists them: code, section, anchor (never its text)
+    assert [(note.code, note.section, note.anchor) for note in repair.answer_defects] == [
+        ("uncited-bullet", "Decisions", None),
+        ("unknown-anchor", "Errors and blockers", 999999),
+    ]
+    assert all(note.answer_line for note in repair.answer_defects)
+
+
+@pytest.mark.parametrize(("second", "outcome"), [(Behavior.EMPTY, "empty"), (Behavior.REFUSAL, "refused")])
+async def test_a_repair_call_that_ends_badly_says_how_and_what_it_was_to_fix(
+    server: ProviderServer, second: Behavior, outcome: str
+) -> None:
+    server.script(Answer.of(Behavior.UNSUPPORTED_CLAIMS), Answer.of(second))
+    result = await summarize(server, session(3))
+    assert isinstance(result, SummaryFailure) and result.outcome.value == outcome
+    repair = result.facts.repair
+    assert repair is not None and repair.outcome == outcome and repair.repaired_defects == ()
+    assert [note.code for note in repair.answer_defects] == ["uncited-bullet", "unknown-anchor"]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ is truncation, `refusal` a refusal); a 400 that says the prompt is too long is `
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import httpx
@@ -31,6 +31,7 @@ from pipeline.summarize.model.providers.http import HttpProvider, error_fields, 
 __all__ = ["AnthropicOptions", "AnthropicProvider"]
 
 MESSAGES_PATH: Final = "/v1/messages"
+CACHE_MARK: Final = {"type": "ephemeral"}  # Anthropic's prompt cache, kept five minutes
 _TOO_LONG: Final = ("prompt is too long", "too many tokens", "context window", "context length")
 _STOPS: Final = {
     "end_turn": StopKind.COMPLETE,
@@ -64,8 +65,8 @@ class _Usage(msgspec.Struct):
     cache_read_input_tokens: int | None = None
 
     def billed(self) -> Usage:
-        cached = (self.cache_creation_input_tokens or 0) + (self.cache_read_input_tokens or 0)
-        return Usage(self.input_tokens + cached, self.output_tokens)
+        read, written = self.cache_read_input_tokens or 0, self.cache_creation_input_tokens or 0
+        return Usage(self.input_tokens + read + written, self.output_tokens, read, written)
 
 
 class _Block(msgspec.Struct):
@@ -112,8 +113,11 @@ class AnthropicProvider(HttpProvider):
             {
                 "model": self._options.model,
                 "max_tokens": request.max_output_tokens,
-                "system": request.system,
-                "messages": [{"role": turn.role.value, "content": turn.text} for turn in request.turns],
+                "system": [_cached(request.system)],
+                "messages": [
+                    {"role": turn.role.value, "content": [_cached(turn.text)] if index == 0 else turn.text}
+                    for index, turn in enumerate(request.turns)
+                ],
                 "stream": self._options.stream,
             }
         )
@@ -128,6 +132,13 @@ class AnthropicProvider(HttpProvider):
         text = "".join(block.text for block in message.content if block.type == "text")
         usage = message.usage.billed() if message.usage is not None else None
         return ModelReply(text, _stop(message.stop_reason), usage)
+
+
+def _cached(text: str) -> dict[str, object]:
+    """A text block marked as a prompt-cache breakpoint. The instructions and the first turn (the
+    evidence pack) are the prefix a repair call repeats and every chunk of a round shares the
+    instructions, so those calls read the prefix from the cache instead of paying for it again."""
+    return {"type": "text", "text": text, "cache_control": CACHE_MARK}
 
 
 async def _read_events(lines: AsyncIterator[str]) -> ModelReply:
@@ -163,7 +174,7 @@ async def _read_events(lines: AsyncIterator[str]) -> ModelReply:
         raise ProviderTransportError("stream-cut")
     usage = None
     if input_usage is not None and output_tokens is not None:
-        usage = Usage(input_usage.billed().input_tokens, output_tokens)
+        usage = replace(input_usage.billed(), output_tokens=output_tokens)
     return ModelReply("".join(parts), _stop(stop), usage)
 
 

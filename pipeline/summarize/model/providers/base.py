@@ -94,8 +94,10 @@ class ModelRequest:
 class Usage:
     """Tokens the provider billed for one call."""
 
-    input_tokens: int
+    input_tokens: int  # every input token, cached ones included
     output_tokens: int
+    cache_read_tokens: int = 0  # of the input: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of the input: written to it (Anthropic bills these above input)
 
     @property
     def total(self) -> int:

@@ -197,5 +197,5 @@ def _reply(stdout: bytes, returncode: int) -> ModelReply:
 def _usage(usage: _Usage | None) -> Usage | None:
     if usage is None:
         return None
-    cached = usage.cache_creation_input_tokens + usage.cache_read_input_tokens
-    return Usage(usage.input_tokens + cached, usage.output_tokens)
+    read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+    return Usage(usage.input_tokens + read + written, usage.output_tokens, read, written)

@@ -59,9 +59,14 @@ class OpenAIOptions:
     stream: bool
 
 
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: int = 0
+
+
 class _Usage(msgspec.Struct):
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # cached ones included
     completion_tokens: int = 0
+    prompt_tokens_details: _PromptDetails | None = None
 
 
 class _Message(msgspec.Struct):
@@ -156,7 +161,10 @@ async def _read_chunks(lines: AsyncIterator[str]) -> ModelReply:
 
 
 def _usage(usage: _Usage | None) -> Usage | None:
-    return None if usage is None else Usage(usage.prompt_tokens, usage.completion_tokens)
+    if usage is None:
+        return None
+    cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details is not None else 0
+    return Usage(usage.prompt_tokens, usage.completion_tokens, cached)
 
 
 def _raise_for(response: httpx.Response, raw: bytes) -> None:

@@ -128,7 +128,8 @@ async def test_headers_say_who_calls_and_the_key_goes_only_where_it_belongs(serv
         await anthropic(server.base_url, http).complete(REQUEST)
         await openai(server.base_url, http).complete(REQUEST)
     first, second = (request.raw for request in server.requests)
-    assert b'"system":"system words"' in first and b'"role":"system"' in second
+    marked = b'"system":[{"type":"text","text":"system words","cache_control":{"type":"ephemeral"}}]'
+    assert marked in first and b'"role":"system"' in second
     assert server.bodies_containing(TEST_KEY) == 0
 
 
