@@ -34,6 +34,7 @@ from pipeline.report.documents import (
     Outcome,
     Refused,
     Report,
+    RolloutValidateReport,
     Skipped,
     TokensReport,
     Unreadable,
@@ -66,7 +67,8 @@ _OUTCOMES: Final[Mapping[str, type[Outcome]]] = {
     )
 }
 _REPORTS: Final[Mapping[str, type[Report]]] = {
-    kind.__name__: kind for kind in (BriefReport, ValidateReport, CompressReport, TokensReport)
+    kind.__name__: kind
+    for kind in (BriefReport, ValidateReport, RolloutValidateReport, CompressReport, TokensReport)
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)
 

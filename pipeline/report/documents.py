@@ -27,6 +27,7 @@ from pipeline.report.compression import (
 )
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
+from pipeline.report.resume_context import ContextSection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -49,6 +50,7 @@ __all__ = [
     "Outcome",
     "Refused",
     "Report",
+    "RolloutValidateReport",
     "Skipped",
     "SweepTokens",
     "TokensReport",
@@ -92,6 +94,16 @@ class ValidateReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
+class RolloutValidateReport(_Document, frozen=True, kw_only=True):
+    """`validate` of a Codex rollout: the context Codex rebuilds stands where a chain would."""
+
+    command: str = "validate"
+    context: ContextSection
+    partition: PartitionSection
+    tokens: SweepTokens
+    timing_ms: Timing
+
+
 class CompressReport(_Document, frozen=True, kw_only=True):
     command: str = "compress"
     strict_status: StrictStatus
@@ -122,7 +134,7 @@ class TokensReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
-Report = BriefReport | ValidateReport | CompressReport | TokensReport
+Report = BriefReport | ValidateReport | RolloutValidateReport | CompressReport | TokensReport
 
 
 @dataclass(frozen=True, slots=True)

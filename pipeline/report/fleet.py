@@ -141,7 +141,7 @@ def _resume_checks(checks: Sequence[ResumeCheckSection]) -> ResumeChecks | Unset
 def _tokens(report: object) -> int:
     if isinstance(report, ValidateReport):
         return report.tokens.session
-    return 0
+    return 0  # a rollout's tokens are Codex's estimate, not the seed's: not added to seed_tokens
 
 
 def summary_report(

@@ -7,8 +7,10 @@ record buffered after it is replayed forward (response items recorded, later com
 the history, rollbacks drop the newest user turns). A `compacted` record without
 `replacement_history` is rebuilt from Codex's initial context, the user messages before it and its
 summary message. Before sending, Codex answers every unanswered call with "aborted" and drops
-outputs whose call is gone. Here each rebuilt item is a reference to where it comes from, never
-its text; `materialize` reads the items when a caller needs them.
+outputs whose call is gone. Only records after the base are replayed (the items of a mid-turn
+compaction's own turn before it are what its replacement_history summarizes). Here each rebuilt
+item is a reference to where it comes from, never its text; `rollout_items.materialize` reads the
+items when a caller needs them.
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ API_TYPES: Final = frozenset(
         "additional_tools",
     }
 )
-CALL_TYPES: Final = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
-                     "local_shell_call": "function_call_output", "tool_search_call": "tool_search_output"}
+CALL_TYPES: Final = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+    "tool_search_call": "tool_search_output",
+}
 OUTPUT_TYPES: Final = frozenset(CALL_TYPES.values())
 _STARTED: Final = frozenset({"task_started", "turn_started"})
 _COMPLETE: Final = frozenset({"task_complete", "turn_complete"})
@@ -79,6 +85,7 @@ class Rebuilt:
     replayed: tuple[int, ...]  # the lines replayed forward after the base, in order
     rolled_back: int  # user turns a rollback dropped
     resumable: bool  # Codex resumes the file at all (the 0.2x layout it does not)
+    orphans: tuple[ContextItem, ...] = ()  # outputs Codex drops: their call is not in the context
 
 
 @dataclass(slots=True)
@@ -121,6 +128,40 @@ def _compatible(active: str | None, other: str | None) -> bool:
     return active is None or other is None or active == other
 
 
+def _step(
+    scan: _Scan, active: _Segment | None, line: int, entry: RolloutEntry
+) -> tuple[_Segment | None, bool]:
+    """One record of the reverse scan: the active segment after it, and whether it is buffered."""
+    kind, item = entry.kind, entry.item if entry.kind is RolloutKind.EVENT_MSG else None
+    if kind is RolloutKind.COMPACTED:
+        active = active or _Segment()
+        active.reference = "cleared" if active.reference == "never" else active.reference
+        if active.base is None and entry.replacement:
+            active.base = line
+            return active, False
+    elif item == "thread_rolled_back":
+        scan.pending += entry.rollback
+    elif item in _STARTED:
+        if active is not None and _compatible(active.turn_id, entry.turn_id):
+            scan.finalize(active)
+            return None, True
+    elif item in _COMPLETE:
+        active = active or _Segment()
+        active.turn_id = active.turn_id or entry.turn_id
+    elif item == "turn_aborted":
+        if active is not None:
+            active.turn_id = active.turn_id or entry.turn_id
+        elif entry.turn_id is not None:
+            active = _Segment(turn_id=entry.turn_id)
+    elif item == "user_message":
+        active = active or _Segment()
+        active.user_turn = True
+    elif kind is RolloutKind.TURN_CONTEXT:
+        active = active or _Segment()
+        _turn_context(active, entry)
+    return active, True
+
+
 def _scan_back(rollout: Rollout) -> _Scan:
     """The reverse scan: the base, the rollback budget used, and the surviving suffix (reversed)."""
     scan, active = _Scan(), None
@@ -128,32 +169,7 @@ def _scan_back(rollout: Rollout) -> _Scan:
         entry = rollout.entry(line)
         if entry is None:
             continue
-        buffer, kind, item = True, entry.kind, entry.item
-        if kind is RolloutKind.COMPACTED:
-            active = active or _Segment()
-            active.reference = "cleared" if active.reference == "never" else active.reference
-            if active.base is None and entry.replacement:
-                active.base, buffer = line, False
-        elif kind is RolloutKind.EVENT_MSG and item == "thread_rolled_back":
-            scan.pending += entry.rollback
-        elif kind is RolloutKind.EVENT_MSG and item in _STARTED:
-            if active is not None and _compatible(active.turn_id, entry.turn_id):
-                scan.finalize(active)
-                active = None
-        elif kind is RolloutKind.EVENT_MSG and item in _COMPLETE:
-            active = active or _Segment()
-            active.turn_id = active.turn_id or entry.turn_id
-        elif kind is RolloutKind.EVENT_MSG and item == "turn_aborted":
-            if active is not None:
-                active.turn_id = active.turn_id or entry.turn_id
-            elif entry.turn_id is not None:
-                active = _Segment(turn_id=entry.turn_id)
-        elif kind is RolloutKind.EVENT_MSG and item == "user_message":
-            active = active or _Segment()
-            active.user_turn = True
-        elif kind is RolloutKind.TURN_CONTEXT:
-            active = active or _Segment()
-            _turn_context(active, entry)
+        active, buffer = _step(scan, active, line, entry)
         if scan.settled:
             break
         if buffer:
@@ -183,17 +199,24 @@ def rebuild_context(rollout: Rollout, replacements: dict[int, tuple[ContextItem,
         return Rebuilt((), None, (), 0, resumable=False)
     scan = _scan_back(rollout)
     history: list[ContextItem] = list(replacements.get(scan.base, ())) if scan.base is not None else []
-    replayed = tuple(reversed(scan.suffix))
+    # Only what follows the base is replayed: a mid-turn compaction (every one in the corpus) has
+    # its turn's earlier items in the segment the reverse scan buffered, and they are summarized.
+    replayed = tuple(line for line in reversed(scan.suffix) if scan.base is None or line > scan.base)
     for line in replayed:
         entry = rollout.entry(line)
         assert entry is not None  # only record lines are buffered
         if entry.is_item and _is_api(entry):
-            history.append(ContextItem(ItemOrigin.LINE, line, None, entry.item, entry.role, entry.call_id, entry.user_turn))
+            history.append(
+                ContextItem(
+                    ItemOrigin.LINE, line, None, entry.item, entry.role, entry.call_id, entry.user_turn
+                )
+            )
         elif entry.kind is RolloutKind.COMPACTED:
             history = list(replacements[line]) if entry.replacement else _legacy_compaction(history, line)
         elif entry.kind is RolloutKind.EVENT_MSG and entry.item == "thread_rolled_back":
             history = _drop_user_turns(history, entry.rollback)
-    return Rebuilt(tuple(_for_prompt(history)), scan.base, replayed, scan.rolled_back, resumable=True)
+    sent, orphans = _for_prompt(history)
+    return Rebuilt(sent, scan.base, replayed, scan.rolled_back, resumable=True, orphans=orphans)
 
 
 def _is_api(entry: RolloutEntry) -> bool:
@@ -219,17 +242,21 @@ def _legacy_compaction(history: list[ContextItem], line: int) -> list[ContextIte
     return [ContextItem(ItemOrigin.INITIAL_CONTEXT, line, None, None), *users, summary]
 
 
-def _for_prompt(history: list[ContextItem]) -> list[ContextItem]:
+def _for_prompt(history: list[ContextItem]) -> tuple[tuple[ContextItem, ...], tuple[ContextItem, ...]]:
     """What Codex sends: every call answered (with "aborted" right after it), orphan outputs gone."""
     calls = {item.call_id for item in history if item.type in CALL_TYPES and item.call_id}
     answered = {item.call_id for item in history if item.type in OUTPUT_TYPES and item.call_id}
     sent: list[ContextItem] = []
+    orphans: list[ContextItem] = []
     for item in history:
         if item.type in OUTPUT_TYPES and item.call_id not in calls:
+            orphans.append(item)
             continue
         sent.append(item)
         if item.type in CALL_TYPES and item.call_id and item.call_id not in answered:
             output = CALL_TYPES[item.type]
-            sent.append(ContextItem(ItemOrigin.ABORTED_OUTPUT, item.line, item.slot, output, call_id=item.call_id))
+            sent.append(
+                ContextItem(ItemOrigin.ABORTED_OUTPUT, item.line, item.slot, output, call_id=item.call_id)
+            )
             answered.add(item.call_id)
-    return sent
+    return tuple(sent), tuple(orphans)

@@ -26,7 +26,9 @@ BOM: Final = b"\xef\xbb\xbf"
 _HEAD = msgspec.json.Decoder(LineHead)
 _CONTENT = msgspec.json.Decoder(list[ContentHead])
 _INFO = msgspec.json.Decoder(TokenInfoHead)
-_ENVELOPE_KINDS: Final = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
+_ENVELOPE_KINDS: Final = frozenset(
+    {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
+)
 _LEGACY_ITEMS: Final = frozenset(
     {
         "message",
@@ -163,7 +165,9 @@ def _payload_entry(kind: RolloutKind, payload: PayloadHead, replaced: bool) -> R
         role=role,
         call_id=_text(payload.call_id),
         turn_id=_text(payload.turn_id),
-        user_turn=kind is RolloutKind.RESPONSE_ITEM and item == "message" and is_user_turn(role, _texts(payload.content)),
+        user_turn=kind is RolloutKind.RESPONSE_ITEM
+        and item == "message"
+        and is_user_turn(role, _texts(payload.content)),
         rollback=max(rollback, 0),
         replacement=kind is RolloutKind.COMPACTED and payload.replacement_history != NULL,
         version=_text(payload.cli_version) if kind is RolloutKind.SESSION_META else None,
@@ -181,7 +185,12 @@ def _entry(head: LineHead, replaced: bool) -> RolloutEntry:
         role = _text(head.role)
         user = head.type == "message" and is_user_turn(role, _texts(head.content))
         return RolloutEntry(
-            RolloutKind.LEGACY_ITEM, head.type, role, _text(head.call_id), user_turn=user, replaced_utf8=replaced
+            RolloutKind.LEGACY_ITEM,
+            head.type,
+            role,
+            _text(head.call_id),
+            user_turn=user,
+            replaced_utf8=replaced,
         )
     if head.type is None and head.instructions is not msgspec.UNSET and head.id is not None:
         return RolloutEntry(RolloutKind.LEGACY_META, replaced_utf8=replaced)
@@ -217,7 +226,11 @@ def _not_json(line: bytes) -> LineKind:
         orjson.loads(line)
     except orjson.JSONDecodeError:
         stripped = line.rstrip()
-        return LineKind.TRUNCATED if stripped.startswith(b"{") and not stripped.endswith(b"}") else LineKind.NOT_JSON
+        return (
+            LineKind.TRUNCATED
+            if stripped.startswith(b"{") and not stripped.endswith(b"}")
+            else LineKind.NOT_JSON
+        )
     return LineKind.NOT_OBJECT
 
 
@@ -245,7 +258,9 @@ def decode_rollout(data: bytes, limits: LineLimits) -> Rollout:
         decoded = decode_line(line, limits) if line.strip() else LineKind.BLANK
         kinds.append(LineKind.RECORD if isinstance(decoded, RolloutEntry) else decoded)
         entries.append(decoded if isinstance(decoded, RolloutEntry) else None)
-    legacy = any(e is not None and e.kind in (RolloutKind.LEGACY_META, RolloutKind.LEGACY_STATE) for e in entries)
+    legacy = any(
+        e is not None and e.kind in (RolloutKind.LEGACY_META, RolloutKind.LEGACY_STATE) for e in entries
+    )
     return Rollout(
         offsets=tuple(offsets),
         lengths=tuple(lengths),

@@ -52,17 +52,23 @@ def _reference(line: int, slot: int, item: Any) -> ContextItem:
     )
 
 
-def replacement_items(rollout: Rollout, data: bytes) -> dict[int, tuple[ContextItem, ...]]:
-    """Every `compacted` line with replacement_history, mapped to references to its items."""
+def replacement_items(
+    rollout: Rollout, data: bytes
+) -> tuple[dict[int, tuple[ContextItem, ...]], frozenset[int]]:
+    """Every `compacted` line with replacement_history mapped to references to its items, and
+    the lines whose replacement_history is not a list (Codex cannot read those: an empty base)."""
     found: dict[int, tuple[ContextItem, ...]] = {}
+    malformed: set[int] = set()
     for line in rollout.lines_where(RolloutKind.COMPACTED):
         entry = rollout.entry(line)
         if entry is None or not entry.replacement:
             continue
         history = payload_of(rollout, data, line).get("replacement_history")
+        if not isinstance(history, list):
+            malformed.add(line)
         items = history if isinstance(history, list) else []
         found[line] = tuple(_reference(line, slot, item) for slot, item in enumerate(items))
-    return found
+    return found, frozenset(malformed)
 
 
 def _user_message(text: str) -> dict[str, Any]:

@@ -1,0 +1,27 @@
+"""The `context` section of a Codex rollout's report: what Codex rebuilds from it on resume.
+
+Counts and line digests only: which compaction is the base, how many records were replayed after
+it, how many user turns a rollback dropped, how many items Codex sends and what they cost by its
+own estimate. No item text.
+"""
+
+from __future__ import annotations
+
+from pipeline.report.sections import LineSetSection, Section
+
+__all__ = ["ContextSection"]
+
+
+class ContextSection(Section, frozen=True, kw_only=True):
+    """The context Codex rebuilds on resume."""
+
+    resumable: bool  # the 0.2x layout is not: current Codex does not read it
+    items: int  # what Codex sends, before its own instructions and the new prompt
+    lines: LineSetSection  # the lines those items come from
+    base_line: int | None  # the `compacted` record whose replacement_history is the base
+    compactions: int
+    replayed_records: int  # records after the base that Codex replays
+    rolled_back_turns: int
+    aborted_calls: int  # calls Codex answers with "aborted"
+    dropped_outputs: int  # outputs whose call is not in the context
+    estimated_tokens: int  # Codex's estimate: the items' JSON bytes / 4
