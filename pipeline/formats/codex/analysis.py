@@ -21,7 +21,7 @@ from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.integrity import rollout_findings
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt, rebuild_context
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_rollout
-from pipeline.formats.codex.rollout_items import item_digest, materialize, replacement_items
+from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["RolloutAnalysis", "analyze_rollout", "approx_tokens"]
@@ -56,11 +56,11 @@ class RolloutAnalysis:
 
     def context_digests(self) -> list[str]:
         """SHA-256 of each sent item's canonical JSON, in order (what goldens compare)."""
-        return [item_digest(item) for item in materialize(self.rollout, self.data, self.rebuilt)]
+        return [item_digest(item) for item in sent_items(self.rollout, self.data, self.rebuilt)]
 
     def context_tokens(self) -> int:
         """Codex's estimate of the rebuilt context (its items' JSON bytes / 4)."""
-        items = materialize(self.rollout, self.data, self.rebuilt)
+        items = sent_items(self.rollout, self.data, self.rebuilt)
         return sum(approx_tokens(len(orjson.dumps(item))) for item in items)
 
     def file_tokens(self) -> int:

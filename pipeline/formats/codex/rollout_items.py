@@ -15,8 +15,9 @@ import orjson
 
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
+from pipeline.formats.codex.sent_form import sent_item
 
-__all__ = ["item_digest", "materialize", "payload_of", "replacement_items"]
+__all__ = ["item_digest", "materialize", "payload_of", "replacement_items", "sent_items"]
 
 _EMPTY_SUMMARY: Final = "(no summary available)"
 
@@ -99,6 +100,15 @@ def materialize(rollout: Rollout, data: bytes, rebuilt: Rebuilt) -> Iterator[dic
         item = _item(rollout, data, reference, cache)
         if item is not None:
             yield item
+
+
+def sent_items(rollout: Rollout, data: bytes, rebuilt: Rebuilt) -> Iterator[dict[str, Any]]:
+    """The rebuilt context as Codex sends it (`sent_form`): what the golden test compares."""
+    cache: dict[int, Any] = {}
+    for reference in rebuilt.items:
+        item = _item(rollout, data, reference, cache)
+        if item is not None:
+            yield sent_item(item, recorded=reference.origin is ItemOrigin.LINE)
 
 
 def item_digest(item: dict[str, Any]) -> str:
