@@ -111,6 +111,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/client.py": "the captured request body, JSON from Claude Code",
     "proof/context.py": "reads the captured Messages API request into typed blocks",
+    "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
 
 

@@ -34,6 +34,7 @@ from pipeline.report.documents import (
     Outcome,
     Refused,
     Report,
+    RolloutCompressReport,
     RolloutValidateReport,
     Skipped,
     TokensReport,
@@ -68,7 +69,14 @@ _OUTCOMES: Final[Mapping[str, type[Outcome]]] = {
 }
 _REPORTS: Final[Mapping[str, type[Report]]] = {
     kind.__name__: kind
-    for kind in (BriefReport, ValidateReport, RolloutValidateReport, CompressReport, TokensReport)
+    for kind in (
+        BriefReport,
+        ValidateReport,
+        RolloutValidateReport,
+        CompressReport,
+        RolloutCompressReport,
+        TokensReport,
+    )
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)
 

@@ -27,7 +27,7 @@ from pipeline.report.compression import (
 )
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.resume_context import ContextSection
+from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -50,6 +50,7 @@ __all__ = [
     "Outcome",
     "Refused",
     "Report",
+    "RolloutCompressReport",
     "RolloutValidateReport",
     "Skipped",
     "SweepTokens",
@@ -104,6 +105,20 @@ class RolloutValidateReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
+class RolloutCompressReport(_Document, frozen=True, kw_only=True):
+    """`compress` of a Codex rollout: the original's context, the cut, the summary, the output."""
+
+    command: str = "compress"
+    context: ContextSection
+    tokens: CompressTokens
+    timing_ms: Timing
+    reasons: list[str] | UnsetType = UNSET
+    cut: CutSection | UnsetType = UNSET
+    summary: SummarySection | UnsetType = UNSET
+    partition: PartitionSection | UnsetType = UNSET
+    output: RolloutOutputSection | UnsetType = UNSET
+
+
 class CompressReport(_Document, frozen=True, kw_only=True):
     command: str = "compress"
     strict_status: StrictStatus
@@ -134,7 +149,14 @@ class TokensReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
-Report = BriefReport | ValidateReport | RolloutValidateReport | CompressReport | TokensReport
+Report = (
+    BriefReport
+    | ValidateReport
+    | RolloutValidateReport
+    | CompressReport
+    | RolloutCompressReport
+    | TokensReport
+)
 
 
 @dataclass(frozen=True, slots=True)

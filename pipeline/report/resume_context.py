@@ -1,4 +1,5 @@
-"""The `context` section of a Codex rollout's report: what Codex rebuilds from it on resume.
+"""The sections of a Codex rollout's report: the context Codex rebuilds from it on resume, and a
+compaction's cut and output.
 
 Counts and line digests only: which compaction is the base, how many records were replayed after
 it, how many user turns a rollback dropped, how many items Codex sends and what they cost by its
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from pipeline.report.sections import LineSetSection, Section
 
-__all__ = ["ContextSection"]
+__all__ = ["ContextSection", "CutSection", "RolloutOutputSection"]
 
 
 class ContextSection(Section, frozen=True, kw_only=True):
@@ -25,3 +26,23 @@ class ContextSection(Section, frozen=True, kw_only=True):
     aborted_calls: int  # calls Codex answers with "aborted"
     dropped_outputs: int  # outputs whose call is not in the context
     estimated_tokens: int  # Codex's estimate: the items' JSON bytes / 4
+
+
+class CutSection(Section, frozen=True, kw_only=True):
+    """Where a rollout's compaction cut: the tail it keeps byte for byte and what it summarized."""
+
+    cut_line: int  # the first line kept verbatim
+    summarized_items: int
+    kept_items: int
+    at_turn_start: bool
+
+
+class RolloutOutputSection(Section, frozen=True, kw_only=True):
+    """The compacted rollout written: where, its digest and size, and its checkpoint record."""
+
+    path: str
+    sha256: str
+    bytes: int
+    lines: int
+    ratio: float  # bytes of the output / bytes of the source
+    compacted_line: int  # the checkpoint's `compacted` record

@@ -24,7 +24,7 @@ from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_r
 from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["RolloutAnalysis", "analyze_rollout", "approx_tokens"]
+__all__ = ["RolloutAnalysis", "analyze_rollout", "approx_tokens", "compress_sets"]
 
 _CONTROL_AFTER_BASE = (RolloutKind.TURN_CONTEXT, RolloutKind.EVENT_MSG)
 
@@ -94,6 +94,30 @@ class RolloutAnalysis:
             PartitionSet.EXCLUDED_BRANCH: frozenset(branch),
             PartitionSet.EXCLUDED_UNATTRIBUTED: everything - raw - control - branch,
         }
+
+
+def compress_sets(analysis: RolloutAnalysis, cut_line: int) -> dict[PartitionSet, frozenset[int]]:
+    """The six sets of a compaction cutting at `cut_line`: what it summarizes, keeps, projects."""
+    rollout = analysis.rollout
+    kept = frozenset(range(cut_line, len(rollout) + 1))
+    meta = frozenset({next(rollout.lines_where(RolloutKind.SESSION_META))}) - kept
+    summary = frozenset(line for line in analysis.context_lines() if line < cut_line)
+    branch = frozenset(
+        number
+        for number, entry in enumerate(rollout.entries[: cut_line - 1], 1)
+        if entry is not None
+        and (entry.is_item or entry.kind is RolloutKind.COMPACTED)
+        and number not in summary
+    )
+    everything = frozenset(range(1, len(rollout) + 1))
+    return {
+        PartitionSet.SUMMARY: summary,
+        PartitionSet.RAW_KEEP: kept,
+        PartitionSet.SIDE_KEEP: frozenset(),
+        PartitionSet.CONTROL_PROJECTION: meta,
+        PartitionSet.EXCLUDED_BRANCH: branch,
+        PartitionSet.EXCLUDED_UNATTRIBUTED: everything - kept - meta - summary - branch,
+    }
 
 
 def analyze_rollout(data: bytes, limits: LineLimits) -> RolloutAnalysis:

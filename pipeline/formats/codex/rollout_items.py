@@ -17,7 +17,7 @@ from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
 from pipeline.formats.codex.sent_form import sent_item
 
-__all__ = ["item_digest", "materialize", "payload_of", "replacement_items", "sent_items"]
+__all__ = ["item_digest", "materialize", "payload_of", "replacement_items", "sent_items", "sent_pairs"]
 
 _EMPTY_SUMMARY: Final = "(no summary available)"
 
@@ -102,13 +102,20 @@ def materialize(rollout: Rollout, data: bytes, rebuilt: Rebuilt) -> Iterator[dic
             yield item
 
 
-def sent_items(rollout: Rollout, data: bytes, rebuilt: Rebuilt) -> Iterator[dict[str, Any]]:
-    """The rebuilt context as Codex sends it (`sent_form`): what the golden test compares."""
+def sent_pairs(
+    rollout: Rollout, data: bytes, rebuilt: Rebuilt
+) -> Iterator[tuple[ContextItem, dict[str, Any]]]:
+    """Each sent item with its reference (Codex's own initial context has no item here)."""
     cache: dict[int, Any] = {}
     for reference in rebuilt.items:
         item = _item(rollout, data, reference, cache)
         if item is not None:
-            yield sent_item(item, recorded=reference.origin is ItemOrigin.LINE)
+            yield reference, sent_item(item, recorded=reference.origin is ItemOrigin.LINE)
+
+
+def sent_items(rollout: Rollout, data: bytes, rebuilt: Rebuilt) -> Iterator[dict[str, Any]]:
+    """The rebuilt context as Codex sends it (`sent_form`): what the golden test compares."""
+    return (item for _, item in sent_pairs(rollout, data, rebuilt))
 
 
 def item_digest(item: dict[str, Any]) -> str:
