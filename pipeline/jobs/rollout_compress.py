@@ -36,7 +36,7 @@ from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
-from pipeline.report.compression import CompressTokens, SummarySection
+from pipeline.report.compression import ChecksSection, CompressTokens, SummarySection
 from pipeline.report.documents import Compressed, Outcome, Refused, RolloutCompressReport, Skipped
 from pipeline.report.resume_context import CutSection, RolloutOutputSection
 from pipeline.report.sections import (
@@ -251,6 +251,7 @@ def _report(
         cut=made.cut,
         summary=made.summary,
         partition=made.partition,
+        checks=ChecksSection(failures=[], violations=[], findings=[]),  # made only when they hold
         output=output,
     )
 

@@ -116,6 +116,7 @@ class RolloutCompressReport(_Document, frozen=True, kw_only=True):
     cut: CutSection | UnsetType = UNSET
     summary: SummarySection | UnsetType = UNSET
     partition: PartitionSection | UnsetType = UNSET
+    checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
     output: RolloutOutputSection | UnsetType = UNSET
 
 
