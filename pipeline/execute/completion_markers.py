@@ -35,6 +35,7 @@ from pipeline.report.documents import (
     Refused,
     Report,
     RolloutCompressReport,
+    RolloutTokensReport,
     RolloutValidateReport,
     Skipped,
     TokensReport,
@@ -76,6 +77,7 @@ _REPORTS: Final[Mapping[str, type[Report]]] = {
         CompressReport,
         RolloutCompressReport,
         TokensReport,
+        RolloutTokensReport,
     )
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)

@@ -27,7 +27,7 @@ from pipeline.report.compression import (
 )
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection
+from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection, RolloutTokens
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -51,6 +51,7 @@ __all__ = [
     "Refused",
     "Report",
     "RolloutCompressReport",
+    "RolloutTokensReport",
     "RolloutValidateReport",
     "Skipped",
     "SweepTokens",
@@ -120,6 +121,15 @@ class RolloutCompressReport(_Document, frozen=True, kw_only=True):
     output: RolloutOutputSection | UnsetType = UNSET
 
 
+class RolloutTokensReport(_Document, frozen=True, kw_only=True):
+    """`tokens` of a Codex rollout: by estimator and class, and what Codex says was billed."""
+
+    command: str = "tokens"
+    context: ContextSection
+    tokens: RolloutTokens
+    timing_ms: Timing
+
+
 class CompressReport(_Document, frozen=True, kw_only=True):
     command: str = "compress"
     strict_status: StrictStatus
@@ -157,6 +167,7 @@ Report = (
     | CompressReport
     | RolloutCompressReport
     | TokensReport
+    | RolloutTokensReport
 )
 
 

@@ -8,9 +8,18 @@ own estimate. No item text.
 
 from __future__ import annotations
 
+from msgspec import UNSET, UnsetType
+
 from pipeline.report.sections import LineSetSection, Section
 
-__all__ = ["ContextSection", "CutSection", "RolloutOutputSection"]
+__all__ = [
+    "BilledSection",
+    "ContextSection",
+    "CutSection",
+    "RolloutClass",
+    "RolloutOutputSection",
+    "RolloutTokens",
+]
 
 
 class ContextSection(Section, frozen=True, kw_only=True):
@@ -46,3 +55,35 @@ class RolloutOutputSection(Section, frozen=True, kw_only=True):
     lines: int
     ratio: float  # bytes of the output / bytes of the source
     compacted_line: int  # the checkpoint's `compacted` record
+
+
+class RolloutClass(Section, frozen=True, kw_only=True):
+    """One content class of a rollout: items, and each estimator's tokens, in the file and sent."""
+
+    items: int
+    context_items: int
+    session: dict[str, int]  # estimator -> tokens of every response item the file holds
+    context: dict[str, int]  # estimator -> tokens of the context Codex sends on resume
+    names: dict[str, RolloutClass] | UnsetType = UNSET  # per tool, for tool calls and outputs
+
+
+class BilledSection(Section, frozen=True, kw_only=True):
+    """What Codex's own `token_count` events say was billed (the truth estimates are held to)."""
+
+    events: int
+    input: int  # Codex's running totals at the last event
+    cached_input: int
+    output: int
+    reasoning_output: int
+    last_input: int | None  # what the last request sent: the context it was billed for
+
+
+class RolloutTokens(Section, frozen=True, kw_only=True):
+    """A rollout's tokens by estimator and content class, and its billed truth."""
+
+    estimators: list[str]
+    unavailable: dict[str, str]  # a real tokenizer that is not installed -> how to install it
+    session: dict[str, int]
+    context: dict[str, int]
+    classes: dict[str, RolloutClass]
+    billed: BilledSection

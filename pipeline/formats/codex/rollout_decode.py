@@ -17,7 +17,14 @@ import msgspec
 import orjson
 
 from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
-from pipeline.formats.codex.rollout_schema import NULL, ContentHead, LineHead, PayloadHead, TokenInfoHead
+from pipeline.formats.codex.rollout_schema import (
+    NULL,
+    ContentHead,
+    LineHead,
+    PayloadHead,
+    TokenInfoHead,
+    TokenUsageHead,
+)
 from pipeline.vocabulary import LineKind
 
 __all__ = ["CONTEXTUAL_PREFIXES", "Rollout", "RolloutEntry", "RolloutKind", "decode_rollout", "is_user_turn"]
@@ -80,6 +87,7 @@ class RolloutEntry(msgspec.Struct, frozen=True, gc=False):
     replacement: bool = False  # a `compacted` record that carries `replacement_history`
     version: str | None = None
     usage: tuple[int, int, int, int] | None = None  # input, cached, output, reasoning (one request)
+    total_usage: tuple[int, int, int, int] | None = None  # the same, summed by Codex over the thread
     replaced_utf8: bool = False
 
     @property
@@ -138,17 +146,27 @@ def _texts(content: msgspec.Raw) -> list[str]:
     return [item.text for item in items if isinstance(item.text, str)]
 
 
-def _usage(info: msgspec.Raw) -> tuple[int, int, int, int] | None:
-    if info == NULL:
+def _counts(usage: TokenUsageHead | None) -> tuple[int, int, int, int] | None:
+    if usage is None:
         return None
-    try:
-        last = _INFO.decode(info).last_token_usage
-    except msgspec.ValidationError:
-        return None
-    if last is None:
-        return None
-    values = (last.input_tokens, last.cached_input_tokens, last.output_tokens, last.reasoning_output_tokens)
+    values = (
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.output_tokens,
+        usage.reasoning_output_tokens,
+    )
     return tuple(v if isinstance(v, int) and not isinstance(v, bool) else 0 for v in values)  # type: ignore[return-value]
+
+
+def _usage(info: msgspec.Raw) -> tuple[tuple[int, int, int, int] | None, tuple[int, int, int, int] | None]:
+    """A token_count's (last request, running total), each as input, cached, output, reasoning."""
+    if info == NULL:
+        return None, None
+    try:
+        decoded = _INFO.decode(info)
+    except msgspec.ValidationError:
+        return None, None
+    return _counts(decoded.last_token_usage), _counts(decoded.total_token_usage)
 
 
 def _text(value: object) -> str | None:
@@ -159,6 +177,7 @@ def _payload_entry(kind: RolloutKind, payload: PayloadHead, replaced: bool) -> R
     item = _text(payload.type)
     role = _text(payload.role)
     rollback = payload.num_turns if item == "thread_rolled_back" and isinstance(payload.num_turns, int) else 0
+    usage, total = _usage(payload.info) if item == "token_count" else (None, None)
     return RolloutEntry(
         kind=kind,
         item=item,
@@ -171,7 +190,8 @@ def _payload_entry(kind: RolloutKind, payload: PayloadHead, replaced: bool) -> R
         rollback=max(rollback, 0),
         replacement=kind is RolloutKind.COMPACTED and payload.replacement_history != NULL,
         version=_text(payload.cli_version) if kind is RolloutKind.SESSION_META else None,
-        usage=_usage(payload.info) if item == "token_count" else None,
+        usage=usage,
+        total_usage=total,
         replaced_utf8=replaced,
     )
 

@@ -35,6 +35,7 @@ class TokenUsageHead(msgspec.Struct, gc=False):
 
 class TokenInfoHead(msgspec.Struct, gc=False):
     last_token_usage: TokenUsageHead | None = None
+    total_token_usage: TokenUsageHead | None = None
 
 
 class PayloadHead(msgspec.Struct, gc=False):
