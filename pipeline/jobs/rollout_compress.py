@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -49,7 +50,7 @@ from pipeline.report.sections import (
 )
 from pipeline.vocabulary import SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["compress_rollout"]
+__all__ = ["RolloutPublisher", "compress_rollout", "rollout_output", "write_rollout"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,24 +186,33 @@ def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits:
     return sum(approx_tokens(len(orjson.dumps(item))) for item in sent)
 
 
-def _publish(
-    source: SourceBytes, label: str, options: CompressOptions, draft: _Draft
-) -> RolloutOutputSection | _Stop:
-    """Re-read the source, refuse if it changed, and write the candidate atomically."""
+def rollout_output(path: str, data: bytes, source: SourceBytes) -> RolloutOutputSection:
+    """The report's `output` of a candidate's bytes, wherever they go (`path`, as reported)."""
+    return RolloutOutputSection(
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        bytes=len(data),
+        lines=data.count(b"\n"),
+        ratio=round(len(data) / max(1, source.size), 4),
+        compacted_line=2,  # compose_checkpoint writes it right after session_meta
+    )
+
+
+RolloutPublisher = Callable[[SourceBytes, str, CompressOptions, bytes], "RolloutOutputSection | Reason"]
+"""What becomes of a rollout candidate that passed its check: written, or a refusal why not."""
+
+
+def write_rollout(
+    source: SourceBytes, label: str, options: CompressOptions, data: bytes
+) -> RolloutOutputSection | Reason:
+    """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
     if file_sha256(source.path) != source.sha256:
-        return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.SOURCE_CHANGED)),))
+        return Reason(Refusal.SOURCE_CHANGED)
     destination = candidate_path(Path(options.out_dir), options.root_label, label)
     if destination.resolve() == source.path.resolve():
-        return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)),))
-    write_bytes_atomic(destination, draft.data)
-    return RolloutOutputSection(
-        path=destination.relative_to(Path(options.out_dir)).as_posix(),
-        sha256=hashlib.sha256(draft.data).hexdigest(),
-        bytes=len(draft.data),
-        lines=draft.data.count(b"\n"),
-        ratio=round(len(draft.data) / max(1, source.size), 4),
-        compacted_line=2,
-    )
+        return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
+    write_bytes_atomic(destination, data)
+    return rollout_output(destination.relative_to(Path(options.out_dir)).as_posix(), data, source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,8 +308,11 @@ def _made(context: _Context, options: CompressOptions, draft: _Draft) -> _Made:
     )
 
 
-def compress_rollout(label: str, source: SourceBytes, options: CompressOptions) -> Outcome:
-    """Compress one rollout into a candidate under the output directory, or say why not."""
+def compress_rollout(
+    label: str, source: SourceBytes, options: CompressOptions, publish: RolloutPublisher = write_rollout
+) -> Outcome:
+    """Compress one rollout into a candidate that `publish` takes (by default: writes under the
+    output directory), or say why not."""
     started = time.perf_counter()
     context = _context(source, LineLimits.of(options.sweep))
 
@@ -317,7 +330,7 @@ def compress_rollout(label: str, source: SourceBytes, options: CompressOptions) 
     if draft.output_tokens > context.total * (1 - options.compress.min_gain):
         low_gain = replace(made, reasons=(SkipReason.GAIN_BELOW_MINIMUM.value,))
         return Skipped(label, report(SessionStatus.SKIPPED_LOW_GAIN, low_gain))
-    published = _publish(source, label, options, draft)
-    if isinstance(published, _Stop):
-        return Refused(label, report(published.status, replace(made, reasons=published.reasons)))
+    published = publish(source, label, options, draft.data)
+    if isinstance(published, Reason):
+        return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(published),))))
     return Compressed(label, report(SessionStatus.COMPRESSED, made, published))
