@@ -10,21 +10,25 @@ the install hint, and counts with Codex's estimate alone.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
 import msgspec
-import orjson
 
 from pipeline.estimate.real import EXTRA_HINT, MissingExtra, load_tokenizer
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout, approx_tokens
-from pipeline.formats.codex.item_classes import item_class, visible_text
-from pipeline.formats.codex.reconstruct import API_TYPES, CALL_TYPES
-from pipeline.formats.codex.rollout_decode import RolloutKind
-from pipeline.formats.codex.rollout_items import payload_of, sent_items
+from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout
+from pipeline.formats.codex.item_classes import (
+    ItemCounter,
+    Key,
+    Tally,
+    call_tools,
+    codex_estimate,
+    file_items,
+    tally_items,
+    visible_text,
+)
+from pipeline.formats.codex.rollout_items import sent_items
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.read.load import SourceBytes
 from pipeline.report.documents import Counted, Outcome, RolloutTokensReport
@@ -39,12 +43,11 @@ __all__ = ["tokens_rollout"]
 
 REAL: Final = "o200k"  # the tokenizer of the models Codex runs
 _LOADED: dict[str, Callable[[str], int]] = {}  # one tokenizer per worker process
-Counter = Callable[[Mapping[str, Any]], int]
 
 
-def _counters() -> tuple[dict[str, Counter], dict[str, str]]:
+def _counters() -> tuple[dict[str, ItemCounter], dict[str, str]]:
     """Codex's estimate, and o200k when its extra is installed (else why not)."""
-    counters: dict[str, Counter] = {ESTIMATOR: lambda item: approx_tokens(len(orjson.dumps(item)))}
+    counters: dict[str, ItemCounter] = {ESTIMATOR: codex_estimate}
     try:
         if REAL not in _LOADED:
             _LOADED[REAL] = load_tokenizer(REAL).count
@@ -55,45 +58,10 @@ def _counters() -> tuple[dict[str, Counter], dict[str, str]]:
     return counters, {}
 
 
-def _file_items(analysis: RolloutAnalysis) -> Iterator[Mapping[str, Any]]:
-    """Every response item the file holds, as written (replacement histories' items included)."""
-    rollout = analysis.rollout
-    for number, entry in enumerate(rollout.entries, 1):
-        if entry is not None and entry.is_item and entry.item in API_TYPES:
-            yield payload_of(rollout, analysis.data, number)
-        elif entry is not None and entry.kind is RolloutKind.COMPACTED and entry.replacement:
-            history = payload_of(rollout, analysis.data, number).get("replacement_history")
-            yield from (item for item in history or () if isinstance(item, dict))
-
-
-Key = tuple[str, str | None]  # a class, and a tool name within it
-
-
-@dataclass(slots=True)
-class _Tally:
-    items: int = 0
-    tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-
-
-def _tally(
-    items: Iterable[Mapping[str, Any]], tools: Mapping[str, str], counters: dict[str, Counter]
-) -> dict[Key, _Tally]:
-    table: dict[Key, _Tally] = defaultdict(_Tally)
-    for item in items:
-        kind, name = item_class(item, tools)
-        counts = {estimator: count(item) for estimator, count in counters.items()}
-        for key in ((kind, None), (kind, name)) if name else ((kind, None),):
-            tally = table[key]
-            tally.items += 1
-            for estimator, value in counts.items():
-                tally.tokens[estimator] += value
-    return table
-
-
 def _entry(
-    key: Key, file: dict[Key, _Tally], sent: dict[Key, _Tally], counters: dict[str, Counter]
+    key: Key, file: dict[Key, Tally], sent: dict[Key, Tally], counters: dict[str, ItemCounter]
 ) -> RolloutClass:
-    held, resumed = file.get(key, _Tally()), sent.get(key, _Tally())
+    held, resumed = file.get(key, Tally()), sent.get(key, Tally())
     return RolloutClass(
         items=held.items,
         context_items=resumed.items,
@@ -103,22 +71,17 @@ def _entry(
 
 
 def _classes(
-    analysis: RolloutAnalysis, counters: dict[str, Counter], per_class: int
+    analysis: RolloutAnalysis, counters: dict[str, ItemCounter], per_class: int
 ) -> dict[str, RolloutClass]:
     """Tokens by class (and by tool), over the file and over the context Codex sends."""
-    file_items = list(_file_items(analysis))
-    tools = {
-        str(i.get("call_id")): str(i.get("name") or i.get("type"))
-        for i in file_items
-        if i.get("type") in CALL_TYPES
-    }
-    file = _tally(file_items, tools, counters)
-    sent = _tally(sent_items(analysis.rollout, analysis.data, analysis.rebuilt), tools, counters)
+    held = list(file_items(analysis.rollout, analysis.data))
+    tools = call_tools(held)
+    file = tally_items(held, tools, counters)
+    sent = tally_items(sent_items(analysis.rollout, analysis.data, analysis.rebuilt), tools, counters)
     classes = {}
     for kind in sorted({k for k, name in (*file, *sent) if name is None}):
-        names = sorted((n for k, n in file if k == kind and n), key=lambda n: -file[(kind, n)].items)[
-            :per_class
-        ]
+        by_size = sorted((n for k, n in file if k == kind and n), key=lambda n: -file[(kind, n)].items)
+        names = by_size[:per_class]
         entry = _entry((kind, None), file, sent, counters)
         if names:
             entry = msgspec.structs.replace(

@@ -11,48 +11,29 @@ from __future__ import annotations
 from collections import Counter
 from typing import Final
 
-from pipeline.findings import Finding
+from pipeline.findings import Finding, LineFacts, reading_findings
 from pipeline.formats.codex.reconstruct import CALL_TYPES, ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind
-from pipeline.vocabulary import FindingCode, LineKind, Severity
+from pipeline.vocabulary import FindingCode, Severity
 
 __all__ = ["rollout_findings"]
 
 C = FindingCode
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
-_LINE_CODES: Final = {
-    LineKind.NOT_JSON: (C.LINE_NOT_JSON, E),
-    LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, E),
-    LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
-    LineKind.NESTING_TOO_DEEP: (C.LINE_NESTING_TOO_DEEP, E),
-    LineKind.TOO_LONG: (C.LINE_TOO_LONG, E),
-    LineKind.BLANK: (C.BLANK_LINE, INFO),
-}
 _STARTED: Final = frozenset({"task_started", "turn_started"})
 _ENDED: Final = frozenset({"task_complete", "turn_complete", "turn_aborted"})
 
 
 def _line_findings(rollout: Rollout) -> list[Finding]:
-    findings = [
-        Finding(code, severity, line=number)
-        for number, kind in enumerate(rollout.kinds, 1)
-        if kind is not LineKind.RECORD
-        for code, severity in (_LINE_CODES[kind],)
-    ]
-    for number, entry in enumerate(rollout.entries, 1):
-        if entry is None:
-            continue
-        if entry.replaced_utf8:
-            findings.append(Finding(C.LINE_INVALID_UTF8, W, line=number))
-        if entry.kind is RolloutKind.OTHER:
-            findings.append(Finding(C.UNKNOWN_RECORD, INFO, line=number))
-    if rollout.has_bom:
-        findings.append(Finding(C.BYTE_ORDER_MARK, INFO, line=1))
-    if rollout.crlf_lines:
-        findings.append(Finding(C.CRLF_LINE_ENDINGS, INFO, count=rollout.crlf_lines))
-    if len(rollout) and not rollout.final_newline:
-        findings.append(Finding(C.MISSING_FINAL_NEWLINE, INFO, line=len(rollout)))
-    return findings
+    entries = list(enumerate(rollout.entries, 1))
+    replaced = (number for number, entry in entries if entry is not None and entry.replaced_utf8)
+    facts = LineFacts(rollout.kinds, replaced, rollout.has_bom, rollout.crlf_lines, rollout.final_newline)
+    unknown = (
+        Finding(C.UNKNOWN_RECORD, INFO, line=number)
+        for number, entry in entries
+        if entry is not None and entry.kind is RolloutKind.OTHER
+    )
+    return [*reading_findings(facts), *unknown]
 
 
 def _head_findings(rollout: Rollout) -> list[Finding]:

@@ -8,12 +8,32 @@ not: `context` for what Codex injects itself (developer instructions, AGENTS.md,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pipeline.formats.codex.rollout_decode import is_user_turn
+import orjson
 
-__all__ = ["item_class", "visible_text"]
+from pipeline.formats.codex.reconstruct import API_TYPES, CALL_TYPES
+from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
+from pipeline.formats.codex.rollout_items import payload_of
+
+ItemCounter = Callable[[Mapping[str, Any]], int]
+"""One estimator's tokens of one item."""
+Key = tuple[str, str | None]  # a class, and a tool name within it
+
+__all__ = [
+    "ItemCounter",
+    "Key",
+    "Tally",
+    "call_tools",
+    "codex_estimate",
+    "file_items",
+    "item_class",
+    "tally_items",
+    "visible_text",
+]
 
 
 def _texts(item: Mapping[str, Any]) -> list[str]:
@@ -68,3 +88,51 @@ def visible_text(item: Mapping[str, Any]) -> str:
     return "\n".join(
         p if isinstance(p, str) else "" if p is None or isinstance(p, list) else str(p) for p in pieces
     )
+
+
+def codex_estimate(item: Mapping[str, Any]) -> int:
+    """Codex's own estimate of an item (`estimate_item_token_count`: its JSON bytes / 4, rounded up)."""
+    return -(-len(orjson.dumps(item)) // 4)
+
+
+def file_items(rollout: Rollout, data: bytes) -> Iterator[Mapping[str, Any]]:
+    """Every response item the file holds, as written (replacement histories' items included)."""
+    for number, entry in enumerate(rollout.entries, 1):
+        if entry is not None and entry.is_item and entry.item in API_TYPES:
+            yield payload_of(rollout, data, number)
+        elif entry is not None and entry.kind is RolloutKind.COMPACTED and entry.replacement:
+            history = payload_of(rollout, data, number).get("replacement_history")
+            yield from (item for item in history or () if isinstance(item, dict))
+
+
+def call_tools(items: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each call_id's tool name (what a tool output is classed by)."""
+    return {
+        str(i.get("call_id")): str(i.get("name") or i.get("type"))
+        for i in items
+        if i.get("type") in CALL_TYPES
+    }
+
+
+@dataclass(slots=True)
+class Tally:
+    """Items of one class (or tool) and each estimator's tokens of them."""
+
+    items: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def tally_items(
+    items: Iterable[Mapping[str, Any]], tools: Mapping[str, str], counters: Mapping[str, ItemCounter]
+) -> dict[Key, Tally]:
+    """Items and tokens by (class, None) and, for tools, by (class, tool)."""
+    table: dict[Key, Tally] = defaultdict(Tally)
+    for item in items:
+        kind, name = item_class(item, tools)
+        counts = {estimator: count(item) for estimator, count in counters.items()}
+        for key in ((kind, None), (kind, name)) if name else ((kind, None),):
+            tally = table[key]
+            tally.items += 1
+            for estimator, value in counts.items():
+                tally.tokens[estimator] += value
+    return table

@@ -19,20 +19,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
-from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
+from pipeline.formats.codex.rollout_decode import ITEM_TYPES, Rollout, RolloutEntry, RolloutKind
 
 __all__ = ["CALL_TYPES", "OUTPUT_TYPES", "ContextItem", "ItemOrigin", "Rebuilt", "rebuild_context"]
 
-API_TYPES: Final = frozenset(
+API_TYPES: Final = ITEM_TYPES | frozenset(
     {
-        "message",
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "web_search_call",
         "image_generation_call",
         "tool_search_call",
         "tool_search_output",

@@ -25,18 +25,26 @@ from pipeline.formats.codex.rollout_schema import (
     TokenInfoHead,
     TokenUsageHead,
 )
+from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import LineKind
 
-__all__ = ["CONTEXTUAL_PREFIXES", "Rollout", "RolloutEntry", "RolloutKind", "decode_rollout", "is_user_turn"]
+__all__ = [
+    "CONTEXTUAL_PREFIXES",
+    "ITEM_TYPES",
+    "Rollout",
+    "RolloutEntry",
+    "RolloutKind",
+    "decode_rollout",
+    "is_user_turn",
+]
 
-BOM: Final = b"\xef\xbb\xbf"
 _HEAD = msgspec.json.Decoder(LineHead)
 _CONTENT = msgspec.json.Decoder(list[ContentHead])
 _INFO = msgspec.json.Decoder(TokenInfoHead)
 _ENVELOPE_KINDS: Final = frozenset(
     {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
 )
-_LEGACY_ITEMS: Final = frozenset(
+ITEM_TYPES: Final = frozenset(
     {
         "message",
         "reasoning",
@@ -48,6 +56,7 @@ _LEGACY_ITEMS: Final = frozenset(
         "web_search_call",
     }
 )
+"""The response item kinds every CLI version writes (a bare 0.2x line of one of them is an item)."""
 CONTEXTUAL_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -117,12 +126,7 @@ class Rollout:
 
     def raw_line(self, data: bytes, line: int) -> bytes:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
-        start = self.offsets[line - 1]
-        end = start + self.lengths[line - 1]
-        if end > start and data[end - 1] == 0x0D:
-            end -= 1
-        if line == 1 and data.startswith(BOM, start, end):
-            start += len(BOM)
+        start, end = content_span(data, self.offsets[line - 1], self.lengths[line - 1], first=line == 1)
         return data[start:end]
 
     def lines_where(self, kind: RolloutKind) -> Iterator[int]:
@@ -201,7 +205,7 @@ def _entry(head: LineHead, replaced: bool) -> RolloutEntry:
         return _payload_entry(RolloutKind(head.type), head.payload, replaced)
     if head.record_type == "state":
         return RolloutEntry(RolloutKind.LEGACY_STATE, replaced_utf8=replaced)
-    if head.type in _LEGACY_ITEMS:
+    if head.type in ITEM_TYPES:
         role = _text(head.role)
         user = head.type == "message" and is_user_turn(role, _texts(head.content))
         return RolloutEntry(
@@ -254,21 +258,10 @@ def _not_json(line: bytes) -> LineKind:
     return LineKind.NOT_OBJECT
 
 
-def _spans(data: bytes) -> Iterator[tuple[int, int]]:
-    start, size = 0, len(data)
-    while start < size:
-        end = data.find(b"\n", start)
-        if end < 0:
-            yield start, size
-            return
-        yield start, end
-        start = end + 1
-
-
 def decode_rollout(data: bytes, limits: LineLimits) -> Rollout:
     """Index every physical line of a rollout's bytes."""
     offsets, lengths, kinds, entries, crlf = [], [], [], [], 0
-    for start, end in _spans(data):
+    for start, end in iter_line_spans(data):
         offsets.append(start)
         lengths.append(end - start)
         content_end = end - 1 if end > start and data[end - 1] == 0x0D else end
