@@ -3,6 +3,7 @@ and the candidate's rebuilt context the summary followed by the original's from 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +124,26 @@ def test_every_large_corpus_rollout_compresses_within_target_at_half_its_context
         assert _digests(candidate)[1:] == _digests(path.read_bytes())[-kept:]
         results[path.name] = tokens["ratio"]
     assert len(results) == 12  # every rollout over 300 KB but the 0.2x one
+
+
+def test_no_excluded_text_reaches_the_candidate_or_its_report(tmp_path: Path) -> None:
+    """Records Codex would not send (rolled back, or before the base compaction) stay out."""
+    b = RolloutBuilder(seed=26)
+    b.exchange("CANARY-BEFORE-BASE prompt that a compaction already summarized", tools=1)
+    b.turn("the task")
+    b.compacted("earlier summary", [b.message("user", "the task"), b.message("user", "earlier summary")])
+    b.end_turn()
+    for turn in range(8):
+        b.exchange(f"kept work {turn}", tools=3, output_bytes=3000)
+    b.exchange("CANARY-ROLLED-BACK prompt the user took back", tools=1)
+    rolled_back = b.rollback(1)
+    for turn in range(4):
+        b.exchange(f"later work {turn}", tools=3, output_bytes=3000)
+    outcome, report, source = _compress(tmp_path, b)
+    assert isinstance(outcome, Compressed), report.get("reasons")
+    candidate = (tmp_path / "out" / "root" / source.name).read_bytes()
+    assert report["cut"]["cut_line"] > rolled_back  # a tail never reaches back over a rollback
+    for canary in (b"CANARY-BEFORE-BASE", b"CANARY-ROLLED-BACK"):
+        assert canary not in candidate
+        assert canary.decode() not in json.dumps(report)
+    assert b"earlier summary" in candidate  # what Codex does send was summarized
