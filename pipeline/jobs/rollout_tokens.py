@@ -74,9 +74,9 @@ def _classes(
     analysis: RolloutAnalysis, counters: dict[str, ItemCounter], per_class: int
 ) -> dict[str, RolloutClass]:
     """Tokens by class (and by tool), over the file and over the context Codex sends."""
-    held = list(file_items(analysis.rollout, analysis.data))
-    tools = call_tools(held)
-    file = tally_items(held, tools, counters)
+    # Two passes over the file rather than its items held: a session's parsed items are its size again.
+    tools = call_tools(file_items(analysis.rollout, analysis.data))
+    file = tally_items(file_items(analysis.rollout, analysis.data), tools, counters)
     sent = tally_items(sent_items(analysis.rollout, analysis.data, analysis.rebuilt), tools, counters)
     classes = {}
     for kind in sorted({k for k, name in (*file, *sent) if name is None}):
