@@ -94,15 +94,16 @@ def test_validate_compress_and_tokens_report_every_session_in_its_format(
     assert all("billed" in r["tokens"] for r in tokens.values() if r["session"]["format"] == "codex-rollout")
 
 
+@pytest.mark.parametrize("executor", [(), ("--cluster", "local:1")], ids=["pool", "dask"])
 def test_in_place_replaces_both_formats_and_restore_gives_back_the_originals(
-    fleet: Path, tmp_path: Path
+    fleet: Path, tmp_path: Path, executor: tuple[str, ...]
 ) -> None:
     before = _digests(fleet)
     backups, state = tmp_path / "backups", tmp_path / "state"
     common = ("--backup-dir", str(backups), "--state-dir", str(state))
     done = compaction(
         "compress", str(fleet), "--in-place", "--min-tokens", "0", "--no-verify-resume",
-        "--report-dir", str(tmp_path / "reports"), "--quiet", *common,
+        "--report-dir", str(tmp_path / "reports"), "--quiet", *common, *executor,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     reports = _reports(tmp_path / "reports")
