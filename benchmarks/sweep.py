@@ -7,6 +7,7 @@ peak memory against the target (twice the largest session file plus 100 MB).
 
     python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet
     python benchmarks/sweep.py --fleet-mb 256 --corpus-copies 1
+    python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 1 --codex   # and the Codex rollouts
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     CACHE,
+    CORPUS,
     MB,
     CliRun,
     baseline_seconds,
@@ -90,9 +92,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="worker counts to compare")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds per root (default 3)")
     parser.add_argument("--corpus-copies", type=int, default=8, help="the shared corpus this many times (8)")
+    parser.add_argument("--codex", action="store_true", help="also the shared Codex rollouts, read in place")
     args = parser.parse_args()
     name = f"corpus_x{args.corpus_copies}"
     results = {name: measure(name, corpus_copies(args.corpus_copies), args.jobs, args.rounds)}
+    if args.codex:
+        results["codex_corpus"] = measure("codex", CORPUS.parent / "codex" / "files", args.jobs, args.rounds)
     if args.fleet_mb:
         results[f"fleet_{args.fleet_mb}mb"] = measure(
             f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds

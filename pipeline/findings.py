@@ -6,13 +6,14 @@ reach a report through a finding.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from pipeline.vocabulary import FindingCode, Severity
+from pipeline.vocabulary import FindingCode, LineKind, Severity
 
-__all__ = ["REASONS", "Finding"]
+__all__ = ["REASONS", "Finding", "LineFacts", "reading_findings"]
 
 C = FindingCode
 REASONS: Final = MappingProxyType(
@@ -68,6 +69,12 @@ REASONS: Final = MappingProxyType(
         C.COMPACT_NOT_ON_ACTIVE_CHAIN: "a compact pair exists but the active chain does not pass through it",
         C.CURRENT_COMPACT_PAIR: "the output does not hold exactly one current compact pair on its chain",
         C.INTERNAL_FIELD: "an internal planning field leaked into a record",
+        C.SESSION_META_MISSING: "the rollout does not start with the session_meta record Codex resumes from",
+        C.LEGACY_ROLLOUT_LAYOUT: "a rollout of the oldest layout (bare records): Codex no longer resumes it",
+        C.UNKNOWN_RECORD: "a JSON object of no kind Codex writes; Codex skips it on resume",
+        C.TURN_UNFINISHED: "a turn started and was neither completed nor aborted before the next one",
+        C.COMPACTION_REBUILT: "a compaction without replacement_history: Codex rebuilds it from user texts",
+        C.COMPACTION_MALFORMED: "a compacted record whose replacement_history is not a list of items",
         C.UNSUPPORTED_FORMAT: "a known transcript format this tool does not process yet",
         C.NOT_A_TRANSCRIPT: "no line of the file is a record of a known agent (ids say what it holds)",
         C.NOT_A_REGULAR_FILE: "a named pipe, socket or device with a session's name: skipped, never read",
@@ -88,3 +95,44 @@ class Finding:
     uuid: str | None = None
     count: int = 1
     ids: tuple[str, ...] = ()  # tool ids, session ids or reason codes: identifiers only
+
+
+_LINE_CODES: Final = {
+    LineKind.NOT_JSON: (C.LINE_NOT_JSON, Severity.ERROR),
+    LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, Severity.ERROR),
+    LineKind.TRUNCATED: (C.LINE_TRUNCATED, Severity.ERROR),
+    LineKind.NESTING_TOO_DEEP: (C.LINE_NESTING_TOO_DEEP, Severity.ERROR),
+    LineKind.TOO_LONG: (C.LINE_TOO_LONG, Severity.ERROR),
+    LineKind.BLANK: (C.BLANK_LINE, Severity.INFO),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LineFacts:
+    """What any format's reader found about a file's physical lines, for its reading findings."""
+
+    kinds: Sequence[LineKind]
+    replaced_utf8: Iterable[int]  # lines read with invalid UTF-8 replaced (the record is kept)
+    has_bom: bool
+    crlf_lines: int
+    final_newline: bool
+
+
+def reading_findings(facts: LineFacts) -> list[Finding]:
+    """One finding per line that is not a record, plus file-level encoding observations."""
+    findings = [
+        Finding(code, severity, line=number)
+        for number, kind in enumerate(facts.kinds, 1)
+        if kind is not LineKind.RECORD
+        for code, severity in (_LINE_CODES[kind],)
+    ]
+    findings.extend(
+        Finding(C.LINE_INVALID_UTF8, Severity.WARNING, line=number) for number in facts.replaced_utf8
+    )
+    if facts.has_bom:
+        findings.append(Finding(C.BYTE_ORDER_MARK, Severity.INFO, line=1))
+    if facts.crlf_lines:
+        findings.append(Finding(C.CRLF_LINE_ENDINGS, Severity.INFO, count=facts.crlf_lines))
+    if len(facts.kinds) and not facts.final_newline:
+        findings.append(Finding(C.MISSING_FINAL_NEWLINE, Severity.INFO, line=len(facts.kinds)))
+    return findings

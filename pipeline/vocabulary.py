@@ -341,6 +341,13 @@ class FindingCode(ReasonCode):
     COMPACT_NOT_ON_ACTIVE_CHAIN = "compact-not-on-active-chain"
     CURRENT_COMPACT_PAIR = "current-compact-pair"
     INTERNAL_FIELD = "internal-field"
+    # Codex rollouts
+    SESSION_META_MISSING = "session-meta-missing"
+    LEGACY_ROLLOUT_LAYOUT = "legacy-rollout-layout"
+    UNKNOWN_RECORD = "unknown-record"
+    TURN_UNFINISHED = "turn-unfinished"
+    COMPACTION_REBUILT = "compaction-rebuilt"
+    COMPACTION_MALFORMED = "compaction-malformed"
     # Whole-session outcomes
     UNSUPPORTED_FORMAT = "unsupported-format"
     NOT_A_TRANSCRIPT = "not-a-transcript"

@@ -18,6 +18,7 @@ os.environ.setdefault(RESUME_GATE_ENV, "off")
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORPUS_FILES = CORPUS / "files"
 GOLDEN = CORPUS / "golden"
+CODEX_FILES = CORPUS / "codex" / "files"
 
 
 @pytest.fixture
@@ -32,6 +33,14 @@ def corpus_files() -> Path:
     if not CORPUS_FILES.is_dir():
         pytest.fail(f"corpus not found at {CORPUS_FILES}")
     return CORPUS_FILES
+
+
+@pytest.fixture(scope="session")
+def codex_files() -> Path:
+    """The real Codex rollouts, read in place (never copied into the project)."""
+    if not CODEX_FILES.is_dir():
+        pytest.fail(f"Codex corpus not found at {CODEX_FILES}")
+    return CODEX_FILES
 
 
 @pytest.fixture(scope="session")

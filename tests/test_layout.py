@@ -63,6 +63,7 @@ PACKAGES: Final = {
     "fidelity": "probes of a summarized span, scored in a resumed context",
     "formats": "transcript formats",
     "formats/claude_code": "Claude Code's schema, decode, accessors and record builders",
+    "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -99,7 +100,7 @@ LONG_MODULES: Final = {
 
 UNTYPED_JSON: Final = ("dict[str, Any]", "Mapping[str, Any]")
 UNTYPED_JSON_ALLOWED: Final = {
-    "formats": "the Claude Code format boundary: raw records are parsed and built here",
+    "formats": "the transcript formats' boundary: raw records are parsed and built here",
     "testing": "builders write raw records on purpose, including malformed ones",
     "settings/loading.py": "the TOML and environment layers before they become the typed Settings",
     "settings/environment.py": "the environment layer: variables as TOML-shaped overrides",
@@ -112,6 +113,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/context.py": "reads the captured Messages API request into typed blocks",
     "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
+    "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
 
 

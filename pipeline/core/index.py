@@ -14,11 +14,11 @@ from typing import Final
 from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 
 __all__ = ["LineIndex", "build_index", "build_index_reference", "iter_line_spans"]
 
-BOM: Final = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +56,7 @@ class LineIndex:
 
     def span(self, data: bytes, line: int) -> tuple[int, int]:
         """Where `raw_line` is in `data`, for readers of huge lines that must not copy them."""
-        start = self.offsets[line - 1]
-        end = start + self.lengths[line - 1]
-        if end > start and data[end - 1] == 0x0D:
-            end -= 1
-        if line == 1 and data.startswith(BOM, start, end):
-            start += len(BOM)
-        return start, end
+        return content_span(data, self.offsets[line - 1], self.lengths[line - 1], first=line == 1)
 
     def record_lines(self, data: bytes) -> Iterator[tuple[int, DecodedRecord, bytes]]:
         """(1-based line, record, exact bytes) of every record line, in physical order."""
@@ -73,19 +67,6 @@ class LineIndex:
     def lines_of(self, kind: LineKind) -> Iterator[int]:
         """1-based numbers of the lines of one kind."""
         return (number for number, value in enumerate(self.kinds, 1) if value is kind)
-
-
-def iter_line_spans(data: bytes) -> Iterator[tuple[int, int]]:
-    """(offset, end) of every physical line, excluding LF; a trailing LF ends the last line."""
-    start = 0
-    size = len(data)
-    while start < size:
-        end = data.find(b"\n", start)
-        if end < 0:
-            yield start, size
-            return
-        yield start, end
-        start = end + 1
 
 
 _PROBLEM_KINDS: Final = {kind.value: kind for kind in LineKind}

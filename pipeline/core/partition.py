@@ -20,7 +20,15 @@ from pipeline.core.index import LineIndex
 from pipeline.errors import CompactionError
 from pipeline.vocabulary import CheckpointPolicy, PartitionSet, RecordType
 
-__all__ = ["LineSet", "Partition", "PartitionError", "line_digest", "partition_lines", "select_snapshots"]
+__all__ = [
+    "LineSet",
+    "Partition",
+    "PartitionError",
+    "checked_partition",
+    "line_digest",
+    "partition_lines",
+    "select_snapshots",
+]
 
 _CONTROL_TYPES: Final = frozenset({"mode", "permission-mode", "custom-title", "ai-title", "agent-name"})
 _CORRELATION_KINDS: Final = ("uuid", "message_id", "source_tool_assistant")
@@ -143,15 +151,26 @@ def partition_lines(
         }
     unattributed = frozenset(range(1, len(index) + 1)) - assigned - branch
     sets = {
-        PartitionSet.SUMMARY: LineSet(summary_set),
-        PartitionSet.RAW_KEEP: LineSet(raw_set),
-        PartitionSet.SIDE_KEEP: LineSet(side_set),
-        PartitionSet.CONTROL_PROJECTION: LineSet(control_set),
-        PartitionSet.EXCLUDED_BRANCH: LineSet(frozenset(branch)),
-        PartitionSet.EXCLUDED_UNATTRIBUTED: LineSet(unattributed),
+        PartitionSet.SUMMARY: summary_set,
+        PartitionSet.RAW_KEEP: raw_set,
+        PartitionSet.SIDE_KEEP: side_set,
+        PartitionSet.CONTROL_PROJECTION: control_set,
+        PartitionSet.EXCLUDED_BRANCH: frozenset(branch),
+        PartitionSet.EXCLUDED_UNATTRIBUTED: unattributed,
     }
-    total = sum(line_set.count for line_set in sets.values())
-    union = frozenset().union(*(line_set.lines for line_set in sets.values()))
-    if total != len(index) or union != frozenset(range(1, len(index) + 1)):
-        raise PartitionError(f"partition covers {len(union)} of {len(index)} lines with {total} assignments")
-    return Partition(sets)
+    return checked_partition(sets, len(index))
+
+
+def checked_partition(sets: dict[PartitionSet, frozenset[int]], lines: int) -> Partition:
+    """The six sets as a `Partition`, once they are proven disjoint and complete over `lines`.
+
+    A format decides which line goes where (Claude Code above, a Codex rollout in its format);
+    the proof is one and the same.
+    """
+    if set(sets) != set(PartitionSet):
+        raise PartitionError(f"partition names {sorted(sets)}, not the six sets")
+    total = sum(len(members) for members in sets.values())
+    union = frozenset().union(*sets.values())
+    if total != lines or union != frozenset(range(1, lines + 1)):
+        raise PartitionError(f"partition covers {len(union)} of {lines} lines with {total} assignments")
+    return Partition({name: LineSet(frozenset(members)) for name, members in sets.items()})

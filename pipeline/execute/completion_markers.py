@@ -34,6 +34,9 @@ from pipeline.report.documents import (
     Outcome,
     Refused,
     Report,
+    RolloutCompressReport,
+    RolloutTokensReport,
+    RolloutValidateReport,
     Skipped,
     TokensReport,
     Unreadable,
@@ -66,7 +69,16 @@ _OUTCOMES: Final[Mapping[str, type[Outcome]]] = {
     )
 }
 _REPORTS: Final[Mapping[str, type[Report]]] = {
-    kind.__name__: kind for kind in (BriefReport, ValidateReport, CompressReport, TokensReport)
+    kind.__name__: kind
+    for kind in (
+        BriefReport,
+        ValidateReport,
+        RolloutValidateReport,
+        CompressReport,
+        RolloutCompressReport,
+        TokensReport,
+        RolloutTokensReport,
+    )
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)
 

@@ -1,7 +1,7 @@
 """Recognize which agent wrote a transcript from its first records, without reading it all.
 
-Only Claude Code sessions are processed; Codex, pi and gemini-cli sessions are named so that a
-sweep can report them as a known format that is not supported yet.
+Claude Code sessions and Codex rollouts are processed; pi and gemini-cli sessions are named so
+that a sweep can report them as a known format that is not supported yet.
 """
 
 from __future__ import annotations
@@ -54,9 +54,18 @@ class NotTranscript(StrEnum):
     TEXT = "text"  # lines, none of them a JSON object
 
 
+def _is_legacy_codex(record: dict[str, Any]) -> bool:
+    """The 0.2x rollout layout: a bare meta line first, then `{"record_type": "state"}` lines."""
+    if record.get("record_type") == "state":
+        return True
+    return "type" not in record and "instructions" in record and "id" in record and "timestamp" in record
+
+
 def _vote(record: dict[str, Any]) -> SourceFormat | None:
     record_type = record.get("type")
     if record_type in _CODEX_TYPES and "payload" in record:
+        return SourceFormat.CODEX
+    if _is_legacy_codex(record):
         return SourceFormat.CODEX
     if any(key in record for key in _CLAUDE_KEYS):
         return SourceFormat.CLAUDE_CODE

@@ -1,11 +1,14 @@
 """The front every job shares: read the file, detect its format, index it, choose the topology.
 
 `open_session` returns either an `Analysis` to continue from, or the outcome of a file that goes
-no further (unreadable, or not a Claude Code transcript). Every job starts here.
+no further (unreadable, or not a Claude Code transcript). Every job starts here. A job that
+handles Codex rollouts passes its `RolloutJob`, which a rollout is handed to instead; for the
+others a rollout stays `unsupported-format`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +25,10 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "open_session", "open_source", "topology_options", "unsafe_key"]
+__all__ = ["Analysis", "RolloutJob", "open_session", "open_source", "topology_options", "unsafe_key"]
+
+RolloutJob = Callable[[str, "SourceBytes"], "Outcome"]
+"""What a job does with a Codex rollout: its label and bytes in, its outcome out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +114,14 @@ def unsafe_key(label: str, *, command: str, per_code: int) -> Outcome:
 
 
 def open_session(
-    path: Path, label: str, options: TopologyOptions, *, command: str, per_code: int, limits: LineLimits
+    path: Path,
+    label: str,
+    options: TopologyOptions,
+    *,
+    command: str,
+    per_code: int,
+    limits: LineLimits,
+    rollouts: RolloutJob | None = None,
 ) -> Analysis | Outcome:
     """Read, detect, index and resolve; or the outcome of a file that goes no further."""
     try:
@@ -121,7 +134,9 @@ def open_session(
         finding = Finding(FindingCode.UNREADABLE, Severity.ERROR, ids=(exc.reason,))
         status = SessionStatus.UNREADABLE
         return Unreadable(label, _brief(label, status, finding, command=command, per_code=per_code))
-    return open_source(label, source, options, command=command, per_code=per_code, limits=limits)
+    return open_source(
+        label, source, options, command=command, per_code=per_code, limits=limits, rollouts=rollouts
+    )
 
 
 def open_source(
@@ -132,9 +147,12 @@ def open_source(
     command: str,
     per_code: int,
     limits: LineLimits,
+    rollouts: RolloutJob | None = None,
 ) -> Analysis | Outcome:
     """Detect, index and resolve bytes already read; or the outcome of a file that goes no further."""
     fmt = detect_format(source.data)
+    if fmt is SourceFormat.CODEX and rollouts is not None:
+        return rollouts(label, source)
     if fmt is not SourceFormat.CLAUDE_CODE:
         return _not_processed(label, source, fmt, command=command, per_code=per_code)
     index = build_index(source.data, fmt, limits)

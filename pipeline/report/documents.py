@@ -29,6 +29,7 @@ from pipeline.report.compression import (
 )
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
+from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection, RolloutTokens
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -51,6 +52,9 @@ __all__ = [
     "Outcome",
     "Refused",
     "Report",
+    "RolloutCompressReport",
+    "RolloutTokensReport",
+    "RolloutValidateReport",
     "Skipped",
     "SweepTokens",
     "TokensReport",
@@ -94,6 +98,40 @@ class ValidateReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
+class RolloutValidateReport(_Document, frozen=True, kw_only=True):
+    """`validate` of a Codex rollout: the context Codex rebuilds stands where a chain would."""
+
+    command: str = "validate"
+    context: ContextSection
+    partition: PartitionSection
+    tokens: SweepTokens
+    timing_ms: Timing
+
+
+class RolloutCompressReport(_Document, frozen=True, kw_only=True):
+    """`compress` of a Codex rollout: the original's context, the cut, the summary, the output."""
+
+    command: str = "compress"
+    context: ContextSection
+    tokens: CompressTokens
+    timing_ms: Timing
+    reasons: list[str] | UnsetType = UNSET
+    cut: CutSection | UnsetType = UNSET
+    summary: SummarySection | UnsetType = UNSET
+    partition: PartitionSection | UnsetType = UNSET
+    checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
+    output: RolloutOutputSection | UnsetType = UNSET
+
+
+class RolloutTokensReport(_Document, frozen=True, kw_only=True):
+    """`tokens` of a Codex rollout: by estimator and class, and what Codex says was billed."""
+
+    command: str = "tokens"
+    context: ContextSection
+    tokens: RolloutTokens
+    timing_ms: Timing
+
+
 class CompressReport(_Document, frozen=True, kw_only=True):
     command: str = "compress"
     strict_status: StrictStatus
@@ -126,7 +164,15 @@ class TokensReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
-Report = BriefReport | ValidateReport | CompressReport | TokensReport
+Report = (
+    BriefReport
+    | ValidateReport
+    | RolloutValidateReport
+    | CompressReport
+    | RolloutCompressReport
+    | TokensReport
+    | RolloutTokensReport
+)
 
 
 @dataclass(frozen=True, slots=True)

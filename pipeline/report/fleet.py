@@ -197,7 +197,7 @@ def model_spend(reports: Iterable[object]) -> ModelSpend | UnsetType:
 def _tokens(report: object) -> int:
     if isinstance(report, ValidateReport):
         return report.tokens.session
-    return 0
+    return 0  # a rollout's tokens are Codex's estimate, not the seed's: not added to seed_tokens
 
 
 def summary_report(

@@ -26,7 +26,7 @@ from pipeline.live_vocabulary import (
     Step,
     StopReason,
 )
-from pipeline.report.documents import BriefReport, CompressReport, Report
+from pipeline.report.documents import BriefReport, CompressReport, Report, RolloutCompressReport
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.sections import Section
 
@@ -39,6 +39,7 @@ __all__ = [
     "BackupSection",
     "InPlaceBriefReport",
     "InPlaceCompressReport",
+    "InPlaceRolloutReport",
     "InPlaceSection",
     "InPlaceSummary",
     "InPlaceTotals",
@@ -118,17 +119,27 @@ class InPlaceCompressReport(CompressReport, frozen=True, kw_only=True):
     in_place: InPlaceSection
 
 
+class InPlaceRolloutReport(RolloutCompressReport, frozen=True, kw_only=True):
+    """A Codex rollout's compress report of an in-place run, with what became of the file."""
+
+    in_place: InPlaceSection
+
+
 class InPlaceBriefReport(BriefReport, frozen=True, kw_only=True):
     """A session the job could not take further (unreadable, another format, crashed), in place."""
 
     in_place: InPlaceSection
 
 
-def in_place_report(job: Report, section: InPlaceSection) -> InPlaceCompressReport | InPlaceBriefReport:
+def in_place_report(
+    job: Report, section: InPlaceSection
+) -> InPlaceCompressReport | InPlaceRolloutReport | InPlaceBriefReport:
     """The job's report with the in-place section added."""
     fields = msgspec.structs.asdict(job)
     if isinstance(job, CompressReport):
         return InPlaceCompressReport(**fields, in_place=section)
+    if isinstance(job, RolloutCompressReport):
+        return InPlaceRolloutReport(**fields, in_place=section)
     if isinstance(job, BriefReport):
         return InPlaceBriefReport(**fields, in_place=section)
     raise TypeError(f"an in-place run reports compress jobs, not {type(job).__name__}")

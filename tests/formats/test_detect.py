@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.formats.detect import NotTranscript, detect_format, why_not_a_transcript
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.vocabulary import SourceFormat
 
 
@@ -41,3 +42,11 @@ def test_a_transcript_with_a_damaged_head_is_still_recognized() -> None:
     garbage = b"\n".join(orjson.dumps({"noise": n}) for n in range(200))
     assert detect_format(garbage + b"\n" + _session()) is SourceFormat.CLAUDE_CODE
     assert detect_format(_session()) is SourceFormat.CLAUDE_CODE
+
+
+def test_codex_rollouts_of_both_layouts_are_recognized_and_pi_stays_pi() -> None:
+    assert detect_format(RolloutBuilder(seed=3).to_bytes()) is SourceFormat.CODEX
+    legacy = b'{"id":"x","timestamp":"2025-08-19T08:25:08.061Z","instructions":null,"git":null}\n'
+    legacy += b'{"record_type":"state"}\n{"type":"message","id":null,"role":"user","content":[]}\n'
+    assert detect_format(legacy) is SourceFormat.CODEX
+    assert detect_format(b'{"type":"session","id":"s","version":3}\n') is SourceFormat.PI

@@ -49,7 +49,8 @@ def compressed(
     found = []
     for path in sorted(out.rglob("*.report.json")):
         report = json.loads(path.read_text())
-        if report["status"] == "compressed":
+        # Probes are of Claude Code sessions; a Codex rollout's candidate is proven by its context.
+        if report["status"] == "compressed" and report["session"]["format"] == "claude-code":
             candidate = out / report["output"]["path"]
             found.append((corpus_files / report["session"]["label"], candidate, report))
     assert len(found) >= 15  # the corpus has that many sessions worth compressing

@@ -23,11 +23,11 @@ def test_unreadable_and_unsupported_files_get_their_own_outcomes(tmp_path: Path)
     missing = validate_session(tmp_path / "missing.jsonl", "missing.jsonl", validate_options())
     assert isinstance(missing, Unreadable) and missing.failed
     assert as_json(missing)["findings"][0]["code"] == "unreadable"
-    codex = tmp_path / "rollout.jsonl"
-    codex.write_bytes(b'{"type":"session_meta","payload":{"id":"x"}}\n')
-    outcome = validate_session(codex, "rollout.jsonl", validate_options())
+    pi = tmp_path / "pi.jsonl"
+    pi.write_bytes(b'{"type":"session","id":"x","version":3}\n')
+    outcome = validate_session(pi, "pi.jsonl", validate_options())
     assert isinstance(outcome, Unsupported) and not outcome.failed
-    assert as_json(outcome)["findings"][0]["ids"] == ["codex-rollout"]
+    assert as_json(outcome)["findings"][0]["ids"] == ["pi-session"]
 
 
 def test_a_session_is_validated_with_its_report_sections(tmp_path: Path) -> None:

@@ -13,28 +13,19 @@ from typing import Final
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.validate.pairing import check_pairing
-from pipeline.findings import Finding
+from pipeline.findings import Finding, LineFacts, reading_findings
 from pipeline.formats.claude_code.records import (
     CompactMetadataRefs,
     RefState,
     compact_metadata,
     summary_has_text,
 )
-from pipeline.vocabulary import FindingCode, LineKind, PointerState, RecordType, Severity
+from pipeline.vocabulary import FindingCode, PointerState, RecordType, Severity
 
 __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
 C = FindingCode
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
-_LINE_CODES: Final = {
-    LineKind.NOT_JSON: (C.LINE_NOT_JSON, E),
-    LineKind.NOT_OBJECT: (C.LINE_NOT_OBJECT, E),
-    LineKind.TRUNCATED: (C.LINE_TRUNCATED, E),
-    LineKind.NESTING_TOO_DEEP: (C.LINE_NESTING_TOO_DEEP, E),
-    LineKind.TOO_LONG: (C.LINE_TOO_LONG, E),
-    LineKind.BLANK: (C.BLANK_LINE, INFO),
-}
-
 READING_CODES: Final = frozenset({C.LINE_NOT_JSON, C.LINE_NOT_OBJECT, C.LINE_TRUNCATED, C.BLANK_LINE})
 """Lines Claude Code skips as well, so a compaction that leaves them out changes nothing it reads.
 
@@ -54,24 +45,10 @@ class Validation:
 
 def read_findings(index: LineIndex) -> list[Finding]:
     """One finding per line that is not a record, plus file-level encoding observations."""
-    findings = [
-        Finding(code, severity, line=number)
-        for number, kind in enumerate(index.kinds, 1)
-        if kind is not LineKind.RECORD
-        for code, severity in (_LINE_CODES[kind],)
-    ]
-    findings.extend(
-        Finding(C.LINE_INVALID_UTF8, W, line=number)
-        for number, record in enumerate(index.records, 1)
-        if record is not None and record.replaced_utf8
+    replaced = (n for n, record in enumerate(index.records, 1) if record is not None and record.replaced_utf8)
+    return reading_findings(
+        LineFacts(index.kinds, replaced, index.has_bom, index.crlf_lines, index.final_newline)
     )
-    if index.has_bom:
-        findings.append(Finding(C.BYTE_ORDER_MARK, INFO, line=1))
-    if index.crlf_lines:
-        findings.append(Finding(C.CRLF_LINE_ENDINGS, INFO, count=index.crlf_lines))
-    if len(index) and not index.final_newline:
-        findings.append(Finding(C.MISSING_FINAL_NEWLINE, INFO, line=len(index)))
-    return findings
 
 
 def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int]) -> list[Finding]:

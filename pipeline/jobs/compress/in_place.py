@@ -34,13 +34,15 @@ from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
+from pipeline.jobs.rollout_compress import compress_rollout, rollout_output
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
-from pipeline.read.load import frozen_source, read_source
+from pipeline.read.load import SourceBytes, frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
-from pipeline.report.documents import CompressReport, Outcome, crashed
+from pipeline.report.documents import CompressReport, Outcome, RolloutCompressReport, crashed
+from pipeline.report.resume_context import RolloutOutputSection
 from pipeline.summarize.model.outcomes import SummaryOutcome
 from pipeline.vocabulary import SessionStatus, Verdict
 
@@ -118,6 +120,19 @@ class _Kept:
         return output_section(analysis, candidate, analysis.label)
 
 
+class _KeptRollout:
+    """The same for a Codex rollout's candidate (a Codex-native checkpoint, checked in the job)."""
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+
+    def __call__(
+        self, source: SourceBytes, label: str, options: CompressOptions, data: bytes
+    ) -> RolloutOutputSection:
+        self.data = data
+        return rollout_output(label, data, source)
+
+
 @contextlib.contextmanager
 def _scratch_in(directory: str | None) -> Iterator[None]:
     """Temporary files (the resume gate's staged copies and homes) go to the work directory."""
@@ -136,6 +151,7 @@ def build_frozen(
     """Compress a session's frozen bytes; `path` is only where the resume gate finds the original."""
     started = time.perf_counter()
     source = frozen_source(Path(path), data, sha256)
+    rollout = _KeptRollout()
     opened = open_source(
         label,
         source,
@@ -143,9 +159,14 @@ def build_frozen(
         command="compress",
         per_code=options.sweep.findings_per_code,
         limits=LineLimits.of(options.sweep),
+        rollouts=lambda rollout_label, rollout_source: compress_rollout(
+            rollout_label, rollout_source, options, rollout
+        ),
     )
     if not isinstance(opened, Analysis):
-        return Built(opened, None, None)
+        if rollout.data is None or opened.status is not SessionStatus.COMPRESSED:
+            return Built(opened, None, None)
+        return Built(opened, rollout.data, hashlib.sha256(rollout.data).hexdigest())
     kept = _Kept()
     with _scratch_in(scratch):
         outcome = compress_analysis(opened, options, kept, started=started)
@@ -183,7 +204,9 @@ def as_candidate(built: Built) -> Candidate | Declined:
         return Declined(CHANGED, (Refusal.SOURCE_CHANGED.value,), final=False)
     if built.candidate is None or built.candidate_sha256 is None:
         report = outcome.report
-        reasons = tuple(report.reasons or ()) if isinstance(report, CompressReport) else ()
+        reasons = (
+            tuple(report.reasons or ()) if isinstance(report, CompressReport | RolloutCompressReport) else ()
+        )
         final = outcome.status in _FINAL and not _TRANSIENT.intersection(reasons)
         return Declined(outcome.status.value, reasons, final, failed=outcome.failed, job=outcome)
     expected = built.candidate_sha256

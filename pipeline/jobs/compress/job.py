@@ -45,6 +45,7 @@ from pipeline.jobs.compress.stages import (
 )
 from pipeline.jobs.compress.writers import ModelRefusal, Written
 from pipeline.jobs.front import Analysis, open_session
+from pipeline.jobs.rollout_compress import compress_rollout
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
@@ -119,6 +120,7 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
         command="compress",
         per_code=options.sweep.findings_per_code,
         limits=LineLimits.of(options.sweep),
+        rollouts=lambda rollout_label, source: compress_rollout(rollout_label, source, options),
     )
     if not isinstance(opened, Analysis):
         return opened

@@ -1,0 +1,71 @@
+"""`tokens` of Codex rollouts: by content class and tool, in the file and in the resumed context,
+by Codex's estimate and o200k, with the billed truth of Codex's own token_count events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.jobs.tokens.job import tokens_session
+from pipeline.report.documents import Counted
+from pipeline.testing import as_json
+from pipeline.testing.rollout_builder import RolloutBuilder
+from pipeline.testing.settings import tokens_options
+
+
+def _tokens(tmp_path: Path, b: RolloutBuilder) -> dict:  # type: ignore[type-arg]
+    path = b.write(tmp_path / "rollout.jsonl")
+    outcome = tokens_session(path, path.name, tokens_options())
+    assert isinstance(outcome, Counted)
+    return as_json(outcome)["tokens"]
+
+
+def test_classes_by_tool_scopes_and_the_billed_truth(tmp_path: Path) -> None:
+    b = RolloutBuilder(seed=31)
+    b.item(b.message("developer", "<permissions instructions>never ask</permissions instructions>"))
+    b.exchange("first task", tools=2, output_bytes=400)
+    b.turn("second task")
+    b.compacted("summary", [b.message("user", "second task")])
+    b.tool("apply_patch", {"input": "*** Begin Patch"}, "Success")
+    b.tokens(9000, cached=4000, output=300, reasoning=100)
+    tokens = _tokens(tmp_path, b)
+    assert tokens["estimators"] == ["codex-approx", "o200k"] and tokens["unavailable"] == {}
+    classes = tokens["classes"]
+    assert set(classes) == {"assistant", "context", "human", "reasoning", "tool_result", "tool_use"}
+    assert classes["tool_use"]["names"]["exec_command"]["items"] == 2
+    assert classes["tool_result"]["names"]["exec_command"]["context_items"] == 0  # summarized away
+    assert classes["tool_result"]["names"]["apply_patch"]["context_items"] == 1
+    assert classes["human"]["items"] == 3 and classes["human"]["context_items"] == 1
+    for estimator in tokens["estimators"]:
+        assert tokens["context"][estimator] < tokens["session"][estimator]
+        assert tokens["session"][estimator] == sum(c["session"][estimator] for c in classes.values())
+    billed = tokens["billed"]
+    assert billed["events"] == 2 and billed["last_input"] == 9000
+    assert (billed["input"], billed["cached_input"], billed["output"], billed["reasoning_output"]) == (
+        9000,
+        4000,
+        300,
+        100,
+    )
+
+
+def test_o200k_counts_text_not_encrypted_reasoning(tmp_path: Path) -> None:
+    b = RolloutBuilder(seed=32)
+    b.turn("hello")
+    b.item(
+        {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "gAAAA" + "Zm9v" * 5000}
+    )
+    tokens = _tokens(tmp_path, b)
+    reasoning = tokens["classes"]["reasoning"]["context"]
+    assert reasoning["o200k"] == 0 and reasoning["codex-approx"] > 5000
+
+
+def test_every_corpus_rollout_is_counted(codex_files: Path) -> None:
+    for path in sorted(codex_files.glob("*.jsonl")):
+        outcome = tokens_session(path, path.name, tokens_options())
+        assert isinstance(outcome, Counted), path.name
+        tokens = as_json(outcome)["tokens"]
+        # A sent reasoning item gains the `content: null` Codex writes: a few tokens over the file.
+        assert (
+            tokens["session"]["o200k"] > 0
+            and tokens["context"]["codex-approx"] <= tokens["session"]["codex-approx"] + 100
+        )
