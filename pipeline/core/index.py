@@ -20,7 +20,6 @@ from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 __all__ = ["LineIndex", "build_index", "build_index_reference", "iter_line_spans"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class LineIndex:
     """Compact facts about every physical line of one session file (lines are 1-based)."""
