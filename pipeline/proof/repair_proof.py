@@ -39,6 +39,7 @@ class RepairVerdict(StrEnum):
     HISTORY_NOT_RESTORED = "history-not-restored"  # --relink brought no earlier history back
     NOT_RESUMED = "not-resumed"  # Claude Code resumes the damaged file but not the repaired one
     UNPROVEN = "unproven"  # no Claude Code to ask
+    ERROR = "error"  # Claude Code failed or timed out: no verdict
 
 
 @dataclass(frozen=True, slots=True)
