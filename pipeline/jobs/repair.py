@@ -4,7 +4,7 @@ The proof resumes copies of the damaged and the repaired bytes in a scratch dire
 live file) and is the judge of whether the repair may be published: proven, or a file Claude
 Code resumes in neither form (a subagent's sidechain), or no Claude Code at all, which the
 report names as unproven. A repair Claude Code shows to be wrong (the API still rejects it, a
-record is lost, a relink brought nothing back) is refused.
+record is lost) is refused.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ def _dropped(plan: SessionRepairPlan) -> frozenset[str]:
 def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, scratch: Path) -> RepairProof:
     if setup.executable is None or plan.repaired is None:
         return RepairProof(RepairVerdict.UNPROVEN)
-    relinked = any(r.action is RepairAction.RELINK for r in plan.receipts)
     with tempfile.TemporaryDirectory(prefix="repair-proof-", dir=scratch, ignore_cleanup_errors=True) as made:
         damaged, repaired = Path(made) / "damaged" / name, Path(made) / "repaired" / name
         for path, content in ((damaged, data), (repaired, plan.repaired)):
@@ -69,7 +68,6 @@ def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, s
                 executable=setup.executable,
                 timeout=setup.timeout_seconds,
                 dropped=_dropped(plan),
-                relinked=relinked,
             )
         except ClaudeCodeError:  # Claude Code failed or timed out: no verdict, nothing published
             return RepairProof(RepairVerdict.ERROR)

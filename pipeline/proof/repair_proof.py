@@ -4,9 +4,10 @@ The damaged and the repaired file are resumed side by side (`client.resume`, eac
 capture server, which answers a context breaking the Messages API's pairing rules with the
 API's 400). The repair is proven when Claude Code resumes the repaired file, the API accepts its
 context, and that context holds every block the damaged file's context held, except the results
-the repair declared dropped; with `--relink`, it must also hold more than the damaged one did
-(the history before the break). Renamed tool ids are compared by content. No text reaches the
-verdict: only content-free block labels and the API's rule codes.
+the repair declared dropped. What `--relink` brings back shows as the blocks the repaired context
+holds beyond the damaged one's (none when Claude Code had already bridged the break itself).
+Renamed tool ids are compared by content. No text reaches the verdict: only content-free block
+labels and the API's rule codes.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ class RepairVerdict(StrEnum):
     NOT_RESUMABLE = "not-resumable"  # Claude Code finds no conversation in the damaged file either
     API_REJECTED = "api-rejected"  # the repaired context still breaks the API's rules
     RECORDS_LOST = "records-lost"  # the repaired context lacks blocks the damaged one sent
-    HISTORY_NOT_RESTORED = "history-not-restored"  # --relink brought no earlier history back
     NOT_RESUMED = "not-resumed"  # Claude Code resumes the damaged file but not the repaired one
     UNPROVEN = "unproven"  # no Claude Code to ask
     ERROR = "error"  # Claude Code failed or timed out: no verdict
@@ -67,9 +67,7 @@ def context_losses(damaged: SentContext, repaired: SentContext, dropped: Collect
     return tuple(missing)
 
 
-def _verdict(
-    before: ResumeResult, after: ResumeResult, dropped: Collection[str], relinked: bool
-) -> RepairProof:
+def _verdict(before: ResumeResult, after: ResumeResult, dropped: Collection[str]) -> RepairProof:
     base = RepairProof(
         RepairVerdict.PROVEN,
         damaged_blocks=len(before.context.blocks),
@@ -86,8 +84,6 @@ def _verdict(
     missing = context_losses(before.context, after.context, dropped) if before.resumed else ()
     if missing:
         return replace(base, verdict=RepairVerdict.RECORDS_LOST, missing=missing[:_LISTED])
-    if relinked and base.repaired_blocks <= base.damaged_blocks:
-        return replace(base, verdict=RepairVerdict.HISTORY_NOT_RESTORED)
     return base
 
 
@@ -98,7 +94,6 @@ def prove_repair(
     executable: Path,
     timeout: float,
     dropped: Collection[str] = (),
-    relinked: bool = False,
 ) -> RepairProof:
     """Resume both files in Claude Code (same pinned model) and judge the repaired one's context."""
     model = with_recorded_window(resumed_model(damaged), damaged)
@@ -108,4 +103,4 @@ def prove_repair(
             for path in (damaged, repaired)
         ]
         before, after = (run.result() for run in runs)
-    return _verdict(before, after, dropped, relinked)
+    return _verdict(before, after, dropped)
