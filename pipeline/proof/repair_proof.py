@@ -20,13 +20,21 @@ from enum import StrEnum
 from pathlib import Path
 
 from pipeline.proof.client import ResumeResult, resume
-from pipeline.proof.context import SentContext
+from pipeline.proof.context import SYNTHETIC_REPLY, SentContext
 from pipeline.proof.model import resumed_model, with_recorded_window
 
 __all__ = ["RepairProof", "RepairVerdict", "context_losses", "prove_repair"]
 
-# What Claude Code writes in place of a message it emptied by dropping a broken block: no record.
-_FILLER = ("user", "text", "(no content)")
+# What Claude Code writes itself, no record of the file: the text of a message it emptied by dropping
+# a broken block, the text it puts for a call it drops (a repeated id), and the reply it puts after
+# a conversation that ends on a user message (2.1.332).
+_FILLERS = frozenset(
+    {
+        ("user", "text", "(no content)"),
+        ("assistant", "text", "[Tool use interrupted]"),
+        (SYNTHETIC_REPLY.role, SYNTHETIC_REPLY.kind, SYNTHETIC_REPLY.text),
+    }
+)
 _LISTED = 20  # missing blocks named in a verdict: enough to see the pattern, a report stays small
 
 
@@ -62,7 +70,7 @@ def context_losses(damaged: SentContext, repaired: SentContext, dropped: Collect
         key = (block.role, block.kind, block.text)
         if left[key] > 0:
             left[key] -= 1
-        elif key != _FILLER and not (block.kind == "tool_result" and block.id in dropped):
+        elif key not in _FILLERS and not (block.kind == "tool_result" and block.id in dropped):
             missing.append(block.label())
     return tuple(missing)
 

@@ -3,7 +3,7 @@
 For tests and benchmarks of `compaction repair`: each pairing defect of `fuzz.PAIRING` at the
 latest tool result of the protected last round where the validator sees it (a dropped result of
 a parallel batch is only a partial answer, a reused id of a rewound call no duplicate), a torn
-final line, and a parent link broken in the middle of the chain.
+final line, and a parent link broken near the middle of the chain.
 """
 
 from __future__ import annotations
@@ -66,13 +66,13 @@ def torn_tail(data: bytes) -> bytes:
 
 
 def break_link(data: bytes) -> tuple[bytes, int] | None:
-    """A user prompt in the later half of the chain naming a parent never written, whose true
-    parent is not the record just before it (Claude Code then resumes from the break only)."""
+    """A user prompt near the middle of the chain naming a parent never written, whose true parent
+    is not the record just before it (Claude Code then resumes from the break only)."""
     topology, _ = _resolved(data)
     index = build_index(data, detect_format(data), LIMITS)
     graph = build_graph(index)
     chain = topology.chain
-    for line in chain[len(chain) // 2 :]:
+    for line in (*chain[len(chain) // 2 :], *chain[1 : len(chain) // 2][::-1]):  # the middle first
         record = index.entry(line)
         if (
             record.type != "user"

@@ -11,6 +11,8 @@ planner then leaves the file as it was.
 
 from __future__ import annotations
 
+import itertools
+import string
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ _UNREADABLE = {
     LineKind.NOT_OBJECT: C.LINE_NOT_OBJECT,
     LineKind.TRUNCATED: C.LINE_TRUNCATED,
 }
+_ID_ALPHABET = string.digits + string.ascii_letters
 _NAMESPACE = uuid.UUID("6d1b3c52-8f0e-4f55-9d51-3c0e2a7b9a11")  # inserted records' uuids: stable across runs
 
 
@@ -121,15 +124,45 @@ def _relink(view: SessionView) -> Fix | Unrepaired | None:
     return Unrepaired(root, C.DANGLING_PARENT, "no-earlier-record")
 
 
-def _renamed(view: SessionView, messages: Sequence[ApiMessage], at: int, old: str) -> Fix | Unrepaired:
+def _fresh_id(view: SessionView, old: str) -> str:
+    """`old` with its last characters changed: Claude Code pairs a call and its results only by
+    ids of the API's shape (`toolu_` and letters and digits; a `_2` suffix leaves the result
+    unmatched, observed in 2.1.332), so the id keeps its length and alphabet."""
+    taken = {i for r in view.index.records if r is not None for i in r.tool_uses + r.tool_results}
+    for width in (1, 2, 3):
+        for tail in itertools.product(_ID_ALPHABET, repeat=width):
+            new = old[:-width] + "".join(tail)
+            if len(old) > width and new not in taken:
+                return new
+    return old + "".join(_ID_ALPHABET[:4])  # unreachable in practice: 62**3 ids all taken
+
+
+def _later_lines(
+    message: ApiMessage, code: str, ids: tuple[str, ...], old: str, first_here: bool
+) -> list[int] | None:
+    """The lines of `message` holding the blocks of `old` that are not the first call's (None: a
+    line holds both, so no whole-line edit can tell them apart)."""
+    positions = [p for p, c in enumerate(message.blocks) if c == code]
+    lines = [message.block_lines[p] for p, tool_id in zip(positions, ids, strict=True) if tool_id == old]
+    later = lines[1:] if first_here else lines
+    return None if first_here and lines[0] in later else sorted(set(later))
+
+
+def _renamed(
+    view: SessionView, messages: Sequence[ApiMessage], at: int, old: str, first_here: bool
+) -> Fix | Unrepaired:
     """The later call with a used id, and the results that answer it, given a fresh id."""
-    taken = {i for m in messages for i in m.uses + m.results}
-    new = next(f"{old}_{n}" for n in range(2, len(taken) + 3) if f"{old}_{n}" not in taken)
-    lines = [n for n in messages[at].lines if old in view.index.entry(n).tool_uses]
-    if at + 1 < len(messages) and messages[at + 1].role == Role.USER:
-        lines += [n for n in messages[at + 1].lines if old in view.index.entry(n).tool_results]
+    new = _fresh_id(view, old)
+    message = messages[at]
+    lines = _later_lines(message, "U", message.uses, old, first_here)
+    following = messages[at + 1] if at + 1 < len(messages) and messages[at + 1].role == Role.USER else None
+    answers = (
+        _later_lines(following, "R", following.results, old, first_here) if following is not None else []
+    )
+    if lines is None or answers is None:
+        return Unrepaired(message.lines[0], C.TOOL_USE_ID_DUPLICATE, "same-record")
     pairs = []
-    for line in lines:
+    for line in (*lines, *answers):
         renamed = with_tool_id_renamed(_raw(view, line), old, new)
         if renamed is None:
             return Unrepaired(line, C.TOOL_USE_ID_DUPLICATE, "unreadable-content")
@@ -255,10 +288,12 @@ def _pairing(view: SessionView) -> Fix | Unrepaired | None:
     used: set[str] = set()
     for at, message in enumerate(messages):
         if message.role == Role.ASSISTANT:
-            repeated = next((u for u in message.uses if u in used), None)
-            if repeated is not None:
-                return _renamed(view, messages, at, repeated)
-            used.update(message.uses)
+            here: set[str] = set()
+            for use in message.uses:
+                if use in used or use in here:
+                    return _renamed(view, messages, at, use, first_here=use not in used)
+                here.add(use)
+            used.update(here)
             following = messages[at + 1] if at + 1 < len(messages) else None
             if message.uses and following is not None and following.role != Role.USER:
                 return _inserted(view, message, list(dict.fromkeys(message.uses)))
