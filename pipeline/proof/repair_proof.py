@@ -12,6 +12,7 @@ labels and the API's rule codes.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from pipeline.proof.client import ResumeResult, resume
 from pipeline.proof.context import SYNTHETIC_REPLY, SentContext
+from pipeline.proof.expected import INTERRUPTED_RESULT
 from pipeline.proof.model import resumed_model, with_recorded_window
 
 __all__ = ["RepairProof", "RepairVerdict", "context_losses", "prove_repair"]
@@ -34,6 +36,11 @@ _FILLERS = frozenset(
         ("assistant", "text", "[Tool use interrupted]"),
         (SYNTHETIC_REPLY.role, SYNTHETIC_REPLY.kind, SYNTHETIC_REPLY.text),
     }
+)
+# The results Claude Code makes up for a call it finds unanswered (2.1.332): the repair answers such a
+# call itself, so the made-up result is no record of the file either.
+_MADE_UP_RESULTS = frozenset(
+    {json.dumps(INTERRUPTED_RESULT), json.dumps("[Tool result missing due to internal error]")}
 )
 _LISTED = 20  # missing blocks named in a verdict: enough to see the pattern, a report stays small
 
@@ -63,14 +70,19 @@ class RepairProof:
 
 
 def context_losses(damaged: SentContext, repaired: SentContext, dropped: Collection[str]) -> tuple[str, ...]:
-    """Labels of blocks `damaged` sent that `repaired` does not, other than results of `dropped` ids."""
+    """Labels of blocks `damaged` sent that `repaired` does not, other than results of `dropped` ids,
+    Claude Code's fillers, and the results it made up for calls the repaired file answers."""
     left = Counter((b.role, b.kind, b.text) for b in repaired.blocks)
+    answered = {b.id for b in repaired.blocks if b.kind == "tool_result"}
     missing = []
     for block in damaged.blocks:
         key = (block.role, block.kind, block.text)
         if left[key] > 0:
             left[key] -= 1
-        elif key not in _FILLERS and not (block.kind == "tool_result" and block.id in dropped):
+            continue
+        result = block.kind == "tool_result"
+        made_up = result and block.text in _MADE_UP_RESULTS and block.id in answered
+        if key not in _FILLERS and not made_up and not (result and block.id in dropped):
             missing.append(block.label())
     return tuple(missing)
 
