@@ -34,8 +34,8 @@ from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.installed import find_claude_code, require_claude_code
-from pipeline.jobs.repair import DamageRepair, ProofSetup, repair_session
 from pipeline.live_vocabulary import OperationState
+from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.repair_candidate import (

@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.core.topology.select import AUTO
-from pipeline.jobs.repair import ProofSetup, repair_session
+from pipeline.proof.proven_repair import ProofSetup, repair_session
 from pipeline.testing.fuzz import PAIRING, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session

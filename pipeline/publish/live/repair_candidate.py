@@ -1,6 +1,6 @@
 """`compaction repair`, published: in place through the transaction, or as a candidate file.
 
-`damage_repair_builder` plugs the repair job (`pipeline.jobs.repair`) into the in-place drive as a
+`damage_repair_builder` plugs the repair job (`pipeline.proof.proven_repair`) into the in-place drive as a
 `BuildCandidate`: the candidate is the repaired bytes, proven in Claude Code first, and its
 validator checks, on the immutable candidate and again on the bytes re-read from the live
 path, that they are exactly the planned bytes, every line without a receipt unchanged, nothing
@@ -16,8 +16,8 @@ from pathlib import Path
 import msgspec
 
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
-from pipeline.jobs.repair import DamageRepair, ProofSetup, repair_session
 from pipeline.live_vocabulary import OperationState
+from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.proof.repair_proof import RepairVerdict
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined

@@ -1,10 +1,11 @@
-"""The repair job of one session: plan the repair (`core.session_repair`), then prove it in Claude Code.
+"""One session's repair, planned (`core.session_repair`) and proven in Claude Code (`repair_proof`).
 
 The proof resumes copies of the damaged and the repaired bytes in a scratch directory (never the
 live file) and is the judge of whether the repair may be published: proven, or a file Claude
 Code resumes in neither form (a subagent's sidechain), or no Claude Code at all, which the
 report names as unproven. A repair Claude Code shows to be wrong (the API still rejects it, a
-record is lost) is refused.
+record is lost) is refused. It sits with the proof, below `publish`, because the in-place pass
+builds candidates with it.
 """
 
 from __future__ import annotations
