@@ -56,6 +56,7 @@ INNER_STAGES: Final = {
 PACKAGES: Final = {
     "core": "pure: index, graph, topology, partition, validate, plan, compose, check",
     "core/check": "a candidate's structure and the format contract",
+    "core/session_repair": "the damage repair's line edits, defect by defect",
     "core/topology": "strict chains, rows, checkpoints, Claude Code's resume chain, selection",
     "core/validate": "the per-line checks and tool-call pairing",
     "estimate": "the token estimators",

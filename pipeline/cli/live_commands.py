@@ -1,7 +1,7 @@
 """The commands that change session files, behind one entry: settings, discovery, and the errors
 that end such a run before any session is touched (exit 2, one line, never a traceback).
 
-`compress --in-place`, `restore`, `backups` and `repair-read-pages` are loaded only when used,
+`compress --in-place`, `restore`, `backups`, `repair-read-pages` and `repair` are loaded only when used,
 so a validation sweep imports neither SQLite nor the transaction.
 """
 
@@ -22,7 +22,7 @@ from pipeline.vocabulary import ExitCode
 
 __all__ = ["is_live", "run_live"]
 
-_LIVE = frozenset({"restore", "backups", "repair-read-pages"})
+_LIVE = frozenset({"restore", "backups", "repair-read-pages", "repair"})
 
 
 def is_live(args: argparse.Namespace) -> bool:
@@ -45,6 +45,10 @@ def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRe
 
         check_compress_paths(args)
         return compress_in_place(live)
+    if args.command == "repair":
+        from pipeline.cli.damage_repair_command import damage_repair_command  # noqa: PLC0415 - per command
+
+        return damage_repair_command(live)
     from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
     return repair_command(live)

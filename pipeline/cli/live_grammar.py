@@ -1,8 +1,8 @@
 """The grammar of the commands that change session files: `compress --in-place`, `restore`,
-`backups` and `repair-read-pages`.
+`backups`, `repair-read-pages` and `repair`.
 
 As in `parser`, no default is written here: an absent flag is None and the settings decide
-(`[in_place]`, `[state]`, `[read_pages]` of `config/default.toml`).
+(`[in_place]`, `[state]`, `[read_pages]`, `[repair]` of `config/default.toml`).
 """
 
 from __future__ import annotations
@@ -163,8 +163,15 @@ def _repair(commands: Any, *, build: bool) -> None:
     if not build:
         return
     _live_common(repair, paths_help=_SESSIONS_HELP)
+    _out_or_in_place(repair)
     add = repair.add_argument
-    mode = repair.add_mutually_exclusive_group()
+    add("--scope", choices=[s.value for s in RepairScope], help="active-chain (default) or all records")
+    _repair_chain_flags(repair, "the chain of --scope active-chain")
+
+
+def _out_or_in_place(parser: argparse.ArgumentParser) -> None:
+    """The choice every repair command offers: in place, as candidates, or (neither) a report only."""
+    mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--in-place",
         action="store_true",
@@ -176,22 +183,63 @@ def _repair(commands: Any, *, build: bool) -> None:
         metavar="DIR",
         help="write repaired candidates here, mirroring the input layout (outside ~/.claude)",
     )
-    add("--scope", choices=[s.value for s in RepairScope], help="active-chain (default) or all records")
+
+
+def _repair_chain_flags(parser: argparse.ArgumentParser, chain: str) -> None:
+    """The active chain a repair works on, where its reports go, and the replacement's knobs."""
+    add = parser.add_argument
     add(
         "--leaf-policy",
         dest="repair_leaf_policy",
         choices=[p.value for p in LeafPolicy],
-        help="the chain of --scope active-chain (default [read_pages] leaf_policy)",
+        help=f"{chain} (default [read_pages] leaf_policy)",
     )
     add("--report-dir", type=Path, help="where reports go (default: under the state directory, or --out)")
-    _replacement_flags(repair)
+    _replacement_flags(parser)
+
+
+def _damage_repair(commands: Any, *, build: bool) -> None:
+    repair = commands.add_parser(
+        "repair",
+        help="make damaged sessions resumable again (torn lines, broken tool pairing, --relink), minimally",
+        description="Repair what makes a session's active chain unfit for the Messages API, each defect with "
+        "the fewest whole-line edits, every other line byte-identical: lines no reader can take (a torn "
+        "tail) are dropped, a missing final newline is written, a call without its result gets the result "
+        "Claude Code writes for an interrupted call, a result without its call or a second result is "
+        "dropped, a repeated tool id is made unique for its call and results, results are moved ahead of "
+        "other blocks. Each repaired file is resumed in Claude Code (offline, against a capture server that "
+        "answers as the API does) and published only if the API takes it and it holds everything the "
+        "damaged one sent. Without --in-place or --out only reports what it would do. A defect it cannot "
+        "repair safely leaves the file as it was, with the defect's line and code.",
+        epilog=IN_PLACE_EXIT_CODES,
+    )
+    if not build:
+        return
+    _live_common(repair, paths_help=_SESSIONS_HELP)
+    _out_or_in_place(repair)
+    add = repair.add_argument
+    add(
+        "--relink",
+        action="store_true",
+        default=None,
+        help="also hang a record whose parent was never written onto the record before it, so the history "
+        "before the break is resumed again (changes what the model sees; [repair] relink)",
+    )
+    add("--claude", type=Path, metavar="PATH", help="the Claude Code that proves repairs ([verify] claude)")
+    add(
+        "--no-verify-resume",
+        action="store_true",
+        help="publish repairs without resuming them in Claude Code (their reports say unproven)",
+    )
+    _repair_chain_flags(repair, "the chain that is repaired")
 
 
 def add_live_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
-    """`restore`, `backups` and `repair-read-pages` (the arguments of those `wanted` only)."""
+    """`restore`, `backups`, `repair-read-pages` and `repair` (the arguments of those `wanted` only)."""
     _restore(commands, build=wanted("restore"))
     _backups(commands, build=wanted("backups"))
     _repair(commands, build=wanted("repair-read-pages"))
+    _damage_repair(commands, build=wanted("repair"))
 
 
 def _text(value: Path | None) -> str | None:
@@ -213,4 +261,8 @@ def live_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     }
     if args.command == "repair-read-pages":
         flags["read_pages"] = {"scope": get("scope"), "leaf_policy": get("repair_leaf_policy")}
+    if args.command == "repair":
+        flags["read_pages"] = {"leaf_policy": get("repair_leaf_policy")}
+        flags["repair"] = {"relink": get("relink")}
+        flags["verify"] = {"claude": _text(get("claude"))}
     return flags

@@ -42,9 +42,10 @@ from pipeline.report.live_replacement import (
     repair_plan_section,
 )
 from pipeline.report.render import json_bytes
+from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
-__all__ = ["REPAIR_ENGINE", "repair_command"]
+__all__ = ["REPAIR_ENGINE", "elsewhere_report_dir", "repair_command"]
 
 REPAIR_ENGINE: Final = "read-pages-v1"  # bump when the repair's rules change: declined sessions are rescanned
 
@@ -169,13 +170,7 @@ def _elsewhere(live: LiveRun) -> int:
     out = args.out.resolve() if args.out else None
     if out is not None:
         check_apart(out, [root for root, _ in roots], "--out")
-    configured = settings.sweep.report_dir
-    state_dir = Path(settings.state.dir).expanduser()  # a report-only run's reports: as its help says
-    report_dir = (
-        Path(configured).resolve()
-        if configured
-        else (out or default_report_dir("repair-read-pages", state_dir))
-    )
+    report_dir = elsewhere_report_dir(settings, out, "repair-read-pages")
     started = time.perf_counter()
     reports: list[RepairReport] = []
     with progress_bar(len(sessions), enabled=not args.quiet, description="repair-read-pages") as advance:
@@ -202,6 +197,13 @@ def _elsewhere(live: LiveRun) -> int:
     if not args.quiet:
         _present(summary, report_dir)
     return ExitCode.FAILED if any(r.failures for r in reports) else ExitCode.OK
+
+
+def elsewhere_report_dir(settings: Settings, out: Path | None, command: str) -> Path:
+    """`--report-dir`, else `--out`, else a fresh directory under the state directory (report mode)."""
+    configured = settings.sweep.report_dir
+    state_dir = Path(settings.state.dir).expanduser()  # a report-only run's reports: as its help says
+    return Path(configured).resolve() if configured else (out or default_report_dir(command, state_dir))
 
 
 def repair_command(live: LiveRun) -> int:

@@ -35,6 +35,7 @@ __all__ = [
     "ModelSummarySettings",
     "OpenAISettings",
     "ReadPagesSettings",
+    "RepairSettings",
     "Settings",
     "StateSettings",
     "SummarySettings",
@@ -106,6 +107,14 @@ class ReadPagesSettings:
 
     scope: RepairScope
     leaf_policy: LeafPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class RepairSettings:
+    """`[repair]`: `compaction repair`, the damage repair of sessions."""
+
+    relink: bool
+    max_rounds: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +284,7 @@ class Settings:
     in_place: InPlaceSettings
     state: StateSettings
     read_pages: ReadPagesSettings
+    repair: RepairSettings
     sources: tuple[str, ...]  # the defaults file, then each override layer, for the summary report
 
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
 from pipeline.live_vocabulary import Disposition
+from pipeline.proof.proven_repair import DamageRepair
 from pipeline.publish.live.activity import OpenFileProbe, OpenFiles
 from pipeline.publish.live.fingerprint import Fingerprint
 from pipeline.publish.live.receipt import Receipt
@@ -35,8 +36,8 @@ __all__ = [
     "incremental_skip",
 ]
 
-JobResult = Outcome | RepairPlan
-"""What the job behind a candidate says: the compress job's outcome, or the repair's plan."""
+JobResult = Outcome | RepairPlan | DamageRepair
+"""What the job behind a candidate says: the compress job's outcome, or a repair's plan."""
 
 
 @dataclass(frozen=True, slots=True)

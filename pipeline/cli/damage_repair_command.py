@@ -1,0 +1,241 @@
+"""`compaction repair`: make damaged sessions resumable again, minimally, proven in Claude Code.
+
+Three modes, as `repair-read-pages`: without `--in-place` or `--out` it only reports what it
+would change; `--out DIR` writes each repaired file as a candidate under DIR (outside
+~/.claude), re-read and checked; `--in-place` replaces each session through the same pass as
+`compress --in-place` (state database, idle rule, open files, live-replacement transaction,
+verified numbered backups, `restore`). Repair never compresses, and compress never repairs
+the kept tail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import msgspec
+from msgspec import UNSET
+
+from pipeline.cli.compress_command import check_apart
+from pipeline.cli.console import progress_bar
+from pipeline.cli.fleet_command import SUMMARY_NAME
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, run_pass
+from pipeline.cli.live_tables import present_counts
+from pipeline.cli.repair_command import elsewhere_report_dir
+from pipeline.core.session_repair import SessionRepairOptions
+from pipeline.core.topology.select import TopologyOptions
+from pipeline.execute.process_pool import ProcessPoolExecutor
+from pipeline.execute.seam import report_path
+from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.installed import find_claude_code, require_claude_code
+from pipeline.live_vocabulary import OperationState
+from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.publish.files import write_bytes_atomic
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.repair_candidate import (
+    REFUSED,
+    damage_repair_builder,
+    job_report,
+    status_of,
+    write_damage_candidate,
+)
+from pipeline.publish.live.reporting import receipt_section
+from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
+from pipeline.publish.live.state_db import RecordedResult
+from pipeline.report.live_replacement import RepairReceiptSection
+from pipeline.report.render import json_bytes
+from pipeline.report.repair_documents import DamageRepairReport, DamageRepairSummary
+from pipeline.settings import Settings
+from pipeline.vocabulary import ExitCode
+
+__all__ = ["DAMAGE_ENGINE", "damage_repair_command"]
+
+DAMAGE_ENGINE: Final = "damage-v1"  # bump when the repair's rules change: declined sessions are rescanned
+_UNREADABLE: Final = "unreadable"
+
+
+def repair_settings(settings: Settings) -> SessionRepairOptions:
+    """The repair's chain (the `[read_pages]` leaf policy), line limits, relink and round bound."""
+    topology = TopologyOptions(
+        settings.read_pages.leaf_policy, None, settings.sweep.max_post_last_prompt_extension
+    )
+    limits = LineLimits.of(settings.sweep)
+    return SessionRepairOptions(topology, limits, settings.repair.relink, settings.repair.max_rounds)
+
+
+def proof_setup(settings: Settings, *, verify: bool) -> ProofSetup:
+    """`--claude` (or `[verify] claude`), else the pinned or PATH's Claude Code; none: unproven."""
+    timeout = settings.verify.resume_timeout_seconds
+    if not verify:
+        return ProofSetup(None, timeout)
+    configured = settings.verify.claude
+    executable = require_claude_code(Path(configured)) if configured else find_claude_code()
+    return ProofSetup(executable.resolve() if executable else None, timeout)
+
+
+def _digest(options: SessionRepairOptions, setup: ProofSetup) -> str:
+    text = json.dumps(
+        {
+            "engine": DAMAGE_ENGINE,
+            "leaf": options.topology.policy,
+            "relink": options.relink,
+            "rounds": options.max_rounds,
+            "proven": setup.executable is not None,
+        }
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
+    """The repair's report of one session the pass scanned (none for one skipped by a stat)."""
+    if not isinstance(outcome.job, DamageRepair):
+        return None
+    receipt = outcome.receipt
+    report = job_report(
+        outcome.job,
+        label=outcome.target.report_label,
+        mode="in-place",
+        status=outcome.status or status_of(outcome.job),
+        frozen_sha256=receipt.frozen_sha256 if receipt else None,
+    )
+    if receipt is None:
+        return json_bytes(msgspec.structs.replace(report, disposition=outcome.disposition))
+    reasons = [receipt.reason.value] if receipt.reason is not None else report.reasons
+    return json_bytes(
+        msgspec.structs.replace(
+            report,
+            operation_state=receipt.operation_state,
+            reasons=reasons,
+            candidate_sha256=receipt.candidate_sha256,
+            published_sha256=receipt.published_sha256,
+            disposition=outcome.disposition,
+            receipt=receipt_section(receipt, kind=RepairReceiptSection),
+        )
+    )
+
+
+def _summary(
+    mode: str, live: LiveRun, reports: Sequence[DamageRepairReport], elapsed_ms: float
+) -> DamageRepairSummary:
+    codes: Counter[str] = Counter(edit.code for r in reports for edit in r.edits if r.status != REFUSED)
+    proofs: Counter[str] = Counter(r.proof.verdict for r in reports if r.proof is not UNSET)
+    return DamageRepairSummary(
+        mode=mode,
+        roots=[str(root) for root, _ in live.roots],
+        sessions=len(reports),
+        by_status=dict(sorted(Counter(r.status for r in reports).items())),
+        by_code=dict(sorted(codes.items())),
+        by_proof=dict(sorted(proofs.items())),
+        elapsed_ms=round(elapsed_ms, 1),
+        reports=[r.session for r in reports],
+    )
+
+
+def _present(summary: DamageRepairSummary, report_dir: Path) -> None:
+    present_counts(f"{summary.sessions} sessions", ("status", "sessions"), summary.by_status)
+    if summary.by_code:
+        present_counts("repaired", ("defect", "edits"), summary.by_code)
+    if summary.by_proof:
+        present_counts("Claude Code", ("verdict", "sessions"), summary.by_proof)
+    if summary.by_disposition is not UNSET:
+        present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
+    print(f"reports: {report_dir}")
+
+
+def _in_place(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -> int:
+    command = LiveCommand(
+        name="repair",
+        result=RecordedResult.REPAIRED,
+        config_digest=_digest(options, setup),
+        require_resume_proof=False,  # the builder refuses what Claude Code shows wrong; unproven is reported
+        executor=ProcessPoolExecutor(1),  # one plan per session, in this process
+        here=damage_repair_builder(options, setup),
+        report_of=_in_place_report,
+    )
+    done = run_pass(command, live)
+    reports = [
+        job_report(
+            o.job, label=o.target.report_label, mode="in-place", status=o.status or "", frozen_sha256=None
+        )
+        for o in done.outcomes
+        if isinstance(o.job, DamageRepair)
+    ]
+    summary = msgspec.structs.replace(
+        _summary("in-place", live, reports, done.elapsed_ms),
+        sessions=len(done.outcomes),
+        by_disposition=dict(sorted(Counter(o.disposition.value for o in done.outcomes).items())),
+    )
+    return finish(done, summary, lambda: _present(summary, done.report_dir), quiet=live.args.quiet)
+
+
+def _one_elsewhere(
+    session: SessionTarget, options: SessionRepairOptions, setup: ProofSetup, out: Path | None, scratch: Path
+) -> DamageRepairReport:
+    """Report mode, or the candidate under `out`: the source is only read."""
+    mode = "candidate" if out is not None else "report"
+    try:
+        frozen = freeze_source(session)
+    except SourceRefused as exc:
+        return DamageRepairReport(
+            session=session.report_label,
+            mode=mode,
+            status=_UNREADABLE,
+            operation_state=OperationState.NOT_COMMITTED,
+            reasons=[exc.refusal.value],
+        )
+    name = frozen.path.name
+    if out is None:  # nothing is written, so nothing needs proving
+        job = repair_session(frozen.data, name, options, ProofSetup(None, setup.timeout_seconds), scratch)
+        report = job_report(
+            job, label=session.report_label, mode=mode, status=status_of(job), frozen_sha256=frozen.sha256
+        )
+        return msgspec.structs.replace(report, proof=UNSET)
+    job = repair_session(frozen.data, name, options, setup, scratch)
+    return write_damage_candidate(
+        frozen, out / session.report_label, job, options, label=session.report_label
+    )
+
+
+class _Done:
+    """What the progress bar counts (a failure: a session refused or a candidate that did not check out)."""
+
+    def __init__(self, report: DamageRepairReport) -> None:
+        self.failed = report.status in (REFUSED, _UNREADABLE) or bool(report.failures)
+
+
+def _elsewhere(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -> int:
+    out = live.args.out.resolve() if live.args.out else None
+    if out is not None:
+        check_apart(out, [root for root, _ in live.roots], "--out")
+    report_dir = elsewhere_report_dir(live.settings, out, "repair")
+    started = time.perf_counter()
+    reports: list[DamageRepairReport] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="compaction-repair-", ignore_cleanup_errors=True) as scratch,
+        progress_bar(len(live.sessions), enabled=not live.args.quiet, description="repair") as advance,
+    ):
+        for session in live.sessions:
+            report = _one_elsewhere(session, options, setup, out, Path(scratch))
+            write_bytes_atomic(report_path(report_dir, session), json_bytes(report))  # as in place
+            reports.append(report)
+            advance(_Done(report))
+    summary = _summary(
+        "candidate" if out else "report", live, reports, (time.perf_counter() - started) * 1000
+    )
+    write_bytes_atomic(report_dir / SUMMARY_NAME, json_bytes(summary))
+    if not live.args.quiet:
+        _present(summary, report_dir)
+    return ExitCode.FAILED if any(_Done(r).failed for r in reports) else ExitCode.OK
+
+
+def damage_repair_command(live: LiveRun) -> int:
+    """`repair` in the mode its flags name; the exit code (see --help)."""
+    options = repair_settings(live.settings)
+    setup = proof_setup(live.settings, verify=not live.args.no_verify_resume)
+    return _in_place(live, options, setup) if live.args.in_place else _elsewhere(live, options, setup)

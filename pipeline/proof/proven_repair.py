@@ -1,0 +1,84 @@
+"""One session's repair, planned (`core.session_repair`) and proven in Claude Code (`repair_proof`).
+
+The proof resumes copies of the damaged and the repaired bytes in a scratch directory (never the
+live file) and is the judge of whether the repair may be published: proven, or a file Claude
+Code resumes in neither form (a subagent's sidechain), or no Claude Code at all, which the
+report names as unproven. A repair Claude Code shows to be wrong (the API still rejects it, a
+record is lost) is refused. It sits with the proof, below `publish`, because the in-place pass
+builds candidates with it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pipeline.core.session_repair import (
+    RepairAction,
+    SessionRepairOptions,
+    SessionRepairPlan,
+    plan_session_repair,
+)
+from pipeline.installed import ClaudeCodeError
+from pipeline.proof.repair_proof import RepairProof, RepairVerdict, prove_repair
+
+__all__ = ["ACCEPTED", "DamageRepair", "ProofSetup", "repair_session"]
+
+ACCEPTED: Final = frozenset({RepairVerdict.PROVEN, RepairVerdict.NOT_RESUMABLE, RepairVerdict.UNPROVEN})
+
+
+@dataclass(frozen=True, slots=True)
+class ProofSetup:
+    """Which Claude Code proves repairs (None: none is installed, repairs are unproven)."""
+
+    executable: Path | None
+    timeout_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class DamageRepair:
+    """The plan, and Claude Code's verdict on it (None when there was nothing to repair)."""
+
+    plan: SessionRepairPlan
+    proof: RepairProof | None
+
+    @property
+    def accepted(self) -> bool:
+        """A repair to publish: planned, and not shown wrong by Claude Code."""
+        return self.plan.changed and self.proof is not None and self.proof.verdict in ACCEPTED
+
+
+def _dropped(plan: SessionRepairPlan) -> frozenset[str]:
+    return frozenset(i for r in plan.receipts if r.action is RepairAction.DROP_RESULT for i in r.ids)
+
+
+def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, scratch: Path) -> RepairProof:
+    if setup.executable is None or plan.repaired is None:
+        return RepairProof(RepairVerdict.UNPROVEN)
+    with tempfile.TemporaryDirectory(prefix="repair-proof-", dir=scratch, ignore_cleanup_errors=True) as made:
+        damaged, repaired = Path(made) / "damaged" / name, Path(made) / "repaired" / name
+        for path, content in ((damaged, data), (repaired, plan.repaired)):
+            path.parent.mkdir(mode=0o700)
+            path.write_bytes(content)
+        try:
+            return prove_repair(
+                damaged,
+                repaired,
+                executable=setup.executable,
+                timeout=setup.timeout_seconds,
+                dropped=_dropped(plan),
+            )
+        except ClaudeCodeError:  # Claude Code failed or timed out: no verdict, nothing published
+            return RepairProof(RepairVerdict.ERROR)
+
+
+def repair_session(
+    data: bytes, name: str, options: SessionRepairOptions, setup: ProofSetup, scratch: Path
+) -> DamageRepair:
+    """The repair of one session's bytes (`name`: its file name), proven when it changes anything."""
+    plan = plan_session_repair(data, options)
+    if not plan.changed:
+        return DamageRepair(plan, None)
+    return DamageRepair(plan, _proof(data, plan, name, setup, scratch))

@@ -1,0 +1,138 @@
+"""What `compaction repair` writes: one report per session, with its receipts, and a run summary.
+
+Content-free: lines, defect codes, actions, byte counts, tool ids, digests, Claude Code's verdict
+and the API's rule codes; never a line's text.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from pipeline.core.session_repair import SessionRepairPlan
+from pipeline.live_vocabulary import Disposition, OperationState
+from pipeline.proof.repair_proof import RepairProof
+from pipeline.report.live_replacement import RepairReceiptSection
+from pipeline.report.sections import Section
+
+__all__ = [
+    "DAMAGE_REPAIR_SCHEMA",
+    "DAMAGE_REPAIR_SUMMARY_SCHEMA",
+    "DamageRepairReport",
+    "DamageRepairSummary",
+    "EditEntry",
+    "ProofSection",
+    "UnrepairedEntry",
+    "edit_entries",
+    "proof_section",
+    "unrepaired_entry",
+]
+
+DAMAGE_REPAIR_SCHEMA: Final = "session-compaction/repair-report/v1"
+DAMAGE_REPAIR_SUMMARY_SCHEMA: Final = "session-compaction/repair-summary/v1"
+
+
+class EditEntry(Section, frozen=True, kw_only=True):
+    """One receipt line: where, which defect, what was done, bytes before and after."""
+
+    line: int
+    code: str
+    action: str
+    bytes_before: int
+    bytes_after: int
+    ids: list[str] = msgspec.field(default_factory=list)
+
+
+class UnrepairedEntry(Section, frozen=True, kw_only=True):
+    """The defect that left the file as it was."""
+
+    line: int
+    code: str
+    reason: str
+
+
+class ProofSection(Section, frozen=True, kw_only=True):
+    """Claude Code's verdict on the repaired file, beside the damaged one."""
+
+    verdict: str
+    damaged_blocks: int
+    repaired_blocks: int
+    damaged_rejected: list[str]  # the API rules the damaged file's context broke
+    repaired_rejected: list[str]
+    missing: list[str]  # content-free labels of blocks the repaired context lacks
+
+
+def edit_entries(plan: SessionRepairPlan) -> list[EditEntry]:
+    return [
+        EditEntry(
+            line=r.line,
+            code=str(r.code),
+            action=r.action.value,
+            bytes_before=r.bytes_before,
+            bytes_after=r.bytes_after,
+            ids=list(r.ids),
+        )
+        for r in plan.receipts
+    ]
+
+
+def unrepaired_entry(plan: SessionRepairPlan) -> UnrepairedEntry | UnsetType:
+    found = plan.unrepaired
+    return (
+        UNSET
+        if found is None
+        else UnrepairedEntry(line=found.line, code=str(found.code), reason=found.reason)
+    )
+
+
+def proof_section(proof: RepairProof | None) -> ProofSection | UnsetType:
+    if proof is None:
+        return UNSET
+    return ProofSection(
+        verdict=proof.verdict.value,
+        damaged_blocks=proof.damaged_blocks,
+        repaired_blocks=proof.repaired_blocks,
+        damaged_rejected=list(proof.damaged_rejected),
+        repaired_rejected=list(proof.repaired_rejected),
+        missing=list(proof.missing),
+    )
+
+
+class DamageRepairReport(Section, frozen=True, kw_only=True):
+    """One session's repair: report only, as a candidate file, or in place."""
+
+    schema: str = DAMAGE_REPAIR_SCHEMA
+    command: str = "repair"
+    session: str
+    mode: str  # report, candidate or in-place
+    status: str  # repaired, nothing-to-repair, refused, unreadable, report-only
+    operation_state: OperationState
+    reasons: list[str] = msgspec.field(default_factory=list)
+    edits: list[EditEntry] = msgspec.field(default_factory=list)
+    unrepaired: UnrepairedEntry | UnsetType = UNSET
+    proof: ProofSection | UnsetType = UNSET
+    frozen_sha256: str | None = None
+    candidate_sha256: str | None = None
+    published_sha256: str | None = None
+    output: str | UnsetType = UNSET  # the candidate file (candidate mode)
+    failures: list[str] = msgspec.field(default_factory=list)
+    disposition: Disposition | UnsetType = UNSET  # in place: what the run did with the file
+    receipt: RepairReceiptSection | UnsetType = UNSET
+
+
+class DamageRepairSummary(Section, frozen=True, kw_only=True):
+    """`summary.json` of `repair`: what was found and done, over every session."""
+
+    schema: str = DAMAGE_REPAIR_SUMMARY_SCHEMA
+    command: str = "repair"
+    mode: str
+    roots: list[str]
+    sessions: int
+    by_status: dict[str, int]
+    by_code: dict[str, int]  # receipts by defect code
+    by_proof: dict[str, int]  # Claude Code's verdicts
+    by_disposition: dict[str, int] | UnsetType = UNSET
+    elapsed_ms: float
+    reports: list[str]
