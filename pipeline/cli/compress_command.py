@@ -30,6 +30,7 @@ __all__ = [
     "compress_options",
     "compress_run",
     "find_gate_claude",
+    "find_gate_codex",
 ]
 
 
@@ -55,6 +56,26 @@ def find_gate_claude(settings: Settings) -> str | None:
         "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
         file=sys.stderr,
     )
+    return None
+
+
+def find_gate_codex(settings: Settings) -> str | None:
+    """The Codex CLI the resume gate runs for rollouts ([verify] codex, $COMPACTION_CODEX, the
+    pinned build, PATH), resolved once before any session starts.
+
+    Not found: None, and each rollout's report says the gate could not run (`on` refuses it
+    there): a fleet without rollouts needs no Codex. A Codex named but not there is a mistake.
+    """
+    from pipeline.installed import CodexError, require_codex  # noqa: PLC0415
+
+    if settings.compress.verify_resume is ResumeGate.OFF:
+        return None
+    configured = settings.verify.codex
+    try:
+        return str(require_codex(Path(configured) if configured else None))
+    except CodexError as exc:
+        if configured:
+            raise UsageError(f"--verify-resume: {exc}") from exc
     return None
 
 
@@ -114,7 +135,13 @@ def compress_run(args: argparse.Namespace, settings: Settings, claude: str | Non
 
 
 def compress_options(
-    args: argparse.Namespace, settings: Settings, claude: str | None, *, out_dir: str, root_label: str
+    args: argparse.Namespace,
+    settings: Settings,
+    claude: str | None,
+    *,
+    out_dir: str,
+    root_label: str,
+    codex: str | None = None,
 ) -> CompressOptions:
     """What one compression needs: the settings sections and what the command line decided."""
     from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
@@ -129,6 +156,7 @@ def compress_options(
         root_label=root_label,
         anchors=tuple(args.anchor),
         claude=claude,
+        codex=codex,
     )
 
 
@@ -145,9 +173,12 @@ def compress_command(
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
     out_dir = str(args.out.resolve())
+    codex = find_gate_codex(settings)
 
     def options_for(session: SessionFile) -> CompressOptions:
-        return compress_options(args, settings, claude, out_dir=out_dir, root_label=session.root_label)
+        return compress_options(
+            args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex=codex
+        )
 
     record = compress_run(args, settings, claude)
     if args.dry_run:

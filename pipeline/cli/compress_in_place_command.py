@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.cli.compress_command import compress_options, compress_run
+from pipeline.cli.compress_command import compress_options, compress_run, find_gate_codex
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
@@ -213,7 +213,8 @@ def compress_in_place(live: LiveRun) -> int:
     args, settings, roots = live.args, live.settings, live.roots
     check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
-    options = compress_options(args, settings, claude, out_dir="", root_label="")
+    codex = find_gate_codex(settings)  # rollouts' judge: a proven rollout candidate counts as proven
+    options = compress_options(args, settings, claude, out_dir="", root_label="", codex=codex)
     model = _model(args, settings, options)
     command = LiveCommand(
         name="compress-in-place",

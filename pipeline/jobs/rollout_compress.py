@@ -39,6 +39,7 @@ from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, SummarySection
 from pipeline.report.documents import Compressed, Outcome, Refused, RolloutCompressReport, Skipped
+from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import CutSection, RolloutOutputSection
 from pipeline.report.sections import (
     PartitionSection,
@@ -48,7 +49,7 @@ from pipeline.report.sections import (
     peak_rss_mb,
     session_section,
 )
-from pipeline.vocabulary import SessionKind, SessionStatus, Severity, SourceFormat
+from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, SourceFormat
 
 __all__ = ["RolloutPublisher", "compress_rollout", "rollout_output", "write_rollout"]
 
@@ -224,6 +225,7 @@ class _Made:
     cut: CutSection
     summary: SummarySection
     partition: PartitionSection
+    resume_check: ResumeCheckSection | UnsetType = UNSET
 
 
 def _report(
@@ -262,6 +264,7 @@ def _report(
         summary=made.summary,
         partition=made.partition,
         checks=ChecksSection(failures=[], violations=[], findings=[]),  # made only when they hold
+        resume_check=made.resume_check,
         output=output,
     )
 
@@ -330,6 +333,13 @@ def compress_rollout(
     if draft.output_tokens > context.total * (1 - options.compress.min_gain):
         low_gain = replace(made, reasons=(SkipReason.GAIN_BELOW_MINIMUM.value,))
         return Skipped(label, report(SessionStatus.SKIPPED_LOW_GAIN, low_gain))
+    if options.compress.verify_resume is not ResumeGate.OFF:
+        from pipeline.jobs.rollout_proof import prove_rollout  # noqa: PLC0415 - starts Codex: gate only
+
+        check, refusal = prove_rollout(source, context.analysis, draft.plan.cut_line, draft.data, options)
+        made = replace(made, resume_check=check)
+        if refusal is not None:
+            return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(refusal),))))
     published = publish(source, label, options, draft.data)
     if isinstance(published, Reason):
         return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(published),))))

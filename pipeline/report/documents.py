@@ -120,6 +120,7 @@ class RolloutCompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     partition: PartitionSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
+    resume_check: ResumeCheckSection | UnsetType = UNSET  # the resume gate: Codex resumed both
     output: RolloutOutputSection | UnsetType = UNSET
 
 

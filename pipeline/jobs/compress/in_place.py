@@ -100,9 +100,10 @@ class Built:
 
     @property
     def proven(self) -> bool:
-        """Claude Code resumed the candidate as the original (the resume gate's verdict is a match)."""
+        """Claude Code (Codex, for a rollout) resumed the candidate as the original (the resume
+        gate's verdict is a match)."""
         report = self.outcome.report if self.outcome is not None else None
-        if not isinstance(report, CompressReport) or report.resume_check is UNSET:
+        if not isinstance(report, CompressReport | RolloutCompressReport) or report.resume_check is UNSET:
             return False
         return report.resume_check.verdict is Verdict.MATCH
 
@@ -152,17 +153,18 @@ def build_frozen(
     started = time.perf_counter()
     source = frozen_source(Path(path), data, sha256)
     rollout = _KeptRollout()
-    opened = open_source(
-        label,
-        source,
-        options.topology(),
-        command="compress",
-        per_code=options.sweep.findings_per_code,
-        limits=LineLimits.of(options.sweep),
-        rollouts=lambda rollout_label, rollout_source: compress_rollout(
-            rollout_label, rollout_source, options, rollout
-        ),
-    )
+    with _scratch_in(scratch):  # a rollout's resume gate runs in here
+        opened = open_source(
+            label,
+            source,
+            options.topology(),
+            command="compress",
+            per_code=options.sweep.findings_per_code,
+            limits=LineLimits.of(options.sweep),
+            rollouts=lambda rollout_label, rollout_source: compress_rollout(
+                rollout_label, rollout_source, options, rollout
+            ),
+        )
     if not isinstance(opened, Analysis):
         if rollout.data is None or opened.status is not SessionStatus.COMPRESSED:
             return Built(opened, None, None)
