@@ -336,7 +336,8 @@ def compress_rollout(
     if options.compress.verify_resume is not ResumeGate.OFF:
         from pipeline.jobs.rollout_proof import prove_rollout  # noqa: PLC0415 - starts Codex: gate only
 
-        check, refusal = prove_rollout(source, context.analysis, draft.plan.cut_line, draft.data, options)
+        cut = (draft.plan.cut_line, draft.written.text)
+        check, refusal = prove_rollout(source, context.analysis, cut, draft.data, options)
         made = replace(made, resume_check=check)
         if refusal is not None:
             return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(refusal),))))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.formats.claude_code.content import parse_object
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import plain_strings, record_strings
 from pipeline.formats.codex.analysis import RolloutAnalysis, compress_sets
 from pipeline.installed import CodexError
@@ -104,9 +105,15 @@ def _staged(scratch: Path, side: str, name: str, data: bytes) -> Path:
 
 
 def prove_rollout(
-    source: SourceBytes, analysis: RolloutAnalysis, cut_line: int, candidate: bytes, options: CompressOptions
+    source: SourceBytes,
+    analysis: RolloutAnalysis,
+    cut: tuple[int, str],
+    candidate: bytes,
+    options: CompressOptions,
 ) -> tuple[ResumeCheckSection, Reason | None]:
-    """The proof's report section, and a refusal unless Codex resumes the candidate as it should."""
+    """The proof's report section, and a refusal unless Codex resumes the candidate as it should
+    (`cut`: the candidate's cut line and its summary's text)."""
+    cut_line, summary = cut
     if options.codex is None:
         failed = ResumeCheckSection(
             verdict=Verdict.ERROR, error="CodexNotInstalled", notes=[NOT_RUN_NOTE], elapsed_ms=0.0
@@ -124,7 +131,9 @@ def prove_rollout(
                 compacted,
                 executable=Path(options.codex),
                 timeout=options.verify.resume_timeout_seconds,
+                limits=LineLimits.of(options.sweep),
                 excluded=excluded,
+                summaries=(summary,),
             )
         except (CodexError, ValueError) as exc:  # ValueError: no thread id Codex could look up
             return resume_check_failed(type(exc).__name__, _elapsed_ms(started)), Reason(

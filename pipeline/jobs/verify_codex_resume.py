@@ -20,6 +20,7 @@ from pathlib import Path
 import msgspec
 from rich.console import Console
 
+from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.installed import CodexError, reported_version, require_codex
 from pipeline.proof.codex_prove import prove_codex_resume
 from pipeline.proof.codex_verdict import CodexVerdict
@@ -85,7 +86,7 @@ def _print(verdict: CodexVerdict) -> None:
             console.print(f"  {name}: {side.messages:,} items, {side.characters:,} characters")
 
 
-def run_codex(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
+def run_codex(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) -> ResumeExit:
     """Resume both rollouts in Codex, judge, print; return the exit code."""
     try:
         executable = require_codex(args.codex or (Path(verify.codex) if verify.codex else None))
@@ -95,7 +96,9 @@ def run_codex(args: argparse.Namespace, verify: VerifySettings) -> ResumeExit:
     timeout = args.timeout or verify.resume_timeout_seconds
     started = time.perf_counter()
     try:
-        verdict = prove_codex_resume(args.original, args.compacted, executable=executable, timeout=timeout)
+        verdict = prove_codex_resume(
+            args.original, args.compacted, executable=executable, timeout=timeout, limits=limits
+        )
     except (CodexError, ValueError) as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return ResumeExit.CLAUDE_CODE_FAILED

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) ->
     if _is_codex(args.original):
         from pipeline.jobs.verify_codex_resume import run_codex  # noqa: PLC0415 - Codex's proof on use only
 
-        return run_codex(args, verify)
+        return run_codex(args, verify, limits)
     try:
         executable = require_claude_code(args.claude or (Path(verify.claude) if verify.claude else None))
     except ClaudeCodeError as exc:

@@ -1,42 +1,35 @@
 """The whole Codex resume proof: resume a rollout and its compaction in Codex, judge the pair.
 
-What `verify-resume` runs for Codex rollouts, and what a resume gate for Codex candidates calls.
-The summary texts come from the compacted rollout's newest `compacted` record (its `message`), a
-minimal read of the one field the verdict needs; the Codex format's reader may supply them.
+What `verify-resume` runs for Codex rollouts, and what the resume gate for Codex candidates
+calls. The summary texts come from the compacted rollout's newest `compacted` record (its
+`message`), read by the Codex format's reader; the gate, which wrote the summary, passes it.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
 
-import orjson
-
+from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
+from pipeline.formats.codex.rollout_items import payload_of
 from pipeline.proof.codex_client import resume_codex
 from pipeline.proof.codex_verdict import CodexVerdict, judge_codex
 from pipeline.proof.verdict import ExcludedText
 
 __all__ = ["compaction_summaries", "prove_codex_resume"]
 
-_COMPACTED: Final = b'"compacted"'
-_TYPE_PREFIX_BYTES: Final = 256  # a record names its type before its payload
 
-
-def compaction_summaries(rollout: Path) -> tuple[str, ...]:
-    """The `message` of the rollout's newest `compacted` record, if it has a non-empty one."""
-    newest: str | None = None
-    with rollout.open("rb") as lines:
-        for line in lines:
-            if _COMPACTED not in line[:_TYPE_PREFIX_BYTES]:
-                continue
-            with contextlib.suppress(orjson.JSONDecodeError):
-                record = orjson.loads(line)
-                payload = record.get("payload") if record.get("type") == "compacted" else None
-                message = payload.get("message") if isinstance(payload, dict) else None
-                newest = message if isinstance(message, str) and message.strip() else newest
-    return (newest,) if newest else ()
+def compaction_summaries(rollout: Path, limits: LineLimits) -> tuple[str, ...]:
+    """The `message` of the rollout's newest `compacted` record that has a non-empty one."""
+    data = rollout.read_bytes()
+    decoded = decode_rollout(data, limits)
+    for line in reversed(list(decoded.lines_where(RolloutKind.COMPACTED))):
+        payload = payload_of(decoded, data, line)
+        message = payload.get("message") if isinstance(payload, dict) else None
+        if isinstance(message, str) and message.strip():
+            return (message,)
+    return ()
 
 
 def prove_codex_resume(
@@ -45,14 +38,19 @@ def prove_codex_resume(
     *,
     executable: Path,
     timeout: float,
+    limits: LineLimits,
     excluded: Sequence[ExcludedText] = (),
+    summaries: Sequence[str] | None = None,
 ) -> CodexVerdict:
-    """Resume both files in Codex and judge what it sends (raises CodexError if Codex fails)."""
+    """Resume both files in Codex and judge what it sends (raises CodexError if Codex fails).
+
+    `summaries`: the summary texts the compacted context must carry; None reads them from it.
+    """
     before = resume_codex(original, executable=executable, timeout=timeout)
     after = resume_codex(compacted, executable=executable, timeout=timeout)
     return judge_codex(
         before.context if before.resumed else None,
         after.context if after.resumed else None,
-        summaries=compaction_summaries(compacted),
+        summaries=compaction_summaries(compacted, limits) if summaries is None else summaries,
         excluded=excluded,
     )

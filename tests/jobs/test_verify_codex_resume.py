@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.proof.codex_prove import compaction_summaries
 from pipeline.testing.invoke import compaction
+from pipeline.testing.settings import LIMITS
 from tests.support.codex_rollouts import SUMMARY, compacted, conversation, user, write_rollout
 
 
@@ -24,8 +25,8 @@ def test_the_summary_is_the_newest_compacted_records_message(tmp_path: Path) -> 
     with rollout.open("a") as more:
         more.write(json.dumps({"type": "compacted", "payload": compacted()}) + "\n")
         more.write(json.dumps({"type": "compacted", "payload": {"message": ""}}) + "\n")
-    assert compaction_summaries(rollout) == (SUMMARY,)
-    assert compaction_summaries(write_rollout(tmp_path / "plain", conversation(1))) == ()
+    assert compaction_summaries(rollout, LIMITS) == (SUMMARY,)
+    assert compaction_summaries(write_rollout(tmp_path / "plain", conversation(1)), LIMITS) == ()
 
 
 def test_a_codex_path_that_holds_no_codex_exits_2(tmp_path: Path) -> None:
