@@ -1,0 +1,143 @@
+"""The resume gate for Codex rollouts: `compress` resumes the original and the candidate in the real
+Codex CLI (marker `codex`) before publishing, refuses a candidate Codex does not resume as the
+summary and the original's tail, and says so when there is no Codex to run."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.jobs.compress.job import compress_session
+from pipeline.jobs.compress.writers import DeterministicWriter, Written
+from pipeline.jobs.rollout_proof import NOT_RUN_NOTE
+from pipeline.reasons import Reason
+from pipeline.report.documents import Compressed, Refused
+from pipeline.summarize.evidence.items import EvidenceItem
+from pipeline.testing import as_json
+from pipeline.testing.invoke import compaction
+from pipeline.testing.rollout_builder import RolloutBuilder
+from pipeline.testing.settings import compress_options
+
+HALF = 0.5  # the issue's bound on the candidate's resume context against the original's
+ROLLED_BACK = "ROLLED-BACK-PROMPT: drop the production database and start from an empty schema"
+NAME = "rollout-2026-03-01T12-00-00-x.jsonl"
+
+
+def _rollout(path: Path, *, rolled_back: bool = False) -> Path:
+    b = RolloutBuilder(seed=31)
+    b.item(b.message("developer", "<permissions instructions>sandboxed</permissions instructions>"))
+    b.context()
+    b.exchange("task number 0: read the parser in module_0.py", tools=1, output_bytes=500)
+    if rolled_back:  # a turn the user rolled back: Codex never sends it again
+        b.turn(ROLLED_BACK)
+        b.assistant("Dropping it now.")
+        b.end_turn()
+        b.rollback(1)
+    for number in range(1, 12):
+        b.exchange(f"task number {number}: fix the parser in module_{number}.py", tools=3, output_bytes=3000)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return b.write(path)
+
+
+def _compress(tmp_path: Path, source: Path, **knobs: Any) -> tuple[Any, dict[str, Any]]:
+    options = compress_options(tmp_path / "out", min_tokens=0, **knobs)
+    outcome = compress_session(source, source.name, options)
+    return outcome, as_json(outcome)
+
+
+def test_without_codex_auto_publishes_and_the_report_says_the_gate_could_not_run(tmp_path: Path) -> None:
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="auto", codex=None)
+    assert isinstance(outcome, Compressed), report.get("reasons")
+    check = report["resume_check"]
+    assert check["verdict"] == "error" and check["error"] == "CodexNotInstalled"
+    assert check["notes"] == [NOT_RUN_NOTE]
+    assert (tmp_path / "out" / "root" / NAME).is_file()
+
+
+def test_without_codex_a_required_gate_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="on", codex=None)
+    assert isinstance(outcome, Refused)
+    assert report["reasons"] == ["resume-check-failed"]
+    assert report["resume_check"]["error"] == "CodexNotInstalled"
+    assert report["cut"]["kept_items"] > 0  # the figures of the candidate that was not published
+    assert not (tmp_path / "out" / "root" / NAME).exists()
+
+
+def test_the_gate_off_runs_no_proof(tmp_path: Path) -> None:
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="off", codex="/nowhere")
+    assert isinstance(outcome, Compressed) and "resume_check" not in report
+
+
+@pytest.mark.codex
+def test_codex_resumes_the_candidate_as_the_summary_and_the_originals_tail(
+    codex: Path, tmp_path: Path
+) -> None:
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), codex=str(codex))
+    assert isinstance(outcome, Compressed), report.get("reasons")
+    check = report["resume_check"]
+    assert check["verdict"] == "match", check["differences"]
+    assert check["summary_blocks"] == 1 and check["kept_blocks"] == report["cut"]["kept_items"]
+    sent = check["sent"]
+    assert sent["compacted"]["estimated_tokens"] <= HALF * sent["original"]["estimated_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Leaking:
+    """The embedded summary with an excluded record's text appended: what the gate must catch."""
+
+    writer: DeterministicWriter
+    text: str
+    replans: bool = True
+
+    def __call__(self, evidence: Sequence[EvidenceItem], room: int) -> Written | Reason:
+        written = self.writer(evidence, room)
+        if isinstance(written, Reason):
+            return written
+        return replace(written, text=f"{written.text}\n- {self.text}")
+
+
+@pytest.mark.codex
+def test_a_summary_restating_a_rolled_back_prompt_is_refused_naming_the_line(
+    codex: Path, tmp_path: Path
+) -> None:
+    source = _rollout(tmp_path / NAME, rolled_back=True)
+    options = compress_options(tmp_path / "out", min_tokens=0, codex=str(codex))
+    leaking = _Leaking(DeterministicWriter(options.summary_options()), ROLLED_BACK)
+    outcome = compress_session(source, NAME, replace(options, writer=leaking))
+    report = as_json(outcome)
+    assert isinstance(outcome, Refused), report.get("reasons")
+    assert report["reasons"] == ["resume-mismatch"]
+    rolled_back_line = next(
+        number for number, line in enumerate(source.read_text().splitlines(), 1) if ROLLED_BACK in line
+    )
+    differences = report["resume_check"]["differences"]
+    assert f"text of excluded line {rolled_back_line} (excluded_branch) is sent" in differences
+    assert ROLLED_BACK not in json.dumps(report)  # the report names the line, never the text
+    assert not (tmp_path / "out" / "root" / NAME).exists()
+
+
+@pytest.mark.codex
+def test_in_place_replaces_a_rollout_once_codex_resumed_its_candidate(codex: Path, tmp_path: Path) -> None:
+    day = tmp_path / "fleet" / "2026" / "03" / "01"
+    source = _rollout(day / NAME)
+    old = time.time() - 2 * 86_400
+    os.utime(source, (old, old))
+    before = source.read_bytes()
+    done = compaction(
+        "compress", str(tmp_path / "fleet"), "--in-place", "--min-tokens", "0", "--verify-resume",
+        "--report-dir", str(tmp_path / "reports"), "--backup-dir", str(tmp_path / "backups"),
+        "--state-dir", str(tmp_path / "state"), "--quiet",
+        env={"COMPACTION_CODEX": str(codex)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (report,) = [json.loads(p.read_text()) for p in (tmp_path / "reports").rglob("*.report.json")]
+    assert report["in_place"]["disposition"] == "committed", report.get("reasons")
+    assert report["resume_check"]["verdict"] == "match"
+    assert source.read_bytes() != before and b'"type":"compacted"' in source.read_bytes()
