@@ -141,7 +141,7 @@ def compress_options(
     *,
     out_dir: str,
     root_label: str,
-    codex: str | None = None,
+    codex_gate: str | None = None,
 ) -> CompressOptions:
     """What one compression needs: the settings sections and what the command line decided."""
     from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
@@ -156,7 +156,7 @@ def compress_options(
         root_label=root_label,
         anchors=tuple(args.anchor),
         claude=claude,
-        codex=codex,
+        codex_gate=codex_gate,
     )
 
 
@@ -177,7 +177,7 @@ def compress_command(
 
     def options_for(session: SessionFile) -> CompressOptions:
         return compress_options(
-            args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex=codex
+            args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex_gate=codex
         )
 
     record = compress_run(args, settings, claude)

@@ -114,7 +114,7 @@ def prove_rollout(
     """The proof's report section, and a refusal unless Codex resumes the candidate as it should
     (`cut`: the candidate's cut line and its summary's text)."""
     cut_line, summary = cut
-    if options.codex is None:
+    if options.codex_gate is None:
         failed = ResumeCheckSection(
             verdict=Verdict.ERROR, error="CodexNotInstalled", notes=[NOT_RUN_NOTE], elapsed_ms=0.0
         )
@@ -129,7 +129,7 @@ def prove_rollout(
             verdict = prove_codex_resume(
                 original,
                 compacted,
-                executable=Path(options.codex),
+                executable=Path(options.codex_gate),
                 timeout=options.verify.resume_timeout_seconds,
                 limits=LineLimits.of(options.sweep),
                 excluded=excluded,

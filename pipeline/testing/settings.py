@@ -64,12 +64,12 @@ def compress_options(
     root_label: str = "root",
     anchors: tuple[str, ...] = (),
     gate: str | None = None,
-    codex: str | None = None,
+    codex_gate: str | None = None,
     resume_leaf: str | None = None,
     **knobs: Any,
 ) -> CompressOptions:
     """Options of a compression writing under `out` (the resume gate runs the Claude Code `gate`
-    names, and for rollouts the Codex CLI `codex` names)."""
+    names, and for rollouts the Codex CLI `codex_gate` names)."""
     settings = default_settings(**knobs)
     return CompressOptions(
         sweep=settings.sweep,
@@ -81,7 +81,7 @@ def compress_options(
         root_label=root_label,
         anchors=anchors,
         claude=gate,
-        codex=codex,
+        codex_gate=codex_gate,
     )
 
 

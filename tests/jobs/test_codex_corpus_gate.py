@@ -33,7 +33,7 @@ GATED: Final = [name for name in LARGE if not name.startswith(UNREADABLE)]
 @pytest.fixture(scope="module")
 def compressed(codex: Path, codex_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Each large rollout's outcome, compressed with the gate required."""
-    options = compress_options(tmp_path_factory.mktemp("gated"), verify_resume="on", codex=str(codex))
+    options = compress_options(tmp_path_factory.mktemp("gated"), verify_resume="on", codex_gate=str(codex))
     return {name: compress_session(codex_corpus / name, name, options) for name in LARGE}
 
 

@@ -53,7 +53,7 @@ def _compress(tmp_path: Path, source: Path, **knobs: Any) -> tuple[Any, dict[str
 
 
 def test_without_codex_auto_publishes_and_the_report_says_the_gate_could_not_run(tmp_path: Path) -> None:
-    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="auto", codex=None)
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="auto", codex_gate=None)
     assert isinstance(outcome, Compressed), report.get("reasons")
     check = report["resume_check"]
     assert check["verdict"] == "error" and check["error"] == "CodexNotInstalled"
@@ -62,7 +62,7 @@ def test_without_codex_auto_publishes_and_the_report_says_the_gate_could_not_run
 
 
 def test_without_codex_a_required_gate_refuses_and_writes_nothing(tmp_path: Path) -> None:
-    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="on", codex=None)
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="on", codex_gate=None)
     assert isinstance(outcome, Refused)
     assert report["reasons"] == ["resume-check-failed"]
     assert report["resume_check"]["error"] == "CodexNotInstalled"
@@ -71,7 +71,9 @@ def test_without_codex_a_required_gate_refuses_and_writes_nothing(tmp_path: Path
 
 
 def test_the_gate_off_runs_no_proof(tmp_path: Path) -> None:
-    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), verify_resume="off", codex="/nowhere")
+    outcome, report = _compress(
+        tmp_path, _rollout(tmp_path / NAME), verify_resume="off", codex_gate="/nowhere"
+    )
     assert isinstance(outcome, Compressed) and "resume_check" not in report
 
 
@@ -79,7 +81,7 @@ def test_the_gate_off_runs_no_proof(tmp_path: Path) -> None:
 def test_codex_resumes_the_candidate_as_the_summary_and_the_originals_tail(
     codex: Path, tmp_path: Path
 ) -> None:
-    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), codex=str(codex))
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), codex_gate=str(codex))
     assert isinstance(outcome, Compressed), report.get("reasons")
     check = report["resume_check"]
     assert check["verdict"] == "match", check["differences"]
@@ -108,7 +110,7 @@ def test_a_summary_restating_a_rolled_back_prompt_is_refused_naming_the_line(
     codex: Path, tmp_path: Path
 ) -> None:
     source = _rollout(tmp_path / NAME, rolled_back=True)
-    options = compress_options(tmp_path / "out", min_tokens=0, codex=str(codex))
+    options = compress_options(tmp_path / "out", min_tokens=0, codex_gate=str(codex))
     leaking = _Leaking(DeterministicWriter(options.summary_options()), ROLLED_BACK)
     outcome = compress_session(source, NAME, replace(options, writer=leaking))
     report = as_json(outcome)

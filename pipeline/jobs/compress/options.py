@@ -31,7 +31,7 @@ class CompressOptions:
     anchors: tuple[str, ...]  # texts that must survive (restated verbatim in the summary)
     claude: str | None  # the Claude Code the resume gate runs; None: no gate
     writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer
-    codex: str | None = None  # the Codex CLI the resume gate runs for rollouts; None: not found
+    codex_gate: str | None = None  # the Codex CLI the resume gate runs for rollouts; None: not found
 
     def summary_writer(self) -> SummaryWriter:
         """Who writes this run's summaries."""
