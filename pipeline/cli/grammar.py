@@ -248,12 +248,8 @@ def _compress(parser: argparse.ArgumentParser) -> None:
         "session on a mismatch (default: whenever Claude Code is found; --verify-resume requires it, "
         "--no-verify-resume skips the proof)",
     )
-    add(
-        "--claude",
-        type=Path,
-        metavar="PATH",
-        help="Claude Code for the resume gate (executable or npm prefix)",
-    )
+    for flag, judge in (("--claude", "Claude Code"), ("--codex", "the Codex CLI, for rollouts,")):
+        add(flag, type=Path, metavar="PATH", help=f"{judge} for the resume gate (executable or npm prefix)")
     add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
     _strategy(parser)
 
@@ -414,7 +410,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "min_fidelity": args.min_fidelity,
             "strategy": args.strategy,
         }
-        flags["verify"] = {"claude": str(args.claude) if args.claude else None}
+        judges = {"claude": args.claude, "codex": args.codex}
+        flags["verify"] = {name: str(path) if path else None for name, path in judges.items()}
     if args.command == "tokens":
         flags["tokens"] = {"estimators": args.estimators}
     return flags

@@ -135,7 +135,8 @@ def prove_rollout(
                 excluded=excluded,
                 summaries=(summary,),
             )
-        except (CodexError, ValueError) as exc:  # ValueError: no thread id Codex could look up
+        # ValueError: no thread id Codex could look up; OSError: the executable could not start.
+        except (CodexError, ValueError, OSError) as exc:
             return resume_check_failed(type(exc).__name__, _elapsed_ms(started)), Reason(
                 Refusal.RESUME_CHECK_FAILED
             )

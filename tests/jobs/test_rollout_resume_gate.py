@@ -24,6 +24,7 @@ from pipeline.testing import as_json
 from pipeline.testing.invoke import compaction
 from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import compress_options
+from tests.conftest import RESUME_GATE_ENV as GATE  # the tests' "off": this one runs the default
 
 HALF = 0.5  # the issue's bound on the candidate's resume context against the original's
 ROLLED_BACK = "ROLLED-BACK-PROMPT: drop the production database and start from an empty schema"
@@ -75,6 +76,27 @@ def test_the_gate_off_runs_no_proof(tmp_path: Path) -> None:
         tmp_path, _rollout(tmp_path / NAME), verify_resume="off", codex_gate="/nowhere"
     )
     assert isinstance(outcome, Compressed) and "resume_check" not in report
+
+
+def test_a_codex_that_cannot_start_refuses_the_rollout_as_a_failed_check(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-codex-here")
+    outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), codex_gate=missing)
+    assert isinstance(outcome, Refused) and report["reasons"] == ["resume-check-failed"]
+    assert report["resume_check"] == {"verdict": "error", "error": "FileNotFoundError", **_elapsed(report)}
+
+
+def _elapsed(report: dict[str, Any]) -> dict[str, Any]:
+    return {"elapsed_ms": report["resume_check"]["elapsed_ms"]}
+
+
+def test_a_codex_named_on_the_command_line_but_missing_is_a_usage_error(tmp_path: Path) -> None:
+    source = _rollout(tmp_path / "in" / NAME)
+    missing = str(tmp_path / "none")
+    done = compaction(
+        "compress", str(source), "--out", str(tmp_path / "out"), "--codex", missing, unset=(GATE,)
+    )
+    assert done.returncode == 2 and "Codex not found" in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.codex
@@ -136,7 +158,7 @@ def test_in_place_replaces_a_rollout_once_codex_resumed_its_candidate(codex: Pat
         "compress", str(tmp_path / "fleet"), "--in-place", "--min-tokens", "0", "--verify-resume",
         "--report-dir", str(tmp_path / "reports"), "--backup-dir", str(tmp_path / "backups"),
         "--state-dir", str(tmp_path / "state"), "--quiet",
-        env={"COMPACTION_CODEX": str(codex)},
+        "--codex", str(codex.relative_to(codex.parents[1])), cwd=codex.parents[1],  # Codex runs elsewhere
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     (report,) = [json.loads(p.read_text()) for p in (tmp_path / "reports").rglob("*.report.json")]
