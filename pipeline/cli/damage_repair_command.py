@@ -61,12 +61,14 @@ _UNREADABLE: Final = "unreadable"
 
 
 def repair_settings(settings: Settings) -> SessionRepairOptions:
-    """The repair's chain (the `[read_pages]` leaf policy), line limits, relink and round bound."""
+    """The repair's chain (the `[read_pages]` leaf policy), line limits, relink, round bound and
+    whether the `Read.pages` repair is one of its repairs."""
     topology = TopologyOptions(
         settings.read_pages.leaf_policy, None, settings.sweep.max_post_last_prompt_extension
     )
     limits = LineLimits.of(settings.sweep)
-    return SessionRepairOptions(topology, limits, settings.repair.relink, settings.repair.max_rounds)
+    repair = settings.repair
+    return SessionRepairOptions(topology, limits, repair.relink, repair.max_rounds, repair.read_pages)
 
 
 def proof_setup(settings: Settings, *, verify: bool) -> ProofSetup:
@@ -85,6 +87,7 @@ def _digest(options: SessionRepairOptions, setup: ProofSetup) -> str:
             "engine": DAMAGE_ENGINE,
             "leaf": options.topology.policy,
             "relink": options.relink,
+            "read_pages": options.read_pages,
             "rounds": options.max_rounds,
             "proven": setup.executable is not None,
         }

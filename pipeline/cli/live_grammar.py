@@ -157,7 +157,8 @@ def _repair(commands: Any, *, build: bool) -> None:
         help="remove serialized Read.pages members (a compatibility repair), in place or as candidates",
         description="Find assistant Read tool_use inputs holding `pages` whose call has exactly one later "
         "matching result in the same session, and delete that member's exact bytes, nothing else. "
-        "Without --in-place or --out only reports what it would do; pending calls are only reported.",
+        "Without --in-place or --out only reports what it would do; pending calls are only reported. "
+        "`repair --read-pages` makes the same edit among its other repairs.",
         epilog=IN_PLACE_EXIT_CODES,
     )
     if not build:
@@ -225,6 +226,12 @@ def _damage_repair(commands: Any, *, build: bool) -> None:
         help="also hang a record whose parent was never written onto the record before it, so the history "
         "before the break is resumed again (changes what the model sees; [repair] relink)",
     )
+    add(
+        "--read-pages",
+        action="store_true",
+        default=None,
+        help="also remove serialized Read.pages members, as repair-read-pages does ([repair] read_pages)",
+    )
     add("--claude", type=Path, metavar="PATH", help="the Claude Code that proves repairs ([verify] claude)")
     add(
         "--no-verify-resume",
@@ -263,6 +270,6 @@ def live_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         flags["read_pages"] = {"scope": get("scope"), "leaf_policy": get("repair_leaf_policy")}
     if args.command == "repair":
         flags["read_pages"] = {"leaf_policy": get("repair_leaf_policy")}
-        flags["repair"] = {"relink": get("relink")}
+        flags["repair"] = {"relink": get("relink"), "read_pages": get("read_pages")}
         flags["verify"] = {"claude": _text(get("claude"))}
     return flags

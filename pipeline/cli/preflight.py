@@ -79,7 +79,9 @@ def _apart(path: Path, roots: Sequence[Path], what: str, *, around: bool) -> Non
 
 def _written(args: argparse.Namespace, settings: Settings) -> list[tuple[str, str, bool]]:
     """(flag, configured path, whether it must also not be around a root) of what the command writes."""
-    live = args.command in ("restore", "repair-read-pages") or bool(getattr(args, "in_place", False))
+    live = args.command in ("restore", "repair-read-pages", "repair") or bool(
+        getattr(args, "in_place", False)
+    )
     report = settings.sweep.report_dir
     chosen = [("--report-dir", report, True)] if report and not is_url(report) else []
     out = getattr(args, "out", None)

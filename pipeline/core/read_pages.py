@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -38,15 +38,19 @@ from pipeline.live_vocabulary import RepairScope
 from pipeline.vocabulary import LineKind
 
 __all__ = [
+    "READ_PAGES_CODE",
     "CallVerdict",
     "Patch",
     "ReadPagesCall",
     "RepairPlan",
     "apply_patches",
+    "patched_line",
+    "plan_lines",
     "plan_repair",
     "repair_failures",
 ]
 
+READ_PAGES_CODE = "read-pages-member"  # a session repair's receipt code for this repair
 _TOOL = "Read"
 _MEMBER = "pages"
 
@@ -218,11 +222,16 @@ def _without_overlaps(calls: list[ReadPagesCall], spans: dict[int, tuple[int, in
 def plan_repair(data: bytes, scope: RepairScope, topology: TopologyOptions, limits: LineLimits) -> RepairPlan:
     """Every Read call with `pages` in scope, its verdict, and the patches that repair it."""
     index = build_index(data, detect_format(data), limits)
+    return plan_lines(data, index, _scope_lines(data, index, scope, topology))
+
+
+def plan_lines(data: bytes, index: LineIndex, lines: Iterable[int]) -> RepairPlan:
+    """The plan over the given record lines of `data` (indexed by `index`), in file order."""
     calls: list[ReadPagesCall] = []
     spans: dict[int, tuple[int, int]] = {}
     unscannable: list[int] = []
     results_by_id = _results_by_id(index)
-    for line in _scope_lines(data, index, scope, topology):
+    for line in sorted(lines):
         record = index.record(line)
         if record is None or record.role != "assistant" or "U" not in record.blocks:
             continue
@@ -253,6 +262,13 @@ def apply_patches(data: bytes, patches: tuple[Patch, ...]) -> bytes:
         position = patch.end
     pieces.append(data[position:])
     return b"".join(pieces)
+
+
+def patched_line(data: bytes, index: LineIndex, line: int, patches: Iterable[Patch]) -> bytes:
+    """The raw bytes of `line` with the patches on it applied (its terminator not included)."""
+    start = _line_start(index, line)
+    local = tuple(Patch(p.line, p.start - start, p.end - start, p.tool_use_id) for p in patches)
+    return apply_patches(index.raw_line(data, line), local)
 
 
 def _signature(index: LineIndex) -> tuple[object, ...]:

@@ -50,8 +50,8 @@ class DamageRepair:
         return self.plan.changed and self.proof is not None and self.proof.verdict in ACCEPTED
 
 
-def _dropped(plan: SessionRepairPlan) -> frozenset[str]:
-    return frozenset(i for r in plan.receipts if r.action is RepairAction.DROP_RESULT for i in r.ids)
+def _ids(plan: SessionRepairPlan, action: RepairAction) -> frozenset[str]:
+    return frozenset(i for r in plan.receipts if r.action is action for i in r.ids)
 
 
 def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, scratch: Path) -> RepairProof:
@@ -68,7 +68,8 @@ def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, s
                 repaired,
                 executable=setup.executable,
                 timeout=setup.timeout_seconds,
-                dropped=_dropped(plan),
+                dropped=_ids(plan, RepairAction.DROP_RESULT),
+                reshaped=_ids(plan, RepairAction.DROP_READ_PAGES),
             )
         except ClaudeCodeError:  # Claude Code failed or timed out: no verdict, nothing published
             return RepairProof(RepairVerdict.ERROR)

@@ -69,11 +69,15 @@ class RepairProof:
     missing: tuple[str, ...] = ()  # labels of the damaged context's blocks the repaired one lacks
 
 
-def context_losses(damaged: SentContext, repaired: SentContext, dropped: Collection[str]) -> tuple[str, ...]:
+def context_losses(
+    damaged: SentContext, repaired: SentContext, dropped: Collection[str], reshaped: Collection[str] = ()
+) -> tuple[str, ...]:
     """Labels of blocks `damaged` sent that `repaired` does not, other than results of `dropped` ids,
-    Claude Code's fillers, and the results it made up for calls the repaired file answers."""
+    Claude Code's fillers, the results it made up for calls the repaired file answers, and the calls
+    of `reshaped` ids (their input edited by the repair) that the repaired context still makes."""
     left = Counter((b.role, b.kind, b.text) for b in repaired.blocks)
     answered = {b.id for b in repaired.blocks if b.kind == "tool_result"}
+    called = {b.id for b in repaired.blocks if b.kind == "tool_use" and b.id in reshaped}
     missing = []
     for block in damaged.blocks:
         key = (block.role, block.kind, block.text)
@@ -82,12 +86,15 @@ def context_losses(damaged: SentContext, repaired: SentContext, dropped: Collect
             continue
         result = block.kind == "tool_result"
         made_up = result and block.text in _MADE_UP_RESULTS and block.id in answered
-        if key not in _FILLERS and not made_up and not (result and block.id in dropped):
+        edited = block.kind == "tool_use" and block.id in called
+        if key not in _FILLERS and not made_up and not edited and not (result and block.id in dropped):
             missing.append(block.label())
     return tuple(missing)
 
 
-def _verdict(before: ResumeResult, after: ResumeResult, dropped: Collection[str]) -> RepairProof:
+def _verdict(
+    before: ResumeResult, after: ResumeResult, dropped: Collection[str], reshaped: Collection[str]
+) -> RepairProof:
     base = RepairProof(
         RepairVerdict.PROVEN,
         damaged_blocks=len(before.context.blocks),
@@ -101,7 +108,7 @@ def _verdict(before: ResumeResult, after: ResumeResult, dropped: Collection[str]
         return replace(base, verdict=RepairVerdict.NOT_RESUMED)
     if base.repaired_rejected:
         return replace(base, verdict=RepairVerdict.API_REJECTED)
-    missing = context_losses(before.context, after.context, dropped) if before.resumed else ()
+    missing = context_losses(before.context, after.context, dropped, reshaped) if before.resumed else ()
     if missing:
         return replace(base, verdict=RepairVerdict.RECORDS_LOST, missing=missing[:_LISTED])
     return base
@@ -114,6 +121,7 @@ def prove_repair(
     executable: Path,
     timeout: float,
     dropped: Collection[str] = (),
+    reshaped: Collection[str] = (),
 ) -> RepairProof:
     """Resume both files in Claude Code (same pinned model) and judge the repaired one's context."""
     model = with_recorded_window(resumed_model(damaged), damaged)
@@ -123,4 +131,4 @@ def prove_repair(
             for path in (damaged, repaired)
         ]
         before, after = (run.result() for run in runs)
-    return _verdict(before, after, dropped)
+    return _verdict(before, after, dropped, reshaped)

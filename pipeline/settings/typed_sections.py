@@ -114,6 +114,7 @@ class RepairSettings:
     """`[repair]`: `compaction repair`, the damage repair of sessions."""
 
     relink: bool
+    read_pages: bool
     max_rounds: int
 
 

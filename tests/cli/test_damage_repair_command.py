@@ -17,6 +17,7 @@ from pipeline.testing.fuzz import Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
 from tests.cli.conftest import make_idle, originals
+from tests.publish.live.test_read_pages_repair import PAGES, session
 
 
 @pytest.fixture
@@ -111,3 +112,20 @@ def test_in_place_and_out_exclude_each_other(damaged: Path, tmp_path: Path) -> N
     done = run(tmp_path, str(damaged), "--in-place", "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert "not allowed with argument" in done.stderr
+
+
+def test_read_pages_makes_the_repair_repair_read_pages_makes_only_when_asked(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-repo"
+    project.mkdir(parents=True)
+    data = session().to_bytes()
+    (project / "pages.jsonl").write_bytes(data)
+    make_idle(tmp_path / "projects")
+    plain = run(tmp_path, str(tmp_path / "projects"), "--report-dir", str(tmp_path / "r0"))
+    assert plain.returncode == 0, plain.stderr
+    assert by_name(tmp_path / "r0")["pages.jsonl"]["status"] == "nothing-to-repair"
+    out = tmp_path / "out"
+    asked = run(tmp_path, str(tmp_path / "projects"), "--read-pages", "--out", str(out))
+    assert asked.returncode == 0, asked.stderr
+    report = by_name(out)["pages.jsonl"]
+    assert [(e["code"], e["action"]) for e in report["edits"]] == [("read-pages-member", "drop-read-pages")]
+    assert Path(report["output"]).read_bytes() == data.replace(PAGES.encode(), b"", 1)

@@ -144,6 +144,12 @@ def _base(command: str, flag: str, places: dict[str, Path]) -> list[str]:
         "restore": [session, *state],
         "backups": [root, *state],
         "repair-read-pages": [root, *([] if flag == "--out" else ["--out", str(places["tmp"] / "o2")])],
+        "repair": [
+            root,
+            *state,
+            *([] if flag == "--claude" else ["--no-verify-resume"]),  # --claude: the one it proves with
+            *([] if flag == "--out" else ["--out", str(places["tmp"] / "o3")]),
+        ],
     }[command]
 
 

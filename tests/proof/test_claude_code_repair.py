@@ -16,15 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.session_repair import SessionRepairOptions, repair_failures
+from pipeline.core.session_repair import (
+    RepairAction,
+    SessionRepairOptions,
+    plan_session_repair,
+    repair_failures,
+)
 from pipeline.core.topology.select import AUTO
 from pipeline.proof.proven_repair import ProofSetup, repair_session
-from pipeline.testing.fuzz import PAIRING, plant, result_lines
+from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS
 from pipeline.testing.tail_damage import break_link, tail_plants, torn_tail
 from tests.cli.conftest import make_idle
+from tests.publish.live.test_read_pages_repair import session
 
 pytestmark = pytest.mark.claude_code
 
@@ -98,6 +104,15 @@ def test_relink_gives_claude_code_the_history_before_a_broken_link(
     assert broken is not None, name
     figures = _proven(broken[0], name, setup, tmp_path, replace(OPTIONS, relink=True))
     assert int(str(figures["repaired"])) > int(str(figures["damaged"])), figures
+
+
+def test_the_read_pages_repair_is_proven_with_the_pairing_repairs(setup: ProofSetup, tmp_path: Path) -> None:
+    data = session(pending=True).to_bytes()
+    damaged = plant(data, Mutation.DROPPED_RESULT, result_lines(data)[0])  # the Read call's result
+    options = replace(OPTIONS, read_pages=True)
+    _proven(damaged, "session.jsonl", setup, tmp_path, options)
+    actions = {r.action for r in plan_session_repair(damaged, options).receipts}
+    assert {RepairAction.DROP_READ_PAGES, RepairAction.INSERT_INTERRUPTED_RESULT} <= actions
 
 
 def test_the_command_proves_each_repair_before_publishing_it_in_place(

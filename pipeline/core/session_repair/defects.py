@@ -5,8 +5,9 @@ calls it again on the repaired bytes until nothing is left, so each fix only has
 its own. Order: lines no reader can take, the missing final newline, with `--relink` the parent
 links never written, then tool pairing over the chain's API messages as Claude Code sends them
 (a repeated call id, calls left without results, results without their call or repeated,
-results behind another block). A defect no edit here can repair safely is `Unrepaired`: the
-planner then leaves the file as it was.
+results behind another block), and with `--read-pages` the `Read.pages` compatibility repair.
+A defect no edit here can repair safely is `Unrepaired`: the planner then leaves the file as it
+was.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
+from pipeline.core.read_pages import READ_PAGES_CODE, Patch, patched_line, plan_lines
 from pipeline.core.session_repair.edits import LineEdit, RepairAction, RepairEdit
 from pipeline.core.validate.pairing import ApiMessage, api_messages
 from pipeline.formats.claude_code.build import replace_parent
@@ -309,9 +311,26 @@ def _pairing(view: SessionView) -> Fix | Unrepaired | None:
     return None
 
 
-def next_fix(view: SessionView, *, relink: bool) -> Fix | Unrepaired | None:
+def _read_pages(view: SessionView) -> Fix | None:
+    """Every repairable `Read.pages` member on the chain removed (`core.read_pages`' rules: a
+    call it holds back, pending or ambiguous, is left as it is, no defect)."""
+    patches = plan_lines(view.data, view.index, view.chain).patches
+    by_line: dict[int, list[Patch]] = {}
+    for patch in patches:
+        by_line.setdefault(patch.line, []).append(patch)
+    pairs = []
+    for line, on_line in by_line.items():
+        new = patched_line(view.data, view.index, line, on_line)
+        ids = tuple(p.tool_use_id for p in on_line)
+        pairs.append(_replaced(view, line, new, READ_PAGES_CODE, A.DROP_READ_PAGES, ids))
+    return Fix(tuple(e for e, _ in pairs), tuple(r for _, r in pairs)) if pairs else None
+
+
+def next_fix(view: SessionView, *, relink: bool, read_pages: bool = False) -> Fix | Unrepaired | None:
     """The edits that repair the session's first defect; None when it has none."""
     found: Fix | Unrepaired | None = _unreadable(view)
     if found is None and relink:
         found = _relink(view)
-    return found if found is not None else _pairing(view)
+    if found is None:
+        found = _pairing(view)
+    return _read_pages(view) if found is None and read_pages else found

@@ -28,6 +28,7 @@ class RepairAction(StrEnum):
     MOVE_RESULTS_FIRST = "move-results-first"  # results moved ahead of the other blocks of their message
     REPARENT = "reparent"  # a child hung onto the record that now comes before it
     RELINK = "relink"  # --relink: a parent never written replaced by the record before it
+    DROP_READ_PAGES = "drop-read-pages"  # --read-pages: a Read call's serialized `pages` member removed
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ class SessionRepairOptions:
     limits: LineLimits
     relink: bool
     max_rounds: int  # defects repaired before the file is declared past patching
+    read_pages: bool = False  # also the `Read.pages` compatibility repair
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ def plan_session_repair(data: bytes, options: SessionRepairOptions) -> SessionRe
     current, origin = data, tuple(range(1, len(split_lines(data)) + 1))
     receipts: list[RepairEdit] = []
     for _ in range(options.max_rounds):
-        found = next_fix(_view(current, options), relink=options.relink)
+        found = next_fix(_view(current, options), relink=options.relink, read_pages=options.read_pages)
         if found is None:
             if not receipts:
                 return SessionRepairPlan((), None, None, origin)

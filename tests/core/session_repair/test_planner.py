@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.core.read_pages import READ_PAGES_CODE, apply_patches, plan_repair
 from pipeline.core.session_repair import (
     RepairAction,
     SessionRepairOptions,
@@ -25,10 +26,12 @@ from pipeline.core.session_repair.edits import split_lines
 from pipeline.core.topology.select import AUTO
 from pipeline.core.validate.checks import validate
 from pipeline.core.validate.pairing import API_PAIRING_CODES
+from pipeline.live_vocabulary import RepairScope
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, Severity
+from tests.publish.live.test_read_pages_repair import PAGES, session
 from tests.support.resolved import resolve
 
 OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=50)
@@ -149,3 +152,22 @@ def test_a_file_of_another_format_is_not_repaired() -> None:
     plan = plan_session_repair(rollout, OPTIONS)
     assert not plan.changed and plan.unrepaired is not None
     assert plan.unrepaired.code == "unsupported-format"
+
+
+def test_the_read_pages_repair_is_one_of_the_repairs_only_when_asked() -> None:
+    data = session(pending=True).to_bytes()  # a Read answered, another tool's pages, a Read pending
+    plain = plan_session_repair(data, OPTIONS)
+    assert RepairAction.DROP_READ_PAGES not in {r.action for r in plain.receipts}
+    asked = replace(OPTIONS, read_pages=True)
+    plan = plan_session_repair(data, asked)
+    assert plan.repaired is not None
+    pages = [r for r in plan.receipts if r.action is RepairAction.DROP_READ_PAGES]
+    assert [r.code for r in pages] == [READ_PAGES_CODE]
+    assert pages[0].bytes_before - pages[0].bytes_after == len(PAGES)
+    # another tool's `pages` and a call still pending (no result yet) are left as they are
+    assert b'"pages":"not a Read call"' in plan.repaired and b'"pages":"9"' in plan.repaired
+    assert repair_failures(data, plan.repaired, plan, asked) == ()
+    assert not plan_session_repair(plan.repaired, asked).changed
+    # the very bytes `repair-read-pages` writes over the same chain
+    alone = plan_repair(data, RepairScope.ACTIVE_CHAIN, AUTO, LIMITS)
+    assert plan.repaired == apply_patches(data, alone.patches)
