@@ -118,7 +118,8 @@ def _bad_values(command: str, option: argparse.Action, places: dict[str, Path]) 
     flag = option.option_strings[-1]
     if flag in _DIRECTORIES:
         return _directory_values(command, flag, places)
-    if flag in ("--config", "--backup", "--claude"):
+    judge = flag == "--claude" or (flag == "--codex" and command == "compress")  # verify-resume: by format
+    if flag in ("--config", "--backup") or judge:
         return [(str(places["root"]), True), (str(places["root"] / "missing.toml"), True)]
     if option.choices:
         return [("bogus", True)]
@@ -134,7 +135,7 @@ def _base(command: str, flag: str, places: dict[str, Path]) -> list[str]:
     state = ["--state-dir", str(places["tmp"] / "state")] if flag != "--state-dir" else []
     if command == "compress":
         target = ["--in-place", *state] if flag in _IN_PLACE_ONLY else ["--out", str(places["tmp"] / "o")]
-        gate = ["--verify-resume"] if flag == "--claude" else ["--no-verify-resume"]  # the one it uses
+        gate = ["--verify-resume"] if flag in ("--claude", "--codex") else ["--no-verify-resume"]  # uses it
         return [root, *gate, *(target if flag != "--out" else [])]
     return {
         "validate": [root],
