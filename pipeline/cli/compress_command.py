@@ -72,8 +72,7 @@ def find_gate_codex(settings: Settings) -> str | None:
         return None
     configured = settings.verify.codex
     try:
-        # Absolute: Codex runs in its staged work directory, where a relative path means nothing.
-        return str(require_codex(Path(configured) if configured else None).absolute())
+        return str(require_codex(Path(configured) if configured else None))
     except CodexError as exc:
         if configured:
             raise UsageError(f"--verify-resume: {exc}") from exc

@@ -4,9 +4,7 @@ real Codex CLI before anything is published, as `jobs/compress/proof.py` does wi
 The candidate holds when Codex sends the summary followed by a verbatim suffix of what it sends
 for the original, every call answered, and no text of an excluded record (an item before the
 newest compaction or dropped by a rollback, a damaged line, an event before the cut) that the
-original does not send. As for Claude Code, only a text no other record holds is attributable
-to an excluded one: a command an `exec_command_end` event repeats is the summarized call's
-(inside its JSON `arguments`, decoded here), which the summary may restate. Both sides are
+original does not send (`proof/codex_excluded.py` finds those texts). Both sides are
 resumed from the bytes the job read (in place: the frozen bytes, not the live file), each staged
 under the source's name, since Codex finds a thread by its file name. Without Codex the section
 says the gate could not run: `verify_resume = "on"` refuses the candidate, `auto` publishes it
@@ -18,79 +16,27 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from pipeline.formats.claude_code.content import parse_object
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.claude_code.records import plain_strings, record_strings
 from pipeline.formats.codex.analysis import RolloutAnalysis, compress_sets
 from pipeline.installed import CodexError
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.verify_codex_resume import codex_check_section
+from pipeline.proof.codex_excluded import rollout_exclusions
 from pipeline.proof.codex_prove import prove_codex_resume
-from pipeline.proof.excluded import EXCLUDED_SETS
-from pipeline.proof.verdict import ExcludedText
 from pipeline.read.load import SourceBytes
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_failed
 from pipeline.vocabulary import ResumeGate, Verdict
 
-__all__ = ["NOT_RUN_NOTE", "excluded_rollout_texts", "prove_rollout"]
+__all__ = ["NOT_RUN_NOTE", "prove_rollout"]
 
 NOT_RUN_NOTE: Final = (
     "Codex not found, so the resume gate could not run (scripts/install-codex installs it, "
     "[verify] codex names one)"
 )
-
-
-_SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
-
-
-def _line_strings(line: bytes) -> Iterator[str]:
-    """Every string of a record's payload, a call's JSON `arguments` decoded too; a damaged
-    line's pieces between quotes."""
-    record = parse_object(line)
-    if record is None:
-        yield from record_strings(line)  # not an object: it yields the quoted pieces
-        return
-    payload = record.get("payload")
-    yield from plain_strings(payload)
-    arguments = payload.get("arguments") if isinstance(payload, dict) else None
-    if isinstance(arguments, str) and arguments.lstrip().startswith(("{", "[")):
-        yield from plain_strings(parse_object(arguments.encode()) or {})
-
-
-def _joined(data: bytes, analysis: RolloutAnalysis, lines: Iterable[int]) -> str:
-    raw_line = analysis.rollout.raw_line
-    return _SEPARATOR.join(text for line in lines for text in _line_strings(raw_line(data, line)))
-
-
-def excluded_rollout_texts(
-    analysis: RolloutAnalysis, cut_line: int, candidate: bytes, min_chars: int
-) -> tuple[ExcludedText, ...]:
-    """Each distinct text of at least `min_chars` characters that the excluded records of a cut
-    hold, the candidate file holds, and no other record of the original holds.
-
-    Only what the candidate holds can be sent from it, so the other records are read only for
-    those texts (usually none).
-    """
-    sets = compress_sets(analysis, cut_line)
-    in_candidate = _SEPARATOR.join(text for line in candidate.splitlines() for text in _line_strings(line))
-    found: dict[str, ExcludedText] = {}
-    for name in EXCLUDED_SETS:
-        for line in sorted(sets[name]):
-            for text in _line_strings(analysis.rollout.raw_line(analysis.data, line)):
-                if len(text.strip()) >= min_chars and text not in found and text in in_candidate:
-                    found[text] = ExcludedText(text, line, name.value)
-    if not found:
-        return ()
-    excluded = {line for name in EXCLUDED_SETS for line in sets[name]}
-    others = _joined(
-        analysis.data, analysis, (n for n in range(1, len(analysis.rollout) + 1) if n not in excluded)
-    )
-    return tuple(item for item in found.values() if item.text.strip() not in others)
 
 
 def _elapsed_ms(started: float) -> float:
@@ -120,7 +66,8 @@ def prove_rollout(
         )
         required = options.compress.verify_resume is ResumeGate.ON
         return failed, Reason(Refusal.RESUME_CHECK_FAILED) if required else None
-    excluded = excluded_rollout_texts(analysis, cut_line, candidate, options.verify.min_excluded_text_chars)
+    sets = compress_sets(analysis, cut_line)
+    excluded = rollout_exclusions(analysis, sets, candidate, options.verify.min_excluded_text_chars)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="compaction-rollout-") as scratch:
         original = _staged(Path(scratch), "original", source.path.name, source.data)

@@ -6,8 +6,9 @@ the verdict and both sizes, and exits as `verify-resume` does for Claude Code (4
 itself failed or timed out). With `--json` the verdict goes to stdout as one JSON document, the
 same report section as Claude Code's with `codex` naming the judge.
 
-The excluded texts of a Codex original are not searched yet (its partition belongs to the Codex
-format's reader); `proof.codex_prove` takes them once it does.
+The texts of the original's excluded records (its sweep partition: items before the newest
+compaction or rolled back, damaged lines, events before the base) must not be sent from the
+compacted file either (`proof/codex_excluded.py`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import msgspec
 from rich.console import Console
 
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.installed import CodexError, reported_version, require_codex
+from pipeline.proof.codex_excluded import rollout_exclusions
 from pipeline.proof.codex_prove import prove_codex_resume
 from pipeline.proof.codex_verdict import CodexVerdict
 from pipeline.proof.context import ContextSize
@@ -94,10 +97,19 @@ def run_codex(args: argparse.Namespace, verify: VerifySettings, limits: LineLimi
         print(f"compaction: error: {exc}", file=sys.stderr)
         return ResumeExit.USAGE
     timeout = args.timeout or verify.resume_timeout_seconds
+    original = analyze_rollout(args.original.read_bytes(), limits)
+    excluded = rollout_exclusions(
+        original, original.sweep_sets(), args.compacted.read_bytes(), verify.min_excluded_text_chars
+    )
     started = time.perf_counter()
     try:
         verdict = prove_codex_resume(
-            args.original, args.compacted, executable=executable, timeout=timeout, limits=limits
+            args.original,
+            args.compacted,
+            executable=executable,
+            timeout=timeout,
+            limits=limits,
+            excluded=excluded,
         )
     except (CodexError, ValueError) as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)

@@ -163,7 +163,9 @@ def resume_codex(
     with scratch, ResponsesCaptureServer() as api:
         staged = stage_thread(rollout, Path(scratch.name), base_url=f"{api.base_url}/v1", model=RESUME_MODEL)
         staged_bytes = staged.rollout.stat().st_size
-        command = [str(executable), "exec", "--skip-git-repo-check", "resume", staged.thread_id, probe]
+        # Absolute: Codex runs in the staged work directory, where a relative path means nothing.
+        program = str(executable.absolute())
+        command = [program, "exec", "--skip-git-repo-check", "resume", staged.thread_id, probe]
         returncode, stdout, stderr = _run(command, staged, timeout)
         items = _probe_input(api.inputs, probe)
         turn = _appended_turn(staged.rollout, staged_bytes, probe) if items is not None else 0

@@ -127,6 +127,29 @@ class _Leaking:
         return replace(written, text=f"{written.text}\n- {self.text}")
 
 
+def _rolled_back_line(source: Path) -> int:
+    return next(
+        number for number, line in enumerate(source.read_text().splitlines(), 1) if ROLLED_BACK in line
+    )
+
+
+@pytest.mark.codex
+def test_verify_resume_finds_the_same_leak_in_a_pair_written_without_the_gate(
+    codex: Path, tmp_path: Path
+) -> None:
+    source = _rollout(tmp_path / NAME, rolled_back=True)
+    options = compress_options(tmp_path / "out", min_tokens=0, verify_resume="off")
+    leaking = _Leaking(DeterministicWriter(options.summary_options()), ROLLED_BACK)
+    assert isinstance(compress_session(source, NAME, replace(options, writer=leaking)), Compressed)
+    candidate = tmp_path / "out" / "root" / NAME
+    done = compaction("verify-resume", str(source), str(candidate), "--codex", str(codex), "--json")
+    assert done.returncode == 1, done.stderr[-1500:]
+    verdict = json.loads(done.stdout)
+    line = _rolled_back_line(source)
+    assert verdict["differences"] == [f"text of excluded line {line} (excluded_branch) is sent"]
+    assert ROLLED_BACK not in done.stdout
+
+
 @pytest.mark.codex
 def test_a_summary_restating_a_rolled_back_prompt_is_refused_naming_the_line(
     codex: Path, tmp_path: Path
@@ -138,9 +161,7 @@ def test_a_summary_restating_a_rolled_back_prompt_is_refused_naming_the_line(
     report = as_json(outcome)
     assert isinstance(outcome, Refused), report.get("reasons")
     assert report["reasons"] == ["resume-mismatch"]
-    rolled_back_line = next(
-        number for number, line in enumerate(source.read_text().splitlines(), 1) if ROLLED_BACK in line
-    )
+    rolled_back_line = _rolled_back_line(source)
     differences = report["resume_check"]["differences"]
     assert f"text of excluded line {rolled_back_line} (excluded_branch) is sent" in differences
     assert ROLLED_BACK not in json.dumps(report)  # the report names the line, never the text
