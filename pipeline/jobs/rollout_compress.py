@@ -3,8 +3,9 @@ the same summarizers as for Claude Code, write a Codex-native checkpoint, prove 
 
 gate -> plan the tail by tokens -> summarize the span before it -> compose the checkpoint ->
 check that the candidate's rebuilt context is the summary followed by the original's context
-from the cut on, item for item as Codex sends it -> gain -> re-read the source -> write. Nothing
-is written for a session that stops at any step; the report says why.
+from the cut on, item for item as Codex sends it -> gain -> the resume gate (the real Codex
+resumes both and sends the same: `jobs/rollout_proof.py`) -> re-read the source -> write.
+Nothing is written for a session that stops at any step; the report says why.
 """
 
 from __future__ import annotations
