@@ -50,7 +50,7 @@ from pipeline.report.sections import (
     peak_rss_mb,
     session_section,
 )
-from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, SourceFormat
+from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, SourceFormat, Strategy
 
 __all__ = ["RolloutPublisher", "compress_rollout", "rollout_output", "write_rollout"]
 
@@ -99,7 +99,10 @@ def _target(context: _Context, options: CompressOptions) -> int:
 
 
 def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
-    """What stops a rollout before any summary: Codex cannot resume it, or it needs no compaction."""
+    """What stops a rollout before any summary: a strategy other than summary, Codex cannot resume
+    it, or it needs no compaction."""
+    if options.compress.strategy is not Strategy.SUMMARY:  # what a masked rollout resumes is unproven
+        return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_ROLLOUTS.value,))
     rollout = context.analysis.rollout
     meta = next(rollout.lines_where(RolloutKind.SESSION_META), None)
     if not context.analysis.rebuilt.resumable or meta is None:

@@ -104,6 +104,18 @@ def test_a_small_or_damaged_rollout_is_not_written(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "root" / source.name).exists()
 
 
+def test_a_rollout_under_mask_or_hybrid_is_left_as_it_is_and_says_why(tmp_path: Path) -> None:
+    for strategy in ("mask", "hybrid"):
+        outcome, report, source = _compress(tmp_path, _long(26), strategy=strategy)
+        assert isinstance(outcome, Skipped), strategy
+        assert report["status"] == "unsupported-format" and report["reasons"] == [
+            "strategy-not-for-codex-rollouts"
+        ]
+        assert not (tmp_path / "out" / "root" / source.name).exists()
+    outcome, _, _ = _compress(tmp_path, _long(26), strategy="summary")
+    assert isinstance(outcome, Compressed)
+
+
 def test_every_large_corpus_rollout_compresses_within_target_at_half_its_context(
     codex_files: Path, tmp_path: Path
 ) -> None:
