@@ -25,7 +25,7 @@ from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.dry_run import DryRunOptions, plan_session
 from pipeline.read.discover import SessionFile
-from pipeline.report.documents import CompressReport
+from pipeline.report.documents import CompressReport, RolloutCompressReport
 from pipeline.report.fleet import CompressRun, FleetSummary, summary_report
 from pipeline.settings import Settings
 from pipeline.summarize.model.configure import (
@@ -41,12 +41,14 @@ from pipeline.vocabulary import Strategy, SummarizerName
 
 __all__ = ["dry_run_command"]
 
+_PLANNED = (CompressReport, RolloutCompressReport)  # the reports that may hold a model plan
+
 
 def _fleet_plan(result: RunResult, limits: RateLimits) -> FleetPlan:
     sections = [
         o.report.model_plan
         for o in result.outcomes.values()
-        if isinstance(o.report, CompressReport) and o.report.model_plan is not UNSET
+        if isinstance(o.report, _PLANNED) and o.report.model_plan is not UNSET
     ]
     plans = [
         SummaryPlan(
@@ -76,7 +78,7 @@ def _table(model: str, summary: FleetSummary, result: RunResult) -> None:
     for column in ("session", "calls", "input tokens", "output tokens", "cost $", "least wall s"):
         table.add_column(column, justify="left" if column == "session" else "right", overflow="fold")
     for label, outcome in result.outcomes.items():
-        plan = outcome.report.model_plan if isinstance(outcome.report, CompressReport) else UNSET
+        plan = outcome.report.model_plan if isinstance(outcome.report, _PLANNED) else UNSET
         if plan is UNSET:
             continue
         cost = "" if plan.estimated_cost_usd is None else f"{plan.estimated_cost_usd:.4f}"

@@ -38,7 +38,7 @@ from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
-from pipeline.report.compression import ChecksSection, CompressTokens, SummarySection
+from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
 from pipeline.report.documents import Compressed, Outcome, Refused, RolloutCompressReport, Skipped
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import CutSection, RolloutOutputSection
@@ -50,9 +50,17 @@ from pipeline.report.sections import (
     peak_rss_mb,
     session_section,
 )
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, SourceFormat, Strategy
 
-__all__ = ["RolloutPublisher", "compress_rollout", "rollout_output", "write_rollout"]
+__all__ = [
+    "ModelPlanner",
+    "RolloutPublisher",
+    "compress_rollout",
+    "plan_rollout",
+    "rollout_output",
+    "write_rollout",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,16 +165,24 @@ def _draft(context: _Context, options: CompressOptions, limits: LineLimits) -> _
     return draft
 
 
-def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, room: int) -> _Draft | _Stop:
-    """One candidate: the tail within `room` tokens, the summary of what comes before it."""
+def _cut(context: _Context, room: int) -> TailPlan | _Stop:
+    """The tail within `room` tokens, at a safe cut, carrying no damage."""
     analysis = context.analysis
     plan = plan_tail(analysis.rollout, analysis.rebuilt, context.references, context.tokens, room)
     if plan is None:
         return _Stop(SessionStatus.SKIPPED_NO_CUT, (PlanNote.NO_SAFE_CUT_WITHIN_TARGET.value,))
     if (damage := _tail_damage(analysis, plan.cut_line)) is not None:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.SOURCE_CHAIN_INVALID)), damage.code.value))
-    first = plan.first_item
-    evidence = rollout_evidence(analysis, first)
+    return plan
+
+
+def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, room: int) -> _Draft | _Stop:
+    """One candidate: the tail within `room` tokens, the summary of what comes before it."""
+    analysis = context.analysis
+    plan = _cut(context, room)
+    if isinstance(plan, _Stop):
+        return plan
+    evidence = rollout_evidence(analysis, plan.first_item)
     written = options.summary_writer()(evidence, _summary_room(context, options, plan))
     if isinstance(written, Reason):
         return _Stop(SessionStatus.REFUSED, (str(written),))
@@ -349,3 +365,28 @@ def compress_rollout(
     if isinstance(published, Reason):
         return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(published),))))
     return Compressed(label, report(SessionStatus.COMPRESSED, made, published))
+
+
+ModelPlanner = Callable[[tuple[EvidenceItem, ...]], ModelPlanSection]
+"""`--dry-run`'s prediction of a model summary over the evidence of the summarized span."""
+
+
+def plan_rollout(label: str, source: SourceBytes, options: CompressOptions, predict: ModelPlanner) -> Outcome:
+    """`--dry-run` of one rollout: the same gate and first cut as `compress_rollout`, then what a
+    model would be asked to summarize; nothing is called or written."""
+    started = time.perf_counter()
+    context = _context(source, LineLimits.of(options.sweep))
+    planned = _gate(context, options) or _cut(context, _target(context, options) - _reserve(context, options))
+    if isinstance(planned, _Stop):
+        outcome = Refused if planned.status is SessionStatus.REFUSED else Skipped
+        return outcome(label, _report(source, label, context, options, planned.status, started, planned))
+    stop = _Stop(SessionStatus.PLANNED, ())
+    report = _report(source, label, context, options, SessionStatus.PLANNED, started, stop)
+    cut = CutSection(
+        cut_line=planned.cut_line,
+        summarized_items=planned.first_item,
+        kept_items=len(context.digests) - planned.first_item,
+        at_turn_start=planned.at_turn,
+    )
+    evidence = rollout_evidence(context.analysis, planned.first_item)
+    return Skipped(label, msgspec.structs.replace(report, cut=cut, model_plan=predict(evidence)))

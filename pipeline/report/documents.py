@@ -121,6 +121,7 @@ class RolloutCompressReport(_Document, frozen=True, kw_only=True):
     partition: PartitionSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
     resume_check: ResumeCheckSection | UnsetType = UNSET  # the resume gate: Codex resumed both
+    model_plan: ModelPlanSection | UnsetType = UNSET  # --dry-run: what a model summary would cost
     output: RolloutOutputSection | UnsetType = UNSET
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.provider_server import ProviderServer
+from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.sessions import build_session
 
 
@@ -66,3 +67,33 @@ def test_a_dry_run_of_the_mask_strategy_is_a_usage_error(tmp_path: Path) -> None
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert "--strategy mask writes none" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_dry_run_plans_codex_rollouts_beside_claude_code_sessions(tmp_path: Path) -> None:
+    _fleet(tmp_path / "root", (8,))
+    rollout = RolloutBuilder(seed=3)
+    for number in range(12):
+        rollout.exchange(f"task {number}: fix module_{number}.py", tools=3, output_bytes=3000)
+    (tmp_path / "root" / "codex").mkdir()
+    source = rollout.write(tmp_path / "root" / "codex" / "rollout-2026-03-01T12-00-00-x.jsonl")
+    data = source.read_bytes()
+    out = tmp_path / "out"
+    with ProviderServer() as server:
+        done = compaction(
+            "compress", str(tmp_path / "root"), "--out", str(out), "--min-tokens", "0",
+            "--summarizer", "openai", "--base-url", server.base_url + "/v1", "--model", "local-model",
+            "--dry-run", env={"OPENAI_API_KEY": ""},
+        )  # fmt: skip
+        served = len(server.requests)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert served == 0 and source.read_bytes() == data and not list(out.rglob("*.jsonl"))
+    found = {r["session"]["format"]: r for r in reports(out)}
+    planned = found["codex-rollout"]
+    assert planned["status"] == "planned", planned
+    assert planned["model_plan"]["calls"] >= 1 and planned["cut"]["summarized_items"] > 0
+    assert planned["cut"]["kept_items"] > 0  # the tail stays verbatim, only the span before is planned
+    fleet = json.loads((out / "summary.json").read_text())["model_plan"]
+    assert fleet["sessions"] == 2
+    assert fleet["estimated_input_tokens"] == sum(
+        r["model_plan"]["estimated_input_tokens"] for r in found.values()
+    )

@@ -2,14 +2,16 @@
 
 The same front, gate, bounding and plan as a real run (the summary's room is the model's planned
 output), then the evidence pack is built and the engine's own planner predicts its calls,
-rounds, tokens and cost. No model is called, no candidate is written; the report of each session
-says `planned` and holds the prediction, the run's summary the totals.
+rounds, tokens and cost; a Codex rollout gets its own gate and first cut (`plan_rollout`) and the
+same prediction. No model is called, no candidate is written; the report of each session says
+`planned` and holds the prediction, the run's summary the totals.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from msgspec import UNSET
@@ -20,12 +22,13 @@ from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import first_plan
 from pipeline.jobs.compress.stages import Stop, gate, report_findings, source_validation
 from pipeline.jobs.front import Analysis, open_session
+from pipeline.jobs.rollout_compress import plan_rollout
 from pipeline.reasons import Reason
 from pipeline.report.chain import leaf_section, strict_section
 from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section, reason_figures
 from pipeline.report.documents import CompressReport, Outcome, Skipped
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb
-from pipeline.summarize.evidence.items import extract_evidence
+from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
 from pipeline.summarize.model.cost import PriceTable, plan_summary
 from pipeline.summarize.model.engine import ModelSummaryOptions
 from pipeline.summarize.model.limiter import RateLimits
@@ -80,6 +83,9 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         command="compress",
         per_code=compress.sweep.findings_per_code,
         limits=LineLimits.of(compress.sweep),
+        rollouts=lambda name, source: plan_rollout(
+            name, source, compress, partial(_predicted, options=options)
+        ),
     )
     if not isinstance(opened, Analysis):
         return opened
@@ -102,8 +108,16 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         nothing = Stop(status, tuple(Reason(note) for note in plan.reasons))
         return Skipped(label, _report(opened, options, nothing, started, plan=plan_section(plan)))
     evidence = extract_evidence(opened.source.data, opened.index, plan.summary_lines)
+    report = _report(
+        opened, options, None, started, plan=plan_section(plan), model_plan=_predicted(evidence, options)
+    )
+    return Skipped(label, report)
+
+
+def _predicted(evidence: tuple[EvidenceItem, ...], options: DryRunOptions) -> ModelPlanSection:
+    """The engine's own planner over `evidence`: calls, rounds, tokens, cost, least wall time."""
     predicted = plan_summary(evidence, options.model_summary, options.limits, options.prices, options.model)
-    section = ModelPlanSection(
+    return ModelPlanSection(
         model=options.model,
         calls=predicted.calls,
         rounds=predicted.rounds,
@@ -113,5 +127,3 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         min_wall_seconds=round(predicted.min_wall_seconds, 2),
         refusal=predicted.refusal.value if predicted.refusal is not None else UNSET,
     )
-    report = _report(opened, options, None, started, plan=plan_section(plan), model_plan=section)
-    return Skipped(label, report)
