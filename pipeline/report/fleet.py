@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from msgspec import UNSET, UnsetType
 
 from pipeline.report.compression import WriterSection
-from pipeline.report.documents import CompressReport, Outcome, TokensReport, ValidateReport
+from pipeline.report.documents import (
+    CompressReport,
+    Outcome,
+    RolloutCompressReport,
+    TokensReport,
+    ValidateReport,
+)
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
 
@@ -49,11 +55,12 @@ class CostMs(Section, frozen=True, kw_only=True):
 
 
 class ResumeChecks(Section, frozen=True, kw_only=True):
-    """Verdicts of the resume gate, what Claude Code sends in total before and after, and the cost."""
+    """Verdicts of the resume gate, what each client sends in total before and after, and the cost."""
 
     by_verdict: dict[str, int]
     sent_by_claude_code: dict[str, dict[str, int]]
     cost_ms: CostMs
+    sent_by_codex: dict[str, dict[str, int]] | UnsetType = UNSET  # set when the run gated rollouts
 
 
 class ValidateRun(Section, frozen=True, kw_only=True):
@@ -138,9 +145,8 @@ def _quantile(ordered: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
-def _resume_checks(checks: Sequence[ResumeCheckSection]) -> ResumeChecks | UnsetType:
-    if not checks:
-        return UNSET
+def _sent(checks: Sequence[ResumeCheckSection]) -> dict[str, dict[str, int]]:
+    """What one client sent in total, resuming the originals and the candidates."""
     sent: dict[str, Counter[str]] = {"original": Counter(), "compacted": Counter()}
     for check in checks:
         sizes = check.sent
@@ -149,10 +155,20 @@ def _resume_checks(checks: Sequence[ResumeCheckSection]) -> ResumeChecks | Unset
                 sent[side].update(
                     messages=size.messages, characters=size.characters, estimated_tokens=size.estimated_tokens
                 )
+    return {side: dict(sorted(values.items())) for side, values in sent.items()}
+
+
+def _resume_checks(
+    claude: Sequence[ResumeCheckSection], codex: Sequence[ResumeCheckSection]
+) -> ResumeChecks | UnsetType:
+    checks = [*claude, *codex]
+    if not checks:
+        return UNSET
     elapsed = sorted(check.elapsed_ms for check in checks)
     return ResumeChecks(
         by_verdict=dict(sorted(Counter(check.verdict.value for check in checks).items())),
-        sent_by_claude_code={side: dict(sorted(values.items())) for side, values in sent.items()},
+        sent_by_claude_code=_sent(claude),
+        sent_by_codex=_sent(codex) if codex else UNSET,
         cost_ms=CostMs(
             total=round(sum(elapsed), 1), median=_quantile(elapsed, 0.5), p90=_quantile(elapsed, 0.9)
         ),
@@ -217,6 +233,11 @@ def summary_report(
     checks = [
         r.resume_check for r in reports if isinstance(r, CompressReport) and r.resume_check is not UNSET
     ]
+    codex = [
+        r.resume_check
+        for r in reports
+        if isinstance(r, RolloutCompressReport) and r.resume_check is not UNSET
+    ]
     return FleetSummary(
         command=command,
         roots=list(roots),
@@ -229,7 +250,7 @@ def summary_report(
         bytes=sum(r.session.bytes for r in reports if r.session.bytes is not UNSET),
         seed_tokens=sum(_tokens(r) for r in reports),
         elapsed_ms=round(elapsed_ms, 1),
-        resume_checks=_resume_checks(checks),
+        resume_checks=_resume_checks(checks, codex),
         model_plan=model_plan,
         model_spend=model_spend(reports),
         reports=[

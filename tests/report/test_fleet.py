@@ -10,10 +10,11 @@ from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.proof.context import ContextSize, SentContext
 from pipeline.proof.verdict import ResumeVerdict, Verdict
-from pipeline.report.documents import Compressed, CompressReport, Outcome
+from pipeline.report.documents import Compressed, CompressReport, Outcome, RolloutCompressReport
 from pipeline.report.fleet import ValidateRun, summary_report
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
+from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import compress_options, validate_options
 
@@ -36,7 +37,7 @@ def proved(outcome: Outcome, before: int, after: int, ms: float) -> Compressed:
         SentContext((), (), ContextSize(1, after, after // 4)),
     )
     check = resume_check_section(ResumeVerdict(Verdict.MATCH, (), 1, 1, *sent), ms)
-    assert isinstance(outcome.report, CompressReport)
+    assert isinstance(outcome.report, CompressReport | RolloutCompressReport)
     return Compressed(outcome.label, msgspec.structs.replace(outcome.report, resume_check=check))
 
 
@@ -73,3 +74,29 @@ def test_resume_checks_are_totalled_with_their_cost(tmp_path: Path) -> None:
         # what the gate cost: per session (nearest-rank median and p90) and summed
         "cost_ms": {"total": 55000.0, "median": 5000.0, "p90": 9000.0},
     }
+
+
+def test_codex_resume_checks_are_totalled_apart_from_claude_codes(tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    build_session(source, turns=8)
+    claude = compress_session(
+        source, source.name, compress_options(tmp_path / "out", min_tokens=0, min_recent_records=8)
+    )
+    rollout = RolloutBuilder(seed=2)
+    for number in range(12):
+        rollout.exchange(f"task {number}: fix module_{number}.py", tools=3, output_bytes=3000)
+    written = rollout.write(tmp_path / "rollout-2026-03-01T12-00-00-x.jsonl")
+    codex = compress_session(written, written.name, compress_options(tmp_path / "out", min_tokens=0))
+    assert isinstance(claude, Compressed) and isinstance(codex, Compressed)
+    outcomes: dict[str, Outcome] = {
+        "claude": proved(claude, 400, 100, 10.0),
+        "codex": proved(codex, 800, 80, 30.0),
+    }
+    checks = summary_of(outcomes)["resume_checks"]
+    assert checks["by_verdict"] == {"match": 2}
+    assert checks["sent_by_claude_code"]["original"]["characters"] == 400
+    assert checks["sent_by_codex"] == {
+        "original": {"characters": 800, "estimated_tokens": 200, "messages": 2},
+        "compacted": {"characters": 80, "estimated_tokens": 20, "messages": 1},
+    }
+    assert checks["cost_ms"]["total"] == 40.0
