@@ -4,6 +4,7 @@ or writing any candidate, per session and for the fleet."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from pipeline.testing.invoke import compaction, reports
@@ -22,16 +23,21 @@ def _fleet(root: Path, sizes: tuple[int, ...]) -> dict[Path, bytes]:
     return sources
 
 
-def test_a_dry_run_plans_every_session_and_totals_them_without_a_call(tmp_path: Path) -> None:
-    sources = _fleet(tmp_path / "root", (4, 8, 16))
-    out = tmp_path / "out"
+def _dry_run(root: Path, out: Path) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`compress --dry-run` of `root` with an OpenAI-compatible model, and the requests it served."""
     with ProviderServer() as server:
         done = compaction(
-            "compress", str(tmp_path / "root"), "--out", str(out), "--min-tokens", "0",
+            "compress", str(root), "--out", str(out), "--min-tokens", "0",
             "--summarizer", "openai", "--base-url", server.base_url + "/v1", "--model", "local-model",
             "--dry-run", env={"OPENAI_API_KEY": ""},
         )  # fmt: skip
-        served = len(server.requests)
+        return done, len(server.requests)
+
+
+def test_a_dry_run_plans_every_session_and_totals_them_without_a_call(tmp_path: Path) -> None:
+    sources = _fleet(tmp_path / "root", (4, 8, 16))
+    out = tmp_path / "out"
+    done, served = _dry_run(tmp_path / "root", out)
     assert done.returncode == 0, done.stderr[-2000:]
     assert served == 0  # a plan, not a run
     assert all(path.read_bytes() == data for path, data in sources.items())
@@ -78,13 +84,7 @@ def test_a_dry_run_plans_codex_rollouts_beside_claude_code_sessions(tmp_path: Pa
     source = rollout.write(tmp_path / "root" / "codex" / "rollout-2026-03-01T12-00-00-x.jsonl")
     data = source.read_bytes()
     out = tmp_path / "out"
-    with ProviderServer() as server:
-        done = compaction(
-            "compress", str(tmp_path / "root"), "--out", str(out), "--min-tokens", "0",
-            "--summarizer", "openai", "--base-url", server.base_url + "/v1", "--model", "local-model",
-            "--dry-run", env={"OPENAI_API_KEY": ""},
-        )  # fmt: skip
-        served = len(server.requests)
+    done, served = _dry_run(tmp_path / "root", out)
     assert done.returncode == 0, done.stderr[-2000:]
     assert served == 0 and source.read_bytes() == data and not list(out.rglob("*.jsonl"))
     found = {r["session"]["format"]: r for r in reports(out)}
