@@ -30,7 +30,7 @@ from pipeline.testing.settings import LIMITS
 from pipeline.testing.tail_damage import break_link, tail_plants, torn_tail
 from pipeline.vocabulary import SourceFormat
 
-OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=500)
+OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=500, read_pages=False)
 TIMEOUT_SECONDS = 180.0
 
 
@@ -75,7 +75,7 @@ def main() -> None:
     ]
     tail: Counter[str] = Counter()
     relink: Counter[str] = Counter()
-    relinking = SessionRepairOptions(AUTO, LIMITS, relink=True, max_rounds=500)
+    relinking = SessionRepairOptions(AUTO, LIMITS, relink=True, max_rounds=500, read_pages=False)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="repair-bench-") as scratch:
         for path in files:

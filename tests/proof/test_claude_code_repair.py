@@ -34,7 +34,7 @@ from tests.publish.live.test_read_pages_repair import session
 
 pytestmark = pytest.mark.claude_code
 
-OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=100)
+OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=100, read_pages=False)
 TIMEOUT_SECONDS = 180.0
 SESSIONS: tuple[str, ...] = (
     "jnarowski__agentcmd__packages_agent-cli-sdk_tests_fixtures_claude_full_full-session-four.jsonl",

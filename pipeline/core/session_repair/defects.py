@@ -326,7 +326,7 @@ def _read_pages(view: SessionView) -> Fix | None:
     return Fix(tuple(e for e, _ in pairs), tuple(r for _, r in pairs)) if pairs else None
 
 
-def next_fix(view: SessionView, *, relink: bool, read_pages: bool = False) -> Fix | Unrepaired | None:
+def next_fix(view: SessionView, *, relink: bool, read_pages: bool) -> Fix | Unrepaired | None:
     """The edits that repair the session's first defect; None when it has none."""
     found: Fix | Unrepaired | None = _unreadable(view)
     if found is None and relink:

@@ -37,7 +37,7 @@ class SessionRepairOptions:
     limits: LineLimits
     relink: bool
     max_rounds: int  # defects repaired before the file is declared past patching
-    read_pages: bool = False  # also the `Read.pages` compatibility repair
+    read_pages: bool  # also the `Read.pages` compatibility repair
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from pipeline.vocabulary import FindingCode, Severity
 from tests.publish.live.test_read_pages_repair import PAGES, session
 from tests.support.resolved import resolve
 
-OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=50)
+OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=50, read_pages=False)
 # The most lines each kind of damage may need changed (a record inserted counts as one).
 MOST_LINES = {
     Mutation.DROPPED_RESULT: 2,  # the interrupted result inserted, the next record hung onto it

@@ -33,7 +33,7 @@ KILLS = 40
 KILLS_PER_CYCLE = 8  # then one run goes unkilled, so every cycle completes its work
 BUDGET_SECONDS = 400.0  # a hard stop far above the minute or two this takes, so a hang fails loudly
 STRATEGIES = ("exchange", "link")
-OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=500)
+OPTIONS = SessionRepairOptions(AUTO, LIMITS, relink=False, max_rounds=500, read_pages=False)
 
 
 def sha256(data: bytes) -> str:
