@@ -1,7 +1,10 @@
 """Settings: `config/default.toml`, then a user file, then `COMPACTION_*` variables, then flags.
 
 The defaults file is the single list of knobs and the only place their defaults are written: the
-section types (`typed_sections`) declare each knob's type, never a default. Layers are merged as
+section types (`typed_sections`) declare each knob's type, never a default. The package carries it
+as `pipeline/settings/default.toml` (in a checkout a symlink to `config/default.toml`, in a built
+wheel that file's bytes) and reads it through `importlib.resources`, so an installed `compaction`
+never looks for the repository. Layers are merged as
 plain TOML values, each override checked against the default's type; the result is converted
 once into one frozen `Settings` with a typed section per command and range-checked, at the CLI
 edge, then passed down explicitly.
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,7 +38,8 @@ __all__ = [
     "load_settings",
 ]
 
-DEFAULTS_PATH: Final = Path(__file__).resolve().parents[2] / "config" / "default.toml"
+DEFAULTS_PATH: Final[Traversable] = resources.files("pipeline.settings").joinpath("default.toml")
+"""The defaults file inside the installed package: `config/default.toml` itself, never a copy."""
 MIN_SUMMARY_CHARS: Final = 4000  # seed 004: smaller budgets cannot carry a meaningful compact summary
 MIN_TOOL_OUTPUT_LIMIT: Final = 1024  # room for a head, a tail and the marker line between them
 READER_DEPTH_CEILING: Final = 800
@@ -93,13 +99,17 @@ FREE_TABLES: Final = frozenset({"prices", "model_windows"})  # tables whose keys
 """The typed section of every `[section]` of the defaults file."""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path | Traversable) -> dict[str, Any]:
     import tomllib  # noqa: PLC0415 - only the loader reads TOML; workers receive typed settings
 
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except FileNotFoundError as exc:
+        if path is DEFAULTS_PATH:  # a broken install, not a user's mistake: say how to mend it
+            raise ConfigError(
+                f"the package's defaults are missing ({path}): reinstall session-compaction"
+            ) from exc
         raise ConfigError(f"configuration file not found: {path}") from exc
     except OSError as exc:  # a directory, a file we may not read: one line, never a traceback
         raise ConfigError(f"configuration file {path} cannot be read: {exc.strerror}") from exc

@@ -95,6 +95,24 @@ def test_our_other_variables_are_not_mistaken_for_settings(tmp_path: Path) -> No
     assert settings.sources == (str(DEFAULTS_PATH),)
 
 
+def test_the_package_reads_config_default_toml_itself_not_a_copy() -> None:
+    """The packaged defaults are `config/default.toml` (here a symlink to it): they cannot drift.
+    tests/test_packaging.py checks the built wheel and sdist carry the same bytes."""
+    written = Path(pipeline.__file__).resolve().parents[1] / "config" / "default.toml"
+    assert Path(str(DEFAULTS_PATH)).resolve() == written.resolve()
+    assert DEFAULTS_PATH.read_bytes() == written.read_bytes()
+
+
+def test_missing_packaged_defaults_say_the_install_is_broken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.settings import loading
+
+    monkeypatch.setattr(loading, "DEFAULTS_PATH", tmp_path / "default.toml")
+    with pytest.raises(ConfigError, match=r"package's defaults are missing .*reinstall session-compaction"):
+        load_settings(environ={})
+
+
 def test_every_knob_of_the_file_has_a_typed_home_and_every_typed_knob_a_default() -> None:
     assert set(DEFAULTS) == set(SECTIONS)
     for name, kind in SECTIONS.items():
