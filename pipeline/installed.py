@@ -4,6 +4,8 @@ build, PATH) and the Codex CLI (`--codex`, `$COMPACTION_CODEX`, the pinned build
 Both the resume proof and the `claude-code` summary provider run the user's Claude Code, and the
 resume proof of a Codex rollout runs Codex; finding them is a fact about the machine, so it sits
 below every stage that runs them. `reported_version` is the one reader of `--version` for both.
+The pinned builds under `.cache/` exist only in a source checkout (`source_checkout`): an installed
+`compaction` (pipx, uv tool, a wheel) looks where the user says and on PATH, never for a repository.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -34,11 +37,14 @@ __all__ = [
     "reported_version",
     "require_claude_code",
     "require_codex",
+    "source_checkout",
 ]
 
 CLAUDE_CODE_VERSION: Final = "2.1.332"  # the build scripts/install-claude-code pins (goldens too)
 CLAUDE_CODE_ENV: Final = "COMPACTION_CLAUDE_CODE"  # an executable, or an npm prefix holding one
-INSTALL_HINT: Final = "run scripts/install-claude-code, or pass --claude PATH"
+INSTALL_HINT: Final = (
+    "run scripts/install-claude-code in a checkout, put `claude` on PATH, or pass --claude PATH"
+)
 # Switches that keep Claude Code off the network apart from where we point it, its output plain.
 OFFLINE_ENV: Final = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -53,7 +59,9 @@ OFFLINE_ENV: Final = {
 _PACKAGE_EXE: Final = Path("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
 CODEX_VERSION: Final = "0.171.0"  # the build scripts/install-codex pins (the Codex goldens too)
 CODEX_ENV: Final = "COMPACTION_CODEX"  # an executable, or an npm prefix holding one
-CODEX_INSTALL_HINT: Final = "run scripts/install-codex, or pass --codex PATH"
+CODEX_INSTALL_HINT: Final = (
+    "run scripts/install-codex in a checkout, put `codex` on PATH, or pass --codex PATH"
+)
 # The npm wrapper is a node script choosing a native binary; the binary itself is run, so node is
 # not needed at run time and a timeout kills the process that does the work.
 _CODEX_PACKAGE_EXE: Final = Path(
@@ -61,7 +69,21 @@ _CODEX_PACKAGE_EXE: Final = Path(
 )
 _VERSION_TIMEOUT_SECONDS: Final = 30.0  # `--version` answers in well under a second
 _VERSION_WORD: Final = re.compile(r"\d+\.\d+\.\d+\S*")
-_REPO_ROOT: Final = Path(__file__).resolve().parents[1]
+
+
+def source_checkout() -> Path | None:
+    """The source checkout this package is imported from (an editable install), else None.
+
+    A checkout is the folder above the package holding `pyproject.toml` and `config/default.toml`;
+    an installed package sits in site-packages, which holds neither.
+    """
+    package = resources.files("pipeline")
+    if not isinstance(package, Path):  # imported from a zip: never a checkout
+        return None
+    root = package.parent
+    return (
+        root if (root / "pyproject.toml").is_file() and (root / "config" / "default.toml").is_file() else None
+    )
 
 
 class ClaudeCodeError(CompactionError):
@@ -116,7 +138,9 @@ def _executable_in(candidate: Path, package_exe: Path = _PACKAGE_EXE) -> Path | 
 def _search_places(root: Path | None) -> list[Path]:
     configured = os.environ.get(CLAUDE_CODE_ENV)
     places = [Path(configured).expanduser()] if configured else []
-    places.append((root or _REPO_ROOT) / ".cache" / "claude-code")
+    checkout = root or source_checkout()
+    if checkout is not None:
+        places.append(checkout / ".cache" / "claude-code")
     on_path = shutil.which("claude")
     if on_path:
         places.append(Path(on_path))
@@ -124,7 +148,8 @@ def _search_places(root: Path | None) -> list[Path]:
 
 
 def find_claude_code(root: Path | None = None) -> Path | None:
-    """`$COMPACTION_CLAUDE_CODE`, else the pinned build in `<root>/.cache/claude-code`, else PATH's."""
+    """`$COMPACTION_CLAUDE_CODE`, else the pinned build in `<root>/.cache/claude-code` (root: the
+    checkout, if any), else PATH's `claude`."""
     return next((exe for place in _search_places(root) if (exe := _executable_in(place))), None)
 
 
@@ -147,7 +172,9 @@ def require_claude_code(given: Path | None = None, root: Path | None = None) -> 
 def _codex_places(root: Path | None) -> list[Path]:
     configured = os.environ.get(CODEX_ENV)
     places = [Path(configured).expanduser()] if configured else []
-    places.append((root or _REPO_ROOT) / ".cache" / "codex")
+    checkout = root or source_checkout()
+    if checkout is not None:
+        places.append(checkout / ".cache" / "codex")
     on_path = shutil.which("codex")
     if on_path:
         places.append(Path(on_path))
@@ -155,7 +182,8 @@ def _codex_places(root: Path | None) -> list[Path]:
 
 
 def find_codex(root: Path | None = None) -> Path | None:
-    """`$COMPACTION_CODEX`, else the pinned build in `<root>/.cache/codex`, else PATH's `codex`."""
+    """`$COMPACTION_CODEX`, else the pinned build in `<root>/.cache/codex` (root: the checkout, if
+    any), else PATH's `codex`."""
     places = _codex_places(root)
     return next((exe for place in places if (exe := _executable_in(place, _CODEX_PACKAGE_EXE))), None)
 

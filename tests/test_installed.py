@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.installed import CODEX_ENV, CodexNotInstalled, find_codex, reported_version, require_codex
+from pipeline.installed import (
+    CODEX_ENV,
+    CodexNotInstalled,
+    find_codex,
+    reported_version,
+    require_codex,
+    source_checkout,
+)
 
 
 def _script(path: Path, text: str, status: int = 0) -> Path:
@@ -48,3 +55,11 @@ def test_codex_is_found_in_an_npm_prefix_or_where_the_environment_says(
     assert find_codex(tmp_path / "no-repo") == exe
     with pytest.raises(CodexNotInstalled, match=r"Codex not found .*scripts/install-codex"):
         require_codex(tmp_path / "empty")
+
+
+def test_the_checkout_is_known_only_when_the_package_runs_from_one() -> None:
+    """Here (an editable install) the package's checkout holds the pinned judges under `.cache/`;
+    an installed wheel has none (tests/test_packaging.py runs one and finds None)."""
+    checkout = Path(__file__).resolve().parents[1]
+    assert source_checkout() == checkout
+    assert (checkout / "pipeline" / "installed.py").is_file()

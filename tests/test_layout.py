@@ -272,6 +272,18 @@ def _allowed_untyped(relative: str) -> bool:
     return any(relative == key or relative.startswith(key + "/") for key in UNTYPED_JSON_ALLOWED)
 
 
+def test_nothing_is_found_next_to_a_source_file() -> None:
+    """Run-time data comes from the package (`importlib.resources`), never from `__file__`'s
+    folders: in an installed wheel those are site-packages, and the repository is not there."""
+    found = [
+        f"pipeline/{relative}:{node.lineno}"
+        for relative, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "__file__"
+    ]
+    assert not found, "paths taken from __file__ (use importlib.resources):\n" + "\n".join(found)
+
+
 def test_untyped_json_stays_at_its_boundaries() -> None:
     hits = [
         (relative, node.lineno)

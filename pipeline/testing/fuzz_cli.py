@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pipeline.installed import source_checkout
 from pipeline.testing.fuzz import minimize
 from pipeline.testing.fuzzing import (
     FuzzCase,
@@ -27,7 +28,7 @@ from pipeline.testing.fuzzing import (
     violations,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = source_checkout() or Path.cwd()  # scripts/fuzz runs in the checkout; elsewhere, the folder it runs in
 CORPUS = REPO.parent / "shared" / "corpus" / "files"
 FOUND = REPO / "tests" / "fixtures" / "fuzz"
 
