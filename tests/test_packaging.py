@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -103,18 +104,29 @@ def _install(folder: Path, artifact: Path, env: dict[str, str]) -> Installed:
 
 
 @pytest.fixture(scope="module")
-def from_wheel(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """The wheel installed as pipx or `uv tool install` would: its own virtualenv, no checkout."""
-    return _install(tmp_path_factory.mktemp("wheel"), built.wheel, _clean_env())
+def installs(built: Built, tmp_path_factory: pytest.TempPathFactory) -> tuple[Installed, Installed]:
+    """The wheel installed as pipx or `uv tool install` would (its own virtualenv, no checkout),
+    and the sdist installed where no C compiler works (`CC` fails, PATH holds no gcc or cc); side
+    by side, since each mostly waits for pip."""
+    wheel, sdist = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("sdist")
+    (sdist / "empty-path").mkdir()
+    no_compiler = _clean_env(CC="/bin/false", PATH=str(sdist / "empty-path"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        from_wheel = pool.submit(_install, wheel, built.wheel, _clean_env())
+        from_sdist = pool.submit(_install, sdist, built.sdist, no_compiler)
+        return from_wheel.result(), from_sdist.result()
 
 
 @pytest.fixture(scope="module")
-def from_sdist(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """The sdist installed where no C compiler works: `CC` fails and PATH holds no gcc or cc."""
-    folder = tmp_path_factory.mktemp("sdist")
-    (folder / "empty-path").mkdir()
-    env = _clean_env(CC="/bin/false", PATH=str(folder / "empty-path"))
-    return _install(folder, built.sdist, env)
+def from_wheel(installs: tuple[Installed, Installed]) -> Installed:
+    """The installed wheel."""
+    return installs[0]
+
+
+@pytest.fixture(scope="module")
+def from_sdist(installs: tuple[Installed, Installed]) -> Installed:
+    """The sdist installed without a compiler."""
+    return installs[1]
 
 
 def _compaction(tool: Installed, *args: str) -> subprocess.CompletedProcess[str]:
@@ -162,6 +174,14 @@ def test_the_built_package_carries_the_defaults_file_byte_for_byte(built: Built)
         names = set(wheel.namelist())
         assert wheel.read(PACKAGED_DEFAULTS) == DEFAULTS.read_bytes()
     assert not any(name.startswith("config/") for name in names)  # inside the package, not beside it
+    # Every file the package holds in the repository ships (data beside a module, a schema, the
+    # scanner's source): one that package-data misses would be found only by an installed user.
+    held = {
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "pipeline").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".so", ".pyc")
+    }
+    assert held - names == set()
     assert any(
         name.startswith("pipeline/formats/claude_code/_scan.") and name.endswith(".so") for name in names
     )
