@@ -12,6 +12,7 @@ from pipeline.reasons import ReasonCode
 __all__ = [
     "ChainEnd",
     "CheckpointPolicy",
+    "CompressRepair",
     "ExitCode",
     "FindingCode",
     "LeafPolicy",
@@ -102,6 +103,14 @@ class ResumeGate(StrEnum):
 
     AUTO = "auto"  # whenever Claude Code can be found
     ON = "on"  # required: a usage error without Claude Code
+    OFF = "off"
+
+
+class CompressRepair(StrEnum):
+    """Whether `compress` first repairs a damaged active chain (`compaction repair`'s edits)."""
+
+    AUTO = "auto"  # in place (the nightly job), not with --out
+    ON = "on"
     OFF = "off"
 
 

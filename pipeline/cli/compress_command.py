@@ -18,7 +18,7 @@ from pipeline.read.discover import SessionFile, default_roots
 from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate
+from pipeline.vocabulary import CompressRepair, ResumeGate
 
 if TYPE_CHECKING:
     from pipeline.jobs.compress import CompressOptions
@@ -142,9 +142,15 @@ def compress_options(
     out_dir: str,
     root_label: str,
     codex_gate: str | None = None,
+    in_place: bool = False,
 ) -> CompressOptions:
-    """What one compression needs: the settings sections and what the command line decided."""
+    """What one compression needs: the settings sections and what the command line decided
+    (`[compress] repair` auto repairs a damaged chain first in place, not with --out)."""
+    from pipeline.core.session_repair import SessionRepairOptions  # noqa: PLC0415 - per command
     from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
+
+    wanted = settings.compress.repair
+    repair = wanted is CompressRepair.ON or (wanted is CompressRepair.AUTO and in_place)
 
     return CompressOptions(
         sweep=settings.sweep,
@@ -157,6 +163,7 @@ def compress_options(
         anchors=tuple(args.anchor),
         claude=claude,
         codex_gate=codex_gate,
+        damage_repair=SessionRepairOptions.of(settings) if repair else None,
     )
 
 

@@ -214,7 +214,9 @@ def compress_in_place(live: LiveRun) -> int:
     check_in_place_summarizer(args, settings)
     claude = in_place_gate(settings)
     codex = find_gate_codex(settings)  # rollouts' judge: a proven rollout candidate counts as proven
-    options = compress_options(args, settings, claude, out_dir="", root_label="", codex_gate=codex)
+    options = compress_options(
+        args, settings, claude, out_dir="", root_label="", codex_gate=codex, in_place=True
+    )
     model = _model(args, settings, options)
     command = LiveCommand(
         name="compress-in-place",

@@ -29,10 +29,8 @@ from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.cli.repair_command import elsewhere_report_dir
 from pipeline.core.session_repair import SessionRepairOptions
-from pipeline.core.topology.select import TopologyOptions
 from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.installed import find_claude_code, require_claude_code
 from pipeline.live_vocabulary import OperationState
 from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
@@ -61,14 +59,8 @@ _UNREADABLE: Final = "unreadable"
 
 
 def repair_settings(settings: Settings) -> SessionRepairOptions:
-    """The repair's chain (the `[read_pages]` leaf policy), line limits, relink, round bound and
-    whether the `Read.pages` repair is one of its repairs."""
-    topology = TopologyOptions(
-        settings.read_pages.leaf_policy, None, settings.sweep.max_post_last_prompt_extension
-    )
-    limits = LineLimits.of(settings.sweep)
-    repair = settings.repair
-    return SessionRepairOptions(topology, limits, repair.relink, repair.max_rounds, repair.read_pages)
+    """The repair's options from the settings (`SessionRepairOptions.of`)."""
+    return SessionRepairOptions.of(settings)
 
 
 def proof_setup(settings: Settings, *, verify: bool) -> ProofSetup:

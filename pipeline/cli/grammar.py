@@ -248,6 +248,13 @@ def _compress(parser: argparse.ArgumentParser) -> None:
         "session on a mismatch (default: whenever Claude Code is found; --verify-resume requires it, "
         "--no-verify-resume skips the proof)",
     )
+    add(
+        "--repair",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="repair a damaged active chain first (compaction repair's proven edits), then compress the "
+        "repaired session (default: in place only; --no-repair leaves damage in the kept tail refused)",
+    )
     for flag, judge in (("--claude", "Claude Code"), ("--codex", "the Codex CLI, for rollouts,")):
         add(flag, type=Path, metavar="PATH", help=f"{judge} for the resume gate (executable or npm prefix)")
     add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
@@ -407,6 +414,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "summarizer": args.summarizer,
             "on_summary_failure": args.on_summary_failure,
             "verify_resume": _GATE[args.verify_resume],
+            "repair": _GATE[args.repair],
             "min_fidelity": args.min_fidelity,
             "strategy": args.strategy,
         }

@@ -374,7 +374,7 @@ def writer_section(
     account: SummaryAccount, fallback_from: str | None, failure: SummaryFailure | None = None
 ) -> WriterSection:
     """Who wrote the summary (or tried to) and what it cost (counts only, never prompt text)."""
-    repair = failure.facts.repair if failure is not None else None
+    repair = failure.facts.repair_call if failure is not None else None
     return WriterSection(
         provider=account.provider,
         model=account.model,

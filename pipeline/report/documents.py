@@ -28,6 +28,7 @@ from pipeline.report.compression import (
     WriterSection,
 )
 from pipeline.report.fidelity import FidelitySection
+from pipeline.report.repair_sections import SourceRepairSection
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection, RolloutTokens
 from pipeline.report.sections import (
@@ -149,6 +150,7 @@ class CompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     model_failure: WriterSection | UnsetType = UNSET  # a refused model summary: its cost and defects
     repairs: list[RepairEntry] | UnsetType = UNSET  # defects of the chain the summary replaced
+    source_repair: SourceRepairSection | UnsetType = UNSET  # `--repair`: the repair made first
     bounded: BoundedSection | UnsetType = UNSET
     mask: MaskSection | UnsetType = UNSET  # `--strategy mask`: what was cleared
     projected: ProjectedSection | UnsetType = UNSET

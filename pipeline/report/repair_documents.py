@@ -15,6 +15,7 @@ from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
 from pipeline.report.live_replacement import RepairReceiptSection
+from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry
 from pipeline.report.sections import Section
 
 __all__ = [
@@ -32,36 +33,6 @@ __all__ = [
 
 DAMAGE_REPAIR_SCHEMA: Final = "session-compaction/repair-report/v1"
 DAMAGE_REPAIR_SUMMARY_SCHEMA: Final = "session-compaction/repair-summary/v1"
-
-
-class EditEntry(Section, frozen=True, kw_only=True):
-    """One receipt line: where, which defect, what was done, bytes before and after."""
-
-    line: int
-    code: str
-    action: str
-    bytes_before: int
-    bytes_after: int
-    ids: list[str] = msgspec.field(default_factory=list)
-
-
-class UnrepairedEntry(Section, frozen=True, kw_only=True):
-    """The defect that left the file as it was."""
-
-    line: int
-    code: str
-    reason: str
-
-
-class ProofSection(Section, frozen=True, kw_only=True):
-    """Claude Code's verdict on the repaired file, beside the damaged one."""
-
-    verdict: str
-    damaged_blocks: int
-    repaired_blocks: int
-    damaged_rejected: list[str]  # the API rules the damaged file's context broke
-    repaired_rejected: list[str]
-    missing: list[str]  # content-free labels of blocks the repaired context lacks
 
 
 def edit_entries(plan: SessionRepairPlan) -> list[EditEntry]:

@@ -16,6 +16,7 @@ from typing import Any, Final, get_type_hints
 from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync
 from pipeline.vocabulary import (
     CheckpointPolicy,
+    CompressRepair,
     LeafPolicy,
     LogFormat,
     ResumeGate,
@@ -153,6 +154,7 @@ class CompressSettings:
     summarizer: SummarizerName
     on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
+    repair: CompressRepair
     strategy: Strategy
     min_fidelity: float
     lost_probes_per_class: int

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.plan import CutOptions
+from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.estimate.estimators import parse_estimators
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress import CompressOptions
@@ -19,6 +20,7 @@ from pipeline.jobs.tokens.job import TokensOptions
 from pipeline.jobs.validate import ValidateOptions
 from pipeline.settings import SECTIONS, Settings, load_settings
 from pipeline.summarize import SummaryOptions
+from pipeline.vocabulary import CompressRepair
 
 __all__ = [
     "LIMITS",
@@ -71,6 +73,7 @@ def compress_options(
     """Options of a compression writing under `out` (the resume gate runs the Claude Code `gate`
     names, and for rollouts the Codex CLI `codex_gate` names)."""
     settings = default_settings(**knobs)
+    repair = settings.compress.repair is CompressRepair.ON
     return CompressOptions(
         sweep=settings.sweep,
         compress=settings.compress,
@@ -82,6 +85,8 @@ def compress_options(
         anchors=anchors,
         claude=gate,
         codex_gate=codex_gate,
+        # `repair="on"` repairs a damaged chain first; auto is the command line's (on in place only)
+        damage_repair=SessionRepairOptions.of(settings) if repair else None,
     )
 
 

@@ -18,7 +18,7 @@ from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.state_db import StateOptions, open_state
 from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import LIMITS
-from tests.cli.conftest import DAY, SMALL, committed, in_place, originals, sha
+from tests.cli.conftest import DAY, SMALL, committed, in_place, make_idle, originals, sha
 
 
 def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_ones_left_alone(
@@ -284,3 +284,39 @@ def test_in_place_on_a_local_dask_cluster_does_what_the_process_pool_does(
             assert read_backup(path.with_name(path.name + ".backup")) == original
     code, _, output = in_place(twin, on_dask, "--cluster", "tcp://127.0.0.1:1", reports="r2")
     assert code == 2 and "--cluster local:N at most" in output and "Traceback" not in output
+
+
+def test_in_place_repairs_damage_in_the_kept_tail_first_and_keeps_the_damaged_original(
+    tmp_path: Path,
+) -> None:
+    from pipeline.testing.fuzz import Mutation, plant, result_lines
+    from pipeline.testing.sessions import build_session
+
+    root = tmp_path / "home" / "projects"
+    clean = tmp_path / "clean.jsonl"
+    build_session(clean, turns=8)
+    data = clean.read_bytes()
+    session = root / "p" / "damaged.jsonl"
+    session.parent.mkdir(parents=True)
+    damaged = plant(data, Mutation.ORPHAN_RESULT, result_lines(data)[-1])  # the protected round's
+    session.write_bytes(damaged)
+    make_idle(root)
+    code, _, output = in_place(root, tmp_path, "--no-verify-resume")
+    assert code == 0, output
+    report = json.loads((tmp_path / "r1" / "projects" / "p" / "damaged.jsonl.report.json").read_text())
+    assert report["status"] == "compressed" and report["in_place"]["disposition"] == "committed"
+    assert report["source_repair"]["status"] == "repaired"
+    assert "tool-result-mismatch" in {e["code"] for e in report["source_repair"]["edits"]}
+    receipt = report["in_place"]["receipt"]
+    assert receipt["hashes"]["frozen"] == sha(damaged)  # the backup is of the damaged original
+    assert read_backup(Path(receipt["backup"]["path"])) == damaged
+    assert len(session.read_bytes()) < len(damaged)
+    assert not structural_failures(session.read_bytes(), AUTO, LIMITS)
+    # --no-repair leaves it as it was, refused, naming the fix.
+    session.write_bytes(damaged)
+    make_idle(root)
+    code, _, output = in_place(root, tmp_path, "--no-verify-resume", "--no-repair", reports="r2")
+    assert code == 1, output
+    report = json.loads((tmp_path / "r2" / "projects" / "p" / "damaged.jsonl.report.json").read_text())
+    assert report["status"] == "refused" and report["source_repair"]["status"] == "off"
+    assert session.read_bytes() == damaged

@@ -8,6 +8,7 @@ sessions; the same with the real Claude Code and corpus copies is in
 
 from __future__ import annotations
 
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from pipeline.jobs.validate import validate_session
 from pipeline.testing import as_json
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
 from pipeline.testing.sessions import build_session
-from pipeline.testing.settings import compress_options, validate_options
+from pipeline.testing.settings import LIMITS, compress_options, validate_options
 from tests.support.resolved import resolve
 
 # What the validator calls each planted defect.
@@ -140,3 +141,61 @@ def test_a_chain_error_no_summary_can_repair_is_refused_with_its_findings(tmp_pa
     assert report["status"] == "refused" and report["reasons"][0] == "source-active-chain-invalid"
     assert "compact-boundary-summary-count" in report["reasons"]
     assert any(f["code"] == "compact-boundary-summary-count" and f["line"] == 1 for f in report["findings"])
+
+
+@pytest.mark.parametrize("kind", PAIRING)
+def test_with_repair_damage_in_the_kept_tail_is_repaired_first_then_compressed(
+    tmp_path: Path, kind: Mutation
+) -> None:
+    source, _ = damaged(tmp_path, kind, -1)  # the protected round holds it: no cut reaches it
+    original = source.read_bytes()
+    report = as_json(compress_session(source, "session.jsonl", options(tmp_path / "out", repair="on")))
+    assert report["status"] == "compressed", report.get("reasons")
+    repair = report["source_repair"]
+    assert repair["status"] == "repaired" and repair["proof"]["verdict"] == "unproven"  # no gate here
+    assert {e["code"] for e in repair["edits"]} & CODES[kind]  # (and a torn last line, where planted)
+    assert all(e["line"] > 0 and e["action"] for e in repair["edits"])
+    assert repair["repaired_sha256"] != sha256(original).hexdigest()
+    # The report's file is the original, untouched; the candidate is sound and smaller.
+    assert report["session"]["sha256"] == sha256(original).hexdigest() and source.read_bytes() == original
+    candidate = tmp_path / "out" / "root" / "session.jsonl"
+    after = as_json(validate_session(candidate, "candidate", validate_options()))
+    assert after["status"] in ("valid", "warnings"), after["findings"]
+    assert len(candidate.read_bytes()) < len(original)
+
+
+def test_without_repair_a_refusal_for_damage_names_the_command_that_fixes_it(tmp_path: Path) -> None:
+    source, _ = damaged(tmp_path, Mutation.DROPPED_RESULT, -1)
+    report = as_json(compress_session(source, "session.jsonl", options(tmp_path / "out", repair="off")))
+    assert report["status"] == "refused" and report["reasons"][0] == "source-active-chain-invalid"
+    assert report["source_repair"]["status"] == "off"
+    assert "compaction repair" in report["source_repair"]["remedy"]
+
+
+def test_a_sound_session_is_compressed_alike_with_and_without_repair(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.jsonl"
+    build_session(clean, turns=8)
+    plain = as_json(compress_session(clean, "clean.jsonl", options(tmp_path / "a")))
+    repaired = as_json(compress_session(clean, "clean.jsonl", options(tmp_path / "b", repair="on")))
+    assert plain["status"] == repaired["status"] == "compressed" and "source_repair" not in repaired
+    # The same plan and partition (the compact pair's fresh uuids and time are all that differ).
+    assert (plain["plan"], plain["partition"]) == (repaired["plan"], repaired["partition"])
+
+
+def test_a_source_changed_after_its_repair_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    from pipeline.jobs.compress import job
+
+    source, _ = damaged(tmp_path, Mutation.ORPHAN_RESULT, -1)
+    opened = job.open_session(
+        source, "session.jsonl", options(tmp_path / "out").topology(), command="compress",
+        per_code=20, limits=LIMITS,
+    )  # fmt: skip
+    assert isinstance(opened, job.Analysis)
+    source.write_bytes(source.read_bytes() + b"\n")  # a client appended after the read
+    outcome = job.compress_analysis(
+        opened, options(tmp_path / "out", repair="on"), job.write_candidate, started=0.0
+    )
+    report = as_json(outcome)
+    assert report["status"] == "refused" and report["reasons"] == ["source-changed-during-compression"]
+    assert report["source_repair"]["status"] == "repaired"
+    assert not (tmp_path / "out" / "root").exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, replace
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,34 @@ def test_the_same_damage_in_the_kept_tail_is_refused_with_its_line_and_code(
         listed = [f for f in report["findings"] if f["code"] in CODES[Mutation(kind)]]
         assert listed and all(f["line"] > 0 for f in listed), (name, report["findings"])
         assert "resume_check" not in report and "repairs" not in report
+
+
+def test_with_repair_the_same_tail_damage_is_repaired_proven_and_compressed(
+    planted: Planted, claude_code: Path, tmp_path: Path
+) -> None:
+    # The two smallest sessions' tail copies: each defect kind, repaired first and proven by Claude
+    # Code beside the damaged file, then compressed and the candidate proven beside the repair.
+    chosen = tmp_path / "tail"
+    chosen.mkdir()
+    for name in SESSIONS[:2]:
+        for kind in PAIRING:
+            copy = f"tail-{kind}-{name[-24:-6]}.jsonl"
+            (chosen / copy).write_bytes((planted.root / "tail" / copy).read_bytes())
+    done = compaction(
+        "compress", str(chosen), "--out", str(tmp_path / "out"), "--jobs", "2", "--quiet",
+        "--verify-resume", "--claude", str(claude_code), "--repair", timeout=COMPRESS_TIMEOUT_SECONDS,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = {Path(r["session"]["label"]).name: r for r in reports(tmp_path / "out")}
+    assert len(found) == 2 * len(PAIRING)
+    for name, report in found.items():
+        kind, _ = planted.sites[name]
+        assert report["status"] == "compressed", (name, report.get("reasons"))
+        repair = report["source_repair"]
+        assert repair["status"] == "repaired" and repair["proof"]["verdict"] == "proven", (name, repair)
+        assert {e["code"] for e in repair["edits"]} & CODES[Mutation(kind)], (name, repair["edits"])
+        assert report["resume_check"]["verdict"] == "match", (name, report["resume_check"])
+        assert report["session"]["sha256"] == sha256((chosen / name).read_bytes()).hexdigest()
 
 
 def test_topology_the_seed_refuses_is_compressed_and_proven_with_the_gate(

@@ -21,6 +21,7 @@ from pipeline.core.session_repair.edits import RepairAction, RepairEdit, apply_e
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
+from pipeline.settings import Settings
 from pipeline.vocabulary import ChainEnd, SourceFormat
 
 __all__ = ["SessionRepairOptions", "SessionRepairPlan", "plan_session_repair", "repair_failures"]
@@ -38,6 +39,18 @@ class SessionRepairOptions:
     relink: bool
     max_rounds: int  # defects repaired before the file is declared past patching
     read_pages: bool  # also the `Read.pages` compatibility repair
+
+    @classmethod
+    def of(cls, settings: Settings) -> SessionRepairOptions:
+        """The repair's chain (the `[read_pages]` leaf policy), line limits, relink, round bound and
+        whether the `Read.pages` repair is one of its repairs."""
+        topology = TopologyOptions(
+            settings.read_pages.leaf_policy, None, settings.sweep.max_post_last_prompt_extension
+        )
+        repair = settings.repair
+        return cls(
+            topology, LineLimits.of(settings.sweep), repair.relink, repair.max_rounds, repair.read_pages
+        )
 
 
 @dataclass(frozen=True, slots=True)

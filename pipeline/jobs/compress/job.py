@@ -12,8 +12,8 @@ defect the summary replaced (`repairs`).
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -31,9 +31,19 @@ from pipeline.jobs.compress.masking import mask_plan, masked_candidate
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
+from pipeline.jobs.compress.repair_first import (
+    RepairedSource,
+    chain_damaged,
+    declined_section,
+    guarded,
+    remedy_section,
+    repair_first,
+    repaired_section,
+)
 from pipeline.jobs.compress.scoring import fidelity_stage
 from pipeline.jobs.compress.stages import (
     Candidate,
+    Publisher,
     Stop,
     candidate_partition,
     carried_shells,
@@ -73,9 +83,11 @@ from pipeline.report.compression import (
 )
 from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
 from pipeline.report.fidelity import FidelitySection
+from pipeline.report.repair_sections import SourceRepairSection
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import (
     PartitionSection,
+    SessionSection,
     Timing,
     findings_section,
     line_set,
@@ -127,15 +139,30 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
     return compress_analysis(opened, options, write_candidate, started=started)
 
 
-Publisher = Callable[[Analysis, CompressOptions, Candidate], OutputSection | Stop]
-"""What becomes of a candidate that passed every check (and the resume gate, when it ran)."""
+_DAMAGE: Final = Refusal.SOURCE_CHAIN_INVALID.value  # the refusal `--repair` could have prevented
 
 
 def compress_analysis(
     analysis: Analysis, options: CompressOptions, publish: Publisher, *, started: float
 ) -> Outcome:
-    """Everything `compress_session` does once the session is read; `publish` takes the candidate."""
+    """Everything `compress_session` does once the session is read; `publish` takes the candidate.
+
+    With the repair on (`compress --repair`), a damaged active chain is repaired first and the
+    repaired bytes compressed (`repair_first`); with it off, a refusal for damage names the fix.
+    """
     source = source_validation(analysis)
+    if options.damage_repair is not None and chain_damaged(source):
+        return _repaired_first(analysis, options, publish, source, started)
+    outcome = _compressed(analysis, options, publish, source, started)
+    refusal = outcome.report.reasons if isinstance(outcome.report, CompressReport) else UNSET
+    if options.damage_repair is None and not isinstance(refusal, UnsetType) and _DAMAGE in refusal:
+        return _with_repair(outcome, remedy_section())
+    return outcome
+
+
+def _compressed(
+    analysis: Analysis, options: CompressOptions, publish: Publisher, source: Validation, started: float
+) -> Outcome:
     admitted = gate(analysis, options, source)
     progress = (
         _Progress(stop=admitted)
@@ -143,6 +170,34 @@ def compress_analysis(
         else _compress(analysis, options, publish, admitted)
     )
     return _outcome(analysis, options, progress, started, source)
+
+
+def _repaired_first(
+    analysis: Analysis, options: CompressOptions, publish: Publisher, source: Validation, started: float
+) -> Outcome:
+    """The repair, then the compaction of what it made (the original's, when no repair was made);
+    the scratch holds the repaired copy the resume gate resumes as the original."""
+    with tempfile.TemporaryDirectory(prefix="compaction-repair-", ignore_cleanup_errors=True) as scratch:
+        first = repair_first(analysis, options, Path(scratch))
+        if isinstance(first, RepairedSource):
+            repaired = first.analysis
+            guard = guarded(publish, analysis)
+            outcome = _compressed(repaired, options, guard, source_validation(repaired), started)
+            return _with_repair(outcome, repaired_section(first), session=analysis.session())
+    outcome = _compressed(analysis, options, publish, source, started)
+    declined = declined_section(first)
+    return outcome if declined is None else _with_repair(outcome, declined)
+
+
+def _with_repair(
+    outcome: Outcome, section: SourceRepairSection, *, session: SessionSection | None = None
+) -> Outcome:
+    """The outcome with its `source_repair` (and the original's `session`, for a repaired copy's)."""
+    report = outcome.report
+    if not isinstance(report, CompressReport):
+        return outcome
+    changes = {"source_repair": section} | ({"session": session} if session is not None else {})
+    return replace(outcome, report=msgspec.structs.replace(report, **changes))
 
 
 def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> _Progress:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pipeline.core.plan import CutOptions
+from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.jobs.compress.writers import DeterministicWriter, SummaryWriter
 from pipeline.jobs.front import topology_options
@@ -32,6 +33,7 @@ class CompressOptions:
     claude: str | None  # the Claude Code the resume gate runs; None: no gate
     writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer
     codex_gate: str | None = None  # the Codex CLI the resume gate runs for rollouts; None: not found
+    damage_repair: SessionRepairOptions | None = None  # `--repair`: a damaged chain repaired first
 
     def summary_writer(self) -> SummaryWriter:
         """Who writes this run's summaries."""

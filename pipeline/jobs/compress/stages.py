@@ -8,6 +8,7 @@ gate lets through damage a summary can replace (`damage.py`), with the lines the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -51,10 +52,12 @@ from pipeline.jobs.compress.planning import ChainBounding, Planned
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.validate import file_findings
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
+from pipeline.report.compression import OutputSection
 from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
 
 __all__ = [
     "Candidate",
+    "Publisher",
     "Stop",
     "candidate_partition",
     "carried_shells",
@@ -85,6 +88,10 @@ class Candidate:
 
     composed: ComposedTranscript
     checked: CandidateCheck
+
+
+Publisher = Callable[[Analysis, CompressOptions, Candidate], "OutputSection | Stop"]
+"""What becomes of a candidate that passed every check (and the resume gate, when it ran)."""
 
 
 def source_validation(analysis: Analysis) -> Validation:

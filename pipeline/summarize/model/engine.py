@@ -349,12 +349,12 @@ async def _grounded(request: ModelRequest, evidence: GroundingEvidence, run: _Ru
     try:
         answer = _usable(await _call(repair, run))
     except SummaryFailed as failure:  # the repair call itself ended badly: say how, and what it was to fix
-        facts = replace(failure.facts, repair=RepairFacts(asked, failure.outcome.value))
+        facts = replace(failure.facts, repair_call=RepairFacts(asked, failure.outcome.value))
         raise SummaryFailed(failure.outcome, facts) from None
     left = check_answer(answer, evidence)
     if left:
         repaired = RepairFacts(asked, STILL_DEFECTIVE, _noted(left))
-        facts = FailureFacts(defects=defect_counts(left), repair=repaired)
+        facts = FailureFacts(defects=defect_counts(left), repair_call=repaired)
         raise SummaryFailed(SummaryOutcome.GROUNDING_FAILED, facts)
     return answer
 

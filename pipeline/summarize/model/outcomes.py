@@ -78,7 +78,7 @@ class FailureFacts:
     `before_tokens`/`after_tokens`: a reduction round's input and output sizes; `depth`: the
     reduction round; `group_line`: first source line of the group that did not fit;
     `http_status` and `attempts`: the last provider answer; `defects`: grounding defect codes
-    with their counts, after the repair call; `repair`: the repair that did not save it, defect
+    with their counts, after the repair call; `repair_call`: the repair that did not save it, defect
     by defect.
     """
 
@@ -91,7 +91,7 @@ class FailureFacts:
     http_status: int | None = None
     attempts: int | None = None
     defects: tuple[tuple[str, int], ...] = ()
-    repair: RepairFacts | None = None
+    repair_call: RepairFacts | None = None
 
     def figures(self) -> Figures:
         """The facts a report carries beside the outcome: each set figure, and the defects' total."""

@@ -75,7 +75,7 @@ async def test_an_answer_still_ungrounded_after_the_repair_is_refused(
         else (codes == {"uncited-bullet": 1, "unknown-anchor": 1})
     )
     assert result.account.calls == 2 and result.account.repairs == 1
-    repair = result.facts.repair
+    repair = result.facts.repair_call
     assert repair is not None and repair.outcome == STILL_DEFECTIVE
     repaired = {(note.code, note.detail) for note in repair.repaired_defects}
     assert (
@@ -98,7 +98,7 @@ async def test_a_repair_call_that_ends_badly_says_how_and_what_it_was_to_fix(
     server.script(Answer.of(Behavior.UNSUPPORTED_CLAIMS), Answer.of(second))
     result = await summarize(server, session(3))
     assert isinstance(result, SummaryFailure) and result.outcome.value == outcome
-    repair = result.facts.repair
+    repair = result.facts.repair_call
     assert repair is not None and repair.outcome == outcome and repair.repaired_defects == ()
     assert [note.code for note in repair.answer_defects] == ["uncited-bullet", "unknown-anchor"]
 
