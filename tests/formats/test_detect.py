@@ -41,6 +41,7 @@ def _session() -> bytes:
         (b"\x7fELF\x02\x01\x01" + b"\x00" * 200, NotTranscript.BINARY),
         (b'[{"type":"user"},{"type":"assistant"}]', NotTranscript.JSON_DOCUMENT),
         (b'{"name":"package","version":"1.0.0"}\n', NotTranscript.JSON_DOCUMENT),
+        (b'{\n  "name": "package",\n  "version": "1.0.0"\n}\n', NotTranscript.JSON_DOCUMENT),  # indented
         (b'{"event":"a","at":1}\n{"event":"b","at":2}\n', NotTranscript.UNKNOWN_RECORDS),
         (b"just some notes\nwritten by hand\n", NotTranscript.TEXT),
     ],
