@@ -160,3 +160,12 @@ def test_a_checkpoint_gemini_cli_and_its_fork_share_belongs_to_the_home_it_lies_
     assert detect_format(checkpoint, PurePath("/h/.qwen/tmp/ab/checkpoint-x.json")) is SourceFormat.QWEN_CODE
     prompts = b'[{"sessionId": "s", "messageId": 0, "type": "user", "message": "/model", "timestamp": "t"}]'
     assert detect_format(prompts, PurePath("/h/.gemini/tmp/ab/logs.json")) is SourceFormat.UNKNOWN
+
+
+def test_a_claude_code_record_with_a_damaged_field_is_still_claude_codes() -> None:
+    """Damage is for the validator to report: the chain envelope still says whose record it is."""
+    first = orjson.loads(_session().splitlines()[0])
+    first["message"]["content"] = 7  # a wrong type, as the fuzzer plants it
+    assert detect_format(orjson.dumps(first) + b"\n") is SourceFormat.CLAUDE_CODE
+    del first["userType"]  # without Claude Code's own key, a wrong-typed turn is nobody's
+    assert detect_format(orjson.dumps(first) + b"\n") is SourceFormat.UNKNOWN

@@ -1,6 +1,7 @@
 """Claude Code's own records, recognized by their shapes; and where Claude Code keeps sessions.
 
-A record is Claude Code's when it has the shape Claude Code writes for its type: a chat turn
+A record is Claude Code's when it carries Claude Code's chain envelope (`userType` with
+`isSidechain` and the uuid keys), or has the shape Claude Code writes for its type: a chat turn
 whose `message.content` is a string or a list of typed blocks (never Gemini-style `parts`), a
 system, attachment or progress record on the uuid chain, or one of the bookkeeping records
 (`summary`, `last-prompt`, `file-history-snapshot`, ...) with its own key. Having a `uuid` is
@@ -85,8 +86,16 @@ def _on_chain(record: Record, kind: str) -> bool:
     return False
 
 
+def _envelope(record: Record) -> bool:
+    """The keys Claude Code puts on every chain record (`userType` is its own): a record carrying
+    them is Claude Code's even where a damaged field no longer has its type's shape."""
+    return "userType" in record and "isSidechain" in record and any(key in record for key in _CHAIN_KEYS)
+
+
 def is_claude_code_record(record: Record) -> bool:
     """Whether one JSON line is a record Claude Code writes."""
+    if _envelope(record):
+        return True
     kind = record.get("type")
     if not isinstance(kind, str):
         return False
