@@ -20,7 +20,7 @@ from pipeline.testing import TranscriptBuilder
 from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.vocabulary import SourceFormat
 from tests.conftest import CORPUS
-from tests.support.agent_files import AGENT_FILES, gemini_chat, gemini_checkpoint
+from tests.support.agent_files import AGENT_FILES, gemini_chat, gemini_checkpoint, gemini_legacy
 
 PI_FILES = CORPUS / "pi" / "files"
 
@@ -151,13 +151,14 @@ def test_a_line_two_agents_could_own_decides_nothing() -> None:
     assert detect_format(bare + RolloutBuilder(seed=3).to_bytes()) is SourceFormat.CODEX
 
 
-def test_a_checkpoint_gemini_cli_and_its_fork_share_belongs_to_the_home_it_lies_under() -> None:
-    """Qwen Code forked Gemini CLI and saves the same checkpoints; its prompt log is no session."""
+def test_a_document_gemini_cli_and_its_fork_share_belongs_to_the_home_it_lies_under() -> None:
+    """Qwen Code forked Gemini CLI and saves the same checkpoints; the prompt log is no session."""
     checkpoint = gemini_checkpoint(bare=False)
     assert (
         detect_format(checkpoint, PurePath("/h/.gemini/tmp/ab/checkpoint-x.json")) is SourceFormat.GEMINI_CLI
     )
     assert detect_format(checkpoint, PurePath("/h/.qwen/tmp/ab/checkpoint-x.json")) is SourceFormat.QWEN_CODE
+    assert detect_format(gemini_legacy(), PurePath("/h/.qwen/tmp/ab/chats/s.json")) is SourceFormat.QWEN_CODE
     prompts = b'[{"sessionId": "s", "messageId": 0, "type": "user", "message": "/model", "timestamp": "t"}]'
     assert detect_format(prompts, PurePath("/h/.gemini/tmp/ab/logs.json")) is SourceFormat.UNKNOWN
 

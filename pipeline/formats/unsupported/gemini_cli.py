@@ -18,7 +18,7 @@ from typing import Final
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["GEMINI_CLI", "QWEN_HOME", "is_api_history", "under_home"]
+__all__ = ["GEMINI_CLI", "QWEN_HOME", "is_chat_document", "under_home"]
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
 _CHECKPOINT_PREFIX: Final = "checkpoint-"
@@ -59,14 +59,19 @@ def under_home(path: PurePath | None, home: str) -> bool:
     return path is not None and any(parent.name == home for parent in path.parents)
 
 
+def is_chat_document(document: object, path: PurePath | None) -> bool:
+    """A legacy one-document chat or a checkpoint, whoever of Gemini CLI and its fork wrote it."""
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        return "sessionId" in document or "projectHash" in document
+    return is_api_history(document, path)
+
+
 def is_gemini_document(document: object, path: PurePath | None) -> bool:
     """Whether a whole-file JSON value is a Gemini CLI chat or checkpoint.
 
-    Qwen Code, a fork, writes the same checkpoints under `~/.qwen`: those are its own.
+    Qwen Code, a fork, writes the same documents under `~/.qwen`: those are its own.
     """
-    if isinstance(document, dict) and isinstance(document.get("messages"), list):
-        return "sessionId" in document or "projectHash" in document
-    return is_api_history(document, path) and not under_home(path, QWEN_HOME)
+    return is_chat_document(document, path) and not under_home(path, QWEN_HOME)
 
 
 GEMINI_CLI: Final = Signature(SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document)
