@@ -115,11 +115,21 @@ def test_no_line_of_a_real_session_is_claimed_by_another_agent(corpus_files: Pat
     assert strays == {}
 
 
+def _document_claimants(data: bytes, path: PurePath) -> set[SourceFormat]:
+    """Every agent whose signature claims a file that is one JSON document."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return set()
+    return {s.format for s in RECOGNIZED if s.document is not None and s.document(document, path)}
+
+
 @pytest.mark.parametrize("relative", sorted(AGENT_FILES))
 def test_another_agents_session_is_named_as_that_agent(relative: str) -> None:
     data, agent = AGENT_FILES[relative]
     assert detect_format(data, PurePath(relative)) is agent
     assert _claimants(data) <= {agent}  # no line of it is any other agent's
+    assert _document_claimants(data, PurePath(relative)) <= {agent}
 
 
 def test_qwen_and_gemini_records_are_never_claude_code() -> None:
