@@ -243,12 +243,21 @@ class SessionKind(StrEnum):
 
 
 class SourceFormat(StrEnum):
-    """Transcript formats the reader recognizes."""
+    """Transcript formats the reader recognizes: the agent that wrote a session file.
+
+    Claude Code and Codex are processed; the other agents' files are named, reported
+    `unsupported-format`, and never read as another agent's.
+    """
 
     CLAUDE_CODE = "claude-code"
     CODEX = "codex-rollout"
-    PI = "pi-session"
+    PI = "pi-session"  # pi and OpenClaw (which writes pi's JSONL)
     GEMINI_CLI = "gemini-cli"
+    QWEN_CODE = "qwen-code"
+    OPENCODE = "opencode"
+    COPILOT_CLI = "copilot-cli"
+    CLINE = "cline"  # Cline and the forks that keep its task files
+    AIDER = "aider"
     EMPTY = "empty"
     UNKNOWN = "unknown"
 

@@ -66,6 +66,7 @@ PACKAGES: Final = {
     "formats": "transcript formats",
     "formats/claude_code": "Claude Code's schema, decode, accessors and record builders",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
+    "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",

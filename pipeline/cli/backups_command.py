@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.live_tables import present_backups
+from pipeline.formats.registry import looked_for_roots
 from pipeline.publish.live.backup_restore import list_backups
 from pipeline.publish.live.configured import state_options
 from pipeline.publish.live.reporting import backup_entry
 from pipeline.publish.live.state_db import read_state
-from pipeline.read.discover import default_roots
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
@@ -22,7 +22,7 @@ __all__ = ["backups_command"]
 
 def backups_command(args: argparse.Namespace, settings: Settings) -> int:
     """List the backups (recorded, beside the sessions under the roots, in the backup directory)."""
-    roots = [root for root in (list(args.paths) or default_roots()) if root.is_dir()]
+    roots = [root for root in (list(args.paths) or looked_for_roots()) if root.is_dir()]
     configured = settings.in_place.backup_dir
     directories = [*roots, *([Path(configured).expanduser()] if configured else [])]
     with read_state(state_options(settings.state)) as state:

@@ -14,7 +14,8 @@ from pipeline.cli.fleet_command import FleetCommand
 from pipeline.cli.validate_command import fleet_summarizer, present_fleet, validate_run
 from pipeline.errors import UsageError
 from pipeline.execute.session_tasks import BoundJob
-from pipeline.read.discover import SessionFile, default_roots
+from pipeline.formats.registry import default_roots
+from pipeline.read.discover import SessionFile
 from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary
 from pipeline.settings import Settings

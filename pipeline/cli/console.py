@@ -32,7 +32,7 @@ from rich.table import Table
 from structlog.typing import Processor
 
 from pipeline.report.documents import CompressReport, Outcome
-from pipeline.report.fleet import ModelSpend
+from pipeline.report.fleet import ModelSpend, unsupported_by_agent
 from pipeline.vocabulary import LogFormat, Severity
 
 __all__ = [
@@ -247,6 +247,9 @@ def render_summary(
     for status, count in sorted(statuses.items()):
         table.add_row(status, str(count))
     console.print(table)
+    agents = unsupported_by_agent(outcome.report for outcome in outcomes.values())
+    if agents:  # other agents' files: named, so a user sees whose sessions were left alone
+        console.print("unsupported-format by agent: " + ", ".join(f"{a} {n}" for a, n in agents.items()))
     if codes:
         top = Table(title="most frequent findings (errors and warnings)", show_edge=False)
         top.add_column("code")

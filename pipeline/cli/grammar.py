@@ -116,7 +116,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         type=path_or_url,
         metavar="PATH",
         help="session roots or files, or fsspec URLs (s3://bucket/prefix, gs://..., file://...) "
-        "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+        "(default: every session directory of a supported agent found here: "
+        "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; $CODEX_HOME/sessions, else ~/.codex/sessions)",
     )
     parser.add_argument(
         "--report-dir",

@@ -16,7 +16,8 @@ from pipeline.cli.interrupt import stop_on_signals
 from pipeline.cli.preflight import check_listed, check_written_directories
 from pipeline.errors import CompactionError, UsageError
 from pipeline.execute.stop_request import StopRequest
-from pipeline.read.discover import default_roots, discover, root_pairs
+from pipeline.formats.registry import default_roots, session_file_names
+from pipeline.read.discover import discover, root_pairs
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
 
@@ -32,7 +33,7 @@ def is_live(args: argparse.Namespace) -> bool:
 
 def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:
     roots = list(args.paths) or default_roots()
-    sessions = discover(roots)
+    sessions = discover(roots, session_file_names())
     pairs = root_pairs(roots)
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")

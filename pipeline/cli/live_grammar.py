@@ -26,7 +26,8 @@ IN_PLACE_EXIT_CODES: Final = (
     "with operation_state committed-report-failed, are printed on stdout)"
 )
 _SESSIONS_HELP: Final = (
-    "session roots or files (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+    "session roots or files (default: every session directory of a supported agent found here: "
+    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; $CODEX_HOME/sessions, else ~/.codex/sessions)"
 )
 
 

@@ -22,6 +22,7 @@ import msgspec
 from pipeline.cli.in_place_pass import live_report_dir
 from pipeline.cli.live_tables import present_counts
 from pipeline.errors import UsageError
+from pipeline.formats.registry import default_roots
 from pipeline.live_vocabulary import RestoreRefusal
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.activity import platform_probe
@@ -36,7 +37,7 @@ from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.reporting import receipt_section, restore_report
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import StateDb, open_state
-from pipeline.read.discover import default_roots, root_pairs
+from pipeline.read.discover import root_pairs
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode

@@ -1,1 +1,2 @@
-"""Transcript formats: detection, and the Claude Code record decoder."""
+"""Transcript formats: each agent's signature and the registry of them, detection, and the
+Claude Code and Codex readers."""

@@ -1,17 +1,24 @@
-"""Recognize which agent wrote a transcript from its first records, without reading it all.
+"""Recognize which agent wrote a file from its first records and its path, without reading it all.
 
-Claude Code sessions and Codex rollouts are processed; pi and gemini-cli sessions are named so
-that a sweep can report them as a known format that is not supported yet.
+Every agent in the registry declares its own positive identification (`identity.Signature`);
+detection only shows each of them the same head of the file, in this order: the first JSON
+lines (the first line one agent alone claims decides; a line two agents claim decides nothing),
+then the whole file as one JSON document, then its first text line, and last the rest of the
+JSON lines (a damaged head must not hide a transcript). No agent is ever the default: a file
+none of them claims is `UNKNOWN`, and `why_not_a_transcript` says what it holds instead.
 """
 
 from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any, Final
+from pathlib import PurePath
+from typing import Final
 
 import orjson
 
+from pipeline.formats.identity import Record
+from pipeline.formats.registry import RECOGNIZED
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["NotTranscript", "detect_format", "why_not_a_transcript"]
@@ -20,28 +27,11 @@ _SNIFF_LINES: Final = 64
 _BOM: Final = b"\xef\xbb\xbf"
 _NOT_SPACE: Final = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what `bytes.strip` keeps
 _BINARY_PROBE: Final = 65536  # NUL bytes or many invalid sequences here: not text at all
-_WHOLE_DOCUMENT_LIMIT: Final = 256 * 1024 * 1024  # gemini-cli writes one JSON document per session
-_CODEX_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-_PI_TYPES: Final = frozenset({"session", "message", "model_change", "thinking_level_change", "compaction"})
-_CLAUDE_KEYS: Final = ("uuid", "parentUuid", "sessionId", "leafUuid", "isSidechain")
-_CLAUDE_TYPES: Final = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "attachment",
-        "progress",
-        "last-prompt",
-        "file-history-snapshot",
-        "queue-operation",
-        "custom-title",
-        "ai-title",
-        "mode",
-        "permission-mode",
-        "agent-name",
-    }
-)
+_WHOLE_DOCUMENT_LIMIT: Final = 256 * 1024 * 1024  # agents that write one JSON document per session
+_TEXT_LINE_LIMIT: Final = 4096  # a text signature reads the first non-blank line, this far at most
+_RECORDS: Final = tuple((s.format, s.record) for s in RECOGNIZED if s.record is not None)
+_DOCUMENTS: Final = tuple((s.format, s.document) for s in RECOGNIZED if s.document is not None)
+_TEXTS: Final = tuple((s.format, s.text) for s in RECOGNIZED if s.text is not None)
 
 
 class NotTranscript(StrEnum):
@@ -54,44 +44,14 @@ class NotTranscript(StrEnum):
     TEXT = "text"  # lines, none of them a JSON object
 
 
-def _is_legacy_codex(record: dict[str, Any]) -> bool:
-    """The 0.2x rollout layout: a bare meta line first, then `{"record_type": "state"}` lines."""
-    if record.get("record_type") == "state":
-        return True
-    return "type" not in record and "instructions" in record and "id" in record and "timestamp" in record
+def _claimed(record: Record) -> SourceFormat | None:
+    """The one agent whose record this is; None when no agent, or more than one, claims it."""
+    owners = [fmt for fmt, claims in _RECORDS if claims(record)]
+    return owners[0] if len(owners) == 1 else None
 
 
-def _vote(record: dict[str, Any]) -> SourceFormat | None:
-    record_type = record.get("type")
-    if record_type in _CODEX_TYPES and "payload" in record:
-        return SourceFormat.CODEX
-    if _is_legacy_codex(record):
-        return SourceFormat.CODEX
-    if any(key in record for key in _CLAUDE_KEYS):
-        return SourceFormat.CLAUDE_CODE
-    if record_type in _PI_TYPES and ("id" in record or "parentId" in record or "message" in record):
-        return SourceFormat.PI
-    if record_type in _CLAUDE_TYPES:
-        return SourceFormat.CLAUDE_CODE
-    return None
-
-
-def _is_gemini(data: bytes | memoryview) -> bool:
-    if len(data) > _WHOLE_DOCUMENT_LIMIT:
-        return False
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
-    return (
-        isinstance(document, dict)
-        and isinstance(document.get("messages"), list)
-        and ("sessionId" in document or "projectHash" in document)
-    )
-
-
-def _votes(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | None, int, int]:
-    """The first format a line votes for, from `start`, within `limit` lines; objects seen; end."""
+def _records(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | None, int, int]:
+    """The first agent a line is claimed by, from `start`, within `limit` lines; objects seen; end."""
     objects, seen = 0, 0
     while start < len(body) and (limit is None or seen < limit):
         end = body.find(b"\n", start)
@@ -103,7 +63,7 @@ def _votes(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | N
             record = None
         if isinstance(record, dict):
             objects += 1
-            verdict = _vote(record)
+            verdict = _claimed(record)
             if verdict is not None:
                 return verdict, objects, start
         if end < 0:
@@ -112,37 +72,61 @@ def _votes(body: bytes, start: int, limit: int | None) -> tuple[SourceFormat | N
     return None, objects, start
 
 
-def detect_format(data: bytes) -> SourceFormat:
-    """Name the transcript format of a whole file's bytes (read in place: a session can be 1 GB)."""
+def _document(data: memoryview, path: PurePath | None) -> SourceFormat | None:
+    """The agent whose document a file is, when the whole file is one JSON value."""
+    if len(data) > _WHOLE_DOCUMENT_LIMIT:
+        return None
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    owners = [fmt for fmt, claims in _DOCUMENTS if claims(document, path)]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _text(data: bytes, first: int, path: PurePath | None) -> SourceFormat | None:
+    """The agent whose text file this is, from its first non-blank line."""
+    end = data.find(b"\n", first, first + _TEXT_LINE_LIMIT)
+    line = data[first : end if end >= 0 else first + _TEXT_LINE_LIMIT]
+    opening = line.decode("utf-8", "replace").rstrip()
+    owners = [fmt for fmt, claims in _TEXTS if claims(opening, path)]
+    return owners[0] if len(owners) == 1 else None
+
+
+def detect_format(data: bytes, path: PurePath | None = None) -> SourceFormat:
+    """Name the agent that wrote a whole file's bytes (read in place: a session can be 1 GB).
+
+    `path` (the file's own, when known) helps only the agents whose content is a generic shape.
+    """
     start = len(_BOM) if data.startswith(_BOM) else 0
     first = _NOT_SPACE.search(data, start)
     if first is None:
         return SourceFormat.EMPTY
-    verdict, _, resume_at = _votes(data, start, _SNIFF_LINES)
-    if verdict is not None:
-        return verdict
-    if data.startswith(b"{", first.start()) and _is_gemini(memoryview(data)[start:]):
-        return SourceFormat.GEMINI_CLI
-    # A damaged head must not hide a transcript: read on until a line says what the file is.
-    verdict, _, _ = _votes(data, resume_at, None)
+    verdict, _, resume_at = _records(data, start, _SNIFF_LINES)
+    if verdict is None and data.startswith((b"{", b"["), first.start()):
+        verdict = _document(memoryview(data)[start:], path)
+    if verdict is None:
+        verdict = _text(data, first.start(), path)
+    if verdict is None:  # a damaged head must not hide a transcript: read on until a line says
+        verdict, _, _ = _records(data, resume_at, None)
     return verdict if verdict is not None else SourceFormat.UNKNOWN
 
 
 def why_not_a_transcript(data: bytes) -> NotTranscript:
-    """What a file that no line marks as any agent's transcript holds instead."""
-    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    """What a file that no agent claims as its transcript holds instead."""
+    body = data[3:] if data.startswith(_BOM) else data
     if not body.strip():
         return NotTranscript.EMPTY
     head = body[:_BINARY_PROBE]
     if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) // 100:
         return NotTranscript.BINARY
     stripped = body.strip()
-    if stripped[:1] in (b"[", b"{") and b"\n" not in stripped and len(stripped) <= _WHOLE_DOCUMENT_LIMIT:
+    if stripped[:1] in (b"[", b"{") and len(stripped) <= _WHOLE_DOCUMENT_LIMIT:
         try:
             orjson.loads(stripped)
         except orjson.JSONDecodeError:
             pass
         else:
             return NotTranscript.JSON_DOCUMENT
-    _, objects, _ = _votes(body, 0, None)
+    _, objects, _ = _records(body, 0, None)
     return NotTranscript.UNKNOWN_RECORDS if objects else NotTranscript.TEXT

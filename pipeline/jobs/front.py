@@ -150,7 +150,7 @@ def open_source(
     rollouts: RolloutJob | None = None,
 ) -> Analysis | Outcome:
     """Detect, index and resolve bytes already read; or the outcome of a file that goes no further."""
-    fmt = detect_format(source.data)
+    fmt = detect_format(source.data, source.path)
     if fmt is SourceFormat.CODEX and rollouts is not None:
         return rollouts(label, source)
     if fmt is not SourceFormat.CLAUDE_CODE:

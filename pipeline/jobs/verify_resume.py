@@ -116,7 +116,7 @@ def _usage(message: str) -> ResumeExit:
 def _is_codex(path: Path) -> bool:
     """Whether a file is a Codex rollout (its head says so: the judge is then Codex)."""
     with path.open("rb") as head:
-        return detect_format(head.read(_DETECT_BYTES)) is SourceFormat.CODEX
+        return detect_format(head.read(_DETECT_BYTES), path) is SourceFormat.CODEX
 
 
 def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) -> ResumeExit:

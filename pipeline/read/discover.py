@@ -1,15 +1,16 @@
 """Discovery: the session files under the roots a user names, in a stable order.
 
 A root may be a directory (walked recursively, Claude Code's `projects/` layout or any tree of
-transcripts) or a single file. Each session gets a label relative to its root, which is also
-where its report goes under the report directory. Subagent transcripts
-(`<session>/subagents/*.jsonl`) are sessions of their own.
+transcripts) or a single file. A session file ends in `.jsonl` or `.json`, or bears one of the
+names the caller passes (agents that keep sessions in files named otherwise: the registry's).
+Each session gets a label relative to its root, which is also where its report goes under the
+report directory. Subagent transcripts (`<session>/subagents/*.jsonl`) are sessions of their own.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -20,8 +21,8 @@ __all__ = [
     "SESSION_SUFFIXES",
     "RootError",
     "SessionFile",
-    "default_roots",
     "discover",
+    "is_session_name",
     "root_labels",
     "root_pairs",
 ]
@@ -57,14 +58,12 @@ class SessionFile:
         return f"{self.root_label}/{self.label}" if self.root_label else self.label
 
 
-def default_roots(environ: dict[str, str] | None = None) -> list[Path]:
-    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
-    environ = dict(os.environ) if environ is None else environ
-    base = environ.get("CLAUDE_CONFIG_DIR")
-    return [Path(base) / "projects" if base else Path.home() / ".claude" / "projects"]
+def is_session_name(name: str, file_names: Collection[str]) -> bool:
+    """Whether a file's name makes it a session file: a visible `.jsonl`/`.json`, or in `file_names`."""
+    return (name.endswith(SESSION_SUFFIXES) and not name.startswith(".")) or name in file_names
 
 
-def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
+def _walk(root: Path, root_label: str, file_names: Collection[str]) -> Iterator[SessionFile]:
     """Every session file under a root, labels built from strings (a fleet has many files)."""
 
     def fail(error: OSError) -> None:
@@ -73,9 +72,7 @@ def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
     top = os.fspath(root)
     for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        chosen = sorted(
-            name for name in files if name.endswith(SESSION_SUFFIXES) and not name.startswith(".")
-        )
+        chosen = sorted(name for name in files if is_session_name(name, file_names))
         if not chosen:
             continue
         relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`
@@ -106,8 +103,9 @@ def root_pairs(roots: Sequence[Path]) -> list[tuple[Path, str]]:
     return list(zip(roots, _root_labels(roots), strict=True))
 
 
-def discover(roots: Sequence[Path]) -> list[SessionFile]:
-    """Every session file under the roots; raises `RootError` for a missing or unreadable root."""
+def discover(roots: Sequence[Path], file_names: Collection[str] = ()) -> list[SessionFile]:
+    """Every session file under the roots (`file_names`: names taken whatever their suffix);
+    raises `RootError` for a missing or unreadable root."""
     sessions: list[SessionFile] = []
     pairs = root_pairs(roots)
     for root, root_label in pairs:
@@ -119,5 +117,5 @@ def discover(roots: Sequence[Path]) -> list[SessionFile]:
             raise RootError(f"no such file or directory: {root}")
         if not os.access(root, os.R_OK | os.X_OK):
             raise RootError(f"cannot list {root}: permission denied")
-        sessions.extend(_walk(root, root_label))
+        sessions.extend(_walk(root, root_label, file_names))
     return sessions

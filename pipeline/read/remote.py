@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Final
 from urllib.parse import quote
 
-from pipeline.read.discover import SESSION_SUFFIXES, RootError, SessionFile, discover, root_labels
+from pipeline.read.discover import RootError, SessionFile, discover, is_session_name, root_labels
 
 __all__ = [
     "check_store",
@@ -84,31 +84,34 @@ def _stamp(info: dict[str, object]) -> str:
     return f"{info.get('size', '')}:{version}"
 
 
-def _listed(fs: Any, root: str) -> Iterator[tuple[str, str, str, bool]]:
+def _listed(fs: Any, root: str, file_names: Collection[str]) -> Iterator[tuple[str, str, str, bool]]:
     """Every session key under `root`: the key, its stamp, its label, whether it mirrors safely."""
     found = fs.find(root, withdirs=False, detail=True)
     base = root.rstrip("/") + "/"
     for key in sorted(found):
         relative = key[len(base) :] if key.startswith(base) else key
         label, safe = mirror_label(relative)
-        hidden = any(part.startswith(".") for part in relative.split("/") if part not in _UNSAFE_SEGMENTS)
-        if key.endswith(SESSION_SUFFIXES) and not hidden:
+        *folders, name = relative.split("/")
+        hidden = any(part.startswith(".") for part in folders if part not in _UNSAFE_SEGMENTS)
+        if is_session_name(name, file_names) and not hidden:
             yield key, _stamp(found[key]), label, safe
 
 
-def discover_urls(url: str, root_label: str) -> list[SessionFile]:
+def discover_urls(url: str, root_label: str, file_names: Collection[str] = ()) -> list[SessionFile]:
     """Every session under one URL root (a prefix or a single object); a store that cannot be
     reached or listed is a `RootError` (one line, exit 2), never a traceback."""
     fs, root = filesystem(url)
     try:
-        return _discovered(fs, root, url, root_label)
+        return _discovered(fs, root, url, root_label, file_names)
     except RootError:
         raise
     except Exception as exc:  # botocore's, aiohttp's, a filesystem's own: the store, not the session
         raise _store_error(url, exc) from exc
 
 
-def _discovered(fs: Any, root: str, url: str, root_label: str) -> list[SessionFile]:
+def _discovered(
+    fs: Any, root: str, url: str, root_label: str, file_names: Collection[str]
+) -> list[SessionFile]:
     protocol = url.split("://", 1)[0]
     if fs.isfile(root):
         name = PurePosixPath(root).name
@@ -128,20 +131,21 @@ def _discovered(fs: Any, root: str, url: str, root_label: str) -> list[SessionFi
             stamp=stamp,
             unsafe_key=not safe,
         )
-        for key, stamp, label, safe in _listed(fs, root)
+        for key, stamp, label, safe in _listed(fs, root, file_names)
     ]
 
 
-def discover_roots(roots: Sequence[Path | str]) -> list[SessionFile]:
-    """Every session under local roots and URL roots alike, labelled as `discover` labels them."""
+def discover_roots(roots: Sequence[Path | str], file_names: Collection[str] = ()) -> list[SessionFile]:
+    """Every session under local roots and URL roots alike, labelled as `discover` labels them
+    (`file_names`: names taken as sessions whatever their suffix)."""
     names = [Path(PurePosixPath(str(root).split("://", 1)[-1]).name or "root") for root in roots]
     sessions: list[SessionFile] = []
     for root, name, label in zip(roots, names, root_labels(names), strict=True):
         if isinstance(root, str) and is_url(root):
-            sessions.extend(discover_urls(root, label))
+            sessions.extend(discover_urls(root, label, file_names))
             continue
         alone = names.count(name) == 1  # a file named alone keeps its empty label: straight under --out
-        for found in discover([Path(root)]):
+        for found in discover([Path(root)], file_names):
             sessions.append(replace(found, root_label="" if alone and not found.root_label else label))
     return sessions
 

@@ -16,12 +16,14 @@ from pipeline.report.compression import WriterSection
 from pipeline.report.documents import (
     CompressReport,
     Outcome,
+    Report,
     RolloutCompressReport,
     TokensReport,
     ValidateReport,
 )
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.sections import Section
+from pipeline.vocabulary import FindingCode
 
 if TYPE_CHECKING:  # the planner's module imports the model path (HTTP, the detector): workers import this one
     from pipeline.summarize.model.cost import FleetPlan  # the dry run's totals are the planner's own
@@ -37,6 +39,7 @@ __all__ = [
     "ValidateRun",
     "model_spend",
     "summary_report",
+    "unsupported_by_agent",
 ]
 
 SUMMARY_SCHEMA = "session-compaction/fleet-summary/v1"
@@ -135,6 +138,8 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     model_plan: FleetPlan | UnsetType = UNSET
     model_spend: ModelSpend | UnsetType = UNSET  # a model summarizer's run: what it was billed
     interrupted: Interrupted | UnsetType = UNSET
+    # Files of agents this tool recognizes but does not process yet, per agent (format id).
+    unsupported_by_agent: dict[str, int] | UnsetType = UNSET
     reports: list[ReportEntry]
 
 
@@ -210,6 +215,18 @@ def model_spend(reports: Iterable[object]) -> ModelSpend | UnsetType:
     )
 
 
+def unsupported_by_agent(reports: Iterable[Report]) -> dict[str, int] | UnsetType:
+    """How many files of each agent not processed yet a run met (its `unsupported-format`
+    finding names the agent); unset when it met none."""
+    agents = Counter(
+        entry.ids[0]
+        for report in reports
+        for entry in report.findings.findings
+        if entry.code is FindingCode.UNSUPPORTED_FORMAT and isinstance(entry.ids, list) and entry.ids
+    )
+    return dict(sorted(agents.items())) if agents else UNSET
+
+
 def _tokens(report: object) -> int:
     if isinstance(report, ValidateReport):
         return report.tokens.session
@@ -253,6 +270,7 @@ def summary_report(
         resume_checks=_resume_checks(checks, codex),
         model_plan=model_plan,
         model_spend=model_spend(reports),
+        unsupported_by_agent=unsupported_by_agent(reports),
         reports=[
             ReportEntry(session=label, status=outcome.status.value, report=report_paths.get(label))
             for label, outcome in sorted(outcomes.items())

@@ -11,7 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.read.discover import RootError, default_roots, discover
+from pipeline.formats.registry import default_roots
+from pipeline.read.discover import RootError, discover
 from pipeline.testing import TranscriptBuilder
 
 CANARY = "CANARY-CLI-REWOUND-93b1"
@@ -131,10 +132,10 @@ def test_a_missing_root_exits_2(tmp_path: Path) -> None:
 
 def test_default_root_comes_from_claude_config_dir(fleet: Path, tmp_path: Path) -> None:
     config = fleet.parent
-    assert default_roots({"CLAUDE_CONFIG_DIR": str(config)}) == [config / "projects"]
-    completed = run(
-        "validate", "--report-dir", str(tmp_path / "r"), "--quiet", env={"CLAUDE_CONFIG_DIR": str(config)}
-    )
+    home = tmp_path / "home"  # no ~/.codex/sessions there: the Claude Code root alone
+    assert default_roots({"CLAUDE_CONFIG_DIR": str(config)}, home) == [config / "projects"]
+    env = {"CLAUDE_CONFIG_DIR": str(config), "HOME": str(home), "CODEX_HOME": ""}
+    completed = run("validate", "--report-dir", str(tmp_path / "r"), "--quiet", env=env)
     assert completed.returncode == 0 and (tmp_path / "r" / "summary.json").exists()
 
 

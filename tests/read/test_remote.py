@@ -19,6 +19,7 @@ import s3fs
 from moto.server import ThreadedMotoServer
 
 from pipeline.execute.dask_cluster import loopback_cluster
+from pipeline.formats.registry import session_file_names
 from pipeline.publish.files import PublishConflict, put_object, read_object
 from pipeline.read.remote import discover_roots, fetch, is_url
 from pipeline.testing.invoke import compaction
@@ -78,8 +79,12 @@ def test_a_bucket_is_listed_read_in_blocks_and_written_once(s3: dict[str, str], 
     fs.pipe_file(f"{BUCKET}/list/p/a.jsonl", data)
     fs.pipe_file(f"{BUCKET}/list/p/.hidden.jsonl", data)
     fs.pipe_file(f"{BUCKET}/list/p/notes.txt", b"x")
+    fs.pipe_file(f"{BUCKET}/list/p/.aider.chat.history.md", b"# aider chat started at 2026-04-20 10:00:00\n")
+    fs.pipe_file(f"{BUCKET}/list/.git/.aider.chat.history.md", b"x")  # under a hidden folder: never
     found = discover_roots([f"s3://{BUCKET}/list"])
     assert [(s.report_label, s.url) for s in found] == [("list/p/a.jsonl", f"s3://{BUCKET}/list/p/a.jsonl")]
+    named = discover_roots([f"s3://{BUCKET}/list"], session_file_names())  # the agents' named files too
+    assert [s.report_label for s in named] == ["list/p/.aider.chat.history.md", "list/p/a.jsonl"]
     copy = io.BytesIO()
     fetch(f"s3://{BUCKET}/list/p/a.jsonl", copy, block_bytes=1024)  # many ranged reads
     assert copy.getvalue() == data

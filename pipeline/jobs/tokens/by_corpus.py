@@ -20,7 +20,7 @@ from pipeline.formats.claude_code.content_classes import ContentClass
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import Outcome, TokensReport
-from pipeline.report.fleet import Interrupted
+from pipeline.report.fleet import Interrupted, unsupported_by_agent
 from pipeline.report.sections import Section
 from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
 
@@ -119,6 +119,8 @@ class TokensSummary(Section, frozen=True, kw_only=True):
     corpora: dict[str, Group]
     sessions: list[SessionRow]
     interrupted: Interrupted | UnsetType = UNSET  # a run a signal stopped: what it left not done
+    # Files of agents this tool recognizes but does not process yet, per agent (format id).
+    unsupported_by_agent: dict[str, int] | UnsetType = UNSET
 
 
 def reference_of(estimators: Sequence[str]) -> str | None:
@@ -297,6 +299,7 @@ def summarize(
             corpus: _group(group, estimators, size_estimator) for corpus, group in sorted(by_corpus.items())
         },
         sessions=[_session_row(label, corpora[label], outcome) for label, outcome in members],
+        unsupported_by_agent=unsupported_by_agent(outcome.report for _, outcome in members),
     )
 
 

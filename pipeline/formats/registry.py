@@ -1,0 +1,63 @@
+"""The registry of formats: every agent whose session files are recognized, by its signature.
+
+`PROCESSED` are the formats the jobs read; `RECOGNIZED` adds the agents whose files are named and
+reported `unsupported-format`. Adding an agent is one module with its `Signature` and one line
+here. The default roots of a run without paths are the processed formats' session directories
+found on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from pipeline.formats.claude_code.signature import CLAUDE_CODE
+from pipeline.formats.codex.rollout_signature import CODEX
+from pipeline.formats.identity import Signature
+from pipeline.formats.unsupported.aider import AIDER
+from pipeline.formats.unsupported.cline import CLINE
+from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
+from pipeline.formats.unsupported.gemini_cli import GEMINI_CLI
+from pipeline.formats.unsupported.opencode import OPENCODE
+from pipeline.formats.unsupported.pi import PI
+from pipeline.formats.unsupported.qwen_code import QWEN_CODE
+from pipeline.read.discover import RootError
+
+__all__ = ["PROCESSED", "RECOGNIZED", "default_roots", "looked_for_roots", "session_file_names"]
+
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
+RECOGNIZED: Final[tuple[Signature, ...]] = (
+    *PROCESSED,
+    PI,
+    GEMINI_CLI,
+    QWEN_CODE,
+    OPENCODE,
+    COPILOT_CLI,
+    CLINE,
+    AIDER,
+)
+
+
+def session_file_names() -> frozenset[str]:
+    """The names of agents' session files that discovery takes whatever their suffix."""
+    return frozenset().union(*(signature.file_names for signature in RECOGNIZED))
+
+
+def looked_for_roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    """Every processed format's session directory, found or not, in registry order."""
+    environ = os.environ if environ is None else environ
+    home = Path.home() if home is None else home
+    return [root for signature in PROCESSED if signature.roots for root in signature.roots(environ, home)]
+
+
+def default_roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    """The session directories of the processed formats that exist on this machine (a run without
+    paths reads them all); `RootError` naming where it looked when there is none."""
+    looked = looked_for_roots(environ, home)
+    found = [root for root in looked if root.is_dir()]
+    if not found:
+        places = ", ".join(map(str, looked))
+        raise RootError(f"no session directory found (looked in {places}): name the paths to read")
+    return found

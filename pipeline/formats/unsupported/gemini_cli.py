@@ -1,0 +1,77 @@
+"""Gemini CLI: chat JSONL, the legacy one-document chats, `/chat save` checkpoints.
+
+`~/.gemini/tmp/<project>/chats/session-*.jsonl` (since April 2026; a subagent's under
+`chats/<parent-session>/`): a metadata line (`sessionId`, `projectHash`, `startTime`, ...), then
+message records (`id`, `timestamp`, `type` user|gemini|info|error|warning, `content`), re-appended
+by id when updated, and `{"$set": ...}` / `{"$rewindTo": id}` lines. Before that, `session-*.json`
+held one document with `sessionId`, `projectHash` and `messages`. `checkpoint-<tag>.json` holds the
+API history (`{"history": [{role, parts}]}`, or the bare list in old versions). `logs.json`
+(the prompts typed, for the up-arrow history) is no session, and Qwen Code writes it too: it
+stays nobody's transcript.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Final
+
+from pipeline.formats.identity import Record, Signature, is_str
+from pipeline.vocabulary import SourceFormat
+
+__all__ = ["GEMINI_CLI", "QWEN_HOME", "is_chat_document", "under_home"]
+
+_MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
+_CHECKPOINT_PREFIX: Final = "checkpoint-"
+QWEN_HOME: Final = ".qwen"
+
+
+def is_gemini_record(record: Record) -> bool:
+    """Whether one JSON line is a Gemini CLI chat record (metadata, message or update)."""
+    if is_str(record.get("sessionId")) and is_str(record.get("projectHash")):
+        return True
+    if isinstance(record.get("$set"), dict) or is_str(record.get("$rewindTo")):
+        return True
+    return (
+        record.get("type") in _MESSAGE_TYPES
+        and is_str(record.get("id"))
+        and "timestamp" in record
+        and "content" in record
+    )
+
+
+def _is_content(item: object) -> bool:
+    """One Gemini API history entry: `{role, parts: [...]}`."""
+    return isinstance(item, dict) and isinstance(item.get("parts"), list) and is_str(item.get("role"))
+
+
+def is_api_history(document: object, path: PurePath | None) -> bool:
+    """A `/chat save` checkpoint's shape: `{"history": [Content]}`, or the bare list (old versions);
+    an empty history counts only under a checkpoint's own name."""
+    history = document.get("history") if isinstance(document, dict) else document
+    if not isinstance(history, list) or not all(_is_content(item) for item in history):
+        return False
+    named = path is not None and path.name.startswith(_CHECKPOINT_PREFIX)
+    return bool(history) or named
+
+
+def under_home(path: PurePath | None, home: str) -> bool:
+    """Whether a file lies under an agent's home directory (`.gemini`, `.qwen`, ...)."""
+    return path is not None and any(parent.name == home for parent in path.parents)
+
+
+def is_chat_document(document: object, path: PurePath | None) -> bool:
+    """A legacy one-document chat or a checkpoint, whoever of Gemini CLI and its fork wrote it."""
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        return "sessionId" in document or "projectHash" in document
+    return is_api_history(document, path)
+
+
+def is_gemini_document(document: object, path: PurePath | None) -> bool:
+    """Whether a whole-file JSON value is a Gemini CLI chat or checkpoint.
+
+    Qwen Code, a fork, writes the same documents under `~/.qwen`: those are its own.
+    """
+    return is_chat_document(document, path) and not under_home(path, QWEN_HOME)
+
+
+GEMINI_CLI: Final = Signature(SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document)
