@@ -45,17 +45,18 @@ def session_file_names() -> frozenset[str]:
     return frozenset().union(*(signature.file_names for signature in RECOGNIZED))
 
 
-def looked_for_roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
-    """Every processed format's session directory, found or not, in registry order."""
+def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:
+    """Every processed format's session directory, found or not, in registry order (`user_home`:
+    the home directory, `Path.home()` unless a test names another)."""
     environ = os.environ if environ is None else environ
-    home = Path.home() if home is None else home
+    home = Path.home() if user_home is None else user_home
     return [root for signature in PROCESSED if signature.roots for root in signature.roots(environ, home)]
 
 
-def default_roots(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+def default_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:
     """The session directories of the processed formats that exist on this machine (a run without
     paths reads them all); `RootError` naming where it looked when there is none."""
-    looked = looked_for_roots(environ, home)
+    looked = looked_for_roots(environ, user_home)
     found = [root for root in looked if root.is_dir()]
     if not found:
         places = ", ".join(map(str, looked))
