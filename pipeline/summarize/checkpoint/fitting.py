@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut, omission_marker, render_bullet
+from pipeline.summarize.checkpoint.listing import Grain
 
 __all__ = [
     "ANCHORS_PER_BULLET",
@@ -50,6 +51,8 @@ class Bounds:
 
     `trail_records` bounds the artifact trail apart from the other sections: every command, every
     failure and every identifier is what a resumed agent asks for, so they keep their own cap.
+    `file_grain` and `command_grain` are how finely the lists of files and commands name their
+    members: they are never capped, only grouped more coarsely (`listing`).
     """
 
     quote_chars: int
@@ -58,6 +61,8 @@ class Bounds:
     validation_records: int
     active_work_records: int
     trail_records: int
+    file_grain: Grain = Grain.NAMES
+    command_grain: Grain = Grain.NAMES
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -68,18 +73,25 @@ class Bounds:
             min(self.validation_records, widest.validation_records),
             min(self.active_work_records, widest.active_work_records),
             min(self.trail_records, widest.trail_records),
+            self.file_grain,
+            self.command_grain,
         )
 
 
 LADDER: Final = (
     Bounds(600, 40, 64, 32, 32, TRAIL_RECORDS),
-    Bounds(400, 20, 32, 16, 16, 256),
-    Bounds(200, 10, 16, 8, 8, 64),
-    Bounds(120, 5, 8, 4, 4, 16),
-    Bounds(80, 2, 4, 2, 2, 4),
-    Bounds(60, 1, 1, 1, 1, 1),
+    Bounds(400, 20, 32, 16, 16, 512),
+    Bounds(200, 10, 16, 8, 8, 256),
+    Bounds(120, 5, 8, 4, 4, 128),
+    Bounds(80, 2, 4, 2, 2, 128, Grain.NAMES, Grain.COUNTS),
+    Bounds(80, 2, 4, 2, 2, 32, Grain.COUNTS, Grain.COUNTS),
+    Bounds(60, 1, 1, 1, 1, 4, Grain.COUNTS, Grain.COUNTS),
 )
-"""The rungs tried in order once the whole summary does not fit (the first is the defaults')."""
+"""The rungs tried in order once the whole summary does not fit (the first is the defaults').
+
+The artifact trail (failures, identifiers) shrinks last and slowest: it is what a resumed agent
+asks for; files and commands are never capped, only counted per directory or program, commands
+first (a failed one is still named under Errors)."""
 
 
 @dataclass(frozen=True, slots=True)
