@@ -126,8 +126,14 @@ def derive_sections(
         if t.status in _TODO_LABEL
     ]
     sections.add(Heading.IN_PROGRESS, in_progress, cap)
-    sections.add(Heading.FILES, file_bullets(state, bounds.file_grain), None)  # complete, grouped
-    sections.add(Heading.COMMANDS, command_bullets(items, state, limit, bounds.command_grain), None)
+    sections.add(
+        Heading.FILES, file_bullets(state, bounds.file_grain, bounds.named_directories), None
+    )  # complete, grouped
+    sections.add(
+        Heading.COMMANDS,
+        command_bullets(items, state, limit, bounds.command_grain, bounds.named_programs),
+        None,
+    )
     sections.add(Heading.DECISIONS, refusal_bullets(items, limit), None)  # the user's: every one
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
     sections.add(Heading.ERRORS, error_bullets(items, limit), bounds.trail_records)

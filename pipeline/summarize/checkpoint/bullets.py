@@ -96,16 +96,22 @@ def quote(item: EvidenceItem, limit: int, label: str = "") -> Bullet:
     return Bullet(label + cut(item.text.strip(), limit, item.line), (item.line,))
 
 
-def file_bullets(state: DeterministicState, grain: Grain) -> list[Bullet]:
+def file_bullets(
+    state: DeterministicState, grain: Grain, named: frozenset[str] = frozenset()
+) -> list[Bullet]:
     """Every file read or modified, grouped by directory (`listing`)."""
-    return file_groups(state.file_operations, grain)
+    return file_groups(state.file_operations, grain, named)
 
 
 def command_bullets(
-    items: Sequence[EvidenceItem], state: DeterministicState, quote: int, grain: Grain
+    items: Sequence[EvidenceItem],
+    state: DeterministicState,
+    quote: int,
+    grain: Grain,
+    named: frozenset[str] = frozenset(),
 ) -> list[Bullet]:
     """Shell commands grouped by program (latest run of each, with its outcome) and slash commands."""
-    dated = command_groups(state.commands, grain)
+    dated = command_groups(state.commands, grain, named)
     for item in items:
         if item.kind is EvidenceKind.COMMAND:
             name = _COMMAND_NAME.search(item.text)
@@ -179,6 +185,8 @@ def refusal_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
 def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     """`Bash failed (exit 1) 2 times, resolved at L90 (the same command passed): pytest -x — FAILED ...`.
 
+    One still failing at the cut says `unresolved`.
+
     How it ended comes first, so a bullet cut to its quote keeps it; the subject is cut to the
     quote, each telling line is kept whole (it is already bounded to one line's worth).
     """
@@ -194,7 +202,7 @@ def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     state = (
         f"resolved at L{record.resolved_at} ({record.resolution})"
         if record.resolved_at is not None
-        else "still open at the cut"
+        else "unresolved"
     )
     line = record.lines[0]
     subject = f": {cut(record.subject, quote, line)}" if record.subject else ""
@@ -202,7 +210,8 @@ def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     if said and record.outcome is CommandOutcome.CANCELED:
         said = "reason: " + said
     detail = f" — {said}" if said else ""
-    lines = record.lines if record.resolved_at is None else (*record.lines, record.resolved_at)
+    # the call's line (its result is the next record) and the resolving call's: a trail is read for its facts
+    lines = record.lines[:1] if record.resolved_at is None else (record.lines[0], record.resolved_at)
     if record.by_user:
         return Bullet(f"{label}{times}{subject}{detail}", bounded_lines(lines))
     return Bullet(f"{label}{times}, {state}{subject}{detail}", bounded_lines(lines))

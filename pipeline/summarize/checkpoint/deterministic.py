@@ -38,12 +38,14 @@ from pipeline.summarize.checkpoint.fitting import (
     TRAIL_RECORDS,
     USER_TEXT_SHARE,
     Bounds,
+    PromptFit,
     PromptUnit,
     SummaryFit,
     fit_prompts,
     floor_chars,
     prompt_units,
 )
+from pipeline.summarize.checkpoint.listing import Grain, directories, programs
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
@@ -251,8 +253,43 @@ def _fitted(
                 fit.omitted - before,
                 fit.head_chars,
             )
+            result = _named_in_room(items, priors, state, options, bounds, fit, result)
             return replace(result, fit=facts)
     raise SummaryBudgetExceeded(chars, budget)  # a bug: the last rung holds any evidence
+
+
+def _named_in_room(
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
+    bounds: Bounds,
+    fit: PromptFit,
+    result: SummaryResult,
+) -> SummaryResult:
+    """A counted list's groups named again while the room holds them: directories (modified files
+    first), then programs, the most recent first. A group that does not fit stays counted."""
+    wanted: list[Bounds] = []
+    if bounds.file_grain is Grain.COUNTS:
+        wanted += [
+            replace(bounds, named_directories=frozenset({d})) for d in directories(state.file_operations)
+        ]
+    if bounds.command_grain is Grain.COUNTS:
+        wanted += [replace(bounds, named_programs=frozenset({p})) for p in programs(state.commands)]
+    for one in wanted:
+        trial = replace(
+            bounds,
+            named_directories=bounds.named_directories | one.named_directories,
+            named_programs=bounds.named_programs | one.named_programs,
+        )
+        sections = _fitted_sections(items, priors, state, options, trial)
+        sections.bullets[Heading.CONSTRAINTS] = list(fit.bullets)
+        sections.omitted[Heading.CONSTRAINTS] = fit.omitted
+        sections.fitted = True
+        attempt = _result(sections, state, trial, priors, result.prior_mode, result.budget)
+        if len(attempt.text) <= result.budget:
+            bounds, result = trial, attempt
+    return result
 
 
 def _requests(

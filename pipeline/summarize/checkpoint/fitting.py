@@ -63,6 +63,8 @@ class Bounds:
     trail_records: int
     file_grain: Grain = Grain.NAMES
     command_grain: Grain = Grain.NAMES
+    named_directories: frozenset[str] = frozenset()  # named whatever the grain: the room allows them
+    named_programs: frozenset[str] = frozenset()
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -75,6 +77,8 @@ class Bounds:
             min(self.trail_records, widest.trail_records),
             self.file_grain,
             self.command_grain,
+            self.named_directories,
+            self.named_programs,
         )
 
 

@@ -20,7 +20,7 @@ from pipeline.summarize.checkpoint.document import Bullet, cut
 from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from pipeline.summarize.evidence.work_state import CommandRecord, FileOperation
 
-__all__ = ["COMMAND_CHARS", "Grain", "command_groups", "file_groups", "program"]
+__all__ = ["COMMAND_CHARS", "Grain", "command_groups", "directories", "file_groups", "program", "programs"]
 
 COMMAND_CHARS: Final = 400  # a command is known by its first 200 characters and the word there
 _ACTIONS: Final = ((FileAction.MODIFIED, "Modified"), (FileAction.READ, "Read"))
@@ -45,9 +45,8 @@ def _directory(path: str) -> tuple[str, str]:
 
 
 def _ends(lines: Iterable[int]) -> tuple[int, ...]:
-    """A list bullet cites its first and newest line: a list is read for its names, not its sources."""
-    ordered = sorted(set(lines))
-    return tuple(dict.fromkeys((ordered[0], ordered[-1]))) if ordered else ()
+    """A list bullet cites its newest line: a list is read for its names, not its sources."""
+    return (max(lines),)
 
 
 def _grouped(keys: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
@@ -57,8 +56,13 @@ def _grouped(keys: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
     return groups
 
 
-def file_groups(operations: Sequence[FileOperation], grain: Grain) -> list[Bullet]:
-    """Modified files, then read ones, one bullet per directory (in order of first use)."""
+def file_groups(
+    operations: Sequence[FileOperation], grain: Grain, named: frozenset[str] = frozenset()
+) -> list[Bullet]:
+    """Modified files, then read ones, one bullet per directory (in order of first use).
+
+    The directories in `named` name their files whatever the grain (the room left allows it).
+    """
     bullets = []
     for action, verb in _ACTIONS:
         ops = [op for op in operations if op.action is action]
@@ -67,7 +71,7 @@ def file_groups(operations: Sequence[FileOperation], grain: Grain) -> list[Bulle
             members = [ops[position] for position in positions]
             lines = _ends(line for op in members for line in op.lines)
             where = f" in {directory}" if directory else ""
-            if grain is Grain.COUNTS:
+            if grain is Grain.COUNTS and directory not in named:
                 bullets.append(Bullet(f"{verb} {len(members)} files{where}", lines))
                 continue
             if len(members) == 1:  # alone in its directory: the whole path is as short
@@ -85,10 +89,13 @@ def program(command: str) -> str:
     return first.rsplit("/", 1)[-1] or first
 
 
-def command_groups(records: Sequence[CommandRecord], grain: Grain) -> list[tuple[int, Bullet]]:
+def command_groups(
+    records: Sequence[CommandRecord], grain: Grain, named: frozenset[str] = frozenset()
+) -> list[tuple[int, Bullet]]:
     """One bullet per program: how many commands and how they ended, each command under its outcome.
 
-    Each bullet is dated by its newest run, so the section reads in the order work happened.
+    Each bullet is dated by its newest run, so the section reads in the order work happened. The
+    programs in `named` name their commands whatever the grain (the room left allows it).
     """
     groups = _grouped((program(" ".join(r.command.split())), n) for n, r in enumerate(records))
     dated = []
@@ -99,10 +106,9 @@ def command_groups(records: Sequence[CommandRecord], grain: Grain) -> list[tuple
         noun = "command" if len(members) == 1 else "commands"
         parts = [f"{name or '(empty)'}: {len(members)} {noun} ({tally})"]
         for outcome, count in counts:
-            named = [r for r in members if r.outcome is outcome]
-            if not count or grain is Grain.COUNTS:
+            if not count or (grain is Grain.COUNTS and name not in named):
                 continue
-            listed = ", ".join(f"`{_command(r)}`" for r in named)
+            listed = ", ".join(f"`{_command(r)}`" for r in members if r.outcome is outcome)
             parts.append(f"{outcome}: {listed}")
         lines = _ends(line for r in members for line in r.lines)
         dated.append((max(r.lines[-1] for r in members), Bullet("\n".join(parts), lines)))
@@ -111,3 +117,15 @@ def command_groups(records: Sequence[CommandRecord], grain: Grain) -> list[tuple
 
 def _command(record: CommandRecord) -> str:
     return cut(" ".join(record.command.split()), COMMAND_CHARS, record.lines[0])
+
+
+def programs(records: Sequence[CommandRecord]) -> tuple[str, ...]:
+    """The programs the commands run, the most recently run first."""
+    newest = sorted(records, key=lambda record: record.lines[-1], reverse=True)
+    return tuple(dict.fromkeys(program(" ".join(record.command.split())) for record in newest))
+
+
+def directories(operations: Sequence[FileOperation]) -> tuple[str, ...]:
+    """The directories of the files, modified ones first, then the most recently used."""
+    newest = sorted(operations, key=lambda op: (op.action is not FileAction.MODIFIED, -op.lines[-1]))
+    return tuple(dict.fromkeys(_directory(op.path)[0] for op in newest))

@@ -486,7 +486,7 @@ def test_every_command_and_failure_is_kept_beyond_the_bullet_cap_while_the_room_
     listed = ", ".join(f"`make check-{n}`" for n in range(60))
     assert commands == f"make: 60 commands (60 failed)\nfailed: {listed}"
     assert len(errors) == 60
-    assert all(e.startswith("Bash failed (exit 2), still open at the cut: make check-") for e in errors)
+    assert all(e.startswith("Bash failed (exit 2), unresolved: make check-") for e in errors)
 
 
 def test_a_fitted_summary_says_how_each_failure_ended_before_it_cuts_the_rest() -> None:

@@ -58,9 +58,9 @@ def test_an_errors_first_line_survives_verbatim_with_its_exception_line_and_outc
     result = write_summary(items, summary_options())
     errors = bullet_texts(result.text, Heading.ERRORS)
     assert errors == [
-        "Bash failed (exit 1), still open at the cut: python job.py --tenant acme — warning: config file "
+        "Bash failed (exit 1), unresolved: python job.py --tenant acme — warning: config file "
         "/etc/job.toml is older than the schema (v3) | KeyError: 'tenant_id' missing from the request payload",
-        f"mcp__tracker__create_issue error, still open at the cut — {mcp}",
+        f"mcp__tracker__create_issue error, unresolved — {mcp}",
     ]
     assert recall(items, result, ProbeClass.ERROR) == 1.0
 
