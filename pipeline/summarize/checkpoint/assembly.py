@@ -131,7 +131,7 @@ def derive_sections(
     )  # complete, grouped
     sections.add(
         Heading.COMMANDS,
-        command_bullets(items, state, limit, bounds.command_grain, bounds.named_programs),
+        command_bullets(items, state, limit, bounds.command_grain, bounds.named_commands),
         None,
     )
     sections.add(Heading.DECISIONS, refusal_bullets(items, limit), None)  # the user's: every one

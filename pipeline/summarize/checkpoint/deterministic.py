@@ -43,9 +43,10 @@ from pipeline.summarize.checkpoint.fitting import (
     SummaryFit,
     fit_prompts,
     floor_chars,
+    largest,
     prompt_units,
 )
-from pipeline.summarize.checkpoint.listing import Grain, directories, programs
+from pipeline.summarize.checkpoint.listing import Grain, directories, newest_commands
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
@@ -267,28 +268,31 @@ def _named_in_room(
     fit: PromptFit,
     result: SummaryResult,
 ) -> SummaryResult:
-    """A counted list's groups named again while the room holds them: directories (modified files
-    first), then programs, the most recent first. A group that does not fit stays counted."""
-    wanted: list[Bounds] = []
-    if bounds.file_grain is Grain.COUNTS:
-        wanted += [
-            replace(bounds, named_directories=frozenset({d})) for d in directories(state.file_operations)
-        ]
-    if bounds.command_grain is Grain.COUNTS:
-        wanted += [replace(bounds, named_programs=frozenset({p})) for p in programs(state.commands)]
-    for one in wanted:
-        trial = replace(
-            bounds,
-            named_directories=bounds.named_directories | one.named_directories,
-            named_programs=bounds.named_programs | one.named_programs,
-        )
+    """A counted list's members named again while the room holds them: directories whole (modified
+    files first, then the most recent), then the most recent commands. The rest stays counted."""
+
+    def attempt(trial: Bounds) -> SummaryResult:
         sections = _fitted_sections(items, priors, state, options, trial)
         sections.bullets[Heading.CONSTRAINTS] = list(fit.bullets)
         sections.omitted[Heading.CONSTRAINTS] = fit.omitted
         sections.fitted = True
-        attempt = _result(sections, state, trial, priors, result.prior_mode, result.budget)
-        if len(attempt.text) <= result.budget:
-            bounds, result = trial, attempt
+        return _result(sections, state, trial, priors, result.prior_mode, result.budget)
+
+    if bounds.file_grain is Grain.COUNTS:
+        for directory in directories(state.file_operations):
+            trial = replace(bounds, named_directories=bounds.named_directories | {directory})
+            written = attempt(trial)
+            if len(written.text) <= result.budget:
+                bounds, result = trial, written
+    if bounds.command_grain is Grain.COUNTS:
+        commands = newest_commands(state.commands)
+
+        def named(count: int) -> Bounds:
+            return replace(bounds, named_commands=frozenset(commands[:count]))
+
+        count = largest(0, len(commands), lambda n: n == 0 or len(attempt(named(n)).text) <= result.budget)
+        if count:
+            result = attempt(named(count))
     return result
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "SummaryFit",
     "fit_prompts",
     "floor_chars",
+    "largest",
     "prompt_units",
 ]
 
@@ -64,7 +65,7 @@ class Bounds:
     file_grain: Grain = Grain.NAMES
     command_grain: Grain = Grain.NAMES
     named_directories: frozenset[str] = frozenset()  # named whatever the grain: the room allows them
-    named_programs: frozenset[str] = frozenset()
+    named_commands: frozenset[str] = frozenset()
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -78,7 +79,7 @@ class Bounds:
             self.file_grain,
             self.command_grain,
             self.named_directories,
-            self.named_programs,
+            self.named_commands,
         )
 
 
@@ -144,7 +145,7 @@ def fit_prompts(units: Sequence[PromptUnit], room: int, max_chars: int, omitted_
         return _grown(units, room - marker, floor, max_chars, omitted_before)
     shortest = min(MIN_PROMPT_HEAD_CHARS, floor)
     if _heads_chars(units, shortest) + marker <= room:
-        head = _largest(shortest, floor, lambda h: _heads_chars(units, h) + marker <= room)
+        head = largest(shortest, floor, lambda h: _heads_chars(units, h) + marker <= room)
         return _grown(units, room - marker, head, max_chars, omitted_before)
     return _anchored(units, room, shortest, omitted_before)  # no head is longer than `shortest` there
 
@@ -165,7 +166,7 @@ def _marker_chars(omitted: int) -> int:
     return len(omission_marker(omitted)) + 1 if omitted else 0
 
 
-def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+def largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
     """The largest value in [low, high] that fits, given that `low` does (sizes grow with the value)."""
     while low < high:
         middle = (low + high + 1) // 2
@@ -203,7 +204,7 @@ def _grown(
 
 def _boundary_head(unit: PromptUnit, head: int, max_chars: int, room: int) -> int:
     """The first unit that does not fit whole keeps the longest head the rest of the room allows."""
-    return _largest(head, max_chars, lambda limit: _unit_chars(unit, limit) <= room)
+    return largest(head, max_chars, lambda limit: _unit_chars(unit, limit) <= room)
 
 
 def _anchored(units: Sequence[PromptUnit], room: int, head: int, omitted_before: int) -> PromptFit:
@@ -222,10 +223,10 @@ def _anchored(units: Sequence[PromptUnit], room: int, head: int, omitted_before:
 
     left_out = 0
     if chars(total, 0) > room:  # not even every anchor fits: leave out the oldest
-        left_out = total - _largest(0, total, lambda kept: chars(total, total - kept) <= room)
+        left_out = total - largest(0, total, lambda kept: chars(total, total - kept) <= room)
         anchored = total
     else:
-        anchored = total - _largest(0, total, lambda headed: chars(total - headed, 0) <= room)
+        anchored = total - largest(0, total, lambda headed: chars(total - headed, 0) <= room)
     whole = sum(_cut(unit, head) == unit.text for unit in units[anchored:])
     return PromptFit(
         layout(anchored, left_out),

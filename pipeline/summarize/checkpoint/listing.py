@@ -20,7 +20,15 @@ from pipeline.summarize.checkpoint.document import Bullet, cut
 from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from pipeline.summarize.evidence.work_state import CommandRecord, FileOperation
 
-__all__ = ["COMMAND_CHARS", "Grain", "command_groups", "directories", "file_groups", "program", "programs"]
+__all__ = [
+    "COMMAND_CHARS",
+    "Grain",
+    "command_groups",
+    "directories",
+    "file_groups",
+    "newest_commands",
+    "program",
+]
 
 COMMAND_CHARS: Final = 400  # a command is known by its first 200 characters and the word there
 _ACTIONS: Final = ((FileAction.MODIFIED, "Modified"), (FileAction.READ, "Read"))
@@ -95,7 +103,8 @@ def command_groups(
     """One bullet per program: how many commands and how they ended, each command under its outcome.
 
     Each bullet is dated by its newest run, so the section reads in the order work happened. The
-    programs in `named` name their commands whatever the grain (the room left allows it).
+    commands in `named` are named whatever the grain (the room left allows them); the count says
+    how many there are in all.
     """
     groups = _grouped((program(" ".join(r.command.split())), n) for n, r in enumerate(records))
     dated = []
@@ -105,11 +114,12 @@ def command_groups(
         tally = ", ".join(f"{count} {outcome}" for outcome, count in counts if count)
         noun = "command" if len(members) == 1 else "commands"
         parts = [f"{name or '(empty)'}: {len(members)} {noun} ({tally})"]
-        for outcome, count in counts:
-            if not count or (grain is Grain.COUNTS and name not in named):
-                continue
-            listed = ", ".join(f"`{_command(r)}`" for r in members if r.outcome is outcome)
-            parts.append(f"{outcome}: {listed}")
+        for outcome, _ in counts:
+            shown = [
+                r for r in members if r.outcome is outcome and (grain is Grain.NAMES or r.command in named)
+            ]
+            if shown:
+                parts.append(f"{outcome}: {', '.join(f'`{_command(r)}`' for r in shown)}")
         lines = _ends(line for r in members for line in r.lines)
         dated.append((max(r.lines[-1] for r in members), Bullet("\n".join(parts), lines)))
     return dated
@@ -119,10 +129,9 @@ def _command(record: CommandRecord) -> str:
     return cut(" ".join(record.command.split()), COMMAND_CHARS, record.lines[0])
 
 
-def programs(records: Sequence[CommandRecord]) -> tuple[str, ...]:
-    """The programs the commands run, the most recently run first."""
-    newest = sorted(records, key=lambda record: record.lines[-1], reverse=True)
-    return tuple(dict.fromkeys(program(" ".join(record.command.split())) for record in newest))
+def newest_commands(records: Sequence[CommandRecord]) -> tuple[str, ...]:
+    """The commands, the most recently run first."""
+    return tuple(record.command for record in sorted(records, key=lambda r: r.lines[-1], reverse=True))
 
 
 def directories(operations: Sequence[FileOperation]) -> tuple[str, ...]:
