@@ -134,9 +134,9 @@ def derive_sections(
         command_bullets(items, state, limit, bounds.command_grain, bounds.named_commands),
         None,
     )
-    sections.add(Heading.DECISIONS, refusal_bullets(items, limit), None)  # the user's: every one
+    sections.add(Heading.DECISIONS, refusal_bullets(state.failures, limit), None)  # the user's: every one
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
-    sections.add(Heading.ERRORS, error_bullets(items, limit), bounds.trail_records)
+    sections.add(Heading.ERRORS, error_bullets(items, state.failures, limit), bounds.trail_records)
     steps = [Bullet(cut(t.content, limit, t.line), (t.line,)) for t in state.todos if t.status == "pending"]
     if prompts and latest is None:  # the last prompt got no assistant text yet
         steps.append(

@@ -12,7 +12,7 @@ from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut
 from pipeline.summarize.checkpoint.listing import Grain, command_groups, file_groups
-from pipeline.summarize.evidence.failures import DETAIL_LINE_CHARS, FailureRecord, collect_failures
+from pipeline.summarize.evidence.failures import DETAIL_LINE_CHARS, FailureRecord
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
 from pipeline.summarize.evidence.shell import CommandOutcome
 from pipeline.summarize.evidence.work_state import DeterministicState
@@ -156,13 +156,15 @@ def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
     return bullets
 
 
-def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
+def error_bullets(
+    items: Sequence[EvidenceItem], failures: Sequence[FailureRecord], quote: int
+) -> list[Bullet]:
     """Every failed or refused call (once per failure, with its resolution) and system error, by line.
 
-    A call the user declined is not here: it is their decision (`refusal_bullets`).
+    `failures` are `collect_failures(items)`. A call the user declined is not here: it is their
+    decision (`refusal_bullets`).
     """
-    failures = [record for record in collect_failures(items) if not record.by_user]
-    dated = [(record.lines[-1], failure_bullet(record, quote)) for record in failures]
+    dated = [(r.lines[-1], failure_bullet(r, quote)) for r in failures if not r.by_user]
     calls = {item.tool_id for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
     for item in items:
         if item.kind is EvidenceKind.SYSTEM_ERROR:
@@ -177,9 +179,9 @@ def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
     return [bullet for _, bullet in dated]
 
 
-def refusal_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
+def refusal_bullets(failures: Sequence[FailureRecord], quote: int) -> list[Bullet]:
     """Every call the user declined or interrupted, with their reason: a decision of the user's."""
-    return [failure_bullet(record, quote) for record in collect_failures(items) if record.by_user]
+    return [failure_bullet(record, quote) for record in failures if record.by_user]
 
 
 def failure_bullet(record: FailureRecord, quote: int) -> Bullet:

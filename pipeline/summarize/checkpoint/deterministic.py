@@ -47,6 +47,7 @@ from pipeline.summarize.checkpoint.fitting import (
     prompt_units,
 )
 from pipeline.summarize.checkpoint.listing import Grain, directories, newest_commands
+from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
@@ -174,7 +175,7 @@ def write_summary(
     carried = [parse_appendix(_own_part(p.text), p.line) for p in priors]
     state = collect_state(items, carried)
     references = collect_references(items, [ref for prior in carried for ref in prior.references])
-    state = replace(state, references=references)
+    state = replace(state, references=references, failures=collect_failures(items))
     fallback = None
     if options.preserve_prior_verbatim and priors:
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
