@@ -62,7 +62,6 @@ _NOISE: Final = re.compile(
     r"|(?:Found )?\d+ errors?\.?|[=_!*\-]{4,}.*)$"
 )
 _EXCEPTION: Final = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
-_FRAME: Final = re.compile(r'^\s*File "[^"]*", line \d+')
 _FAILING_TEST: Final = re.compile(r"^(?:FAILED|FAIL|ERROR)\b|^--- FAIL\b|^not ok \d")
 _ERROR_WORD: Final = re.compile(
     r"(?i)\b(?:errors?|failed|failure|fatal|exception|not found|no such|cannot|can't|could not|"
@@ -162,21 +161,6 @@ def _calls(items: Sequence[EvidenceItem]) -> list[_Call]:
     return calls
 
 
-def _without_frames(lines: list[str]) -> list[str]:
-    """The lines without a Python traceback's frames: `File "a.py", line 3, in f` and its source line."""
-    kept: list[str] = []
-    frame = False
-    for line in lines:
-        if _FRAME.match(line):
-            frame = True
-        elif frame and line[:1].isspace() and not _FRAME.match(line):
-            frame = False  # the frame's source line, indented below it
-        else:
-            frame = False
-            kept.append(line)
-    return kept
-
-
 def telling_lines(text: str) -> tuple[str, ...]:
     """The lines of an output that tell its failure apart, at most `DETAIL_LINES`.
 
@@ -184,8 +168,8 @@ def telling_lines(text: str) -> tuple[str, ...]:
     exception (its last), the first failing test, the first line naming an error. Lines every
     failure prints (`Exit code 1`, banners, `Traceback ...`, a count of errors) are passed over.
     """
-    raw = _without_frames(_TAGS.sub("", _ANSI.sub("", _ends(text))).splitlines())
-    lines = [line for line in (" ".join(line.split()) for line in raw) if line and not _NOISE.match(line)]
+    lines = [" ".join(line.split()) for line in _TAGS.sub("", _ANSI.sub("", _ends(text))).splitlines()]
+    lines = [line for line in lines if line and not _NOISE.match(line)]
     if not lines:
         return ()
     exceptions = [line for line in lines if _EXCEPTION.match(line)]

@@ -36,8 +36,8 @@ def test_a_failed_command_keeps_its_exception_line_and_the_run_that_resolved_it(
     assert record.outcome is CommandOutcome.FAILED
     assert record.status == 1
     assert record.subject == "python a.py"
-    # a traceback says no more than its final exception line (its frames and their source lines aside)
-    assert record.details == ("ModuleNotFoundError: No module named 'b'",)
+    # the first line verbatim (a traceback's: where it failed), then the final exception line
+    assert record.details == ('File "a.py", line 3, in <module>', "ModuleNotFoundError: No module named 'b'")
     assert (record.resolved_at, record.resolution) == (fixed_at, "the same command passed")
 
 
