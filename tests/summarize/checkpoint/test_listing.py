@@ -135,3 +135,20 @@ def test_lists_group_by_directory_and_program() -> None:
     counted = [b.text for _, b in command_groups(runs, Grain.COUNTS)]
     assert counted == ["git: 2 commands (1 canceled, 1 passed)", "pytest: 1 command (1 failed)"]
     assert program("/usr/bin/env") == "env" and program("A=1 B=2 make -j4") == "make"
+
+
+def test_a_counted_list_still_names_its_newest_commands_while_the_room_holds_them() -> None:
+    b = TranscriptBuilder(seed=36)
+    for n in range(40):
+        b.user(f"request {n} " + "z" * 300)
+        b.tool_call("Read", {"file_path": f"/repo/d{n % 4}/file_{n}.py"}, "1→x")
+        b.tool_call("Bash", {"command": f"make target-{n} " + "--verbose " * 30}, "Exit code 0\nok")
+    options = replace(summary_options(), char_budget=18_000)
+    result = write_summary(evidence_of(b), options)
+    assert result.fit is not None and len(result.text) <= 18_000
+    (commands,) = bullet_texts(result.text, Heading.COMMANDS)
+    head, named = commands.split("\n")
+    assert head == "make: 40 commands (40 passed)"  # every command counted
+    numbers = [int(part.split(" ")[0].removeprefix("target-")) for part in named.split("`make ")[1:]]
+    assert 0 < len(numbers) < 40 and numbers == list(range(40 - len(numbers), 40))  # the newest, named
+    assert all(bullet.startswith("Read in /repo/d") for bullet in bullet_texts(result.text, Heading.FILES))
