@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pipeline.summarize.checkpoint.bullets import (
-    USER_DECLINED,
     command_bullets,
     decision_bullets,
     error_bullets,
     file_bullets,
     quote,
-    refusal_bullets,
     turns,
 )
 from pipeline.summarize.checkpoint.document import (
@@ -76,19 +74,13 @@ class Sections:
                 continue
             goal = heading is Heading.GOAL
             merged = _merge(self.bullets[heading])
-            decided = [b for b in merged if b.text.startswith(USER_DECLINED)]  # the user's: all kept
-            merged = [b for b in merged if not b.text.startswith(USER_DECLINED)]
             cap = max(2, bounds.bullets_per_section) if goal else bounds.bullets_per_section
             cap = bounds.trail_records if heading in TRAIL_SECTIONS else cap
             kept = merged[max(0, len(merged) - cap) :]
             self.omitted[heading] += len(merged) - len(kept)
             limit = head if goal else bounds.quote_chars + LABEL_CHARS
             limit = max(limit, ERROR_CHARS) if heading in TRAIL_SECTIONS else limit
-            kept = [Bullet(cut(b.text, limit, b.lines[0]), b.lines) for b in kept]
-            self.bullets[heading] = [
-                *(Bullet(cut(b.text, ERROR_CHARS, b.lines[0]), b.lines) for b in decided),
-                *kept,
-            ]
+            self.bullets[heading] = [Bullet(cut(b.text, limit, b.lines[0]), b.lines) for b in kept]
 
     def render(self) -> tuple[str, tuple[tuple[Heading, int], ...]]:
         """The checkpoint marker and the nine sections, and the bullets each holds."""
@@ -134,7 +126,6 @@ def derive_sections(
         command_bullets(items, state, limit, bounds.command_grain, bounds.named_commands),
         None,
     )
-    sections.add(Heading.DECISIONS, refusal_bullets(state.failures, limit), None)  # the user's: every one
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
     sections.add(Heading.ERRORS, error_bullets(items, state.failures, limit), bounds.trail_records)
     steps = [Bullet(cut(t.content, limit, t.line), (t.line,)) for t in state.todos if t.status == "pending"]

@@ -30,7 +30,7 @@ __all__ = [
     "turns",
 ]
 
-USER_DECLINED: Final = "User declined"  # opens a refusal's bullet: the Decisions section keeps every one
+USER_DECLINED: Final = "User declined"  # opens a refusal's bullet, listed beside the human messages
 DECISION_KEYWORDS: Final = (
     "decided",
     "decision",

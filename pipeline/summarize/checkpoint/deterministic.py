@@ -19,6 +19,7 @@ from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
+from pipeline.summarize.checkpoint.bullets import refusal_bullets
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -210,8 +211,15 @@ def _compose(
     prompts = human_prompts(items)
     asked = [Bullet(cut(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
-    sections.add(Heading.CONSTRAINTS, asked, None)  # every prompt: exempt from the bullet cap
+    # every prompt and every refusal, in line order: exempt from the bullet cap
+    sections.add(Heading.CONSTRAINTS, _with_refusals(asked, state, options), None)
     return _result(sections, state, bounds, priors, mode, budget)
+
+
+def _with_refusals(asked: list[Bullet], state: DeterministicState, options: SummaryOptions) -> list[Bullet]:
+    """The human messages and, beside them, the user's refusals of tool calls: both are the user's say."""
+    refused = refusal_bullets(state.failures, options.max_quote_chars)
+    return sorted([*asked, *refused], key=lambda bullet: bullet.lines[0])
 
 
 def _fitted(
@@ -225,7 +233,7 @@ def _fitted(
     """The summary under the loosest rung of the ladder that leaves the human messages their room."""
     rungs = tuple(dict.fromkeys(rung.within(options.bounds()) for rung in LADDER))
     mode = PriorMode.FOLDED if priors else PriorMode.NONE
-    units = _requests(items, priors, options)
+    units = _requests(items, priors, state, options)
     # When the floor alone is over the room, no rung meets it: go to the tightest at once.
     first = len(rungs) if floor_chars(units, options.max_prompt_chars) > budget else 1
     chars = needed
@@ -298,14 +306,18 @@ def _named_in_room(
 
 
 def _requests(
-    items: Sequence[EvidenceItem], priors: Sequence[EvidenceItem], options: SummaryOptions
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
 ) -> tuple[PromptUnit, ...]:
-    """What Constraints must hold: the prior summaries' Constraints bullets, then this span's prompts."""
+    """What Constraints must hold: the prior summaries' Constraints bullets, then this span's prompts
+    and refusals, in line order."""
     carried = Sections()
     for prior in priors:  # our own Constraints bullets are carried as written, whatever the quote bound
         carried.carry(read_prior(prior.text, prior.line, options.max_quote_chars))
     prompts = [Bullet(p.text, (p.line,)) for p in human_prompts(items)]
-    return prompt_units([*carried.bullets[Heading.CONSTRAINTS], *prompts])
+    return prompt_units([*carried.bullets[Heading.CONSTRAINTS], *_with_refusals(prompts, state, options)])
 
 
 def _fitted_sections(

@@ -65,27 +65,34 @@ def test_an_errors_first_line_survives_verbatim_with_its_exception_line_and_outc
     assert recall(items, result, ProbeClass.ERROR) == 1.0
 
 
-def test_a_refusal_is_the_users_decision_not_an_error() -> None:
+def test_a_refusal_is_the_users_decision_beside_the_instructions_not_an_error() -> None:
     b = TranscriptBuilder(seed=33)
     b.user("Clean the build folder")
     b.tool_call("Bash", {"command": "rm -rf build/"}, REFUSAL, is_error=True)
+    b.user("Only remove the cache then")
     items = evidence_of(b)
     result = write_summary(items, summary_options())
-    assert bullet_texts(result.text, Heading.DECISIONS) == ["User declined Bash: rm -rf build/"]
+    assert bullet_texts(result.text, Heading.CONSTRAINTS) == [
+        "Clean the build folder",
+        "User declined Bash: rm -rf build/",
+        "Only remove the cache then",
+    ]
     assert bullet_texts(result.text, Heading.ERRORS) == ["None"]
     assert recall(items, result, ProbeClass.ERROR) == 1.0  # the probe of the refusal is carried
 
 
-def test_every_refusal_is_kept_beyond_the_decisions_cap_when_the_summary_is_fitted() -> None:
+def test_every_refusal_is_kept_with_the_human_messages_when_the_summary_is_fitted() -> None:
     b = TranscriptBuilder(seed=34)
     for n in range(30):
         b.user(f"request {n} " + "y" * 1500)
         b.tool_call("Bash", {"command": f"rm -rf cache{n}/"}, REFUSAL, is_error=True)
     options = replace(summary_options(), char_budget=30_000, max_bullets_per_section=3)
-    result = write_summary(evidence_of(b), options)
+    items = evidence_of(b)
+    result = write_summary(items, options)
     assert result.fit is not None and len(result.text) <= 30_000
-    declined = [d for d in bullet_texts(result.text, Heading.DECISIONS) if d.startswith("User declined")]
+    declined = [d for d in bullet_texts(result.text, Heading.CONSTRAINTS) if d.startswith("User declined")]
     assert declined == [f"User declined Bash: rm -rf cache{n}/" for n in range(30)]
+    assert recall(items, result, ProbeClass.ERROR) == 1.0
 
 
 def test_a_summary_over_its_room_counts_its_lists_instead_of_dropping_them() -> None:
