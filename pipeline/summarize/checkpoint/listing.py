@@ -6,7 +6,7 @@ grouped (files by directory, the directory written once; commands by program, wi
 passed, failed or were canceled). When the summary does not fit its room the fitting ladder asks
 for a coarser grain (`Grain.COUNTS`): one bullet per directory or program that counts its files
 or commands and how they ended (the failures themselves are under Errors), so nothing leaves the
-summary unaccounted for.
+summary unaccounted for; the summarizer then names again what the room still holds (`named`).
 Pure: the same records give the same bullets.
 """
 
@@ -80,7 +80,8 @@ def file_groups(
             lines = _ends(line for op in members for line in op.lines)
             where = f" in {directory}" if directory else ""
             if grain is Grain.COUNTS and directory not in named:
-                bullets.append(Bullet(f"{verb} {len(members)} files{where}", lines))
+                noun = "file" if len(members) == 1 else "files"
+                bullets.append(Bullet(f"{verb} {len(members)} {noun}{where}", lines))
                 continue
             if len(members) == 1:  # alone in its directory: the whole path is as short
                 bullets.append(Bullet(f"{verb}: {members[0].path}", lines))

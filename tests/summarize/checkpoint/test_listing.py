@@ -126,9 +126,9 @@ def test_lists_group_by_directory_and_program() -> None:
         "Read: notes.md",
     ]
     assert [b.text for b in file_groups(ops, Grain.COUNTS)] == [
-        "Modified 1 files in /r/b/",
+        "Modified 1 file in /r/b/",
         "Read 2 files in /r/a/",
-        "Read 1 files",
+        "Read 1 file",
     ]
     runs = (
         CommandRecord("git status", CommandOutcome.PASSED, (2, 3), validation=False),
