@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 __all__ = [
+    "INTERNAL_CANDIDATE_FAILURES",
     "ApiRule",
     "CandidateFailure",
     "Figure",
@@ -56,6 +58,9 @@ class Figure(StrEnum):
     LINES = "lines"
     VALUE = "value"
     MINIMUM = "minimum"
+    EXPECTED_RECORDS = "expected_records"
+    CANDIDATE_RECORDS = "candidate_records"
+    FIRST_DIFFERENCE = "first_difference"  # 0-based position in a chain where two chains part
 
 
 class StrictReason(ReasonCode):
@@ -180,6 +185,11 @@ class CandidateFailure(ReasonCode):
     RAW_LINE_CHANGED = "candidate-raw-line-changed"  # neither source bytes nor bounded as declared
     STALE_POINTER = "candidate-stale-pointer"  # a last-prompt naming a record the file does not hold
     CONTRACT = "contract"
+
+
+INTERNAL_CANDIDATE_FAILURES: Final = frozenset({CandidateFailure.CHAIN_DIFFERS_FROM_PLAN})
+"""Candidate failures that are our own inconsistency, never a property of the session: a session
+failing one ends `internal-error` (with the figures to reproduce it), not `refused`."""
 
 
 Figures = tuple[tuple[Figure, int], ...]

@@ -4,7 +4,9 @@
   than `MIN_QUOTE_CHARS` must be a line of the summary on its own (list marker, quotes, citation
   and a short label aside), since containment cannot tell whose "yes" it is; or be a kept human
   message of its own, whole (a masked middle keeps every one as it was).
-- `file-modified`, `file-read`: the path stands whole (not inside a longer path).
+- `file-modified`, `file-read`: the path stands whole (not inside a longer path), or a passage
+  names its directory whole (ending in `/`) and, after it, the file's name whole: a list grouped
+  by directory (`Read in /repo/src/ (2): a.py, b.py`) writes each directory once.
 - `command`: the command's identity (its first 200 characters) stands in a passage that states
   its outcome (passed, failed, canceled; the words of the command itself not counted), or the
   kept records run it (a resumed agent sees that run and its current result; a run whose result
@@ -81,7 +83,21 @@ def _human(probe: Probe, context: ResumedContext) -> bool:
 
 
 def _path(probe: Probe, context: ResumedContext) -> bool:
-    return found(context.text, probe.key, Edge.PATH)
+    if found(context.text, probe.key, Edge.PATH):
+        return True
+    directory, slash, name = probe.key.rpartition("/")
+    directory += slash
+    if not directory or not name or directory not in context.text:
+        return False
+    return any(_listed(passage, directory, name) for passage in context.passages if directory in passage)
+
+
+def _listed(passage: str, directory: str, name: str) -> bool:
+    """Whether a passage names `directory` whole and, after it, `name` whole."""
+    return any(
+        found(passage[start + len(directory) :], name, Edge.PATH)
+        for start in occurrences(passage, directory, Edge.PATH)
+    )
 
 
 def _stated(passage: str, fact: str, outcome: CommandOutcome, edge: Edge = Edge.WORD) -> bool:

@@ -70,6 +70,12 @@ def test_a_short_human_message_kept_as_a_human_message_of_its_own_is_carried() -
         ("- Modified /r/src/a.pyc (L3)", False),
         ("- Modified src/a.py (L3)", False),  # another spelling is another path
         ("- Modified 2 paths (see File operations below)", False),
+        ("- Modified in /r/src/ (2): b.py, a.py (L3)", True),  # listed under its directory
+        ("- Modified in /r/src/ (1): a.pyc (L3)", False),
+        ("- Modified in /r/ (1): a.py (L3)", False),  # another directory's a.py
+        ("- Modified in /x/r/src/ (1): a.py (L3)", False),  # a directory ending the same way
+        ("- Modified a.py (L3)\n\n- Read in /r/src/ (1): b.py (L4)", False),  # the name before it
+        ("- Modified 2 files in /r/src/ (L3)", False),  # counted, not named
     ],
 )
 def test_a_file_is_kept_when_its_path_stands_whole(summary: str, kept: bool) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.core.index import LineIndex
 from pipeline.core.topology.select import Topology
-from pipeline.jobs.compress import CompressOptions, compress_session
+from pipeline.jobs.compress import CompressOptions, compress_session, stages
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import TranscriptBuilder, as_json
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, PROMPTS, build_session
@@ -291,3 +291,28 @@ def test_pinned_anchors_are_restated_and_checked(tmp_path: Path) -> None:
     if again.status.value == "compressed":  # the block is rebuilt, never stacked
         data2 = (tmp_path / "out2" / "root" / "session.jsonl").read_bytes()
         assert data2.count(anchor.encode()) == 1
+
+
+def test_a_candidate_that_parts_from_its_plan_is_an_internal_error_with_the_figures_to_reproduce_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A defect of ours (the composed chain is not the planned one) never reads as the session's refusal."""
+    real = stages.check_candidate
+
+    def disagreeing(candidate: bytes, **kwargs: Any) -> Any:  # the real check, told of another leaf
+        expected = [*kwargs.pop("expected_chain_uuids")[:-1], "a-leaf-the-composer-did-not-write"]
+        return real(candidate, expected_chain_uuids=expected, **kwargs)
+
+    monkeypatch.setattr(stages, "check_candidate", disagreeing)
+    source = tmp_path / "src" / "session.jsonl"
+    source.parent.mkdir()
+    build_session(source, turns=6)
+    outcome = compress_session(source, "session.jsonl", options(tmp_path / "out"))
+    report = as_json(outcome)
+    assert report["status"] == "internal-error" and outcome.failed
+    assert report["reasons"] == ["candidate-chain-differs-from-plan"]
+    figures = report["reason_figures"]["candidate-chain-differs-from-plan"]
+    assert figures["first_difference"] == figures["expected_records"] - 1
+    assert report["session"]["sha256"] and report["plan"]["cut_position"] > 0  # what reproduces it
+    assert outcome.error is not None and "first_difference" in outcome.error
+    assert not (tmp_path / "out" / "root" / "session.jsonl").exists()  # nothing written

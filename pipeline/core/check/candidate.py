@@ -21,7 +21,7 @@ from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import has_internal_field, message_text
-from pipeline.reasons import CandidateFailure, Figure, Reason
+from pipeline.reasons import INTERNAL_CANDIDATE_FAILURES, CandidateFailure, Figure, Reason
 from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 
 __all__ = ["CandidateCheck", "check_candidate", "contract_messages"]
@@ -44,6 +44,11 @@ class CandidateCheck:
     def ok(self) -> bool:
         """Whether the candidate passed every check."""
         return not self.failures
+
+    @property
+    def internal(self) -> bool:
+        """Whether a failure is our own inconsistency (`INTERNAL_CANDIDATE_FAILURES`), not the session's."""
+        return any(failure.code in INTERNAL_CANDIDATE_FAILURES for failure in self.failures)
 
 
 def contract_messages(
@@ -84,6 +89,24 @@ def _internal_fields(data: bytes, index: LineIndex, lines: Sequence[int]) -> boo
     return any(has_internal_field(index.raw_line(data, line)) for line in lines)
 
 
+def _chain_difference(
+    chain_uuids: Sequence[str | None], expected: Sequence[str], chain: Sequence[int]
+) -> Reason:
+    """Where the candidate's chain parts from the plan's: the figures that reproduce the defect."""
+    first = next(
+        (n for n, (got, want) in enumerate(zip(chain_uuids, expected, strict=False)) if got != want),
+        min(len(chain_uuids), len(expected)),
+    )
+    figures = [
+        (Figure.EXPECTED_RECORDS, len(expected)),
+        (Figure.CANDIDATE_RECORDS, len(chain_uuids)),
+        (Figure.FIRST_DIFFERENCE, first),
+    ]
+    if first < len(chain):
+        figures.append((Figure.LINE, chain[first]))  # the candidate's line there, 1-based
+    return Reason(CandidateFailure.CHAIN_DIFFERS_FROM_PLAN, figures=tuple(figures))
+
+
 def check_candidate(
     candidate: bytes,
     *,
@@ -108,7 +131,7 @@ def check_candidate(
         failures.append(Reason(CandidateFailure.TOPOLOGY, topology.refusal))
     chain_uuids = [index.record(line).uuid for line in topology.chain]  # type: ignore[union-attr]
     if chain_uuids != list(expected_chain_uuids):
-        failures.append(Reason(CandidateFailure.CHAIN_DIFFERS_FROM_PLAN))
+        failures.append(_chain_difference(chain_uuids, expected_chain_uuids, topology.chain))
     validation = validate(index, graph, topology.chain, candidate)
     findings = tuple(f for f in validation.findings if f.severity is Severity.ERROR)
     if findings:

@@ -81,7 +81,7 @@ from pipeline.report.compression import (
     summary_section,
     writer_section,
 )
-from pipeline.report.documents import Compressed, CompressReport, Outcome, Refused, Skipped
+from pipeline.report.documents import Compressed, CompressReport, Failed, Outcome, Refused, Skipped
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.repair_sections import SourceRepairSection
 from pipeline.report.resume_check import ResumeCheckSection
@@ -336,8 +336,9 @@ def _checked_and_published(
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)
     progress = replace(progress, checks=checks_section(candidate.checked))
-    if not candidate.checked.ok:
-        return replace(progress, stop=Stop(SessionStatus.REFUSED, candidate.checked.failures))
+    if not candidate.checked.ok:  # our own inconsistency is a defect to report, never a refusal
+        status = SessionStatus.INTERNAL_ERROR if candidate.checked.internal else SessionStatus.REFUSED
+        return replace(progress, stop=Stop(status, candidate.checked.failures))
     progress = _judged(analysis, options, plan, partition, candidate, progress)
     if progress.stop is not None:
         return progress
@@ -467,5 +468,8 @@ def _outcome(
     )
     if stop is None:
         return Compressed(analysis.label, report)
+    if stop.status is SessionStatus.INTERNAL_ERROR:  # the full report: sha256, plan, figures reproduce it
+        told = "; ".join(f"{reason} {dict(reason.figures)}" for reason in stop.reasons)
+        return Failed(analysis.label, report, f"internal consistency check failed: {told}")
     kind = Refused if stop.status is SessionStatus.REFUSED else Skipped
     return kind(analysis.label, report)

@@ -37,8 +37,11 @@ __all__ = ["LABEL_CHARS", "Sections", "derive_sections", "human_prompts"]
 
 LABEL_CHARS: Final = 40  # a fitted bullet's quote plus the words that introduce it ("Latest update: ")
 _TODO_LABEL: Final = {"in_progress": "In progress", "pending": "Pending"}
-TRAIL_SECTIONS: Final = frozenset({Heading.COMMANDS, Heading.ERRORS})
+TRAIL_SECTIONS: Final = frozenset({Heading.ERRORS})
 """Sections of the artifact trail: capped by `Bounds.trail_records`, not the sections' bullet cap."""
+LIST_SECTIONS: Final = frozenset({Heading.FILES, Heading.COMMANDS})
+"""Complete lists (`listing`): never capped nor cut, grouped more coarsely when the room is short."""
+ERROR_CHARS: Final = 800  # a failure's label, subject and telling lines: never cut below this
 
 
 @dataclass(slots=True)
@@ -67,7 +70,7 @@ class Sections:
         Goal keeps at least the first and the latest request, each cut to `head`.
         """
         for heading in Heading:
-            if heading is Heading.CONSTRAINTS:
+            if heading in LIST_SECTIONS or heading is Heading.CONSTRAINTS:
                 continue
             goal = heading is Heading.GOAL
             merged = _merge(self.bullets[heading])
@@ -76,6 +79,7 @@ class Sections:
             kept = merged[max(0, len(merged) - cap) :]
             self.omitted[heading] += len(merged) - len(kept)
             limit = head if goal else bounds.quote_chars + LABEL_CHARS
+            limit = max(limit, ERROR_CHARS) if heading in TRAIL_SECTIONS else limit
             self.bullets[heading] = [Bullet(cut(b.text, limit, b.lines[0]), b.lines) for b in kept]
 
     def render(self) -> tuple[str, tuple[tuple[Heading, int], ...]]:
@@ -114,11 +118,16 @@ def derive_sections(
         if t.status in _TODO_LABEL
     ]
     sections.add(Heading.IN_PROGRESS, in_progress, cap)
-    sections.add(Heading.FILES, file_bullets(state), cap)
-    trail = bounds.trail_records  # every command and failure while the room holds them
-    sections.add(Heading.COMMANDS, command_bullets(items, state, limit), trail)
+    sections.add(
+        Heading.FILES, file_bullets(state, bounds.file_grain, bounds.named_directories), None
+    )  # complete, grouped
+    sections.add(
+        Heading.COMMANDS,
+        command_bullets(items, state, limit, bounds.command_grain, bounds.named_commands),
+        None,
+    )
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
-    sections.add(Heading.ERRORS, error_bullets(items, limit), trail)
+    sections.add(Heading.ERRORS, error_bullets(items, state.failures, limit), bounds.trail_records)
     steps = [Bullet(cut(t.content, limit, t.line), (t.line,)) for t in state.todos if t.status == "pending"]
     if prompts and latest is None:  # the last prompt got no assistant text yet
         steps.append(

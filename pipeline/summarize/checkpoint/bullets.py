@@ -11,23 +11,26 @@ from collections.abc import Sequence
 from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut
-from pipeline.summarize.evidence.failures import FailureRecord, collect_failures
+from pipeline.summarize.checkpoint.listing import Grain, command_groups, file_groups
+from pipeline.summarize.evidence.failures import DETAIL_LINE_CHARS, FailureRecord
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
-from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
+from pipeline.summarize.evidence.shell import CommandOutcome
 from pipeline.summarize.evidence.work_state import DeterministicState
 
 __all__ = [
     "DECISION_KEYWORDS",
+    "USER_DECLINED",
     "command_bullets",
     "decision_bullets",
     "error_bullets",
     "failure_bullet",
     "file_bullets",
     "quote",
+    "refusal_bullets",
     "turns",
 ]
 
-MAX_LISTED_PATHS: Final = 12  # paths named in the Files bullets; the appendix lists the rest
+USER_DECLINED: Final = "User declined"  # opens a refusal's bullet, listed beside the human messages
 DECISION_KEYWORDS: Final = (
     "decided",
     "decision",
@@ -93,28 +96,22 @@ def quote(item: EvidenceItem, limit: int, label: str = "") -> Bullet:
     return Bullet(label + cut(item.text.strip(), limit, item.line), (item.line,))
 
 
-def file_bullets(state: DeterministicState) -> list[Bullet]:
-    bullets = []
-    for action, noun in ((FileAction.MODIFIED, "Modified"), (FileAction.READ, "Read")):
-        ops = [op for op in state.file_operations if op.action is action]
-        if not ops:
-            continue
-        shown = ops[-MAX_LISTED_PATHS:]
-        hidden = len(ops) - len(shown)
-        more = f" and {hidden} more (see File operations below)" if hidden else ""
-        paths = ", ".join(op.path for op in shown)
-        bullets.append(
-            Bullet(f"{noun} {len(ops)} paths: {paths}{more}", bounded_lines(op.lines[-1] for op in shown))
-        )
-    return bullets
+def file_bullets(
+    state: DeterministicState, grain: Grain, named: frozenset[str] = frozenset()
+) -> list[Bullet]:
+    """Every file read or modified, grouped by directory (`listing`)."""
+    return file_groups(state.file_operations, grain, named)
 
 
-def command_bullets(items: Sequence[EvidenceItem], state: DeterministicState, quote: int) -> list[Bullet]:
-    """Shell commands (latest run of each, with its outcome) and slash commands, in line order."""
-    dated = [
-        (run.lines[-1], Bullet(f"{run.outcome}: {cut(run.command, quote, run.lines[0])}", run.lines))
-        for run in state.commands
-    ]
+def command_bullets(
+    items: Sequence[EvidenceItem],
+    state: DeterministicState,
+    quote: int,
+    grain: Grain,
+    named: frozenset[str] = frozenset(),
+) -> list[Bullet]:
+    """Shell commands grouped by program (latest run of each, with its outcome) and slash commands."""
+    dated = command_groups(state.commands, grain, named)
     for item in items:
         if item.kind is EvidenceKind.COMMAND:
             name = _COMMAND_NAME.search(item.text)
@@ -159,9 +156,15 @@ def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
     return bullets
 
 
-def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
-    """Every failed or refused call (once per failure, with its resolution) and system error, by line."""
-    dated = [(record.lines[-1], failure_bullet(record, quote)) for record in collect_failures(items)]
+def error_bullets(
+    items: Sequence[EvidenceItem], failures: Sequence[FailureRecord], quote: int
+) -> list[Bullet]:
+    """Every failed or refused call (once per failure, with its resolution) and system error, by line.
+
+    `failures` are `collect_failures(items)`. A call the user declined is not here: it is their
+    decision (`refusal_bullets`).
+    """
+    dated = [(r.lines[-1], failure_bullet(r, quote)) for r in failures if not r.by_user]
     calls = {item.tool_id for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
     for item in items:
         if item.kind is EvidenceKind.SYSTEM_ERROR:
@@ -170,19 +173,28 @@ def error_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
             label = "tool error: "  # its call is not in the span: what it was about is not known here
         else:
             continue
-        text = label + cut(_first_line(item.text), quote, item.line)
+        text = label + cut(_first_line(item.text), max(quote, DETAIL_LINE_CHARS), item.line)
         dated.append((item.line, Bullet(text, (item.line,))))
     dated.sort(key=lambda pair: pair[0])
     return [bullet for _, bullet in dated]
 
 
+def refusal_bullets(failures: Sequence[FailureRecord], quote: int) -> list[Bullet]:
+    """Every call the user declined or interrupted, with their reason: a decision of the user's."""
+    return [failure_bullet(record, quote) for record in failures if record.by_user]
+
+
 def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     """`Bash failed (exit 1) 2 times, resolved at L90 (the same command passed): pytest -x — FAILED ...`.
 
-    How it ended comes first, so a bullet cut to its quote keeps it; the subject and the telling
-    lines are cut to the quote.
+    One still failing at the cut says `unresolved`.
+
+    How it ended comes first, so a bullet cut to its quote keeps it; the subject is cut to the
+    quote, each telling line is kept whole (it is already bounded to one line's worth).
     """
-    if record.outcome is CommandOutcome.CANCELED:
+    if record.by_user:
+        label = f"{USER_DECLINED} {record.tool}"
+    elif record.outcome is CommandOutcome.CANCELED:
         label = f"{record.tool} rejected by the user"
     elif record.status not in (None, 0):
         label = f"{record.tool} failed (exit {record.status})"
@@ -192,15 +204,18 @@ def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     state = (
         f"resolved at L{record.resolved_at} ({record.resolution})"
         if record.resolved_at is not None
-        else "still open at the cut"
+        else "unresolved"
     )
     line = record.lines[0]
     subject = f": {cut(record.subject, quote, line)}" if record.subject else ""
     said = " | ".join(record.details)
     if said and record.outcome is CommandOutcome.CANCELED:
         said = "reason: " + said
-    detail = f" — {cut(said, quote, record.lines[-1])}" if said else ""
-    lines = record.lines if record.resolved_at is None else (*record.lines, record.resolved_at)
+    detail = f" — {said}" if said else ""
+    # the call's line (its result is the next record) and the resolving call's: a trail is read for its facts
+    lines = record.lines[:1] if record.resolved_at is None else (record.lines[0], record.resolved_at)
+    if record.by_user:
+        return Bullet(f"{label}{times}{subject}{detail}", bounded_lines(lines))
     return Bullet(f"{label}{times}, {state}{subject}{detail}", bounded_lines(lines))
 
 

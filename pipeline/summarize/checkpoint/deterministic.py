@@ -19,6 +19,7 @@ from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
+from pipeline.summarize.checkpoint.bullets import refusal_bullets
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -38,12 +39,16 @@ from pipeline.summarize.checkpoint.fitting import (
     TRAIL_RECORDS,
     USER_TEXT_SHARE,
     Bounds,
+    PromptFit,
     PromptUnit,
     SummaryFit,
     fit_prompts,
     floor_chars,
+    largest,
     prompt_units,
 )
+from pipeline.summarize.checkpoint.listing import Grain, directories, newest_commands
+from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
@@ -171,7 +176,7 @@ def write_summary(
     carried = [parse_appendix(_own_part(p.text), p.line) for p in priors]
     state = collect_state(items, carried)
     references = collect_references(items, [ref for prior in carried for ref in prior.references])
-    state = replace(state, references=references)
+    state = replace(state, references=references, failures=collect_failures(items))
     fallback = None
     if options.preserve_prior_verbatim and priors:
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
@@ -206,8 +211,15 @@ def _compose(
     prompts = human_prompts(items)
     asked = [Bullet(cut(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
-    sections.add(Heading.CONSTRAINTS, asked, None)  # every prompt: exempt from the bullet cap
+    # every prompt and every refusal, in line order: exempt from the bullet cap
+    sections.add(Heading.CONSTRAINTS, _with_refusals(asked, state, options), None)
     return _result(sections, state, bounds, priors, mode, budget)
+
+
+def _with_refusals(asked: list[Bullet], state: DeterministicState, options: SummaryOptions) -> list[Bullet]:
+    """The human messages and, beside them, the user's refusals of tool calls: both are the user's say."""
+    refused = refusal_bullets(state.failures, options.max_quote_chars)
+    return sorted([*asked, *refused], key=lambda bullet: bullet.lines[0])
 
 
 def _fitted(
@@ -221,7 +233,7 @@ def _fitted(
     """The summary under the loosest rung of the ladder that leaves the human messages their room."""
     rungs = tuple(dict.fromkeys(rung.within(options.bounds()) for rung in LADDER))
     mode = PriorMode.FOLDED if priors else PriorMode.NONE
-    units = _requests(items, priors, options)
+    units = _requests(items, priors, state, options)
     # When the floor alone is over the room, no rung meets it: go to the tightest at once.
     first = len(rungs) if floor_chars(units, options.max_prompt_chars) > budget else 1
     chars = needed
@@ -251,19 +263,61 @@ def _fitted(
                 fit.omitted - before,
                 fit.head_chars,
             )
+            result = _named_in_room(items, priors, state, options, bounds, fit, result)
             return replace(result, fit=facts)
     raise SummaryBudgetExceeded(chars, budget)  # a bug: the last rung holds any evidence
 
 
+def _named_in_room(
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
+    bounds: Bounds,
+    fit: PromptFit,
+    result: SummaryResult,
+) -> SummaryResult:
+    """A counted list's members named again while the room holds them: directories whole (modified
+    files first, then the most recent), then the most recent commands. The rest stays counted."""
+
+    def attempt(trial: Bounds) -> SummaryResult:
+        sections = _fitted_sections(items, priors, state, options, trial)
+        sections.bullets[Heading.CONSTRAINTS] = list(fit.bullets)
+        sections.omitted[Heading.CONSTRAINTS] = fit.omitted
+        sections.fitted = True
+        return _result(sections, state, trial, priors, result.prior_mode, result.budget)
+
+    if bounds.file_grain is Grain.COUNTS:
+        for directory in directories(state.file_operations):
+            trial = replace(bounds, named_directories=bounds.named_directories | {directory})
+            written = attempt(trial)
+            if len(written.text) <= result.budget:
+                bounds, result = trial, written
+    if bounds.command_grain is Grain.COUNTS:
+        commands = newest_commands(state.commands)
+
+        def named(count: int) -> Bounds:
+            return replace(bounds, named_commands=frozenset(commands[:count]))
+
+        count = largest(0, len(commands), lambda n: n == 0 or len(attempt(named(n)).text) <= result.budget)
+        if count:
+            result = attempt(named(count))
+    return result
+
+
 def _requests(
-    items: Sequence[EvidenceItem], priors: Sequence[EvidenceItem], options: SummaryOptions
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
 ) -> tuple[PromptUnit, ...]:
-    """What Constraints must hold: the prior summaries' Constraints bullets, then this span's prompts."""
+    """What Constraints must hold: the prior summaries' Constraints bullets, then this span's prompts
+    and refusals, in line order."""
     carried = Sections()
     for prior in priors:  # our own Constraints bullets are carried as written, whatever the quote bound
         carried.carry(read_prior(prior.text, prior.line, options.max_quote_chars))
     prompts = [Bullet(p.text, (p.line,)) for p in human_prompts(items)]
-    return prompt_units([*carried.bullets[Heading.CONSTRAINTS], *prompts])
+    return prompt_units([*carried.bullets[Heading.CONSTRAINTS], *_with_refusals(prompts, state, options)])
 
 
 def _fitted_sections(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut, omission_marker, render_bullet
+from pipeline.summarize.checkpoint.listing import Grain
 
 __all__ = [
     "ANCHORS_PER_BULLET",
@@ -32,6 +33,7 @@ __all__ = [
     "SummaryFit",
     "fit_prompts",
     "floor_chars",
+    "largest",
     "prompt_units",
 ]
 
@@ -50,6 +52,8 @@ class Bounds:
 
     `trail_records` bounds the artifact trail apart from the other sections: every command, every
     failure and every identifier is what a resumed agent asks for, so they keep their own cap.
+    `file_grain` and `command_grain` are how finely the lists of files and commands name their
+    members: they are never capped, only grouped more coarsely (`listing`).
     """
 
     quote_chars: int
@@ -58,6 +62,10 @@ class Bounds:
     validation_records: int
     active_work_records: int
     trail_records: int
+    file_grain: Grain = Grain.NAMES
+    command_grain: Grain = Grain.NAMES
+    named_directories: frozenset[str] = frozenset()  # named whatever the grain: the room allows them
+    named_commands: frozenset[str] = frozenset()
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -68,18 +76,27 @@ class Bounds:
             min(self.validation_records, widest.validation_records),
             min(self.active_work_records, widest.active_work_records),
             min(self.trail_records, widest.trail_records),
+            self.file_grain,
+            self.command_grain,
+            self.named_directories,
+            self.named_commands,
         )
 
 
 LADDER: Final = (
     Bounds(600, 40, 64, 32, 32, TRAIL_RECORDS),
-    Bounds(400, 20, 32, 16, 16, 256),
-    Bounds(200, 10, 16, 8, 8, 64),
-    Bounds(120, 5, 8, 4, 4, 16),
-    Bounds(80, 2, 4, 2, 2, 4),
-    Bounds(60, 1, 1, 1, 1, 1),
+    Bounds(400, 20, 32, 16, 16, 512),
+    Bounds(200, 10, 16, 8, 8, 256),
+    Bounds(120, 5, 8, 4, 4, 128),
+    Bounds(80, 2, 4, 2, 2, 128, Grain.NAMES, Grain.COUNTS),
+    Bounds(80, 2, 4, 2, 2, 32, Grain.COUNTS, Grain.COUNTS),
+    Bounds(60, 1, 1, 1, 1, 4, Grain.COUNTS, Grain.COUNTS),
 )
-"""The rungs tried in order once the whole summary does not fit (the first is the defaults')."""
+"""The rungs tried in order once the whole summary does not fit (the first is the defaults').
+
+The artifact trail (failures, identifiers) shrinks last and slowest: it is what a resumed agent
+asks for; files and commands are never capped, only counted per directory or program, commands
+first (a failed one is still named under Errors)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +145,7 @@ def fit_prompts(units: Sequence[PromptUnit], room: int, max_chars: int, omitted_
         return _grown(units, room - marker, floor, max_chars, omitted_before)
     shortest = min(MIN_PROMPT_HEAD_CHARS, floor)
     if _heads_chars(units, shortest) + marker <= room:
-        head = _largest(shortest, floor, lambda h: _heads_chars(units, h) + marker <= room)
+        head = largest(shortest, floor, lambda h: _heads_chars(units, h) + marker <= room)
         return _grown(units, room - marker, head, max_chars, omitted_before)
     return _anchored(units, room, shortest, omitted_before)  # no head is longer than `shortest` there
 
@@ -149,7 +166,7 @@ def _marker_chars(omitted: int) -> int:
     return len(omission_marker(omitted)) + 1 if omitted else 0
 
 
-def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+def largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
     """The largest value in [low, high] that fits, given that `low` does (sizes grow with the value)."""
     while low < high:
         middle = (low + high + 1) // 2
@@ -187,7 +204,7 @@ def _grown(
 
 def _boundary_head(unit: PromptUnit, head: int, max_chars: int, room: int) -> int:
     """The first unit that does not fit whole keeps the longest head the rest of the room allows."""
-    return _largest(head, max_chars, lambda limit: _unit_chars(unit, limit) <= room)
+    return largest(head, max_chars, lambda limit: _unit_chars(unit, limit) <= room)
 
 
 def _anchored(units: Sequence[PromptUnit], room: int, head: int, omitted_before: int) -> PromptFit:
@@ -206,10 +223,10 @@ def _anchored(units: Sequence[PromptUnit], room: int, head: int, omitted_before:
 
     left_out = 0
     if chars(total, 0) > room:  # not even every anchor fits: leave out the oldest
-        left_out = total - _largest(0, total, lambda kept: chars(total, total - kept) <= room)
+        left_out = total - largest(0, total, lambda kept: chars(total, total - kept) <= room)
         anchored = total
     else:
-        anchored = total - _largest(0, total, lambda headed: chars(total - headed, 0) <= room)
+        anchored = total - largest(0, total, lambda headed: chars(total - headed, 0) <= room)
     whole = sum(_cut(unit, head) == unit.text for unit in units[anchored:])
     return PromptFit(
         layout(anchored, left_out),

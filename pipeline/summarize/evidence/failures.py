@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 DETAIL_LINE_CHARS: Final = 200  # one telling line of an output: a test id and its assertion fit
-DETAIL_LINES: Final = 3  # exception, first failing test, first error line: more repeats the log
+DETAIL_LINES: Final = 2  # the first line, then the exception, first failing test or first error line
 HEAD_CHARS: Final = 4096
 TAIL_CHARS: Final = 12288
 """An output is read at its head and tail: a status is written first, a runner's summary and a
@@ -45,9 +45,10 @@ FILE_TOOLS: Final = {
     "NotebookEdit": ("notebook_path", "modify"),
 }
 SUBJECT_KEYS: Final = ("file_path", "notebook_path", "url", "path", "pattern", "query")
+_BY_USER: Final = ("The user doesn't want to", "[Request interrupted by user")
+"""Results that say the user decided against a call: a decision of theirs, not a failure."""
 _REFUSED: Final = (
-    "The user doesn't want to",
-    "[Request interrupted by user",
+    *_BY_USER,
     "This command requires approval",
     "This Bash command contains multiple operations. The following part requires approval",
 )
@@ -57,13 +58,14 @@ _ANSI: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TAGS: Final = re.compile(r"</?tool_use_error>")
 _NOISE: Final = re.compile(
     r"^(?:Exit code:? -?\d+|Process exited with code -?\d+|Wall time: .*|Output:|Error:?"
-    r"|Traceback \(most recent call last\):|(?:Found )?\d+ errors?\.?|[=_!*\-]{4,}.*)$"
+    r"|Traceback \(most recent call last\):"
+    r"|(?:Found )?\d+ errors?\.?|[=_!*\-]{4,}.*)$"
 )
 _EXCEPTION: Final = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _FAILING_TEST: Final = re.compile(r"^(?:FAILED|FAIL|ERROR)\b|^--- FAIL\b|^not ok \d")
 _ERROR_WORD: Final = re.compile(
     r"(?i)\b(?:errors?|failed|failure|fatal|exception|not found|no such|cannot|can't|could not|"
-    r"unable to|denied|refused|invalid|timed out|panic|rejected)\b"
+    r"unable to|denied|refused|invalid|timed out|panic|rejected|not granted|requires approval|blocked)\b"
 )
 _FAILED_LINE: Final = re.compile(r"\n(?:(?:FAILED|FAIL|ERROR)\b|--- FAIL\b|not ok \d)")
 _FAILED_COUNT: Final = re.compile(r"(?<![\w.])([1-9]\d*) (?:failed|failing|failures?|errors?)\b")
@@ -89,6 +91,7 @@ class FailureRecord:
     times: int
     resolved_at: int | None
     resolution: str
+    by_user: bool = False  # the user refused the call ("The user doesn't want to ...", an interrupt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +162,11 @@ def _calls(items: Sequence[EvidenceItem]) -> list[_Call]:
 
 
 def telling_lines(text: str) -> tuple[str, ...]:
-    """The lines of an output that tell its failure apart, in order of weight, at most `DETAIL_LINES`.
+    """The lines of an output that tell its failure apart, at most `DETAIL_LINES`.
 
-    A traceback's exception (its last), the first failing test, the first line naming an error,
-    the first line. Lines every failure prints (`Exit code 1`, banners, `Traceback ...`, a count
-    of errors) are passed over.
+    The first line verbatim (after the `Exit code N` Claude Code writes before it), a traceback's
+    exception (its last), the first failing test, the first line naming an error. Lines every
+    failure prints (`Exit code 1`, banners, `Traceback ...`, a count of errors) are passed over.
     """
     lines = [" ".join(line.split()) for line in _TAGS.sub("", _ANSI.sub("", _ends(text))).splitlines()]
     lines = [line for line in lines if line and not _NOISE.match(line)]
@@ -171,10 +174,10 @@ def telling_lines(text: str) -> tuple[str, ...]:
         return ()
     exceptions = [line for line in lines if _EXCEPTION.match(line)]
     chosen = [
+        lines[0],  # what the tool said first: a linter's or a tool's message, often naming no error
         exceptions[-1] if exceptions else None,
         next((line for line in lines if _FAILING_TEST.match(line)), None),
         next((line for line in lines if _ERROR_WORD.search(line)), None),
-        lines[0],  # a linter's or a tool's message is often its first line, naming no error
     ]
     picked = tuple(dict.fromkeys(line[:DETAIL_LINE_CHARS] for line in chosen if line is not None))
     return picked[:DETAIL_LINES]
@@ -232,8 +235,9 @@ def collect_failures(items: Sequence[EvidenceItem]) -> tuple[FailureRecord, ...]
         status = _status(text) if call.command else None
         lines = (call.item.line, result.line)
         times = 1 if before is None else before.times + 1
+        by_user = text[:512].lstrip().startswith(_BY_USER)
         records[key] = FailureRecord(
-            tool, call.outcome, status, call.subject, details, lines, times, resolved_at, resolution
+            tool, call.outcome, status, call.subject, details, lines, times, resolved_at, resolution, by_user
         )
     return tuple(records.values())
 

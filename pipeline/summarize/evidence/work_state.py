@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
-from pipeline.summarize.evidence.failures import run_outcome
+from pipeline.summarize.evidence.failures import FailureRecord, run_outcome
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson, bounded_lines
 from pipeline.summarize.evidence.references import Reference
 from pipeline.summarize.evidence.shell import (
@@ -115,6 +115,7 @@ class DeterministicState:
     active_work: tuple[ActiveWorkRecord, ...] = ()
     todos: tuple[TodoItem, ...] = ()
     references: tuple[Reference, ...] = ()  # set by the summarizer (`references`), not by `collect_state`
+    failures: tuple[FailureRecord, ...] = ()  # set by the summarizer (`failures`): read once, fitted often
 
     @property
     def validations(self) -> tuple[CommandRecord, ...]:

@@ -16,14 +16,15 @@ import pytest
 
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.check.contract import Violation, restate
+from pipeline.core.index import build_index
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.stages import Candidate, candidate_partition, compose_and_check
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.reasons import CandidateFailure
+from pipeline.reasons import CandidateFailure, Figure
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.sessions import PROMPTS, build_session
 from pipeline.testing.settings import LIMITS, compress_options
-from pipeline.vocabulary import FindingCode
+from pipeline.vocabulary import FindingCode, SourceFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,22 @@ def test_a_result_that_answers_no_call_is_refused(made: Made) -> None:
 
 def test_a_chain_other_than_the_plan_is_refused(made: Made) -> None:
     expected = (*made.expected_uuids[:-1], "some-other-leaf")
-    assert _failures(made.check(expected=expected)) == {CandidateFailure.CHAIN_DIFFERS_FROM_PLAN}
+    check = made.check(expected=expected)
+    assert _failures(check) == {CandidateFailure.CHAIN_DIFFERS_FROM_PLAN}
+    assert check.internal  # our own inconsistency, not the session's
+    (reason,) = check.failures
+    figures = dict(reason.figures)
+    last = len(made.expected_uuids) - 1
+    assert figures[Figure.EXPECTED_RECORDS] == figures[Figure.CANDIDATE_RECORDS] == last + 1
+    assert figures[Figure.FIRST_DIFFERENCE] == last  # where the chains part, and the line there
+    index = build_index(made.data, SourceFormat.CLAUDE_CODE, LIMITS)
+    assert index.record(figures[Figure.LINE]).uuid == made.expected_uuids[-1]
+
+
+def test_other_failures_are_the_sessions_not_internal(made: Made) -> None:
+    tokens = made.check().output_tokens
+    check = made.check(target=tokens - 1)
+    assert not check.ok and not check.internal
 
 
 def test_the_token_target_is_a_hard_gate_when_set(made: Made) -> None:

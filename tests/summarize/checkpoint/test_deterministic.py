@@ -135,9 +135,10 @@ def test_sections_hold_what_the_session_did() -> None:
         f"Bash failed (exit 1), {resolved}: pytest -q tests/test_parser.py — E AssertionError: boom"
     ]
     files = bullet_texts(text, Heading.FILES)
-    assert files == ["Modified 1 paths: /repo/src/parser.py"]
+    assert files == ["Modified: /repo/src/parser.py"]  # read, then modified: listed once, as modified
     commands = bullet_texts(text, Heading.COMMANDS)
-    assert commands == ["passed: pytest -q tests/test_parser.py"]  # the latest run of the exact command
+    # grouped by program, the latest run of the exact command with its outcome
+    assert commands == ["pytest: 1 command (1 passed)\npassed: `pytest -q tests/test_parser.py`"]
 
 
 @pytest.mark.parametrize("prompt", MULTILINGUAL)
@@ -480,13 +481,12 @@ def test_every_command_and_failure_is_kept_beyond_the_bullet_cap_while_the_room_
     for number in range(60):
         b.tool_call("Bash", {"command": f"make check-{number}"}, "Exit code 2\nmake: *** [check] Error 2")
     text = summarize(b, options=replace(summary_options(), max_bullets_per_section=5)).text
-    commands = bullet_texts(text, Heading.COMMANDS)
+    (commands,) = bullet_texts(text, Heading.COMMANDS)
     errors = bullet_texts(text, Heading.ERRORS)
-    assert [c for c in commands if c.startswith("failed: make check-")] == [
-        f"failed: make check-{n}" for n in range(60)
-    ]
+    listed = ", ".join(f"`make check-{n}`" for n in range(60))
+    assert commands == f"make: 60 commands (60 failed)\nfailed: {listed}"
     assert len(errors) == 60
-    assert all(e.startswith("Bash failed (exit 2), still open at the cut: make check-") for e in errors)
+    assert all(e.startswith("Bash failed (exit 2), unresolved: make check-") for e in errors)
 
 
 def test_a_fitted_summary_says_how_each_failure_ended_before_it_cuts_the_rest() -> None:

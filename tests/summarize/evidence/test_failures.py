@@ -36,7 +36,8 @@ def test_a_failed_command_keeps_its_exception_line_and_the_run_that_resolved_it(
     assert record.outcome is CommandOutcome.FAILED
     assert record.status == 1
     assert record.subject == "python a.py"
-    assert record.details[0] == "ModuleNotFoundError: No module named 'b'"
+    # the first line verbatim (a traceback's: where it failed), then the final exception line
+    assert record.details == ('File "a.py", line 3, in <module>', "ModuleNotFoundError: No module named 'b'")
     assert (record.resolved_at, record.resolution) == (fixed_at, "the same command passed")
 
 
@@ -50,7 +51,7 @@ def test_a_test_run_that_reports_failures_failed_whatever_its_status() -> None:
     b = TranscriptBuilder(seed=2)
     b.tool_call("Bash", {"command": "pytest | tail -3"}, output)
     (record,) = collect_failures(items_of(b))
-    assert record.details[0] == "FAILED tests/test_a.py::test_x - AssertionError"
+    assert record.details == ("collected 3 items", "FAILED tests/test_a.py::test_x - AssertionError")
     assert record.resolved_at is None
 
 
@@ -91,6 +92,7 @@ def test_a_rejection_keeps_the_users_reason_and_the_same_failure_is_one_record()
     b.tool_call("Bash", {"command": "npm install"}, refusal, is_error=True)
     (record,) = collect_failures(items_of(b))
     assert record.outcome is CommandOutcome.CANCELED
+    assert record.by_user  # the user's decision, not a failure of the call
     assert record.details == ("use pnpm",)
     assert record.times == 2
     assert record.lines[0] == b.line_count - 1  # the latest occurrence
