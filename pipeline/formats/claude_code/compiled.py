@@ -9,8 +9,9 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import Final
 
-__all__ = ["NOTICE", "SCANNER_MODULE", "scanner_built"]
+__all__ = ["CORE_MODULE", "NOTICE", "SCANNER_MODULE", "scanner_built"]
 
+CORE_MODULE: Final = "pipeline.formats.claude_code._core"
 SCANNER_MODULE: Final = "pipeline.formats.claude_code._scan"
 NOTICE: Final = (
     "the compiled line scanner is not built (no C compiler when the package was installed): "
@@ -19,5 +20,5 @@ NOTICE: Final = (
 
 
 def scanner_built() -> bool:
-    """Whether the compiled scanner is installed beside this module."""
-    return find_spec(SCANNER_MODULE) is not None
+    """Whether a compiled index (the Rust core, or the C scanner) is installed beside this module."""
+    return any(find_spec(name) is not None for name in (CORE_MODULE, SCANNER_MODULE))

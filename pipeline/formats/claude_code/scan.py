@@ -9,39 +9,47 @@ is False, `compiled.NOTICE` says so in one line, and the index is built by the r
 from __future__ import annotations
 
 from functools import partial
+from importlib import import_module
 from types import ModuleType
 from typing import Final
 
 from pipeline.estimate.seed import char_weight_tenths
-from pipeline.formats.claude_code.compiled import NOTICE
+from pipeline.formats.claude_code.compiled import CORE_MODULE, NOTICE, SCANNER_MODULE
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, prompt_key_of_raw
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
 
-__all__ = ["COMPILED", "NOTICE", "ScannedLines", "index_lines", "scan_line"]
+__all__ = ["COMPILED", "ENGINE", "NOTICE", "ScannedLines", "index_lines", "scan_line"]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
 
-_scan: ModuleType | None
-try:
-    from pipeline.formats.claude_code import _scan as _compiled
-except ImportError:  # built without a compiler: the reference does all the work
-    _scan = None
-else:
-    _scan = _compiled
-    _compiled.configure(
-        DecodedRecord,
-        (PointerState.ABSENT, PointerState.LEAF, PointerState.EMPTY, PointerState.NULL),
-        LineKind.BLANK,
-        LineKind.RECORD,
-        {kind.value: kind for kind in LineKind},
-        prompt_key_of_raw,
-        char_weight_tenths,
-        tuple(str(kind.value) for kind in RecordType)[:8],
-    )
 
+def _load_core() -> ModuleType | None:
+    """The compiled core (Rust) where built, else the C scanner, else None (the reference alone)."""
+    for name in (CORE_MODULE, SCANNER_MODULE):
+        try:
+            module = import_module(name)
+        except ImportError:  # not built here: the next one, then the reference, does the work
+            continue
+        module.configure(
+            DecodedRecord,
+            (PointerState.ABSENT, PointerState.LEAF, PointerState.EMPTY, PointerState.NULL),
+            LineKind.BLANK,
+            LineKind.RECORD,
+            {kind.value: kind for kind in LineKind},
+            prompt_key_of_raw,
+            char_weight_tenths,
+            tuple(str(kind.value) for kind in RecordType)[:8],
+        )
+        return module
+    return None
+
+
+_scan: Final = _load_core()
 COMPILED: Final = _scan is not None
+ENGINE: Final = _scan.__name__ if _scan is not None else "reference"
+"""Which index builds here: the Rust core's module, the C scanner's, or the pure-Python reference."""
 
 
 def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
