@@ -64,6 +64,8 @@ PACKAGES: Final = {
     "fidelity": "probes of a summarized span, scored in a resumed context",
     "formats": "transcript formats",
     "formats/claude_code": "Claude Code's schema, decode, accessors and record builders",
+    "formats/claude_code/rust": "the compiled line index, a Rust crate (PyO3) that setup.py builds",
+    "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
