@@ -2,10 +2,11 @@
 
 Throughput is a ratio to a baseline measured in the same run: reading every file and
 `orjson.loads` of every line in one process. The sweep is timed as users run it (the CLI, with
-its worker processes and report writing), once per line index engine: the Rust core, the C
-scanner (where this tree still builds it) and the pure-Python reference, each from a package
-tree holding only its own compiled module. Also measured: scaling with --jobs and each worker's
-peak memory against the bound (1.5 x the largest session file + 200 MB). Figures are medians.
+its worker processes and report writing), once per line index engine: the Rust core and the
+pure-Python reference, each from a package tree holding only its own compiled module (the C
+scanner the core replaced was measured beside them before it was retired: benchmarks/README.md).
+Also measured: scaling with --jobs and each worker's peak memory against the bound (1.5 x the
+largest session file + 200 MB). Figures are medians.
 
     python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet, every engine
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 12 --engines rust python
@@ -44,7 +45,6 @@ from _common import (
 
 ENGINES: Final = {
     "rust": "_core",  # the Rust core (pipeline/formats/claude_code/rust)
-    "c": "_scan",  # the C line scanner it replaces, where this tree still builds it
     "python": None,  # the pure-Python reference: no compiled index at all
 }
 
