@@ -9,12 +9,11 @@ reference, unchanged. Without a Rust toolchain at install time there is no `_cor
 from __future__ import annotations
 
 from functools import partial
-from importlib import import_module
 from types import ModuleType
 from typing import Final
 
 from pipeline.estimate.seed import char_weight_tenths
-from pipeline.formats.claude_code.compiled import CORE_MODULE, NOTICE
+from pipeline.formats.claude_code.compiled import NOTICE
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, prompt_key_of_raw
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
@@ -25,13 +24,13 @@ ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | N
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
 
 
-def _load_core() -> ModuleType | None:
-    """The compiled core, configured, where it is built; else None (the reference alone)."""
-    try:
-        module = import_module(CORE_MODULE)
-    except ImportError:  # built without a Rust toolchain: the reference does all the work
-        return None
-    module.configure(
+_compiled: ModuleType | None
+try:
+    from pipeline.formats.claude_code import _core
+except ImportError:  # built without a Rust toolchain: the reference does all the work
+    _compiled = None
+else:
+    _core.configure(
         DecodedRecord,
         (PointerState.ABSENT, PointerState.LEAF, PointerState.EMPTY, PointerState.NULL),
         LineKind.BLANK,
@@ -41,20 +40,18 @@ def _load_core() -> ModuleType | None:
         char_weight_tenths,
         tuple(str(kind.value) for kind in RecordType)[:8],
     )
-    return module
+    _compiled = _core
 
-
-_scan: Final = _load_core()
-COMPILED: Final = _scan is not None
+COMPILED: Final = _compiled is not None
 
 
 def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
     """Every physical line's offset, length, kind and record, as `index.build_index` keeps them."""
-    if _scan is None:
+    if _compiled is None:
         raise RuntimeError(NOTICE)
     escapes_possible = data.isascii()
     reference = partial(decode_record, limits=limits, escapes_possible=escapes_possible)
-    scanned: ScannedLines = _scan.index_lines(
+    scanned: ScannedLines = _compiled.index_lines(
         data, limits.max_line_bytes, limits.max_json_depth, escapes_possible, reference
     )
     return scanned
@@ -62,9 +59,9 @@ def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
 
 def scan_line(line: bytes, limits: LineLimits, *, escapes_possible: bool) -> DecodedRecord | None:
     """The fast path's record for one non-blank line, or None where the reference decides."""
-    if _scan is None:
+    if _compiled is None:
         raise RuntimeError(NOTICE)
     if len(line) > limits.max_line_bytes:
         return None
-    record: DecodedRecord | None = _scan.scan_line(line, limits.max_json_depth, escapes_possible)
+    record: DecodedRecord | None = _compiled.scan_line(line, limits.max_json_depth, escapes_possible)
     return record

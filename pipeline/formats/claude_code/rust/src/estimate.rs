@@ -9,7 +9,14 @@ const EXACT_ARITHMETIC_LIMIT: i64 = 1_000_000;
 /// The seed's fixed allowance per record.
 const RECORD_ALLOWANCE: i64 = 12;
 /// Members the seed leaves out of an API record's count.
-const IDENTITY: [Key; 6] = [Key::Uuid, Key::Parent, Key::Session, Key::Timestamp, Key::Cwd, Key::Version];
+const IDENTITY: [Key; 6] = [
+    Key::Uuid,
+    Key::Parent,
+    Key::Session,
+    Key::Timestamp,
+    Key::Cwd,
+    Key::Version,
+];
 
 /// Which record types the estimate counts, and how.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -64,10 +71,16 @@ fn reserializes_as_written(v: &Val) -> bool {
 /// spells 0.00005; a value out of range is spelled otherwise too).
 fn cost_as_written(line: &[u8], cost: &Val) -> bool {
     let text = &line[cost.start..cost.end];
-    let Some(value) = std::str::from_utf8(text).ok().and_then(|t| t.parse::<f64>().ok()) else {
+    let Some(value) = std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+    else {
         return false;
     };
-    let mantissa = text.split(|c| matches!(c, b'e' | b'E')).next().unwrap_or(text);
+    let mantissa = text
+        .split(|c| matches!(c, b'e' | b'E'))
+        .next()
+        .unwrap_or(text);
     let underflow = value == 0.0 && mantissa.iter().any(|c| (b'1'..=b'9').contains(c));
     if !value.is_finite() || underflow {
         return false; // out of range: strtod's ERANGE, which the C scanner also sent to the reference
@@ -107,7 +120,11 @@ fn system_tokens<W: Weights>(scan: &mut Scan<W>, h: &Head) -> Scanned<i64> {
         parts += 1;
     } else {
         const NULL_SUBTYPE: &[u8] = b"\"subtype\":null";
-        if scan.line.windows(NULL_SUBTYPE.len()).any(|w| w == NULL_SUBTYPE) {
+        if scan
+            .line
+            .windows(NULL_SUBTYPE.len())
+            .any(|w| w == NULL_SUBTYPE)
+        {
             inv.ascii += NULL_SUBTYPE.len() as i64;
             parts += 1;
         }
@@ -125,7 +142,12 @@ fn system_tokens<W: Weights>(scan: &mut Scan<W>, h: &Head) -> Scanned<i64> {
 }
 
 /// The record's seed estimate; `Stop::Fallback` where the reference must count it.
-pub fn estimate<W: Weights>(scan: &mut Scan<W>, h: &Head, is_api: bool, counted: Counted) -> Scanned<i64> {
+pub fn estimate<W: Weights>(
+    scan: &mut Scan<W>,
+    h: &Head,
+    is_api: bool,
+    counted: Counted,
+) -> Scanned<i64> {
     if counted == Counted::Other {
         return Ok(0);
     }

@@ -143,33 +143,42 @@ fn block<W: Weights>(scan: &mut Scan<W>, blocks: &mut Vec<BlockVals>, depth: usi
 }
 
 fn message<W: Weights>(scan: &mut Scan<W>, m: &mut MessageVals, depth: usize) -> Scanned<Val> {
-    scan.object(depth + 1, &mut |scan, key, depth| match key_text(scan.line, &key)? {
-        b"id" => any_scalar(scan, &mut m.id, depth),
-        b"role" => any_scalar(scan, &mut m.role, depth),
-        b"content" => {
-            if m.content.kind != Kind::Absent {
-                return Err(Stop::Fallback);
+    scan.object(
+        depth + 1,
+        &mut |scan, key, depth| match key_text(scan.line, &key)? {
+            b"id" => any_scalar(scan, &mut m.id, depth),
+            b"role" => any_scalar(scan, &mut m.role, depth),
+            b"content" => {
+                if m.content.kind != Kind::Absent {
+                    return Err(Stop::Fallback);
+                }
+                if scan.peek() == Some(b'[') {
+                    let blocks = &mut m.blocks;
+                    m.content = scan.array(
+                        depth + 1,
+                        Some(&mut |scan, depth| block(scan, blocks, depth)),
+                    )?;
+                    return Ok(());
+                }
+                m.content = scan.value(depth + 1)?;
+                match m.content.kind {
+                    Kind::Str | Kind::Null => Ok(()),
+                    _ => Err(Stop::Fallback),
+                }
             }
-            if scan.peek() == Some(b'[') {
-                let blocks = &mut m.blocks;
-                m.content = scan.array(depth + 1, Some(&mut |scan, depth| block(scan, blocks, depth)))?;
-                return Ok(());
-            }
-            m.content = scan.value(depth + 1)?;
-            match m.content.kind {
-                Kind::Str | Kind::Null => Ok(()),
-                _ => Err(Stop::Fallback),
-            }
-        }
-        _ => scan.value(depth + 1).map(drop),
-    })
+            _ => scan.value(depth + 1).map(drop),
+        },
+    )
 }
 
 fn attachment<W: Weights>(scan: &mut Scan<W>, tool: &mut Val, depth: usize) -> Scanned<Val> {
-    scan.object(depth + 1, &mut |scan, key, depth| match key_text(scan.line, &key)? {
-        b"toolUseID" => any_scalar(scan, tool, depth),
-        _ => scan.value(depth + 1).map(drop),
-    })
+    scan.object(
+        depth + 1,
+        &mut |scan, key, depth| match key_text(scan.line, &key)? {
+            b"toolUseID" => any_scalar(scan, tool, depth),
+            _ => scan.value(depth + 1).map(drop),
+        },
+    )
 }
 
 /// Whether a kept member's value has a type the schema allows there.

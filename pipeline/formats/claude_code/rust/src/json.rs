@@ -18,6 +18,9 @@ pub enum Stop {
 
 pub type Scanned<T> = Result<T, Stop>;
 
+/// What scans one item of an array (the scanner and the array's depth).
+pub type ItemScan<'f, S> = &'f mut dyn FnMut(&mut S, usize) -> Scanned<()>;
+
 /// The JSON type of a scanned value (`Absent`: the member was not there).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub enum Kind {
@@ -101,7 +104,11 @@ fn next_stop(line: &[u8], mut p: usize) -> usize {
 /// not valid UTF-8 (overlong, surrogate, beyond U+10FFFF, cut short).
 pub fn utf8_at(line: &[u8], p: usize) -> Option<(u32, usize)> {
     let c = line[p];
-    let cont = |i: usize| line.get(p + i).filter(|b| *b & 0xC0 == 0x80).map(|b| u32::from(b & 0x3F));
+    let cont = |i: usize| {
+        line.get(p + i)
+            .filter(|b| *b & 0xC0 == 0x80)
+            .map(|b| u32::from(b & 0x3F))
+    };
     match c {
         0xC2..=0xDF => Some(((u32::from(c & 0x1F) << 6) | cont(1)?, 2)),
         0xE0..=0xEF => {
@@ -120,7 +127,9 @@ pub fn hex4(digits: &[u8]) -> Option<u32> {
     if digits.len() < 4 {
         return None;
     }
-    digits[..4].iter().try_fold(0u32, |value, c| Some((value << 4) | (*c as char).to_digit(16)?))
+    digits[..4].iter().try_fold(0u32, |value, c| {
+        Some((value << 4) | (*c as char).to_digit(16)?)
+    })
 }
 
 /// The seed estimate's weight of one non-ASCII character, in tenths of a token.
@@ -145,7 +154,15 @@ fn is_ws(c: u8) -> bool {
 
 impl<'a, W: Weights> Scan<'a, W> {
     pub fn new(line: &'a [u8], max_depth: usize, weights: &'a mut W) -> Self {
-        Scan { line, p: 0, max_depth, weights, nonascii_bytes: 0, nonascii_chars: 0, tenths: 0 }
+        Scan {
+            line,
+            p: 0,
+            max_depth,
+            weights,
+            nonascii_bytes: 0,
+            nonascii_chars: 0,
+            tenths: 0,
+        }
     }
 
     pub fn at_end(&self) -> bool {
@@ -166,7 +183,11 @@ impl<'a, W: Weights> Scan<'a, W> {
     /// A string at the cursor (its opening quote), counting its raw non-ASCII characters.
     pub fn string(&mut self) -> Scanned<Val> {
         let line = self.line;
-        let mut v = Val { start: self.p, kind: Kind::Str, ..Val::default() };
+        let mut v = Val {
+            start: self.p,
+            kind: Kind::Str,
+            ..Val::default()
+        };
         let mut p = self.p + 1;
         loop {
             p = next_stop(line, p);
@@ -243,7 +264,12 @@ impl<'a, W: Weights> Scan<'a, W> {
             p = digits(p);
         }
         self.p = p;
-        Ok(Val { start, end: p, kind: Kind::Number, ..Val::default() })
+        Ok(Val {
+            start,
+            end: p,
+            kind: Kind::Number,
+            ..Val::default()
+        })
     }
 
     fn literal(&mut self, word: &[u8], kind: Kind) -> Scanned<Val> {
@@ -252,7 +278,12 @@ impl<'a, W: Weights> Scan<'a, W> {
         }
         let start = self.p;
         self.p += word.len();
-        Ok(Val { start, end: self.p, kind, ..Val::default() })
+        Ok(Val {
+            start,
+            end: self.p,
+            kind,
+            ..Val::default()
+        })
     }
 
     /// Opens the container at the cursor: true when it is empty (and closed).
@@ -308,15 +339,16 @@ impl<'a, W: Weights> Scan<'a, W> {
             member(self, key, depth)?;
             closed = self.next_item(b'}')?;
         }
-        Ok(Val { start, end: self.p, kind: Kind::Object, ..Val::default() })
+        Ok(Val {
+            start,
+            end: self.p,
+            kind: Kind::Object,
+            ..Val::default()
+        })
     }
 
     /// An array at the cursor; `item` scans each item (`None`: any value).
-    pub fn array(
-        &mut self,
-        depth: usize,
-        item: Option<&mut dyn FnMut(&mut Self, usize) -> Scanned<()>>,
-    ) -> Scanned<Val> {
+    pub fn array(&mut self, depth: usize, item: Option<ItemScan<'_, Self>>) -> Scanned<Val> {
         let start = self.p;
         let mut item = item;
         let mut closed = self.open(depth, b']')?;
@@ -329,14 +361,21 @@ impl<'a, W: Weights> Scan<'a, W> {
             }
             closed = self.next_item(b']')?;
         }
-        Ok(Val { start, end: self.p, kind: Kind::Array, ..Val::default() })
+        Ok(Val {
+            start,
+            end: self.p,
+            kind: Kind::Array,
+            ..Val::default()
+        })
     }
 
     /// Any value at the cursor, validated and skipped.
     pub fn value(&mut self, depth: usize) -> Scanned<Val> {
         match self.peek().ok_or(Stop::Fallback)? {
             b'"' => self.string(),
-            b'{' => self.object(depth, &mut |scan, _key, depth| scan.value(depth + 1).map(drop)),
+            b'{' => self.object(depth, &mut |scan, _key, depth| {
+                scan.value(depth + 1).map(drop)
+            }),
             b'[' => self.array(depth, None),
             b't' => self.literal(b"true", Kind::True),
             b'f' => self.literal(b"false", Kind::False),

@@ -27,8 +27,12 @@ use record::{Config, Recent};
 static CONFIG: Mutex<Option<Arc<Config>>> = Mutex::new(None);
 
 fn config() -> PyResult<Arc<Config>> {
-    let guard = CONFIG.lock().map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
-    guard.clone().ok_or_else(|| PyRuntimeError::new_err("configure() was not called"))
+    let guard = CONFIG
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
+    guard
+        .clone()
+        .ok_or_else(|| PyRuntimeError::new_err("configure() was not called"))
 }
 
 /// bytes.strip(): ASCII whitespace including \v and \f.
@@ -46,7 +50,12 @@ fn is_blank(line: &[u8]) -> bool {
 fn configure(
     py: Python<'_>,
     record_type: Bound<'_, PyAny>,
-    pointer_states: (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>),
+    pointer_states: (
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+    ),
     blank: Bound<'_, PyAny>,
     record: Bound<'_, PyAny>,
     problem_kinds: Bound<'_, PyDict>,
@@ -55,7 +64,9 @@ fn configure(
     names: Bound<'_, PyTuple>,
 ) -> PyResult<()> {
     if !record_type.is_instance_of::<pyo3::types::PyType>() || names.len() > 8 {
-        return Err(PyTypeError::new_err("configure(record type, ..., at most 8 names)"));
+        return Err(PyTypeError::new_err(
+            "configure(record type, ..., at most 8 names)",
+        ));
     }
     let config = Config::new(
         py,
@@ -66,7 +77,9 @@ fn configure(
         (prompt_key, weight),
         &names,
     )?;
-    let mut guard = CONFIG.lock().map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
+    let mut guard = CONFIG
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
     *guard = Some(Arc::new(config));
     Ok(())
 }
@@ -94,7 +107,9 @@ fn is_last_prompt(record: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(false);
     }
     let kind = record.getattr("type")?;
-    Ok(kind.extract::<&str>().is_ok_and(|text| text == "last-prompt"))
+    Ok(kind
+        .extract::<&str>()
+        .is_ok_and(|text| text == "last-prompt"))
 }
 
 fn int64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {

@@ -51,7 +51,12 @@ impl Config {
     pub fn new<'py>(
         py: Python<'py>,
         record_type: Bound<'py, PyAny>,
-        pointers: (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+        pointers: (
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+        ),
         (blank, record): Pair<'py>,
         problem_kinds: Bound<'py, PyDict>,
         (prompt_key, weight): Pair<'py>,
@@ -90,9 +95,23 @@ struct PyWeights<'a, 'py> {
 
 impl Weights for PyWeights<'_, '_> {
     fn weight(&mut self, cp: u32) -> Scanned<u32> {
-        let wide = [0x3400..=0x4DBF, 0x4E00..=0x9FFF, 0xF900..=0xFAFF, 0x20000..=0x323AF];
-        let kana_hangul = [0x3040..=0x30FF, 0x31F0..=0x31FF, 0xAC00..=0xD7AF, 0x1100..=0x11FF];
-        if wide.iter().chain(kana_hangul.iter()).any(|range| range.contains(&cp)) {
+        let wide = [
+            0x3400..=0x4DBF,
+            0x4E00..=0x9FFF,
+            0xF900..=0xFAFF,
+            0x20000..=0x323AF,
+        ];
+        let kana_hangul = [
+            0x3040..=0x30FF,
+            0x31F0..=0x31FF,
+            0xAC00..=0xD7AF,
+            0x1100..=0x11FF,
+        ];
+        if wide
+            .iter()
+            .chain(kana_hangul.iter())
+            .any(|range| range.contains(&cp))
+        {
             return Ok(13);
         }
         if cp > 0xFFFF {
@@ -128,7 +147,13 @@ pub struct Recent {
 
 impl Recent {
     pub fn new() -> Self {
-        Recent { session: Ring::new(), version: Ring::new(), message_id: Ring::new(), uuids: Ring::new(), tools: Ring::new() }
+        Recent {
+            session: Ring::new(),
+            version: Ring::new(),
+            message_id: Ring::new(),
+            uuids: Ring::new(),
+            tools: Ring::new(),
+        }
     }
 }
 
@@ -145,13 +170,16 @@ impl<'py> Maker<'_, 'py> {
     }
 
     fn bool(&self, value: bool) -> Bound<'py, PyAny> {
-        pyo3::types::PyBool::new(self.py, value).to_owned().into_any()
+        pyo3::types::PyBool::new(self.py, value)
+            .to_owned()
+            .into_any()
     }
 
     /// A string value's text (the scan validated its UTF-8).
     fn string(&self, v: &Val) -> PyResult<Bound<'py, PyAny>> {
         let bytes = text_bytes(self.line, v);
-        let text = std::str::from_utf8(&bytes).map_err(|_| PyValueError::new_err("invalid UTF-8 after the scan"))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| PyValueError::new_err("invalid UTF-8 after the scan"))?;
         Ok(PyString::new(self.py, text).into_any())
     }
 
@@ -183,7 +211,12 @@ impl<'py> Maker<'_, 'py> {
         }
         if !v.escaped {
             let raw = v.inner(self.line);
-            if let Some((_, name)) = self.config.names.iter().find(|(name, _)| name.as_bytes() == raw) {
+            if let Some((_, name)) = self
+                .config
+                .names
+                .iter()
+                .find(|(name, _)| name.as_bytes() == raw)
+            {
                 return Ok(name.bind(self.py).clone());
             }
         }
@@ -238,34 +271,51 @@ fn block_facts<'py>(
     if m.content.kind != Kind::Array || m.blocks.is_empty() {
         return Ok(facts);
     }
-    let (mut letters, mut uses, mut results) = (Vec::with_capacity(m.blocks.len()), Vec::new(), Vec::new());
+    let (mut letters, mut uses, mut results) =
+        (Vec::with_capacity(m.blocks.len()), Vec::new(), Vec::new());
     for b in &m.blocks {
-        let code = BLOCK_CODES.iter().find(|(name, _)| b.kind.kind == Kind::Str && equals(maker.line, &b.kind, name));
+        let code = BLOCK_CODES
+            .iter()
+            .find(|(name, _)| b.kind.kind == Kind::Str && equals(maker.line, &b.kind, name));
         let letter = code.map_or(b'O', |(_, letter)| *letter);
         letters.push(letter);
         match code.map(|(name, _)| *name) {
             Some("tool_use") => {
-                let id = if b.id.kind == Kind::Str { maker.string(&b.id)? } else { maker.config.empty_str.bind(py).clone() };
+                let id = if b.id.kind == Kind::Str {
+                    maker.string(&b.id)?
+                } else {
+                    maker.config.empty_str.bind(py).clone()
+                };
                 remember(&mut recent.tools, &id)?;
                 uses.push(id);
             }
             Some("tool_result") => {
                 // tool_use_id or toolUseID, by truthiness
                 let first = &b.tool_use_id;
-                let truthy = first.kind == Kind::True || (first.kind == Kind::Str && !first.is_empty_str());
+                let truthy =
+                    first.kind == Kind::True || (first.kind == Kind::Str && !first.is_empty_str());
                 let chosen = if truthy { first } else { &b.tool_use_id_camel };
                 let id = if chosen.kind == Kind::Str {
-                    maker.shared(chosen, &recent.tools).map(|id| if id.is_none() { maker.config.empty_str.bind(py).clone() } else { id })?
+                    maker.shared(chosen, &recent.tools).map(|id| {
+                        if id.is_none() {
+                            maker.config.empty_str.bind(py).clone()
+                        } else {
+                            id
+                        }
+                    })?
                 } else {
                     maker.config.empty_str.bind(py).clone()
                 };
                 results.push(id);
             }
-            Some("text") if want_text && b.text.kind == Kind::Str => facts.texts.push(maker.raw(&b.text)),
+            Some("text") if want_text && b.text.kind == Kind::Str => {
+                facts.texts.push(maker.raw(&b.text))
+            }
             _ => {}
         }
     }
-    let letters = std::str::from_utf8(&letters).map_err(|_| PyValueError::new_err("block codes"))?;
+    let letters =
+        std::str::from_utf8(&letters).map_err(|_| PyValueError::new_err("block codes"))?;
     facts.blocks = PyString::new(py, letters).into_any();
     if !uses.is_empty() {
         facts.uses = PyTuple::new(py, uses)?.into_any();
@@ -277,8 +327,16 @@ fn block_facts<'py>(
 }
 
 fn counted(line: &[u8], kind: &Val) -> Counted {
-    let names = [("user", Counted::User), ("assistant", Counted::Assistant), ("attachment", Counted::Attachment), ("system", Counted::System)];
-    names.iter().find(|(name, _)| equals(line, kind, name)).map_or(Counted::Other, |(_, c)| *c)
+    let names = [
+        ("user", Counted::User),
+        ("assistant", Counted::Assistant),
+        ("attachment", Counted::Attachment),
+        ("system", Counted::System),
+    ];
+    names
+        .iter()
+        .find(|(name, _)| equals(line, kind, name))
+        .map_or(Counted::Other, |(_, c)| *c)
 }
 
 /// The record's prompt fingerprint (a human prompt, or a pointer's `lastPrompt`), else None.
@@ -307,7 +365,10 @@ fn prompt_key<'py>(
         && h.get(Key::LastPrompt).kind == Kind::Str
         && equals(line, h.get(Key::Type), "last-prompt")
     {
-        return maker.prompt_key(2, PyTuple::new(maker.py, [maker.raw(h.get(Key::LastPrompt))])?.into_any());
+        return maker.prompt_key(
+            2,
+            PyTuple::new(maker.py, [maker.raw(h.get(Key::LastPrompt))])?.into_any(),
+        );
     }
     Ok(maker.none())
 }
@@ -332,7 +393,8 @@ fn assemble<'py>(
     recent: &mut Recent,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let kind = counted(maker.line, h.get(Key::Type));
-    let is_api = matches!(kind, Counted::User | Counted::Assistant) && h.get(Key::Message).kind == Kind::Object;
+    let is_api = matches!(kind, Counted::User | Counted::Assistant)
+        && h.get(Key::Message).kind == Kind::Object;
     if escapes_possible && !inventory_is_exact(maker.line) {
         return Ok(None);
     }
@@ -345,7 +407,11 @@ fn assemble<'py>(
     let m = &h.message;
     let (message_id, role, facts) = if is_api {
         let facts = block_facts(maker, h, kind == Counted::User, recent)?;
-        (maker.shared(&m.id, &recent.message_id)?, maker.kind_name(&m.role)?, facts)
+        (
+            maker.shared(&m.id, &recent.message_id)?,
+            maker.kind_name(&m.role)?,
+            facts,
+        )
     } else {
         let empty = maker.config.empty_tuple.bind(maker.py);
         let facts = Facts {
@@ -360,7 +426,8 @@ fn assemble<'py>(
     let uuid = maker.text_or_none(v(Key::Uuid))?;
     let session = maker.shared(v(Key::Session), &recent.session)?;
     let version = maker.shared(v(Key::Version), &recent.version)?;
-    let attachment_tool = if kind == Counted::Attachment && v(Key::Attachment).kind == Kind::Object {
+    let attachment_tool = if kind == Counted::Attachment && v(Key::Attachment).kind == Kind::Object
+    {
         maker.shared(&h.attachment_tool, &recent.tools)?
     } else {
         maker.none()
@@ -387,17 +454,27 @@ fn assemble<'py>(
         maker.shared(v(Key::SourceTool), &recent.uuids)?,
         attachment_tool,
         maker.bool(v(Key::CompactSummary).kind == Kind::True),
-        maker.bool(kind == Counted::System && equals(maker.line, v(Key::Subtype), "compact_boundary")),
+        maker.bool(
+            kind == Counted::System && equals(maker.line, v(Key::Subtype), "compact_boundary"),
+        ),
         maker.bool(v(Key::Meta).kind == Kind::True),
         pointer_state(maker, v(Key::Leaf)),
         maker.text_or_none(v(Key::Leaf))?,
         maker.bool(v(Key::Explicit).kind == Kind::True),
         key,
-        if snapshot { maker.text_or_none(v(Key::MessageId))? } else { maker.none() },
+        if snapshot {
+            maker.text_or_none(v(Key::MessageId))?
+        } else {
+            maker.none()
+        },
         maker.text_or_none(v(Key::AgentId))?,
         tokens.into_pyobject(maker.py)?.into_any(),
     ];
-    let record = maker.config.record_type.bind(maker.py).call1(PyTuple::new(maker.py, fields)?)?;
+    let record = maker
+        .config
+        .record_type
+        .bind(maker.py)
+        .call1(PyTuple::new(maker.py, fields)?)?;
     remember(&mut recent.uuids, &uuid)?;
     remember(&mut recent.session, &session)?;
     remember(&mut recent.version, &version)?;
@@ -417,7 +494,10 @@ pub fn fast_record<'py>(
 ) -> PyResult<Option<(Bound<'py, PyAny>, bool)>> {
     let is_space = |c: &u8| *c == b' ' || (b'\t'..=b'\r').contains(c);
     let first = line.iter().position(|c| !is_space(c)).unwrap_or(line.len());
-    let last = line.iter().rposition(|c| !is_space(c)).map_or(first, |at| at + 1);
+    let last = line
+        .iter()
+        .rposition(|c| !is_space(c))
+        .map_or(first, |at| at + 1);
     let line = &line[first..last.max(first)];
     if line.len() < 2 || line[0] != b'{' || is_loose(line) {
         return Ok(None);

@@ -22,7 +22,9 @@ pub fn unescape(raw: &[u8]) -> Vec<u8> {
             b'r' => out.push(b'\r'),
             b't' => out.push(b'\t'),
             b'u' => {
-                let code = hex4(&raw[p..]).and_then(char::from_u32).unwrap_or(char::REPLACEMENT_CHARACTER);
+                let code = hex4(&raw[p..])
+                    .and_then(char::from_u32)
+                    .unwrap_or(char::REPLACEMENT_CHARACTER);
                 let mut buf = [0u8; 4];
                 out.extend_from_slice(code.encode_utf8(&mut buf).as_bytes());
                 p += 4;
@@ -61,12 +63,18 @@ pub struct Ring<T> {
 
 impl<T> Ring<T> {
     pub fn new() -> Self {
-        Ring { items: Vec::with_capacity(RING), next: 0 }
+        Ring {
+            items: Vec::with_capacity(RING),
+            next: 0,
+        }
     }
 
     /// The object kept for this raw (unescaped) text, if any.
     pub fn find(&self, raw: &[u8]) -> Option<&T> {
-        self.items.iter().find(|(known, _)| known.as_slice() == raw).map(|(_, obj)| obj)
+        self.items
+            .iter()
+            .find(|(known, _)| known.as_slice() == raw)
+            .map(|(_, obj)| obj)
     }
 
     pub fn push(&mut self, raw: &[u8], obj: T) {

@@ -1,0 +1,25 @@
+"""Types of the compiled line index (the Rust core, `rust/`); see `pipeline.formats.claude_code.scan`."""
+
+from collections.abc import Callable
+from typing import Any
+
+def configure(
+    record_type: type[Any],
+    pointer_states: tuple[Any, Any, Any, Any],
+    blank: Any,
+    record: Any,
+    problem_kinds: dict[str, Any],
+    prompt_key: Callable[[int, Any], str | None],
+    weight: Callable[[str], int],
+    names: tuple[str, ...],
+    /,
+) -> None: ...
+def index_lines(
+    data: bytes,
+    max_line_bytes: int,
+    max_depth: int,
+    escapes_possible: bool,
+    reference: Callable[[bytes], Any],
+    /,
+) -> tuple[bytes, bytes, tuple[Any, ...], tuple[Any, ...], int, int | None]: ...
+def scan_line(line: bytes, max_depth: int, escapes_possible: bool, /) -> Any: ...
