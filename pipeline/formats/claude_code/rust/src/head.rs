@@ -196,6 +196,9 @@ fn allowed(key: Key, kind: Kind) -> bool {
 
 /// Scans a whole record line (an object from its first byte to its last) into its `Head`.
 pub fn scan_head<W: Weights>(scan: &mut Scan<W>) -> Scanned<Head> {
+    if scan.peek() != Some(b'{') {
+        return Err(Stop::Fallback); // not an object: the reference names what it is
+    }
     let mut h = Head::default();
     scan.object(1, &mut |scan, key, depth| {
         let name = key_text(scan.line, &key)?;
