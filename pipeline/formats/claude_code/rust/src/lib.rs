@@ -117,10 +117,41 @@ fn int64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &raw)
 }
 
+/// Runs `body`, turning a panic (a bug in the core) into a Python `RuntimeError`: PyO3's own
+/// `PanicException` is a `BaseException`, which would escape the per-session guard
+/// (`execute.session_tasks.run_guarded`) and cost the other sessions of the worker's batch.
+fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        Err(PyRuntimeError::new_err(
+            "the compiled line index failed on this input (a bug in the core)",
+        ))
+    })
+}
+
 /// Every physical line's offset, length, kind and record, as `index.build_index` keeps them:
 /// (offsets, lengths as native int64 bytes, kinds, records, CRLF lines, the last pointer's line).
 #[pyfunction]
 fn index_lines<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    max_line_bytes: usize,
+    max_depth: usize,
+    escapes_possible: bool,
+    reference: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| {
+        index_all(
+            py,
+            data,
+            max_line_bytes,
+            max_depth,
+            escapes_possible,
+            reference,
+        )
+    })
+}
+
+fn index_all<'py>(
     py: Python<'py>,
     data: &[u8],
     max_line_bytes: usize,
@@ -190,6 +221,15 @@ fn index_lines<'py>(
 /// One line's record as `decode_record` would return it, or None where the reference decides.
 #[pyfunction]
 fn scan_line<'py>(
+    py: Python<'py>,
+    line: &[u8],
+    max_depth: usize,
+    escapes_possible: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| scan_one(py, line, max_depth, escapes_possible))
+}
+
+fn scan_one<'py>(
     py: Python<'py>,
     line: &[u8],
     max_depth: usize,
