@@ -122,7 +122,7 @@ fn block<W: Weights>(scan: &mut Scan<W>, blocks: &mut Vec<BlockVals>, depth: usi
         return Err(Stop::Fallback); // not a block object, or too many blocks
     }
     let mut b = BlockVals::default();
-    scan.object(depth + 1, &mut |scan, key, depth| {
+    scan.object(depth + 1, |scan, key, depth| {
         match key_text(scan.line, &key)? {
             b"type" => any_scalar(scan, &mut b.kind, depth),
             b"id" => any_scalar(scan, &mut b.id, depth),
@@ -143,9 +143,8 @@ fn block<W: Weights>(scan: &mut Scan<W>, blocks: &mut Vec<BlockVals>, depth: usi
 }
 
 fn message<W: Weights>(scan: &mut Scan<W>, m: &mut MessageVals, depth: usize) -> Scanned<Val> {
-    scan.object(
-        depth + 1,
-        &mut |scan, key, depth| match key_text(scan.line, &key)? {
+    scan.object(depth + 1, |scan, key, depth| {
+        match key_text(scan.line, &key)? {
             b"id" => any_scalar(scan, &mut m.id, depth),
             b"role" => any_scalar(scan, &mut m.role, depth),
             b"content" => {
@@ -154,10 +153,7 @@ fn message<W: Weights>(scan: &mut Scan<W>, m: &mut MessageVals, depth: usize) ->
                 }
                 if scan.peek() == Some(b'[') {
                     let blocks = &mut m.blocks;
-                    m.content = scan.array(
-                        depth + 1,
-                        Some(&mut |scan, depth| block(scan, blocks, depth)),
-                    )?;
+                    m.content = scan.array(depth + 1, |scan, depth| block(scan, blocks, depth))?;
                     return Ok(());
                 }
                 m.content = scan.value(depth + 1)?;
@@ -167,18 +163,17 @@ fn message<W: Weights>(scan: &mut Scan<W>, m: &mut MessageVals, depth: usize) ->
                 }
             }
             _ => scan.value(depth + 1).map(drop),
-        },
-    )
+        }
+    })
 }
 
 fn attachment<W: Weights>(scan: &mut Scan<W>, tool: &mut Val, depth: usize) -> Scanned<Val> {
-    scan.object(
-        depth + 1,
-        &mut |scan, key, depth| match key_text(scan.line, &key)? {
+    scan.object(depth + 1, |scan, key, depth| {
+        match key_text(scan.line, &key)? {
             b"toolUseID" => any_scalar(scan, tool, depth),
             _ => scan.value(depth + 1).map(drop),
-        },
-    )
+        }
+    })
 }
 
 /// Whether a kept member's value has a type the schema allows there.
@@ -200,9 +195,14 @@ pub fn scan_head<W: Weights>(scan: &mut Scan<W>) -> Scanned<Head> {
         return Err(Stop::Fallback); // not an object: the reference names what it is
     }
     let mut h = Head::default();
-    scan.object(1, &mut |scan, key, depth| {
+    scan.object(1, |scan, key, depth| {
         let name = key_text(scan.line, &key)?;
-        let Some((_, k)) = KEYS.iter().find(|(known, _)| known.as_bytes() == name) else {
+        // length and first byte before the bytes: most members are not kept ones
+        let kept = KEYS.iter().find(|(known, _)| {
+            let known = known.as_bytes();
+            known.len() == name.len() && known.first() == name.first() && known == name
+        });
+        let Some((_, k)) = kept else {
             return scan.value(depth + 1).map(drop);
         };
         let k = *k;

@@ -18,9 +18,6 @@ pub enum Stop {
 
 pub type Scanned<T> = Result<T, Stop>;
 
-/// What scans one item of an array (the scanner and the array's depth).
-pub type ItemScan<'f, S> = &'f mut dyn FnMut(&mut S, usize) -> Scanned<()>;
-
 /// The JSON type of a scanned value (`Absent`: the member was not there).
 #[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub enum Kind {
@@ -321,7 +318,7 @@ impl<'a, W: Weights> Scan<'a, W> {
     pub fn object(
         &mut self,
         depth: usize,
-        member: &mut dyn FnMut(&mut Self, Val, usize) -> Scanned<()>,
+        mut member: impl FnMut(&mut Self, Val, usize) -> Scanned<()>,
     ) -> Scanned<Val> {
         let start = self.p;
         let mut closed = self.open(depth, b'}')?;
@@ -347,18 +344,16 @@ impl<'a, W: Weights> Scan<'a, W> {
         })
     }
 
-    /// An array at the cursor; `item` scans each item (`None`: any value).
-    pub fn array(&mut self, depth: usize, item: Option<ItemScan<'_, Self>>) -> Scanned<Val> {
+    /// An array at the cursor; `item` scans each item.
+    pub fn array(
+        &mut self,
+        depth: usize,
+        mut item: impl FnMut(&mut Self, usize) -> Scanned<()>,
+    ) -> Scanned<Val> {
         let start = self.p;
-        let mut item = item;
         let mut closed = self.open(depth, b']')?;
         while !closed {
-            match item.as_mut() {
-                Some(scan_item) => scan_item(self, depth)?,
-                None => {
-                    self.value(depth + 1)?;
-                }
-            }
+            item(self, depth)?;
             closed = self.next_item(b']')?;
         }
         Ok(Val {
@@ -373,10 +368,8 @@ impl<'a, W: Weights> Scan<'a, W> {
     pub fn value(&mut self, depth: usize) -> Scanned<Val> {
         match self.peek().ok_or(Stop::Fallback)? {
             b'"' => self.string(),
-            b'{' => self.object(depth, &mut |scan, _key, depth| {
-                scan.value(depth + 1).map(drop)
-            }),
-            b'[' => self.array(depth, None),
+            b'{' => self.object(depth, |scan, _key, depth| scan.value(depth + 1).map(drop)),
+            b'[' => self.array(depth, |scan, depth| scan.value(depth + 1).map(drop)),
             b't' => self.literal(b"true", Kind::True),
             b'f' => self.literal(b"false", Kind::False),
             b'n' => self.literal(b"null", Kind::Null),

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use crate::estimate::{estimate, inventory_is_exact, is_loose, Counted};
 use crate::head::{scan_head, Head, Key};
 use crate::json::{Kind, Scan, Scanned, Stop, Val, Weights};
-use crate::text::{equals, text_bytes, Ring};
+use crate::text::{equals, text_bytes, Ring, RING};
 
 /// Lines nested deeper go to the reference: real records nest under 30 deep.
 const FAST_MAX_DEPTH: usize = 200;
@@ -148,11 +148,11 @@ pub struct Recent {
 impl Recent {
     pub fn new() -> Self {
         Recent {
-            session: Ring::new(),
-            version: Ring::new(),
-            message_id: Ring::new(),
-            uuids: Ring::new(),
-            tools: Ring::new(),
+            session: Ring::new(1),
+            version: Ring::new(1),
+            message_id: Ring::new(1),
+            uuids: Ring::new(RING),
+            tools: Ring::new(RING),
         }
     }
 }

@@ -58,34 +58,46 @@ pub const RING: usize = 64;
 /// tool result names a recent call's id. A cache only: a text not found is made anew.
 pub struct Ring<T> {
     items: Vec<(Vec<u8>, T)>,
+    capacity: usize,
     next: usize,
 }
 
 impl<T> Ring<T> {
-    pub fn new() -> Self {
+    pub fn new(capacity: usize) -> Self {
         Ring {
-            items: Vec::with_capacity(RING),
+            items: Vec::with_capacity(capacity),
+            capacity,
             next: 0,
         }
     }
 
-    /// The object kept for this raw (unescaped) text, if any.
+    /// The object kept for this raw (unescaped) text, if any; the newest first, as a parent is
+    /// mostly the record just before.
     pub fn find(&self, raw: &[u8]) -> Option<&T> {
-        self.items
+        let (recent, oldest) = self.items.split_at(self.next.min(self.items.len()));
+        recent
             .iter()
+            .rev()
+            .chain(oldest.iter().rev())
             .find(|(known, _)| known.as_slice() == raw)
             .map(|(_, obj)| obj)
     }
 
     pub fn push(&mut self, raw: &[u8], obj: T) {
-        if raw.is_empty() {
-            return;
+        let newest = (self.next + self.capacity - 1) % self.capacity;
+        if raw.is_empty()
+            || self
+                .items
+                .get(newest)
+                .is_some_and(|(known, _)| known.as_slice() == raw)
+        {
+            return; // nothing to share, or kept already
         }
-        if self.items.len() < RING {
+        if self.items.len() < self.capacity {
             self.items.push((raw.to_vec(), obj));
         } else {
             self.items[self.next] = (raw.to_vec(), obj);
         }
-        self.next = (self.next + 1) % RING;
+        self.next = (self.next + 1) % self.capacity;
     }
 }
