@@ -83,7 +83,7 @@ fn cost_as_written(line: &[u8], cost: &Val) -> bool {
         .unwrap_or(text);
     let underflow = value == 0.0 && mantissa.iter().any(|c| (b'1'..=b'9').contains(c));
     if !value.is_finite() || underflow {
-        return false; // out of range: strtod's ERANGE, which the C scanner also sent to the reference
+        return false; // out of range (strtod says ERANGE): the reference spells it otherwise
     }
     text.len() < 64 && (value == 0.0 || value.abs() >= 1e-4)
 }

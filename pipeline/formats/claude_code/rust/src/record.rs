@@ -384,6 +384,33 @@ fn pointer_state<'py>(maker: &Maker<'_, 'py>, leaf: &Val) -> Bound<'py, PyAny> {
     state.bind(maker.py).clone()
 }
 
+/// A record's message id, role and block facts (None, None and no blocks without a message).
+fn message_parts<'py>(
+    maker: &Maker<'_, 'py>,
+    h: &Head,
+    kind: Counted,
+    is_api: bool,
+    recent: &mut Recent,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Facts<'py>)> {
+    if is_api {
+        let facts = block_facts(maker, h, kind == Counted::User, recent)?;
+        let m = &h.message;
+        return Ok((
+            maker.shared(&m.id, &recent.message_id)?,
+            maker.kind_name(&m.role)?,
+            facts,
+        ));
+    }
+    let empty = maker.config.empty_tuple.bind(maker.py);
+    let facts = Facts {
+        blocks: maker.config.empty_str.bind(maker.py).clone(),
+        uses: empty.clone(),
+        results: empty.clone(),
+        texts: Vec::new(),
+    };
+    Ok((maker.none(), maker.none(), facts))
+}
+
 /// The DecodedRecord of a scanned line, or None where the reference must read it.
 fn assemble<'py>(
     maker: &Maker<'_, 'py>,
@@ -404,24 +431,7 @@ fn assemble<'py>(
         Err(Stop::Failed(err)) => return Err(err),
     };
     let v = |key: Key| h.get(key);
-    let m = &h.message;
-    let (message_id, role, facts) = if is_api {
-        let facts = block_facts(maker, h, kind == Counted::User, recent)?;
-        (
-            maker.shared(&m.id, &recent.message_id)?,
-            maker.kind_name(&m.role)?,
-            facts,
-        )
-    } else {
-        let empty = maker.config.empty_tuple.bind(maker.py);
-        let facts = Facts {
-            blocks: maker.config.empty_str.bind(maker.py).clone(),
-            uses: empty.clone(),
-            results: empty.clone(),
-            texts: Vec::new(),
-        };
-        (maker.none(), maker.none(), facts)
-    };
+    let (message_id, role, facts) = message_parts(maker, h, kind, is_api, recent)?;
     let key = prompt_key(maker, h, kind, &role, &facts)?;
     let uuid = maker.text_or_none(v(Key::Uuid))?;
     let session = maker.shared(v(Key::Session), &recent.session)?;
