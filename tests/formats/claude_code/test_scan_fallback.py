@@ -124,3 +124,10 @@ def test_a_failed_build_is_a_one_line_notice(
     notices = [line for line in (said.out + said.err).splitlines() if "compiled line index" in line]
     assert len(notices) == 1 and "not built" in notices[0], said
     assert not list(tmp_path.rglob("*.so"))
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no Rust toolchain here: the reference indexes")
+def test_where_cargo_is_installed_the_core_is_built() -> None:
+    """A core that stops building (a lock out of date, a compile error) would otherwise pass every
+    test on the pure-Python path alone, its differential tests skipped: here it fails instead."""
+    assert scan.COMPILED, "the Rust core did not build: reinstall (scripts/_env) and read its notice"
