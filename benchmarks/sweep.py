@@ -63,7 +63,7 @@ def engine_roots(names: Sequence[str]) -> dict[str, Path]:
         root = CACHE / "engines" / name
         if root.exists():
             shutil.rmtree(root)
-        ignore = shutil.ignore_patterns("*.so", "__pycache__")
+        ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
         shutil.copytree(REPO / "pipeline", root / "pipeline", ignore=ignore)
         shutil.copytree(REPO / "config", root / "config")
         for path in built:

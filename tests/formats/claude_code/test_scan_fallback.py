@@ -58,7 +58,7 @@ def _reports(folder: Path) -> dict[str, object]:
 def test_without_the_scanner_a_run_says_so_once_and_reports_the_same(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     shutil.copytree(
-        REPO / "pipeline", plain / "pipeline", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        REPO / "pipeline", plain / "pipeline", ignore=shutil.ignore_patterns("*.so", "__pycache__", "rust")
     )
     shutil.copytree(REPO / "config", plain / "config")
     fleet = tmp_path / "fleet"
