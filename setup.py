@@ -1,48 +1,63 @@
-"""Build the compiled line scanner (pipeline/formats/claude_code/_scan.c) during `pip install`.
+"""Build the compiled line index (the Rust core, pipeline/formats/claude_code/rust) during `pip install`.
 
-It is optional: where no C compiler works the package installs without it, says so in one line,
-and indexes with the pure-Python reference (`pipeline.formats.claude_code.scan.NOTICE` at run time).
-Everything else about the package is declared in pyproject.toml.
+It is optional: where no Rust toolchain works (or setuptools-rust is missing) the package installs
+without it, says so in one line, and indexes with the pure-Python reference
+(`pipeline.formats.claude_code.compiled.NOTICE` at run time). Cargo builds `--locked` from the
+committed Cargo.lock. Everything else about the package is declared in pyproject.toml.
 """
 
 from __future__ import annotations
 
 import sys
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
+from setuptools import setup
 
-NOTICE = "the compiled line scanner was not built ({}); the pure-Python reference will index instead"
+try:
+    from setuptools_rust import Binding, RustExtension
+    from setuptools_rust.build import build_rust
+    from setuptools_rust.rustc_info import get_rust_version
+except ImportError:  # a build requirement (pyproject.toml); a bare `python setup.py` may lack it
+    build_rust = None
+
+NOTICE = "the compiled line index was not built ({}); the pure-Python reference will index instead"
 
 
-class OptionalBuildExt(build_ext):
-    """`build_ext` whose failure (no compiler, no Python headers) is a notice, not an error."""
+def _notice(reason: str) -> None:
+    print("session-compaction: " + NOTICE.format(reason), file=sys.stderr)
 
-    def run(self) -> None:
-        try:
+
+def _rust_build() -> tuple[dict[str, list[object]], dict[str, type]]:
+    """The Rust core's extension (as setup() arguments) and its one-line-notice build step."""
+    if build_rust is None:
+        _notice("no setuptools-rust")
+        return {}, {}
+
+    class OptionalBuildRust(build_rust):  # type: ignore[misc,valid-type]
+        """`build_rust` whose failure (no cargo, a failed compile) is one line, not an error."""
+
+        def run(self) -> None:
+            if get_rust_version(None) is None:
+                _notice("no Rust toolchain")
+                return
             super().run()
-        except Exception as exc:  # any build failure leaves the pure-Python path
-            self._notice(exc)
 
-    def build_extension(self, ext: Extension) -> None:
-        try:
-            super().build_extension(ext)
-        except Exception as exc:  # as above, per extension
-            self._notice(exc)
+        def run_for_extension(self, ext: RustExtension) -> None:
+            try:
+                super().run_for_extension(ext)
+            except Exception as exc:  # any build failure leaves the pure-Python path
+                _notice(type(exc).__name__)
 
-    def _notice(self, exc: Exception) -> None:
-        if not getattr(self, "_noticed", False):  # one line, however many steps the failure stops
-            print("session-compaction: " + NOTICE.format(type(exc).__name__), file=sys.stderr)
-            self._noticed = True
+    core = RustExtension(
+        "pipeline.formats.claude_code._core",
+        path="pipeline/formats/claude_code/rust/Cargo.toml",
+        binding=Binding.PyO3,
+        cargo_manifest_args=["--locked"],  # the committed Cargo.lock, never a newer crate
+        optional=True,
+        debug=False,  # optimized in an editable install too (setuptools-rust builds those unoptimized)
+    )
+    return {"rust_extensions": [core]}, {"build_rust": OptionalBuildRust}
 
 
-setup(
-    ext_modules=[
-        Extension(
-            "pipeline.formats.claude_code._scan",
-            ["pipeline/formats/claude_code/_scan.c"],
-            extra_compile_args=["-O2"],
-        )
-    ],
-    cmdclass={"build_ext": OptionalBuildExt},
-)
+RUST_EXTENSIONS, RUST_COMMANDS = _rust_build()
+
+setup(**RUST_EXTENSIONS, cmdclass=RUST_COMMANDS)

@@ -94,21 +94,21 @@ class CliRun:
     children_max_rss_mb: float
 
 
-def run_cli(args: Sequence[str], report_dir: Path) -> CliRun:
-    """Run `compaction ...` as users do and collect its per-session reports.
+def run_cli(args: Sequence[str], report_dir: Path, package_root: Path = REPO) -> CliRun:
+    """Run `compaction ...` as users do (from `package_root`) and collect its per-session reports.
 
     The package is byte-compiled first, as an installed package is: otherwise an environment
     with PYTHONDONTWRITEBYTECODE would charge every run (and worker) for compiling it.
     """
-    compileall.compile_dir(REPO / "pipeline", quiet=1)
+    compileall.compile_dir(package_root / "pipeline", quiet=1)
     if report_dir.exists():
         subprocess.run(["rm", "-rf", str(report_dir)], check=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, "-m", "pipeline", *args, "--quiet"],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=package_root,
+        env={**os.environ, "PYTHONPATH": str(package_root)},
         capture_output=True,
         check=False,
     )

@@ -2,10 +2,14 @@
 
 Throughput is a ratio to a baseline measured in the same run: reading every file and
 `orjson.loads` of every line in one process. The sweep is timed as users run it (the CLI, with
-its worker processes and report writing). Also measured: scaling with --jobs and each worker's
-peak memory against the target (twice the largest session file plus 100 MB).
+its worker processes and report writing), once per line index engine: the Rust core and the
+pure-Python reference, each from a package tree holding only its own compiled module (the C
+scanner the core replaced was measured beside them before it was retired: benchmarks/README.md).
+Also measured: scaling with --jobs and each worker's peak memory against the bound (1.5 x the
+largest session file + 200 MB). Figures are medians.
 
-    python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet
+    python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet, every engine
+    python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 12 --engines rust python
     python benchmarks/sweep.py --fleet-mb 256 --corpus-copies 1
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 1 --codex   # and the Codex rollouts
 """
@@ -13,15 +17,20 @@ peak memory against the target (twice the largest session file plus 100 MB).
 from __future__ import annotations
 
 import argparse
+import itertools
+import shutil
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     CACHE,
     CORPUS,
     MB,
+    REPO,
     CliRun,
     baseline_seconds,
     corpus_copies,
@@ -34,53 +43,100 @@ from _common import (
     worker_peak_mb,
 )
 
+ENGINES: Final = {
+    "rust": "_core",  # the Rust core (pipeline/formats/claude_code/rust)
+    "python": None,  # the pure-Python reference: no compiled index at all
+}
 
-def measure(name: str, root: Path, jobs: list[int], rounds: int) -> dict[str, object]:
-    """Baseline and each --jobs run alternated `rounds` times, so load elsewhere on the machine
-    hits both sides of a ratio; the ratio of the best times is the figure, medians beside it."""
+
+def engine_roots(names: Sequence[str]) -> dict[str, Path]:
+    """A package tree per index engine holding only that engine's compiled module (none for
+    `python`), so one CLI run measures one engine; engines not built here are left out."""
+    here = REPO / "pipeline" / "formats" / "claude_code"
+    roots: dict[str, Path] = {}
+    for name in names:
+        module = ENGINES[name]
+        built = sorted(here.glob(f"{module}.*.so")) if module else []
+        if module and not built:
+            print(f"sweep: the {name} index is not built in this tree; left out", file=sys.stderr)
+            continue
+        root = CACHE / "engines" / name
+        if root.exists():
+            shutil.rmtree(root)
+        ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
+        shutil.copytree(REPO / "pipeline", root / "pipeline", ignore=ignore)
+        shutil.copytree(REPO / "config", root / "config")
+        for path in built:
+            shutil.copy2(path, root / "pipeline" / "formats" / "claude_code" / path.name)
+        roots[name] = root
+    return roots
+
+
+def _figures(
+    size: float, baselines: list[float], measured: list[CliRun], target_mb: float
+) -> dict[str, object]:
+    seconds = [run.seconds for run in measured]
+    median = statistics.median(seconds)
+    peak = max(worker_peak_mb(run.reports) for run in measured)
+    return {
+        "seconds": [round(value, 2) for value in seconds],
+        "median_seconds": round(median, 3),
+        "mb_per_s": round(size / median, 1),
+        "ratio_to_baseline": round(statistics.median(baselines) / median, 3),
+        "median_ratio_per_round": round(
+            statistics.median(base / run for base, run in zip(baselines, seconds, strict=True)), 3
+        ),
+        "worker_peak_rss_mb": peak,
+        "memory_target_mb": round(target_mb, 1),
+        "memory_within_target": peak <= target_mb,
+        "exit_code": measured[-1].exit_code,
+        "reports": len(measured[-1].reports),
+    }
+
+
+def _ratios(runs: dict[tuple[str, int], list[CliRun]], jobs: list[int]) -> dict[str, float]:
+    """Per-round ratios of medians: engine over engine at each --jobs, and --jobs 2 over 1."""
+    median = {key: statistics.median(run.seconds for run in measured) for key, measured in runs.items()}
+    engines = sorted({engine for engine, _ in runs}, key=list(ENGINES).index)
+    ratios: dict[str, float] = {}
+    for count in jobs:
+        for faster, slower in itertools.combinations(engines, 2):
+            ratios[f"{faster}_over_{slower}_jobs_{count}"] = round(
+                median[slower, count] / median[faster, count], 3
+            )
+    if 1 in jobs and 2 in jobs:
+        for engine in engines:
+            ratios[f"{engine}_jobs_2_over_1"] = round(median[engine, 1] / median[engine, 2], 3)
+    return ratios
+
+
+def measure(
+    name: str, root: Path, jobs: list[int], rounds: int, engines: dict[str, Path]
+) -> dict[str, object]:
+    """Baseline and each engine's --jobs runs alternated `rounds` times, so load elsewhere on the
+    machine hits every side of a ratio; medians are the figures."""
     files = session_files(root)
     size = total_mb(files)
     baselines: list[float] = []
-    runs: dict[int, list[CliRun]] = {count: [] for count in jobs}
+    runs: dict[tuple[str, int], list[CliRun]] = {(e, count): [] for e in engines for count in jobs}
     for _ in range(rounds):
         baselines.append(baseline_seconds(files))
-        for count in jobs:
-            report_dir = CACHE / f"reports-{name}-j{count}"
-            runs[count].append(
-                run_cli(
-                    ["validate", str(root), "--jobs", str(count), "--report-dir", str(report_dir)], report_dir
-                )
-            )
-    baseline, baseline_median = min(baselines), statistics.median(baselines)
+        for (engine, count), measured in runs.items():
+            report_dir = CACHE / f"reports-{name}-{engine}-j{count}"
+            args = ["validate", str(root), "--jobs", str(count), "--report-dir", str(report_dir)]
+            measured.append(run_cli(args, report_dir, engines[engine]))
     result: dict[str, object] = {
         "files": len(files),
         "total_mb": round(size, 1),
         "largest_file_mb": round(largest_mb(files), 1),
         "rounds": rounds,
         "baseline_seconds": [round(value, 2) for value in baselines],
-        "baseline_mb_per_s": round(size / baseline, 1),
+        "baseline_mb_per_s": round(size / statistics.median(baselines), 1),
     }
-    target_mb = 2 * largest_mb(files) + 100
-    for count, measured in runs.items():
-        seconds = [run.seconds for run in measured]
-        best, median = min(seconds), statistics.median(seconds)
-        per_round = [base / run for base, run in zip(baselines, seconds, strict=True)]
-        peak = max(worker_peak_mb(run.reports) for run in measured)
-        result[f"jobs_{count}"] = {
-            "seconds": [round(value, 2) for value in seconds],
-            "mb_per_s": round(size / best, 1),
-            "ratio_to_baseline": round(baseline / best, 3),
-            "ratio_of_medians": round(baseline_median / median, 3),
-            "median_ratio_per_round": round(statistics.median(per_round), 3),
-            "worker_peak_rss_mb": peak,
-            "memory_target_mb": round(target_mb, 1),
-            "memory_within_target": peak <= target_mb,
-            "exit_code": measured[-1].exit_code,
-            "reports": len(measured[-1].reports),
-        }
-    if 1 in runs and 2 in runs:  # scaling, per round: both runs share that round's load
-        pairs = zip(runs[1], runs[2], strict=True)
-        result["speedup_jobs_2_over_1"] = round(statistics.median(a.seconds / b.seconds for a, b in pairs), 3)
+    target_mb = 1.5 * largest_mb(files) + 200
+    for (engine, count), measured in runs.items():
+        result[f"{engine}_jobs_{count}"] = _figures(size, baselines, measured, target_mb)
+    result["ratios"] = _ratios(runs, jobs)
     return result
 
 
@@ -93,14 +149,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds per root (default 3)")
     parser.add_argument("--corpus-copies", type=int, default=8, help="the shared corpus this many times (8)")
     parser.add_argument("--codex", action="store_true", help="also the shared Codex rollouts, read in place")
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        choices=list(ENGINES),
+        default=list(ENGINES),
+        help="line index engines to compare (default: every one built here)",
+    )
     args = parser.parse_args()
+    engines = engine_roots(args.engines)
     name = f"corpus_x{args.corpus_copies}"
-    results = {name: measure(name, corpus_copies(args.corpus_copies), args.jobs, args.rounds)}
+    results = {name: measure(name, corpus_copies(args.corpus_copies), args.jobs, args.rounds, engines)}
     if args.codex:
-        results["codex_corpus"] = measure("codex", CORPUS.parent / "codex" / "files", args.jobs, args.rounds)
+        codex = CORPUS.parent / "codex" / "files"
+        results["codex_corpus"] = measure("codex", codex, args.jobs, args.rounds, engines)
     if args.fleet_mb:
         results[f"fleet_{args.fleet_mb}mb"] = measure(
-            f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds
+            f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds, engines
         )
     emit("sweep", results)
 

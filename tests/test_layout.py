@@ -65,6 +65,8 @@ PACKAGES: Final = {
     "fidelity": "probes of a summarized span, scored in a resumed context",
     "formats": "transcript formats",
     "formats/claude_code": "Claude Code's schema, decode, accessors and record builders",
+    "formats/claude_code/rust": "the compiled line index, a Rust crate (PyO3) that setup.py builds",
+    "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "jobs": "each command's composition of stages",
@@ -85,6 +87,9 @@ PACKAGES: Final = {
     "summarize/model/providers": "Anthropic, OpenAI-compatible, Claude Code",
     "testing": "the builder, the fleet and giant generators, the fuzzer, the provider server",
 }
+
+# Where cargo builds the Rust core when no CARGO_TARGET_DIR points elsewhere (git ignores it).
+CRATE_BUILD: Final = PACKAGE / "formats" / "claude_code" / "rust" / "target"
 
 # Module names used twice, each the same role in sibling packages (at most four such pairs).
 SHARED_NAMES: Final = {
@@ -206,7 +211,10 @@ def test_the_packages_are_the_listed_ones_and_say_what_they_hold() -> None:
     found = {
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*")
-        if path.is_dir() and path.name != "__pycache__"
+        if path.is_dir()
+        and path.name != "__pycache__"
+        and CRATE_BUILD not in path.parents
+        and path != CRATE_BUILD
     }
     assert found == set(PACKAGES), f"packages not in PACKAGES, or gone: {sorted(found ^ set(PACKAGES))}"
     silent = [

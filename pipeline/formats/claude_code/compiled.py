@@ -1,7 +1,8 @@
-"""Whether the compiled line scanner was built, asked without loading it (the CLI's process asks).
+"""Whether the compiled line index was built, asked without loading it (the CLI's process asks).
 
-`pip install` compiles `_scan.c` where a C compiler works; elsewhere the package installs
-without it and the pure-Python reference indexes every line. A run says so in one line (`NOTICE`).
+`pip install` builds the Rust core (`rust/`, through setuptools-rust) where a Rust toolchain
+works; elsewhere the package installs without it and the pure-Python reference indexes every
+line. A run says so in one line (`NOTICE`).
 """
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import Final
 
-__all__ = ["NOTICE", "SCANNER_MODULE", "scanner_built"]
+__all__ = ["CORE_MODULE", "NOTICE", "scanner_built"]
 
-SCANNER_MODULE: Final = "pipeline.formats.claude_code._scan"
+CORE_MODULE: Final = "pipeline.formats.claude_code._core"
 NOTICE: Final = (
-    "the compiled line scanner is not built (no C compiler when the package was installed): "
+    "the compiled line index is not built (no Rust toolchain when the package was installed): "
     "indexing with the pure-Python reference, several times slower"
 )
 
 
 def scanner_built() -> bool:
-    """Whether the compiled scanner is installed beside this module."""
-    return find_spec(SCANNER_MODULE) is not None
+    """Whether the compiled index (the Rust core) is installed beside this module."""
+    return find_spec(CORE_MODULE) is not None

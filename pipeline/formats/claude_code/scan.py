@@ -1,9 +1,9 @@
-"""The compiled line scanner (`_scan.c`), configured with the reference's own types and helpers.
+"""The compiled line index (the Rust core, `rust/`), configured with the reference's own types and helpers.
 
-`index_lines` builds the per-line index in one C pass wherever a line is plain compact JSON of
-the types Claude Code writes, and hands every other line to `decode_record`, the pure-Python
-reference, unchanged. Without a compiler at install time there is no `_scan` module: `COMPILED`
-is False, `compiled.NOTICE` says so in one line, and the index is built by the reference alone.
+`index_lines` builds the per-line index in one compiled pass wherever a line is plain compact JSON
+of the types Claude Code writes, and hands every other line to `decode_record`, the pure-Python
+reference, unchanged. Without a Rust toolchain at install time there is no `_core` module:
+`COMPILED` is False, `compiled.NOTICE` says so in one line, and the reference builds the index.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ __all__ = ["COMPILED", "NOTICE", "ScannedLines", "index_lines", "scan_line"]
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
 
-_scan: ModuleType | None
+
+_compiled: ModuleType | None
 try:
-    from pipeline.formats.claude_code import _scan as _compiled
-except ImportError:  # built without a compiler: the reference does all the work
-    _scan = None
+    from pipeline.formats.claude_code import _core
+except ImportError:  # built without a Rust toolchain: the reference does all the work
+    _compiled = None
 else:
-    _scan = _compiled
-    _compiled.configure(
+    _core.configure(
         DecodedRecord,
         (PointerState.ABSENT, PointerState.LEAF, PointerState.EMPTY, PointerState.NULL),
         LineKind.BLANK,
@@ -40,17 +40,18 @@ else:
         char_weight_tenths,
         tuple(str(kind.value) for kind in RecordType)[:8],
     )
+    _compiled = _core
 
-COMPILED: Final = _scan is not None
+COMPILED: Final = _compiled is not None
 
 
 def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
     """Every physical line's offset, length, kind and record, as `index.build_index` keeps them."""
-    if _scan is None:
+    if _compiled is None:
         raise RuntimeError(NOTICE)
     escapes_possible = data.isascii()
     reference = partial(decode_record, limits=limits, escapes_possible=escapes_possible)
-    scanned: ScannedLines = _scan.index_lines(
+    scanned: ScannedLines = _compiled.index_lines(
         data, limits.max_line_bytes, limits.max_json_depth, escapes_possible, reference
     )
     return scanned
@@ -58,9 +59,9 @@ def index_lines(data: bytes, limits: LineLimits) -> ScannedLines:
 
 def scan_line(line: bytes, limits: LineLimits, *, escapes_possible: bool) -> DecodedRecord | None:
     """The fast path's record for one non-blank line, or None where the reference decides."""
-    if _scan is None:
+    if _compiled is None:
         raise RuntimeError(NOTICE)
     if len(line) > limits.max_line_bytes:
         return None
-    record: DecodedRecord | None = _scan.scan_line(line, limits.max_json_depth, escapes_possible)
+    record: DecodedRecord | None = _compiled.scan_line(line, limits.max_json_depth, escapes_possible)
     return record

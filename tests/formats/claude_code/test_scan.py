@@ -1,9 +1,10 @@
-"""The compiled line scanner is held to the pure-Python reference, line for line and field for field.
+"""The compiled line index is held to the pure-Python reference, line for line and field for field.
 
-`build_index` (the compiled scanner where built) must equal `build_index_reference` (the pure-Python
-loop over `decode_record`) on every corpus file, on every kind of fuzzed damage and on lines built to
-hit each rule of the fast path; and the hand-written JSON scanner must accept exactly what orjson
-accepts, wherever it answers at all.
+`build_index` (the Rust core where built) must equal `build_index_reference` (the pure-Python
+loop over `decode_record`) on every corpus file, on every kind of fuzzed damage, on a generated
+fleet and on lines built to hit each rule of the fast path; and its JSON scanner must accept
+exactly what orjson accepts, wherever it answers at all. test_core_reports.py holds the whole
+`validate` path to the reference the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.testing.fuzz import Mutation, mutate
 from pipeline.testing.fuzzing import builder_sources
 from pipeline.testing.settings import LIMITS
+from pipeline.testing.synth import generate_fleet
 from pipeline.vocabulary import SourceFormat
 
 pytestmark = pytest.mark.skipif(not scan.COMPILED, reason="the compiled scanner is not built here")
@@ -72,6 +74,13 @@ def test_fuzzed_sessions_index_identically(kind: Mutation, corpus_files: Path) -
         rng = random.Random(f"{kind}-{name}-{seed}")
         damaged = mutate(data, rng, kind, depth=2_000, huge_bytes=200_000)
         _same_index(damaged)
+
+
+def test_a_generated_fleet_indexes_identically(tmp_path: Path) -> None:
+    manifest = generate_fleet(tmp_path, target_bytes=4 << 20, seed=7)
+    assert manifest.session_count > 3
+    for path in sorted(tmp_path.rglob("*.jsonl")):
+        _same_index(path.read_bytes())
 
 
 def test_limits_below_the_fast_path_own_are_the_reference_ones() -> None:

@@ -1,4 +1,4 @@
-"""Types of the compiled line scanner (`_scan.c`); see `pipeline.formats.claude_code.scan`."""
+"""Types of the compiled line index (the Rust core, `rust/`); see `pipeline.formats.claude_code.scan`."""
 
 from collections.abc import Callable
 from typing import Any

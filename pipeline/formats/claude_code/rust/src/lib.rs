@@ -1,0 +1,254 @@
+//! The compiled Claude Code line index (`pipeline.formats.claude_code._core`): one pass over a
+//! transcript's bytes builds the per-line index that `pipeline.core.index.build_index_reference`
+//! builds, record for record, field for field.
+//!
+//! Each line is validated and its kept members located by a scanner that builds nothing
+//! (`json`, `head`), its seed estimate counted on its own bytes (`estimate`), and only then are
+//! the record's few Python values made (`record`). A line the fast path does not decide is handed
+//! to the pure-Python reference unchanged. This crate holds no `unsafe` code: PyO3's safe API is
+//! the whole binding layer.
+#![forbid(unsafe_code)]
+
+mod estimate;
+mod head;
+mod json;
+mod record;
+mod text;
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+use record::{Config, Recent};
+
+/// The reference's types and helpers, set once by `configure` (from `scan.py`).
+static CONFIG: Mutex<Option<Arc<Config>>> = Mutex::new(None);
+
+fn config() -> PyResult<Arc<Config>> {
+    let guard = CONFIG
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
+    guard
+        .clone()
+        .ok_or_else(|| PyRuntimeError::new_err("configure() was not called"))
+}
+
+/// bytes.strip(): ASCII whitespace including \v and \f.
+fn is_space(c: u8) -> bool {
+    c == b' ' || (b'\t'..=b'\r').contains(&c)
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|c| is_space(*c))
+}
+
+/// Sets the reference's record type, vocabularies and helpers the index is built with.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // the reference's eight parts, named once at import
+fn configure(
+    py: Python<'_>,
+    record_type: Bound<'_, PyAny>,
+    pointer_states: (
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+    ),
+    blank: Bound<'_, PyAny>,
+    record: Bound<'_, PyAny>,
+    problem_kinds: Bound<'_, PyDict>,
+    prompt_key: Bound<'_, PyAny>,
+    weight: Bound<'_, PyAny>,
+    names: Bound<'_, PyTuple>,
+) -> PyResult<()> {
+    if !record_type.is_instance_of::<pyo3::types::PyType>() || names.len() > 8 {
+        return Err(PyTypeError::new_err(
+            "configure(record type, ..., at most 8 names)",
+        ));
+    }
+    let config = Config::new(
+        py,
+        record_type,
+        pointer_states,
+        (blank, record),
+        problem_kinds,
+        (prompt_key, weight),
+        &names,
+    )?;
+    let mut guard = CONFIG
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("the configuration lock is poisoned"))?;
+    *guard = Some(Arc::new(config));
+    Ok(())
+}
+
+/// The kind and record of a line the reference decoded (a DecodedRecord or a LineProblem).
+fn from_reference<'py>(
+    config: &Config,
+    decoded: Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let py = decoded.py();
+    if decoded.is_instance(config.record_type.bind(py))? {
+        return Ok((config.kind_record.bind(py).clone(), decoded));
+    }
+    let name = decoded.getattr("kind")?;
+    let kind = config
+        .problem_kinds
+        .bind(py)
+        .get_item(name)?
+        .ok_or_else(|| PyKeyError::new_err("unknown line problem"))?;
+    Ok((kind, py.None().into_bound(py)))
+}
+
+fn is_last_prompt(record: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if record.is_none() {
+        return Ok(false);
+    }
+    let kind = record.getattr("type")?;
+    Ok(kind
+        .extract::<&str>()
+        .is_ok_and(|text| text == "last-prompt"))
+}
+
+fn int64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    PyBytes::new(py, &raw)
+}
+
+/// Runs `body`, turning a panic (a bug in the core) into a Python `RuntimeError`: PyO3's own
+/// `PanicException` is a `BaseException`, which would escape the per-session guard
+/// (`execute.session_tasks.run_guarded`) and cost the other sessions of the worker's batch.
+fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        Err(PyRuntimeError::new_err(
+            "the compiled line index failed on this input (a bug in the core)",
+        ))
+    })
+}
+
+/// Every physical line's offset, length, kind and record, as `index.build_index` keeps them:
+/// (offsets, lengths as native int64 bytes, kinds, records, CRLF lines, the last pointer's line).
+#[pyfunction]
+fn index_lines<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    max_line_bytes: usize,
+    max_depth: usize,
+    escapes_possible: bool,
+    reference: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| {
+        index_all(
+            py,
+            data,
+            max_line_bytes,
+            max_depth,
+            escapes_possible,
+            reference,
+        )
+    })
+}
+
+fn index_all<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    max_line_bytes: usize,
+    max_depth: usize,
+    escapes_possible: bool,
+    reference: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let config = config()?;
+    let bom = data.starts_with(b"\xEF\xBB\xBF");
+    let (mut offsets, mut lengths) = (Vec::new(), Vec::new());
+    let (mut kinds, mut records) = (Vec::new(), Vec::new());
+    let (mut crlf, mut latest) = (0usize, None);
+    let mut recent = Recent::new();
+    let mut start = 0;
+    while start < data.len() {
+        let newline = memchr::memchr(b'\n', &data[start..]).map(|at| start + at);
+        let end = newline.unwrap_or(data.len());
+        offsets.push(start as i64);
+        lengths.push((end - start) as i64);
+        let mut content_end = end;
+        if end > start && data[end - 1] == b'\r' {
+            crlf += 1;
+            content_end -= 1;
+        }
+        let content_start = if start == 0 && bom { 3 } else { start };
+        let line = &data[content_start..content_end.max(content_start)];
+        if is_blank(line) {
+            kinds.push(config.kind_blank.bind(py).clone());
+            records.push(py.None().into_bound(py));
+        } else {
+            let fast = if line.len() <= max_line_bytes {
+                record::fast_record(py, &config, line, max_depth, escapes_possible, &mut recent)?
+            } else {
+                None
+            };
+            let (kind, record, pointer) = match fast {
+                Some((record, pointer)) => (config.kind_record.bind(py).clone(), record, pointer),
+                None => {
+                    let decoded = reference.call1((PyBytes::new(py, line),))?;
+                    let (kind, record) = from_reference(&config, decoded)?;
+                    let pointer = is_last_prompt(&record)?;
+                    (kind, record, pointer)
+                }
+            };
+            if pointer {
+                latest = Some(offsets.len());
+            }
+            kinds.push(kind);
+            records.push(record);
+        }
+        match newline {
+            Some(at) => start = at + 1,
+            None => break,
+        }
+    }
+    let parts: [Bound<'py, PyAny>; 6] = [
+        int64_bytes(py, &offsets).into_any(),
+        int64_bytes(py, &lengths).into_any(),
+        PyTuple::new(py, kinds)?.into_any(),
+        PyTuple::new(py, records)?.into_any(),
+        crlf.into_pyobject(py)?.into_any(),
+        latest.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, parts)
+}
+
+/// One line's record as `decode_record` would return it, or None where the reference decides.
+#[pyfunction]
+fn scan_line<'py>(
+    py: Python<'py>,
+    line: &[u8],
+    max_depth: usize,
+    escapes_possible: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| scan_one(py, line, max_depth, escapes_possible))
+}
+
+fn scan_one<'py>(
+    py: Python<'py>,
+    line: &[u8],
+    max_depth: usize,
+    escapes_possible: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let config = config()?;
+    if is_blank(line) {
+        return Ok(py.None().into_bound(py));
+    }
+    let mut recent = Recent::new();
+    let fast = record::fast_record(py, &config, line, max_depth, escapes_possible, &mut recent)?;
+    Ok(fast.map_or_else(|| py.None().into_bound(py), |(record, _)| record))
+}
+
+/// The compiled Claude Code line index.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(configure, m)?)?;
+    m.add_function(wrap_pyfunction!(index_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_line, m)?)?;
+    Ok(())
+}
