@@ -3,7 +3,7 @@ installed into a fresh virtualenv outside the repository, run from a folder outs
 
 This is what pipx, `uv tool install` and a published wheel do (not the editable install of
 scripts/_env): everything the tool reads at run time must come from the package. The sdist is
-installed with no C compiler on the path, so the one-line notice and the pure-Python indexing are
+installed with no compiler or Rust toolchain on the path, so the one-line notice and the pure-Python indexing are
 checked where users without a compiler meet them. The builds and installs are shared by the module
 (about a minute in all); pip reaches PyPI for the dependencies through the shared cache `.cache/pip`.
 """
@@ -39,7 +39,8 @@ ROLLOUT: Final = (
     CODEX_FILES / "EdofEngland__code_butler__.codex_sessions_2025_11_24_"
     "rollout-2025-11-24T13-38-49-019ab760-3d78-7fd0-9ea1-4c39e889b87b.jsonl"
 )
-BUILD_NOTICE: Final = "session-compaction: the compiled line scanner was not built"  # setup.py's line
+RUST_SOURCES: Final = "pipeline/formats/claude_code/rust/"
+BUILD_NOTICE: Final = "session-compaction: the compiled line index was not built"  # setup.py's line
 STEP_TIMEOUT_SECONDS: Final = 300  # a build or an install from a cold pip cache
 
 
@@ -106,7 +107,7 @@ def _install(folder: Path, artifact: Path, env: dict[str, str]) -> Installed:
 @pytest.fixture(scope="module")
 def installs(built: Built, tmp_path_factory: pytest.TempPathFactory) -> tuple[Installed, Installed]:
     """The wheel installed as pipx or `uv tool install` would (its own virtualenv, no checkout),
-    and the sdist installed where no C compiler works (`CC` fails, PATH holds no gcc or cc); side
+    and the sdist installed where no compiler works (`CC` fails, PATH holds no gcc, cc or cargo); side
     by side, since each mostly waits for pip."""
     wheel, sdist = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("sdist")
     (sdist / "empty-path").mkdir()
@@ -175,15 +176,17 @@ def test_the_built_package_carries_the_defaults_file_byte_for_byte(built: Built)
         assert wheel.read(PACKAGED_DEFAULTS) == DEFAULTS.read_bytes()
     assert not any(name.startswith("config/") for name in names)  # inside the package, not beside it
     # Every file the package holds in the repository ships (data beside a module, a schema, the
-    # scanner's source): one that package-data misses would be found only by an installed user.
+    # core's stub): one that package-data misses would be found only by an installed user. The
+    # Rust core's sources ship in the sdist (below), its compiled module in the wheel.
     held = {
         path.relative_to(REPO).as_posix()
         for path in (REPO / "pipeline").rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".so", ".pyc")
     }
-    assert held - names == set()
+    rust = {n for n in held if n.startswith(RUST_SOURCES) and not n.startswith(f"{RUST_SOURCES}target/")}
+    assert held - rust - names == set()
     assert any(
-        name.startswith("pipeline/formats/claude_code/_scan.") and name.endswith(".so") for name in names
+        name.startswith("pipeline/formats/claude_code/_core.") and name.endswith(".so") for name in names
     )
     assert "pipeline/estimate/data/claude-legacy-tokenizer.json.gz" in names
     with tarfile.open(built.sdist) as sdist:
@@ -191,6 +194,8 @@ def test_the_built_package_carries_the_defaults_file_byte_for_byte(built: Built)
         for name in ("config/default.toml", PACKAGED_DEFAULTS):  # a wheel built from the sdist has both
             member = sdist.extractfile(f"{root}/{name}")
             assert member is not None and member.read() == DEFAULTS.read_bytes(), name
+        shipped = {name.removeprefix(f"{root}/") for name in sdist.getnames()}
+        assert rust and rust <= shipped  # the wheel built from it compiles the core
 
 
 def test_the_installed_wheel_works_from_any_folder_without_the_checkout(
@@ -204,7 +209,7 @@ def test_the_installed_wheel_works_from_any_folder_without_the_checkout(
     )
     checkout, defaults = where.stdout.split()
     assert checkout == "None" and Path(defaults).is_relative_to(from_wheel.bin.parent), where.stderr
-    assert NOTICE not in wheel_checked.stderr  # the wheel carries the compiled scanner
+    assert NOTICE not in wheel_checked.stderr  # the wheel carries the compiled core
     tokens = _compaction(from_wheel, "tokens", *map(str, SESSIONS), "--out", "tokens", "--quiet")
     assert tokens.returncode == 0, tokens.stderr
     figures = json.loads((from_wheel.home / "tokens" / "tokens.json").read_text())
@@ -217,8 +222,8 @@ def test_the_sdist_without_a_compiler_says_so_once_and_indexes_in_python(
     from_sdist: Installed, from_wheel: Installed, wheel_checked: subprocess.CompletedProcess[str]
 ) -> None:
     assert from_sdist.install_log.count(BUILD_NOTICE) == 1, from_sdist.install_log[-3000:]
-    assert not list(from_sdist.bin.parent.rglob("_scan*.so"))
+    assert not [p for p in from_sdist.bin.parent.rglob("_core*.so") if "pipeline" in p.parts]
     checked = _validate_and_compress(from_sdist, "sdist")
     assert NOTICE in checked.stderr  # the run says it indexes with the reference
-    # The reference decides every line as the compiled scanner does: the same partitions.
+    # The reference decides every line as the compiled core does: the same partitions.
     assert _partitions(from_sdist.home / "sdist-compress") == _partitions(from_wheel.home / "wheel-compress")
