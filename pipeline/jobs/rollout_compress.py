@@ -11,7 +11,6 @@ Nothing is written for a session that stops at any step; the report says why.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -102,8 +101,8 @@ def _context(source: SourceBytes, limits: LineLimits) -> _Context:
 
 
 def _target(context: _Context, options: CompressOptions) -> int:
-    settings = options.compress
-    return settings.target_estimated_tokens or math.ceil(context.total * settings.target_ratio)
+    """The goal Claude Code's cut has too: the ratio of the context, capped by the window share."""
+    return options.cut().goal(context.total)
 
 
 def _gate(context: _Context, options: CompressOptions) -> _Stop | None:

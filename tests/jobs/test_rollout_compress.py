@@ -159,3 +159,40 @@ def test_no_excluded_text_reaches_the_candidate_or_its_report(tmp_path: Path) ->
         assert canary not in candidate
         assert canary.decode() not in json.dumps(report)
     assert b"earlier summary" in candidate  # what Codex does send was summarized
+
+
+def test_a_rollouts_target_is_claude_codes_rule_the_ratio_capped_by_the_window_share(
+    tmp_path: Path,
+) -> None:
+    window = {"context_window": 20_000, "max_window_share": 0.4}  # a ceiling under the ratio's goal
+    outcome, report, _ = _compress(tmp_path, _long(21), **window)
+    tokens = report["tokens"]
+    assert 0.3 * tokens["active_chain"] > 8_000, "the ratio alone would allow more than the window share"
+    assert tokens["target"] == 8_000  # min(ratio x context, window x share), as for Claude Code
+    assert isinstance(outcome, Compressed) and tokens["output"] <= 8_000, report.get("reasons")
+    (tmp_path / "ratio").mkdir()
+    _, by_ratio, _ = _compress(tmp_path / "ratio", _long(21))
+    assert by_ratio["tokens"]["target"] == round(0.3 * by_ratio["tokens"]["active_chain"])
+
+
+def _numbered(data: bytes) -> bytes:
+    """The rollout as a paginated thread writes it: every record numbered (`ordinal`) in order."""
+    records = [orjson.loads(line) for line in data.splitlines()]
+    return b"".join(
+        orjson.dumps({"timestamp": r["timestamp"], "ordinal": n, "type": r["type"], "payload": r["payload"]})
+        + b"\n"
+        for n, r in enumerate(records)
+    )
+
+
+def test_a_numbered_rollouts_checkpoint_takes_numbers_the_summarized_span_freed(tmp_path: Path) -> None:
+    source = tmp_path / "in" / "rollout-2026-03-01T12-00-00-x.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(_numbered(_long(22).to_bytes()))
+    outcome = compress_session(source, source.name, compress_options(tmp_path / "out", min_tokens=0))
+    assert isinstance(outcome, Compressed), as_json(outcome).get("reasons")
+    written = (tmp_path / "out" / "root" / source.name).read_bytes()
+    numbers = [orjson.loads(line).get("ordinal") for line in written.splitlines()]
+    assert None not in numbers and numbers == sorted(set(numbers))  # unique and in order
+    assert numbers[1:3] == [1, 2] and numbers[-1] == len(source.read_bytes().splitlines()) - 1
+    assert analyze_rollout(written, LIMITS).rollout.numbered
