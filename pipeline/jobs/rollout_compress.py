@@ -35,6 +35,7 @@ from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.rollout_evidence import rollout_evidence
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
+from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
@@ -231,7 +232,7 @@ def write_rollout(
     destination = candidate_path(Path(options.out_dir), options.root_label, label)
     if destination.resolve() == source.path.resolve():
         return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
-    write_bytes_atomic(destination, data)
+    write_bytes_atomic(destination, compress_as(source.compression, data))  # stored as the source is
     return rollout_output(destination.relative_to(Path(options.out_dir)).as_posix(), data, source)
 
 

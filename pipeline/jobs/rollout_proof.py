@@ -68,8 +68,9 @@ def prove_rollout(
     excluded = rollout_exclusions(analysis, sets, candidate, options.verify.min_excluded_text_chars)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="compaction-rollout-") as scratch:
-        original = _staged(Path(scratch), "original", source.path.name, source.data)
-        compacted = _staged(Path(scratch), "candidate", source.path.name, candidate)
+        name = source.path.name.removesuffix(".zst")  # staged plain: what Codex reads of a cold rollout
+        original = _staged(Path(scratch), "original", name, source.data)
+        compacted = _staged(Path(scratch), "candidate", name, candidate)
         try:
             verdict = prove_codex_resume(
                 original,

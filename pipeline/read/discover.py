@@ -3,7 +3,8 @@
 A root may be a directory (walked recursively, Claude Code's `projects/` layout or any tree of
 transcripts) or a single file. Each session gets a label relative to its root, which is also
 where its report goes under the report directory. Subagent transcripts
-(`<session>/subagents/*.jsonl`) are sessions of their own.
+(`<session>/subagents/*.jsonl`) are sessions of their own. A compressed rollout (`.jsonl.zst`) is
+a session too, unless its plain sibling is there (which Codex reads instead).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.errors import CompactionError
+from pipeline.read.compressed import COMPRESSED_SUFFIXES
 
 __all__ = [
     "SESSION_SUFFIXES",
@@ -26,7 +28,7 @@ __all__ = [
     "root_pairs",
 ]
 
-SESSION_SUFFIXES: Final = (".jsonl", ".json")
+SESSION_SUFFIXES: Final = (".jsonl", ".json", *COMPRESSED_SUFFIXES)
 
 
 class RootError(CompactionError):
@@ -74,8 +76,12 @@ def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
     for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
         chosen = sorted(
-            name for name in files if name.endswith(SESSION_SUFFIXES) and not name.startswith(".")
-        )
+            name
+            for name in files
+            if name.endswith(SESSION_SUFFIXES)
+            and not name.startswith(".")
+            and not (name.endswith(COMPRESSED_SUFFIXES) and name[: -len(".zst")] in files)
+        )  # a compressed rollout beside its plain self: Codex reads the plain one, and so do we
         if not chosen:
             continue
         relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
@@ -348,3 +349,22 @@ def test_a_mixed_tree_without_claude_code_leaves_only_the_claude_code_sessions_a
     assert {d for f, d in by_format if f == "claude-code"} <= {"refused-unproven", "declined"}
     assert ("claude-code", "refused-unproven") in by_format
     assert originals(idle_fleet) == claude_sessions and b'"type":"compacted"' in rollout.read_bytes()
+
+
+@pytest.mark.codex
+def test_a_cold_rollout_is_replaced_in_place_compressed_as_it_was(
+    codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _idle_rollout(tmp_path / ".codex" / "sessions" / "2026" / "03" / "01")
+    cold = plain.with_name(plain.name + ".zst")
+    cold.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    plain.unlink()
+    os.utime(cold, (time.time() - 2 * DAY,) * 2)
+    before = cold.read_bytes()
+    code, reports = _in_place_without_claude_code([tmp_path / ".codex" / "sessions"], tmp_path, monkeypatch)
+    assert code == 0, reports
+    (report,) = reports
+    assert report["in_place"]["disposition"] == "committed" and report["resume_check"]["verdict"] == "match"
+    replaced = zstandard.ZstdDecompressor().stream_reader(cold.read_bytes()).read()  # still zstd
+    assert b'"type":"compacted"' in replaced and not plain.exists()
+    assert read_backup(cold.with_name(cold.name + ".backup")) == before

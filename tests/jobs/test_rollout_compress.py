@@ -3,15 +3,20 @@ and the candidate's rebuilt context the summary followed by the original's from 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
+import zstandard
 
 from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.formats.codex.rollout_items import item_digest, sent_items
 from pipeline.jobs.compress.job import compress_session
+from pipeline.read.discover import discover
 from pipeline.report.documents import Compressed, Refused, Skipped
 from pipeline.testing import as_json
 from pipeline.testing.rollout_builder import RolloutBuilder
@@ -196,3 +201,44 @@ def test_a_numbered_rollouts_checkpoint_takes_numbers_the_summarized_span_freed(
     assert None not in numbers and numbers == sorted(set(numbers))  # unique and in order
     assert numbers[1:3] == [1, 2] and numbers[-1] == len(source.read_bytes().splitlines()) - 1
     assert analyze_rollout(written, LIMITS).rollout.numbered
+
+
+def _cold(path: Path) -> Path:
+    """The rollout as recent Codex versions store a thread they no longer write to: `.jsonl.zst`."""
+    cold = path.with_name(path.name + ".zst")
+    cold.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
+    path.unlink()
+    return cold
+
+
+def test_a_cold_rollout_is_read_decompressed_and_its_candidate_written_back_compressed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "in").mkdir()
+    plain = _long(23).write(tmp_path / "in" / "rollout-2026-03-01T12-00-00-x.jsonl")
+    original = plain.read_bytes()
+    cold = _cold(plain)
+    (found,) = discover([tmp_path / "in"])
+    assert found.path == cold
+    outcome = compress_session(cold, cold.name, compress_options(tmp_path / "out", min_tokens=0))
+    report = as_json(outcome)
+    assert isinstance(outcome, Compressed), report.get("reasons")
+    assert report["session"]["format"] == "codex-rollout"
+    written = (tmp_path / "out" / "root" / cold.name).read_bytes()
+    candidate = zstandard.ZstdDecompressor().stream_reader(written).read()  # stored as its source is
+    assert candidate.startswith(original.splitlines(keepends=True)[0]) and len(candidate) < len(original)
+    assert report["output"]["sha256"] == hashlib.sha256(candidate).hexdigest()
+    beside = _long(23).write(tmp_path / "in" / plain.name)  # the plain sibling is what Codex reads
+    assert [f.path for f in discover([tmp_path / "in"])] == [beside]
+
+
+def test_without_zstandard_a_cold_rollout_is_unreadable_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = _cold(_long(24).write(tmp_path / "rollout-2026-03-01T12-00-00-x.jsonl"))
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # the optional extra not installed
+    report = as_json(compress_session(cold, cold.name, compress_options(tmp_path / "out", min_tokens=0)))
+    assert report["status"] == "unreadable"
+    (finding,) = report["findings"]
+    assert finding["code"] == "unreadable" and finding["ids"] == ["zstandard-not-installed"]
+    assert not (tmp_path / "out").exists()
