@@ -28,7 +28,8 @@ __all__ = [
     "root_pairs",
 ]
 
-SESSION_SUFFIXES: Final = (".jsonl", ".json", *COMPRESSED_SUFFIXES)
+SESSION_SUFFIXES: Final = (".jsonl", ".json")
+_LOCAL_SUFFIXES: Final = (*SESSION_SUFFIXES, *COMPRESSED_SUFFIXES)  # decompressed by read_source
 
 
 class RootError(CompactionError):
@@ -78,7 +79,7 @@ def _walk(root: Path, root_label: str) -> Iterator[SessionFile]:
         chosen = sorted(
             name
             for name in files
-            if name.endswith(SESSION_SUFFIXES)
+            if name.endswith(_LOCAL_SUFFIXES)
             and not name.startswith(".")
             and not (name.endswith(COMPRESSED_SUFFIXES) and name[: -len(".zst")] in files)
         )  # a compressed rollout beside its plain self: Codex reads the plain one, and so do we
