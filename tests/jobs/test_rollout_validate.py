@@ -100,13 +100,16 @@ def test_the_records_codex_0_171_writes_are_read_as_its_resume_state_not_unknown
         b'{"timestamp":"t","type":"token_usage_record","payload":{"thread_id":"x","turn_id":"y",'
         b'"response_id":"resp_1","usage":' + json.dumps(USAGE).encode() + b"}}"
     )
+    trigger = b.raw(
+        b'{"timestamp":"t","type":"inter_agent_communication_metadata","payload":{"trigger_turn":true}}'
+    )
     strange = b.raw(b'{"timestamp":"t","type":"no_such_record","payload":{}}')
     report = _validate(tmp_path, b)
     unknown = [f.get("line") for f in report["findings"] if f["code"] == "unknown-record"]
     assert unknown == [strange]  # a kind Codex does not write is still said, and only that one
     assert report["status"] == "valid"
     analysis = analyze_rollout(b.to_bytes(), LIMITS)
-    assert {world, usage} <= analysis.sweep_sets()[PartitionSet.CONTROL_PROJECTION]
+    assert {world, usage, trigger} <= analysis.sweep_sets()[PartitionSet.CONTROL_PROJECTION]
 
 
 @pytest.mark.codex

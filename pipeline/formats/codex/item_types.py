@@ -81,9 +81,13 @@ ENVELOPE_KINDS: Final = frozenset(
         "event_msg",
         "token_usage_record",
         "world_state",
+        "inter_agent_communication_metadata",
     }
 )
 """The `{timestamp, [ordinal,] type, payload}` record kinds Codex writes (0.4x on; 0.171 adds
-`token_usage_record`, one per model response, and `world_state`, the context baseline)."""
-CONTROL_RECORD_KINDS: Final = frozenset({"turn_context", "event_msg", "token_usage_record", "world_state"})
+`token_usage_record`, one per model response, `world_state`, the context baseline, and
+`inter_agent_communication_metadata`, whether a message from another agent starts a turn)."""
+CONTROL_RECORD_KINDS: Final = frozenset(
+    {"turn_context", "event_msg", "token_usage_record", "world_state", "inter_agent_communication_metadata"}
+)
 """Records Codex reads for its resume state, never into the history it sends."""

@@ -63,6 +63,7 @@ class RolloutKind(StrEnum):
     EVENT_MSG = "event_msg"
     TOKEN_USAGE_RECORD = "token_usage_record"  # 0.171: what one model response billed
     WORLD_STATE = "world_state"  # 0.171: the context baseline (AGENTS.md, environment, tools)
+    INTER_AGENT_COMMUNICATION_METADATA = "inter_agent_communication_metadata"  # 0.171: {trigger_turn}
     LEGACY_META = "legacy_meta"  # the 0.2x first line: {id, timestamp, instructions, git}
     LEGACY_STATE = "legacy_state"  # the 0.2x {"record_type": "state"} lines
     LEGACY_ITEM = "legacy_item"  # a 0.2x bare response item
