@@ -113,8 +113,11 @@ def check_compress_paths(args: argparse.Namespace) -> None:
     check_apart(args.out, local, "--out")
 
 
-def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
-    """The options a compress run used, as its summary records them (`out_dir` empty in place)."""
+def compress_run(
+    args: argparse.Namespace, settings: Settings, claude: str | None, codex: str | None = None
+) -> CompressRun:
+    """The options a compress run used, as its summary records them (`out_dir` empty in place);
+    `verify_resume` when the gate had a judge for some format (Claude Code, or Codex for rollouts)."""
     compress, verify, base = settings.compress, settings.verify, validate_run(args, settings)
     return CompressRun(
         **{field: getattr(base, field) for field in base.__struct_fields__},
@@ -128,7 +131,7 @@ def compress_run(args: argparse.Namespace, settings: Settings, claude: str | Non
         preserve_prior_verbatim=compress.preserve_prior_summaries_verbatim,
         anchors=list(args.anchor),
         summary_limits=sorted(asdict(settings.summary).items()),
-        verify_resume=claude is not None,
+        verify_resume=claude is not None or codex is not None,
         claude=claude,
         resume_timeout=verify.resume_timeout_seconds,
         min_excluded_chars=verify.min_excluded_text_chars,
@@ -181,7 +184,7 @@ def compress_command(
             args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex_gate=codex
         )
 
-    record = compress_run(args, settings, claude)
+    record = compress_run(args, settings, claude, codex)
     if args.dry_run:
         from pipeline.cli.dry_run_command import dry_run_command  # noqa: PLC0415 - per command
 

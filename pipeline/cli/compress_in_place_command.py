@@ -199,7 +199,7 @@ def _totals(done: PassDone) -> InPlaceTotals:
 
 
 def _summary(
-    args: argparse.Namespace, settings: Settings, claude: str | None, done: PassDone, roots: Sequence[Path]
+    args: argparse.Namespace, settings: Settings, gate: InPlaceGate, done: PassDone, roots: Sequence[Path]
 ) -> InPlaceSummary:
     """The fleet summary of the sessions the job ran on, and the run's own totals."""
     jobs = {o.target.report_label: o.job for o in done.outcomes if isinstance(o.job, Outcome)}
@@ -211,7 +211,9 @@ def _summary(
     fleet = summary_report(
         jobs,
         command="compress",
-        options=compress_run(args, settings, claude),
+        options=compress_run(
+            args, settings, gate.judges.get(SourceFormat.CLAUDE_CODE), gate.judges.get(SourceFormat.CODEX)
+        ),
         report_paths=paths,
         elapsed_ms=done.elapsed_ms,
         roots=[str(root) for root in roots],
@@ -240,5 +242,5 @@ def compress_in_place(live: LiveRun) -> int:
         services=model.builds if model else None,
     )
     done = run_pass(command, live)
-    summary = _summary(args, settings, claude, done, [root for root, _ in roots])
+    summary = _summary(args, settings, gate, done, [root for root, _ in roots])
     return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

@@ -332,6 +332,8 @@ def test_a_codex_only_tree_runs_in_place_with_no_claude_code_installed(
     assert (
         rollout.read_bytes() != before and read_backup(rollout.with_name(rollout.name + ".backup")) == before
     )
+    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    assert summary["options"]["verify_resume"] and summary["options"]["claude"] is None  # Codex judged
 
 
 @pytest.mark.codex
