@@ -6,6 +6,11 @@ resume proof of a Codex rollout runs Codex; finding them is a fact about the mac
 below every stage that runs them. `reported_version` is the one reader of `--version` for both.
 The pinned builds under `.cache/` exist only in a source checkout (`source_checkout`): an installed
 `compaction` (pipx, uv tool, a wheel) looks where the user says and on PATH, never for a repository.
+
+Each format's judge is one `ResumeJudge` (`JUDGES`, by format): the gate asks the judge of a
+session's own format, so a tree of one agent's sessions never needs the other's client. A judge's
+failures are its own `JudgeError` subclasses, each carrying the `verify-resume` exit code it maps
+to and named in reports by its class: no judge failure is reported as another judge's.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final, Protocol
 
 from pipeline.errors import CompactionError
+from pipeline.settings import VerifySettings
+from pipeline.vocabulary import ResumeExit, SourceFormat
 
 __all__ = [
     "CLAUDE_CODE_ENV",
@@ -27,11 +35,16 @@ __all__ = [
     "CODEX_ENV",
     "CODEX_VERSION",
     "INSTALL_HINT",
+    "JUDGES",
     "OFFLINE_ENV",
     "ClaudeCodeError",
     "ClaudeCodeNotInstalled",
     "CodexError",
     "CodexNotInstalled",
+    "CodexNotStarted",
+    "CodexThreadNotFound",
+    "JudgeError",
+    "ResumeJudge",
     "find_claude_code",
     "find_codex",
     "reported_version",
@@ -86,28 +99,68 @@ def source_checkout() -> Path | None:
     )
 
 
-class ClaudeCodeError(CompactionError):
+class JudgeError(CompactionError):
+    """A judge (the client that resumes a format's sessions) could not give a verdict.
+
+    Reports name the failure by its class (`code`); `verify-resume` exits with `resume_exit`.
+    """
+
+    resume_exit: ClassVar[ResumeExit] = ResumeExit.USAGE
+
+    @property
+    def code(self) -> str:
+        """What a report's `resume_check.error` says: the failure's own name, never a builtin's."""
+        return type(self).__name__
+
+
+class ClaudeCodeError(JudgeError):
     """Running Claude Code failed."""
+
+    resume_exit = ResumeExit.CLAUDE_CODE_FAILED
 
 
 class ClaudeCodeNotInstalled(ClaudeCodeError):
     """No Claude Code executable was found where we look."""
+
+    resume_exit = ResumeExit.USAGE
 
     def __init__(self, looked_in: tuple[str, ...]) -> None:
         self.looked_in = looked_in
         super().__init__(f"Claude Code not found (looked in {', '.join(looked_in)}); {INSTALL_HINT}")
 
 
-class CodexError(CompactionError):
+class CodexError(JudgeError):
     """Running the Codex CLI failed."""
+
+    resume_exit = ResumeExit.CODEX_FAILED
 
 
 class CodexNotInstalled(CodexError):
     """No Codex executable was found where we look."""
 
+    resume_exit = ResumeExit.USAGE
+
     def __init__(self, looked_in: tuple[str, ...]) -> None:
         self.looked_in = looked_in
         super().__init__(f"Codex not found (looked in {', '.join(looked_in)}); {CODEX_INSTALL_HINT}")
+
+
+class CodexNotStarted(CodexError):
+    """The Codex executable could not be started (not executable, wrong architecture, ...)."""
+
+    def __init__(self, executable: str, reason: str) -> None:
+        self.executable = executable
+        super().__init__(f"{executable} could not be started: {reason}")
+
+
+class CodexThreadNotFound(CodexError):
+    """A rollout names no thread Codex could look up (no id in its file name nor a session_meta)."""
+
+    resume_exit = ResumeExit.NOT_RESUMABLE
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"{name}: no thread id in the file name or a session_meta line")
 
 
 def reported_version(executable: Path, env: Mapping[str, str] | None = None) -> str | None:
@@ -199,3 +252,56 @@ def require_codex(given: Path | None = None, root: Path | None = None) -> Path:
     if executable is None:
         raise CodexNotInstalled(tuple(str(place) for place in _codex_places(root)))
     return executable
+
+
+class ResumeJudge(Protocol):
+    """The client that resumes one format's sessions: what it is called and where it is found."""
+
+    @property
+    def source_format(self) -> SourceFormat:
+        """The format whose sessions this judge resumes."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The client's name, as messages say it (`Claude Code`, `Codex`)."""
+        ...
+
+    def named(self, verify: VerifySettings) -> str:
+        """The client the user named (`--claude`, `[verify] claude`, ...), or "" when none."""
+        ...
+
+    def locate(self, given: Path | None) -> Path:
+        """`given` when it holds the client, else the usual places; raises the judge's
+        `*NotInstalled` (a `JudgeError`) when there is none."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _ClaudeCodeJudge:
+    source_format: SourceFormat = SourceFormat.CLAUDE_CODE
+    name: str = "Claude Code"
+
+    def named(self, verify: VerifySettings) -> str:
+        return verify.claude
+
+    def locate(self, given: Path | None) -> Path:
+        return require_claude_code(given)
+
+
+@dataclass(frozen=True, slots=True)
+class _CodexJudge:
+    source_format: SourceFormat = SourceFormat.CODEX
+    name: str = "Codex"
+
+    def named(self, verify: VerifySettings) -> str:
+        return verify.codex
+
+    def locate(self, given: Path | None) -> Path:
+        return require_codex(given)
+
+
+JUDGES: Final[Mapping[SourceFormat, ResumeJudge]] = {
+    judge.source_format: judge for judge in (_ClaudeCodeJudge(), _CodexJudge())
+}
+"""Each format the resume gate can prove, and its judge."""

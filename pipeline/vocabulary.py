@@ -78,9 +78,10 @@ class ResumeExit(IntEnum):
 
     MATCH = 0
     MISMATCH = 1
-    USAGE = 2  # a usage error, or no Claude Code
-    NOT_RESUMABLE = 3  # Claude Code finds no conversation in the original (not a mismatch)
+    USAGE = 2  # a usage error, or no judge (Claude Code, Codex) for the files' format
+    NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
+    CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
 
 
 class ProbeExit(IntEnum):

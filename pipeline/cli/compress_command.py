@@ -19,7 +19,7 @@ from pipeline.read.discover import SessionFile
 from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary
 from pipeline.settings import Settings
-from pipeline.vocabulary import CompressRepair, ResumeGate
+from pipeline.vocabulary import CompressRepair, ResumeGate, SourceFormat
 
 if TYPE_CHECKING:
     from pipeline.jobs.compress import CompressOptions
@@ -32,52 +32,53 @@ __all__ = [
     "compress_run",
     "find_gate_claude",
     "find_gate_codex",
+    "gate_judge",
 ]
 
 
-def find_gate_claude(settings: Settings) -> str | None:
-    """The Claude Code the resume gate runs, resolved once before any session starts.
+def gate_judge(settings: Settings, source_format: SourceFormat) -> str | None:
+    """The judge the resume gate runs for one format's sessions, resolved once before any session
+    starts (`installed.JUDGES`: flag, [verify], environment, the pinned build, PATH).
 
-    `on` requires it; `auto` (the default) uses it when found and says in one line when not;
-    `off` skips the gate.
+    None when the gate is off, or when the judge is found nowhere: the sessions of that format then
+    say so in their reports (`on` refuses them, `auto` writes them unproven, in place leaves them
+    as they are), and a tree without them never needs it. A judge named but not there is a mistake.
     """
-    from pipeline.proof.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
-
-    gate = settings.compress.verify_resume
-    if gate is ResumeGate.OFF:
-        return None
-    configured = settings.verify.claude
-    try:
-        return str(require_claude_code(Path(configured) if configured else None))
-    except ClaudeCodeError as exc:
-        if gate is ResumeGate.ON or configured:  # a Claude Code named but not there is a mistake
-            raise UsageError(f"--verify-resume: {exc}") from exc
-    print(
-        "compaction: note: Claude Code not found, so candidates are written without the resume proof "
-        "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
-        file=sys.stderr,
-    )
-    return None
-
-
-def find_gate_codex(settings: Settings) -> str | None:
-    """The Codex CLI the resume gate runs for rollouts ([verify] codex, $COMPACTION_CODEX, the
-    pinned build, PATH), resolved once before any session starts.
-
-    Not found: None, and each rollout's report says the gate could not run (`on` refuses it
-    there): a fleet without rollouts needs no Codex. A Codex named but not there is a mistake.
-    """
-    from pipeline.installed import CodexError, require_codex  # noqa: PLC0415
+    from pipeline.installed import JUDGES, JudgeError  # noqa: PLC0415
 
     if settings.compress.verify_resume is ResumeGate.OFF:
         return None
-    configured = settings.verify.codex
+    judge = JUDGES[source_format]
+    named = judge.named(settings.verify)
     try:
-        return str(require_codex(Path(configured) if configured else None))
-    except CodexError as exc:
-        if configured:
-            raise UsageError(f"--verify-resume: {exc}") from exc
+        return str(judge.locate(Path(named) if named else None))
+    except JudgeError as exc:
+        if named:
+            raise UsageError(
+                f"--verify-resume: {exc}; name one that is there, or pass --no-verify-resume to skip "
+                "the resume proof"
+            ) from exc
     return None
+
+
+def find_gate_claude(settings: Settings) -> str | None:
+    """The Claude Code the resume gate runs (`gate_judge`), saying in one line when it is missing."""
+    found = gate_judge(settings, SourceFormat.CLAUDE_CODE)
+    gate = settings.compress.verify_resume
+    if found is None and gate is not ResumeGate.OFF:
+        outcome = "refused" if gate is ResumeGate.ON else "written without the resume proof"
+        print(
+            f"compaction: note: Claude Code not found, so its sessions' candidates are {outcome} "
+            "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
+            file=sys.stderr,
+        )
+    return found
+
+
+def find_gate_codex(settings: Settings) -> str | None:
+    """The Codex CLI the resume gate runs for rollouts (`gate_judge`); a fleet without rollouts
+    needs none, so its absence is said in each rollout's report only."""
+    return gate_judge(settings, SourceFormat.CODEX)
 
 
 def check_apart(path: Path, roots: Sequence[Path], what: str) -> None:
@@ -113,8 +114,11 @@ def check_compress_paths(args: argparse.Namespace) -> None:
     check_apart(args.out, local, "--out")
 
 
-def compress_run(args: argparse.Namespace, settings: Settings, claude: str | None) -> CompressRun:
-    """The options a compress run used, as its summary records them (`out_dir` empty in place)."""
+def compress_run(
+    args: argparse.Namespace, settings: Settings, claude: str | None, codex: str | None = None
+) -> CompressRun:
+    """The options a compress run used, as its summary records them (`out_dir` empty in place);
+    `verify_resume` when the gate had a judge for some format (Claude Code, or Codex for rollouts)."""
     compress, verify, base = settings.compress, settings.verify, validate_run(args, settings)
     return CompressRun(
         **{field: getattr(base, field) for field in base.__struct_fields__},
@@ -128,7 +132,7 @@ def compress_run(args: argparse.Namespace, settings: Settings, claude: str | Non
         preserve_prior_verbatim=compress.preserve_prior_summaries_verbatim,
         anchors=list(args.anchor),
         summary_limits=sorted(asdict(settings.summary).items()),
-        verify_resume=claude is not None,
+        verify_resume=claude is not None or codex is not None,
         claude=claude,
         resume_timeout=verify.resume_timeout_seconds,
         min_excluded_chars=verify.min_excluded_text_chars,
@@ -188,7 +192,7 @@ def compress_command(
             args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex_gate=codex
         )
 
-    record = compress_run(args, settings, claude)
+    record = compress_run(args, settings, claude, codex)
     if args.dry_run:
         from pipeline.cli.dry_run_command import dry_run_command  # noqa: PLC0415 - per command
 

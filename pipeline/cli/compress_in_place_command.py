@@ -4,21 +4,23 @@ Lock the state directory, finish what interrupted runs left, then take every ses
 in-place pass: skipped at the cost of a `stat` when it is the output an earlier run published or
 was declined under the same configuration and has not changed; skipped when written to within
 `--idle-for` (or held open); else its frozen bytes are compressed in a worker process by the
-compress job's own stages, the candidate resumed in Claude Code (the resume gate), and the file
-replaced through the live-replacement transaction with a verified numbered backup. A candidate
-Claude Code did not prove is never put in place unless the gate is switched off explicitly.
+compress job's own stages, the candidate resumed by its own format's judge (Claude Code, or Codex
+for a rollout: the resume gate), and the file replaced through the live-replacement transaction
+with a verified numbered backup. A candidate its judge did not prove is never put in place unless
+the gate is switched off explicitly.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.cli.compress_command import compress_options, compress_run, find_gate_codex
+from pipeline.cli.compress_command import compress_options, compress_run, gate_judge
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
 from pipeline.cli.live_tables import present_in_place
 from pipeline.errors import UsageError
@@ -43,31 +45,41 @@ from pipeline.report.fleet import summary_report
 from pipeline.report.live_replacement import InPlaceSummary, InPlaceTotals, in_place_report
 from pipeline.report.render import report_bytes
 from pipeline.settings import Settings
-from pipeline.vocabulary import ResumeGate, SummarizerName
+from pipeline.vocabulary import ResumeGate, SourceFormat, SummarizerName
 
 __all__ = ["compress_in_place", "in_place_gate"]
 
 
-def in_place_gate(settings: Settings) -> str | None:
-    """The Claude Code that proves each candidate before its file is replaced (a proof is then required).
+@dataclass(frozen=True, slots=True)
+class InPlaceGate:
+    """The resume gate of an in-place run: each format's judge (None: found nowhere) and whether
+    a candidate must be proven by its own format's judge before its file is replaced."""
 
-    Off (`--no-verify-resume`, or `verify_resume = "off"` in a file or the environment): no proof,
-    none required. Otherwise Claude Code must be found: an in-place run never replaces a session
-    with a candidate the real client did not resume as the original.
+    judges: Mapping[SourceFormat, str | None]
+    required: bool
+
+
+def in_place_gate(settings: Settings, *, quiet: bool) -> InPlaceGate:
+    """Every format's judge, found once before any session (`gate_judge`).
+
+    Off (`--no-verify-resume`, or `verify_resume = "off"`): no proof, none required. Otherwise a
+    session is replaced only once the judge of its own format resumed its candidate as the
+    original: a judge found nowhere leaves the sessions of its format as they are
+    (`refused-unproven`) and never stops the run, so a Codex-only tree needs no Claude Code and a
+    Claude Code-only tree no Codex. A judge named but not there stops the run (exit 2).
     """
-    if settings.compress.verify_resume is ResumeGate.OFF:
-        return None
-    from pipeline.proof.client import ClaudeCodeError, require_claude_code  # noqa: PLC0415
+    from pipeline.installed import JUDGES  # noqa: PLC0415
 
-    configured = settings.verify.claude
-    try:
-        return str(require_claude_code(Path(configured) if configured else None))
-    except ClaudeCodeError as exc:
-        raise UsageError(
-            f"compress --in-place replaces a session only once Claude Code resumed its candidate as the "
-            f"original, and {exc}; install it (scripts/install-claude-code), name it with --claude, or "
-            "pass --no-verify-resume to replace sessions with unproven candidates"
-        ) from exc
+    judges = {source_format: gate_judge(settings, source_format) for source_format in JUDGES}
+    required = settings.compress.verify_resume is not ResumeGate.OFF
+    missing = [JUDGES[source_format].name for source_format, found in judges.items() if found is None]
+    if required and missing and not quiet:
+        print(
+            f"compaction: note: {' and '.join(missing)} not found: the sessions that need it are "
+            "left as they are (refused-unproven) until it is installed or named (--claude, --codex)",
+            file=sys.stderr,
+        )
+    return InPlaceGate(judges, required)
 
 
 def check_in_place_summarizer(args: argparse.Namespace, settings: Settings) -> None:
@@ -187,7 +199,7 @@ def _totals(done: PassDone) -> InPlaceTotals:
 
 
 def _summary(
-    args: argparse.Namespace, settings: Settings, claude: str | None, done: PassDone, roots: Sequence[Path]
+    args: argparse.Namespace, settings: Settings, gate: InPlaceGate, done: PassDone, roots: Sequence[Path]
 ) -> InPlaceSummary:
     """The fleet summary of the sessions the job ran on, and the run's own totals."""
     jobs = {o.target.report_label: o.job for o in done.outcomes if isinstance(o.job, Outcome)}
@@ -199,7 +211,9 @@ def _summary(
     fleet = summary_report(
         jobs,
         command="compress",
-        options=compress_run(args, settings, claude),
+        options=compress_run(
+            args, settings, gate.judges.get(SourceFormat.CLAUDE_CODE), gate.judges.get(SourceFormat.CODEX)
+        ),
         report_paths=paths,
         elapsed_ms=done.elapsed_ms,
         roots=[str(root) for root in roots],
@@ -212,8 +226,8 @@ def compress_in_place(live: LiveRun) -> int:
     """Run `compress --in-place` over the discovered sessions; the exit code (see --help)."""
     args, settings, roots = live.args, live.settings, live.roots
     check_in_place_summarizer(args, settings)
-    claude = in_place_gate(settings)
-    codex = find_gate_codex(settings)  # rollouts' judge: a proven rollout candidate counts as proven
+    gate = in_place_gate(settings, quiet=args.quiet)
+    claude, codex = gate.judges[SourceFormat.CLAUDE_CODE], gate.judges[SourceFormat.CODEX]
     options = compress_options(
         args, settings, claude, out_dir="", root_label="", codex_gate=codex, in_place=True
     )
@@ -222,7 +236,7 @@ def compress_in_place(live: LiveRun) -> int:
         name="compress-in-place",
         result=RecordedResult.COMPACTED,
         config_digest=config_digest(options, model.digest if model else None),
-        require_resume_proof=claude is not None,
+        require_resume_proof=gate.required,
         executor=_executor(args, settings),
         here=compress_builder(options),  # `--jobs 1`: built in this process, on the frozen bytes
         remote=_worker_build(options),
@@ -230,5 +244,5 @@ def compress_in_place(live: LiveRun) -> int:
         services=model.builds if model else None,
     )
     done = run_pass(command, live)
-    summary = _summary(args, settings, claude, done, [root for root, _ in roots])
+    summary = _summary(args, settings, gate, done, [root for root, _ in roots])
     return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)

@@ -34,8 +34,9 @@ from pipeline.vocabulary import (
 __all__ = ["build_parser", "flag_overrides", "path_or_url"]
 
 EXIT_CODES_HELP: Final = (
-    "exit codes: 0 match; 1 mismatch; 2 usage error or no Claude Code; 3 Claude Code finds no "
-    "conversation to resume in the original (not a mismatch); 4 Claude Code failed or timed out"
+    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge (Claude Code, or Codex for rollouts); "
+    "3 the judge finds no conversation to resume in the original (not a mismatch); 4 Claude Code "
+    "failed or timed out; 5 Codex failed or timed out"
 )
 
 

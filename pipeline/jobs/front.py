@@ -19,6 +19,7 @@ from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format, why_not_a_transcript
+from pipeline.read.compressed import Compression
 from pipeline.read.load import SourceBytes, read_source
 from pipeline.report.documents import BriefReport, NotATranscript, Outcome, Unreadable, Unsupported
 from pipeline.report.sections import SessionSection, findings_section, session_section
@@ -153,7 +154,9 @@ def open_source(
     fmt = detect_format(source.data, source.path)
     if fmt is SourceFormat.CODEX and rollouts is not None:
         return rollouts(label, source)
-    if fmt is not SourceFormat.CLAUDE_CODE:
+    # Claude Code never compresses its transcripts: a compressed one is left as it is, never
+    # rewritten plain under its compressed name.
+    if fmt is not SourceFormat.CLAUDE_CODE or source.compression is not Compression.NONE:
         return _not_processed(label, source, fmt, command=command, per_code=per_code)
     index = build_index(source.data, fmt, limits)
     graph = build_graph(index)

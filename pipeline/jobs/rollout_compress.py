@@ -11,7 +11,6 @@ Nothing is written for a session that stops at any step; the report says why.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -36,6 +35,7 @@ from pipeline.jobs.compress.writers import Written
 from pipeline.jobs.rollout_evidence import rollout_evidence
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
+from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
@@ -102,8 +102,8 @@ def _context(source: SourceBytes, limits: LineLimits) -> _Context:
 
 
 def _target(context: _Context, options: CompressOptions) -> int:
-    settings = options.compress
-    return settings.target_estimated_tokens or math.ceil(context.total * settings.target_ratio)
+    """The goal Claude Code's cut has too: the ratio of the context, capped by the window share."""
+    return options.cut().goal(context.total)
 
 
 def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
@@ -232,7 +232,7 @@ def write_rollout(
     destination = candidate_path(Path(options.out_dir), options.root_label, label)
     if destination.resolve() == source.path.resolve():
         return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
-    write_bytes_atomic(destination, data)
+    write_bytes_atomic(destination, compress_as(source.compression, data))  # stored as the source is
     return rollout_output(destination.relative_to(Path(options.out_dir)).as_posix(), data, source)
 
 

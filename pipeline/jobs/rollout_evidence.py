@@ -19,6 +19,7 @@ import orjson
 from pipeline.formats.claude_code.bounded_output import bound_text
 from pipeline.formats.codex.analysis import RolloutAnalysis
 from pipeline.formats.codex.checkpoint_records import SUMMARY_PREFIX
+from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES, SHELL_CALL_TYPES
 from pipeline.formats.codex.rollout_decode import CONTEXTUAL_PREFIXES
 from pipeline.formats.codex.rollout_items import sent_pairs
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind
@@ -69,7 +70,7 @@ def _command(arguments: dict[str, Any]) -> str:
 def _call(item: dict[str, Any], line: int) -> Iterator[EvidenceItem]:
     kind, call_id = item.get("type"), item.get("call_id")
     name = str(item.get("name") or kind)
-    if kind == "local_shell_call":
+    if kind in SHELL_CALL_TYPES:
         action = item.get("action")
         action = action if isinstance(action, dict) else {}
         yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", "Bash", call_id, {"command": _command(action)})
@@ -111,9 +112,9 @@ def _evidence_of(item: dict[str, Any], line: int) -> Iterator[EvidenceItem]:
     kind = item.get("type")
     if kind == "message":
         yield from _message(item, line)
-    elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+    elif kind in CALL_TYPES:
         yield from _call(item, line)
-    elif kind in ("function_call_output", "custom_tool_call_output"):
+    elif kind in OUTPUT_TYPES:
         yield from _output(item, line)
     elif kind == "reasoning":
         yield from _reasoning(item, line)

@@ -21,15 +21,15 @@ from typing import Final
 
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import RolloutAnalysis, compress_sets
-from pipeline.installed import CodexError
+from pipeline.installed import CodexError, CodexNotInstalled
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.verify_codex_resume import codex_check_section
 from pipeline.proof.codex_excluded import rollout_exclusions
 from pipeline.proof.codex_prove import prove_codex_resume
 from pipeline.read.load import SourceBytes
 from pipeline.reasons import Reason, Refusal
-from pipeline.report.resume_check import ResumeCheckSection, resume_check_failed
-from pipeline.vocabulary import ResumeGate, Verdict
+from pipeline.report.resume_check import ResumeCheckSection, judge_not_found, resume_check_failed
+from pipeline.vocabulary import ResumeGate
 
 __all__ = ["NOT_RUN_NOTE", "prove_rollout"]
 
@@ -61,17 +61,16 @@ def prove_rollout(
     (`cut`: the candidate's cut line and its summary's text)."""
     cut_line, summary = cut
     if options.codex_gate is None:
-        failed = ResumeCheckSection(
-            verdict=Verdict.ERROR, error="CodexNotInstalled", notes=[NOT_RUN_NOTE], elapsed_ms=0.0
-        )
         required = options.compress.verify_resume is ResumeGate.ON
-        return failed, Reason(Refusal.RESUME_CHECK_FAILED) if required else None
+        missing = judge_not_found(CodexNotInstalled.__name__, NOT_RUN_NOTE)
+        return missing, Reason(Refusal.RESUME_CHECK_FAILED) if required else None
     sets = compress_sets(analysis, cut_line)
     excluded = rollout_exclusions(analysis, sets, candidate, options.verify.min_excluded_text_chars)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="compaction-rollout-") as scratch:
-        original = _staged(Path(scratch), "original", source.path.name, source.data)
-        compacted = _staged(Path(scratch), "candidate", source.path.name, candidate)
+        name = source.path.name.removesuffix(".zst")  # staged plain: what Codex reads of a cold rollout
+        original = _staged(Path(scratch), "original", name, source.data)
+        compacted = _staged(Path(scratch), "candidate", name, candidate)
         try:
             verdict = prove_codex_resume(
                 original,
@@ -82,11 +81,8 @@ def prove_rollout(
                 excluded=excluded,
                 summaries=(summary,),
             )
-        # ValueError: no thread id Codex could look up; OSError: the executable could not start.
-        except (CodexError, ValueError, OSError) as exc:
-            return resume_check_failed(type(exc).__name__, _elapsed_ms(started)), Reason(
-                Refusal.RESUME_CHECK_FAILED
-            )
+        except CodexError as exc:  # every way Codex fails is one of its own errors (`installed`)
+            return resume_check_failed(exc.code, _elapsed_ms(started)), Reason(Refusal.RESUME_CHECK_FAILED)
     check = codex_check_section(verdict, _elapsed_ms(started))
     # Not only a mismatch: an original Codex cannot resume is a disagreement with the reader,
     # which found it resumable, so nothing is published on it either.

@@ -2,9 +2,10 @@
 
 Resumes both rollouts in the pinned Codex CLI against the loopback Responses API
 (`proof/codex_client.py`), compares the histories it sends (`proof/codex_verdict.py`), prints
-the verdict and both sizes, and exits as `verify-resume` does for Claude Code (4 when Codex
-itself failed or timed out). With `--json` the verdict goes to stdout as one JSON document, the
-same report section as Claude Code's with `codex` naming the judge.
+the verdict and both sizes, and exits as `verify-resume` does for Claude Code, with Codex's own
+code when Codex itself failed or timed out (5; 3 when a file names no thread Codex can look up).
+With `--json` the verdict goes to stdout as one JSON document, the same report section as Claude
+Code's with `codex` naming the judge.
 
 The texts of the original's excluded records (its sweep partition: items before the newest
 compaction or rolled back, damaged lines, events before the base) must not be sent from the
@@ -95,7 +96,7 @@ def run_codex(args: argparse.Namespace, verify: VerifySettings, limits: LineLimi
         executable = require_codex(args.codex or (Path(verify.codex) if verify.codex else None))
     except CodexError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
-        return ResumeExit.USAGE
+        return exc.resume_exit  # not installed: a usage error
     timeout = args.timeout or verify.resume_timeout_seconds
     original = analyze_rollout(args.original.read_bytes(), limits)
     excluded = rollout_exclusions(
@@ -111,9 +112,9 @@ def run_codex(args: argparse.Namespace, verify: VerifySettings, limits: LineLimi
             limits=limits,
             excluded=excluded,
         )
-    except (CodexError, ValueError) as exc:
+    except CodexError as exc:  # Codex's own exit codes (`installed`): 5 when it failed or timed out
         print(f"compaction: error: {exc}", file=sys.stderr)
-        return ResumeExit.CLAUDE_CODE_FAILED
+        return exc.resume_exit
     check = codex_check_section(verdict, round((time.perf_counter() - started) * 1000, 1))
     if args.json:
         found = CodexFound(path=str(executable), version=reported_version(executable))

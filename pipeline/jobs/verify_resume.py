@@ -144,7 +144,7 @@ def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) ->
             verdict = prove_resume(args.original, args.compacted, options, excluded=excluded)
     except ClaudeCodeError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
-        return ResumeExit.CLAUDE_CODE_FAILED
+        return exc.resume_exit
     check = resume_check_section(verdict, round((time.perf_counter() - started) * 1000, 1))
     if args.json:
         found = ClaudeCodeFound(path=str(executable), version=installed_version(executable))

@@ -25,7 +25,14 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.installed import CODEX_VERSION, CodexError, CodexNotInstalled, find_codex, require_codex
+from pipeline.installed import (
+    CODEX_VERSION,
+    CodexError,
+    CodexNotInstalled,
+    CodexNotStarted,
+    find_codex,
+    require_codex,
+)
 from pipeline.proof.codex_staging import StagedThread, stage_thread
 from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.responses_capture import ResponsesCaptureServer
@@ -90,11 +97,14 @@ def _environment(staged: StagedThread) -> dict[str, str]:
 
 
 def _run(command: list[str], staged: StagedThread, timeout: float) -> tuple[int, str, str]:
-    """Run in a new process group so a timeout ends Codex and anything it started."""
+    """Run in a new process group so a timeout ends Codex and anything it started; the ways it
+    can fail to run become Codex's own errors here (a report never names a builtin's)."""
     try:
         return run_in_process_group(command, cwd=staged.work_dir, env=_environment(staged), timeout=timeout)
     except subprocess.TimeoutExpired:
         raise CodexResumeTimedOut(staged.thread_id, timeout) from None
+    except OSError as exc:
+        raise CodexNotStarted(command[0], exc.strerror or type(exc).__name__) from exc
 
 
 def _texts(item: Any) -> Iterator[str]:
@@ -157,7 +167,8 @@ def resume_codex(
     """Resume a copy of `rollout` with Codex against a fresh capture server.
 
     `keep` receives the staged copy as Codex left it. Raises :class:`CodexResumeTimedOut` after
-    `timeout` s and ValueError for a file Codex could not look up (no thread id).
+    `timeout` s, :class:`CodexThreadNotFound` for a file Codex could not look up (no thread id) and
+    :class:`CodexNotStarted` when the executable does not run.
     """
     scratch = tempfile.TemporaryDirectory(prefix="codex-resume-", ignore_cleanup_errors=True)
     with scratch, ResponsesCaptureServer() as api:

@@ -21,6 +21,8 @@ from typing import Final
 
 import orjson
 
+from pipeline.installed import CodexThreadNotFound
+
 __all__ = ["PROVIDER", "StagedThread", "rollout_thread_id", "stage_thread"]
 
 PROVIDER: Final = "compaction-loopback"  # the staged provider's id and name
@@ -118,11 +120,11 @@ def stage_thread(rollout: Path, scratch: Path, *, base_url: str, model: str) -> 
     """Copy `rollout` into `<scratch>/home/.codex/sessions/...` with a config pointing at `base_url`.
 
     The thread id is the file's (:func:`rollout_thread_id`), else its first session_meta's; a file
-    with neither cannot be resumed by Codex and raises ValueError.
+    with neither cannot be resumed by Codex and raises :class:`CodexThreadNotFound`.
     """
     thread_id = rollout_thread_id(rollout)
     if thread_id is None:
-        raise ValueError(f"{rollout.name}: no thread id in the file name or a session_meta line")
+        raise CodexThreadNotFound(rollout.name)
     named = _ROLLOUT_NAME.search(rollout.name)
     year, month, day = named.groups()[:3] if named else _FALLBACK_TIME[:10].split("-")
     file_name = named.group(0) if named else f"rollout-{_FALLBACK_TIME}-{thread_id}.jsonl"

@@ -4,7 +4,7 @@ Given the history Codex rebuilt and sent for the original rollout and for its co
 (`codex_client.resume_codex`), the compaction holds when (1) the compacted context opens with
 summary messages (plain `message` items; when the summary texts are known, one of them carries
 one), (2) what follows is a non-empty suffix of the original context, item for item (canonical
-JSON equality), (3) every call (`function_call`, `custom_tool_call`, `local_shell_call`) is
+JSON equality), (3) every call (each of `item_types.CALL_TYPES`, `tool_search_call` included) is
 answered by an output of the same `call_id` after it and every output answers a call before it
 (unless the original leaves the same call open), and (4) no text of an excluded record appears
 in it that the original does not send. Every difference is described without transcript text:
@@ -17,14 +17,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
 from pipeline.proof.context import ContextSize, json_size
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["CALL_TYPES", "OUTPUT_TYPES", "CodexVerdict", "context_size", "judge_codex"]
+__all__ = ["CodexVerdict", "context_size", "judge_codex"]
 
-CALL_TYPES: Final = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-OUTPUT_TYPES: Final = frozenset({"function_call_output", "custom_tool_call_output"})
 _UNNAMED_SUMMARY: Final = (
     "no summary text is known: the messages before the kept suffix are taken as the summary"
 )

@@ -5,6 +5,8 @@ transcripts) or a single file. A session file ends in `.jsonl` or `.json`, or be
 names the caller passes (agents that keep sessions in files named otherwise: the registry's).
 Each session gets a label relative to its root, which is also where its report goes under the
 report directory. Subagent transcripts (`<session>/subagents/*.jsonl`) are sessions of their own.
+A compressed rollout (`.jsonl.zst`) is a session too, unless its plain sibling is there (which
+Codex reads instead).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.errors import CompactionError
+from pipeline.read.compressed import COMPRESSED_SUFFIXES
 
 __all__ = [
     "SESSION_SUFFIXES",
@@ -63,6 +66,11 @@ def is_session_name(name: str, file_names: Collection[str]) -> bool:
     return (name.endswith(SESSION_SUFFIXES) and not name.startswith(".")) or name in file_names
 
 
+def _is_compressed_session(name: str) -> bool:
+    """A visible compressed session file (`.jsonl.zst`), which `read_source` decompresses."""
+    return name.endswith(COMPRESSED_SUFFIXES) and not name.startswith(".")
+
+
 def _walk(root: Path, root_label: str, file_names: Collection[str]) -> Iterator[SessionFile]:
     """Every session file under a root, labels built from strings (a fleet has many files)."""
 
@@ -72,7 +80,12 @@ def _walk(root: Path, root_label: str, file_names: Collection[str]) -> Iterator[
     top = os.fspath(root)
     for directory, subdirectories, files in os.walk(top, onerror=fail, followlinks=False):
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        chosen = sorted(name for name in files if is_session_name(name, file_names))
+        chosen = sorted(
+            name
+            for name in files
+            if (is_session_name(name, file_names) or _is_compressed_session(name))
+            and not (name.endswith(COMPRESSED_SUFFIXES) and name[: -len(".zst")] in files)
+        )  # a compressed rollout beside its plain self: Codex reads the plain one, and so do we
         if not chosen:
             continue
         relative = directory[len(top) :].lstrip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`

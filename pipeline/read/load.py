@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.errors import NotARegularFile, UnreadableSource
+from pipeline.read.compressed import Compression, compression_of, decompress
 
 __all__ = ["SourceBytes", "file_sha256", "frozen_source", "iter_file_lines", "read_source"]
 
@@ -56,11 +57,16 @@ class _Digest:
 
 @dataclass(frozen=True, slots=True)
 class SourceBytes:
-    """One session file's exact bytes and their SHA-256."""
+    """One session file's bytes (decompressed, for a compressed file) and the SHA-256 of the file.
+
+    The digest is always the file's own bytes' (what `file_sha256` and an in-place run's frozen
+    copy hash), so a compressed session is held to the file as stored.
+    """
 
     path: Path
     data: bytes
     _digest: _Digest = field(repr=False, compare=False)
+    compression: Compression = Compression.NONE  # how the file stores `data`
 
     @property
     def sha256(self) -> str:
@@ -101,7 +107,15 @@ def read_source(path: Path) -> SourceBytes:
             data = stream.read()
         except OSError as exc:
             raise UnreadableSource(path, exc) from exc
-    return SourceBytes(path=path, data=data, _digest=_Digest(data))
+    return _decoded(path, data, _Digest(data))
+
+
+def _decoded(path: Path, stored: bytes, digest: _Digest) -> SourceBytes:
+    """The source of a file's stored bytes: decompressed when its name says it is compressed
+    (`UndecodableSource`, an `UnreadableSource`, when that cannot be done here)."""
+    compression = compression_of(path)
+    data = decompress(path, stored)
+    return SourceBytes(path=path, data=data, _digest=digest, compression=compression)
 
 
 def _mode_of(path: Path) -> int:
@@ -113,7 +127,7 @@ def _mode_of(path: Path) -> int:
 
 def frozen_source(path: Path, data: bytes, sha256: str) -> SourceBytes:
     """Bytes another step already read and hashed (an in-place run's frozen original): no re-read."""
-    return SourceBytes(path=path, data=data, _digest=_Digest(data, sha256))
+    return _decoded(path, data, _Digest(data, sha256))
 
 
 def file_sha256(path: Path) -> str:

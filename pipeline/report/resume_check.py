@@ -22,6 +22,7 @@ __all__ = [
     "ResumeCheckSection",
     "SentSizes",
     "SizeSection",
+    "judge_not_found",
     "resume_check_failed",
     "resume_check_section",
 ]
@@ -125,5 +126,10 @@ def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeChe
 
 
 def resume_check_failed(error: str, elapsed_ms: float) -> ResumeCheckSection:
-    """The proof could not run to a verdict: Claude Code failed (its error's kind, no text)."""
+    """The proof could not run to a verdict: the judge failed (its error's code, no text)."""
     return ResumeCheckSection(verdict=Verdict.ERROR, error=error, elapsed_ms=elapsed_ms)
+
+
+def judge_not_found(error: str, note: str) -> ResumeCheckSection:
+    """The proof could not run at all: the session's judge is not installed (`error` says which)."""
+    return ResumeCheckSection(verdict=Verdict.ERROR, error=error, notes=[note], elapsed_ms=0.0)

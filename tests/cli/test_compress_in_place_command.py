@@ -8,8 +8,10 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import zstandard
 
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
@@ -17,8 +19,10 @@ from pipeline.live_vocabulary import StateSync
 from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.state_db import StateOptions, open_state
 from pipeline.testing.invoke import compaction
+from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS
 from tests.cli.conftest import DAY, SMALL, committed, in_place, make_idle, originals, sha
+from tests.conftest import RESUME_GATE_ENV
 
 
 def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_ones_left_alone(
@@ -320,3 +324,85 @@ def test_in_place_repairs_damage_in_the_kept_tail_first_and_keeps_the_damaged_or
     report = json.loads((tmp_path / "r2" / "projects" / "p" / "damaged.jsonl.report.json").read_text())
     assert report["status"] == "refused" and report["source_repair"]["status"] == "off"
     assert session.read_bytes() == damaged
+
+
+def _idle_rollout(folder: Path) -> Path:
+    """A long Codex rollout in Codex's own tree, last written two days ago."""
+    b = RolloutBuilder(seed=41)
+    b.context()
+    for number in range(12):
+        b.exchange(f"task number {number}: fix the parser in module_{number}.py", tools=3, output_bytes=3000)
+    folder.mkdir(parents=True)
+    path = b.write(folder / f"rollout-2026-03-01T12-00-00-{b.session_id}.jsonl")
+    os.utime(path, (time.time() - 2 * DAY,) * 2)
+    return path
+
+
+def _in_place_without_claude_code(
+    roots: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[dict[str, Any]]]:
+    """`compress --in-place` in this process with the default gate and no Claude Code anywhere
+    (this checkout holds the pinned build, so where it is looked for is the one patched part)."""
+    from pipeline import installed
+    from pipeline.cli.main import main
+
+    monkeypatch.setattr(installed, "_search_places", lambda root: [tmp_path / "no-claude-here"])
+    monkeypatch.delenv(RESUME_GATE_ENV)
+    code = main([
+        "compress", *map(str, roots), "--in-place", "--state-dir", str(tmp_path / "state"),
+        "--report-dir", str(tmp_path / "reports"), "--jobs", "1", "--quiet", *SMALL,
+    ])  # fmt: skip
+    return code, [json.loads(p.read_text()) for p in sorted((tmp_path / "reports").rglob("*.report.json"))]
+
+
+@pytest.mark.codex
+def test_a_codex_only_tree_runs_in_place_with_no_claude_code_installed(
+    codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rollout = _idle_rollout(tmp_path / ".codex" / "sessions" / "2026" / "03" / "01")
+    before = rollout.read_bytes()
+    code, reports = _in_place_without_claude_code([tmp_path / ".codex" / "sessions"], tmp_path, monkeypatch)
+    assert code == 0, reports
+    (report,) = reports
+    assert report["in_place"]["disposition"] == "committed" and report["resume_check"]["verdict"] == "match"
+    assert (
+        rollout.read_bytes() != before and read_backup(rollout.with_name(rollout.name + ".backup")) == before
+    )
+    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    assert summary["options"]["verify_resume"] and summary["options"]["claude"] is None  # Codex judged
+
+
+@pytest.mark.codex
+def test_a_mixed_tree_without_claude_code_leaves_only_the_claude_code_sessions_as_they_are(
+    codex: Path, idle_fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rollout = _idle_rollout(tmp_path / "home" / ".codex" / "sessions" / "2026" / "03" / "01")
+    claude_sessions = originals(idle_fleet)
+    code, reports = _in_place_without_claude_code(
+        [idle_fleet, tmp_path / "home" / ".codex" / "sessions"], tmp_path, monkeypatch
+    )
+    assert code == 1  # sessions were refused: the run says so, and nothing of theirs changed
+    by_format = {(r["session"]["format"], r["in_place"]["disposition"]) for r in reports}
+    assert ("codex-rollout", "committed") in by_format
+    assert {d for f, d in by_format if f == "claude-code"} <= {"refused-unproven", "declined"}
+    assert ("claude-code", "refused-unproven") in by_format
+    assert originals(idle_fleet) == claude_sessions and b'"type":"compacted"' in rollout.read_bytes()
+
+
+@pytest.mark.codex
+def test_a_cold_rollout_is_replaced_in_place_compressed_as_it_was(
+    codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _idle_rollout(tmp_path / ".codex" / "sessions" / "2026" / "03" / "01")
+    cold = plain.with_name(plain.name + ".zst")
+    cold.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    plain.unlink()
+    os.utime(cold, (time.time() - 2 * DAY,) * 2)
+    before = cold.read_bytes()
+    code, reports = _in_place_without_claude_code([tmp_path / ".codex" / "sessions"], tmp_path, monkeypatch)
+    assert code == 0, reports
+    (report,) = reports
+    assert report["in_place"]["disposition"] == "committed" and report["resume_check"]["verdict"] == "match"
+    replaced = zstandard.ZstdDecompressor().stream_reader(cold.read_bytes()).read()  # still zstd
+    assert b'"type":"compacted"' in replaced and not plain.exists()
+    assert read_backup(cold.with_name(cold.name + ".backup")) == before

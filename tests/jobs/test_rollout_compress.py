@@ -3,15 +3,20 @@ and the candidate's rebuilt context the summary followed by the original's from 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
+import zstandard
 
 from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.formats.codex.rollout_items import item_digest, sent_items
 from pipeline.jobs.compress.job import compress_session
+from pipeline.read.discover import discover
 from pipeline.report.documents import Compressed, Refused, Skipped
 from pipeline.testing import as_json
 from pipeline.testing.rollout_builder import RolloutBuilder
@@ -159,3 +164,81 @@ def test_no_excluded_text_reaches_the_candidate_or_its_report(tmp_path: Path) ->
         assert canary not in candidate
         assert canary.decode() not in json.dumps(report)
     assert b"earlier summary" in candidate  # what Codex does send was summarized
+
+
+def test_a_rollouts_target_is_claude_codes_rule_the_ratio_capped_by_the_window_share(
+    tmp_path: Path,
+) -> None:
+    window = {"context_window": 20_000, "max_window_share": 0.4}  # a ceiling under the ratio's goal
+    outcome, report, _ = _compress(tmp_path, _long(21), **window)
+    tokens = report["tokens"]
+    assert 0.3 * tokens["active_chain"] > 8_000, "the ratio alone would allow more than the window share"
+    assert tokens["target"] == 8_000  # min(ratio x context, window x share), as for Claude Code
+    assert isinstance(outcome, Compressed) and tokens["output"] <= 8_000, report.get("reasons")
+    (tmp_path / "ratio").mkdir()
+    _, by_ratio, _ = _compress(tmp_path / "ratio", _long(21))
+    assert by_ratio["tokens"]["target"] == round(0.3 * by_ratio["tokens"]["active_chain"])
+
+
+def _numbered(data: bytes) -> bytes:
+    """The rollout as a paginated thread writes it: every record numbered (`ordinal`) in order."""
+    records = [orjson.loads(line) for line in data.splitlines()]
+    return b"".join(
+        orjson.dumps({"timestamp": r["timestamp"], "ordinal": n, "type": r["type"], "payload": r["payload"]})
+        + b"\n"
+        for n, r in enumerate(records)
+    )
+
+
+def test_a_numbered_rollouts_checkpoint_takes_numbers_the_summarized_span_freed(tmp_path: Path) -> None:
+    source = tmp_path / "in" / "rollout-2026-03-01T12-00-00-x.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(_numbered(_long(22).to_bytes()))
+    outcome = compress_session(source, source.name, compress_options(tmp_path / "out", min_tokens=0))
+    assert isinstance(outcome, Compressed), as_json(outcome).get("reasons")
+    written = (tmp_path / "out" / "root" / source.name).read_bytes()
+    numbers = [orjson.loads(line).get("ordinal") for line in written.splitlines()]
+    assert None not in numbers and numbers == sorted(set(numbers))  # unique and in order
+    assert numbers[1:3] == [1, 2] and numbers[-1] == len(source.read_bytes().splitlines()) - 1
+    assert analyze_rollout(written, LIMITS).rollout.numbered
+
+
+def _cold(path: Path) -> Path:
+    """The rollout as recent Codex versions store a thread they no longer write to: `.jsonl.zst`."""
+    cold = path.with_name(path.name + ".zst")
+    cold.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
+    path.unlink()
+    return cold
+
+
+def test_a_cold_rollout_is_read_decompressed_and_its_candidate_written_back_compressed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "in").mkdir()
+    plain = _long(23).write(tmp_path / "in" / "rollout-2026-03-01T12-00-00-x.jsonl")
+    original = plain.read_bytes()
+    cold = _cold(plain)
+    (found,) = discover([tmp_path / "in"])
+    assert found.path == cold
+    outcome = compress_session(cold, cold.name, compress_options(tmp_path / "out", min_tokens=0))
+    report = as_json(outcome)
+    assert isinstance(outcome, Compressed), report.get("reasons")
+    assert report["session"]["format"] == "codex-rollout"
+    written = (tmp_path / "out" / "root" / cold.name).read_bytes()
+    candidate = zstandard.ZstdDecompressor().stream_reader(written).read()  # stored as its source is
+    assert candidate.startswith(original.splitlines(keepends=True)[0]) and len(candidate) < len(original)
+    assert report["output"]["sha256"] == hashlib.sha256(candidate).hexdigest()
+    beside = _long(23).write(tmp_path / "in" / plain.name)  # the plain sibling is what Codex reads
+    assert [f.path for f in discover([tmp_path / "in"])] == [beside]
+
+
+def test_without_zstandard_a_cold_rollout_is_unreadable_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = _cold(_long(24).write(tmp_path / "rollout-2026-03-01T12-00-00-x.jsonl"))
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # the optional extra not installed
+    report = as_json(compress_session(cold, cold.name, compress_options(tmp_path / "out", min_tokens=0)))
+    assert report["status"] == "unreadable"
+    (finding,) = report["findings"]
+    assert finding["code"] == "unreadable" and finding["ids"] == ["zstandard-not-installed"]
+    assert not (tmp_path / "out").exists()

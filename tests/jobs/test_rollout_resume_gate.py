@@ -82,7 +82,19 @@ def test_a_codex_that_cannot_start_refuses_the_rollout_as_a_failed_check(tmp_pat
     missing = str(tmp_path / "no-codex-here")
     outcome, report = _compress(tmp_path, _rollout(tmp_path / NAME), codex_gate=missing)
     assert isinstance(outcome, Refused) and report["reasons"] == ["resume-check-failed"]
-    assert report["resume_check"] == {"verdict": "error", "error": "FileNotFoundError", **_elapsed(report)}
+    # Codex's own error, never a builtin's (it was "FileNotFoundError", "ValueError" for no thread id)
+    assert report["resume_check"] == {"verdict": "error", "error": "CodexNotStarted", **_elapsed(report)}
+
+
+def test_a_rollout_codex_cannot_look_up_is_refused_with_codexs_own_error(tmp_path: Path) -> None:
+    source = _rollout(tmp_path / "notes.jsonl")  # a name Codex finds no thread id in
+    meta = source.read_text().split("\n", 1)  # nor in its session_meta: the id is gone
+    record = json.loads(meta[0])
+    record["payload"].pop("id")
+    source.write_text(json.dumps(record) + "\n" + meta[1])
+    outcome, report = _compress(tmp_path, source, codex_gate=str(tmp_path / "no-codex-here"))
+    assert isinstance(outcome, Refused) and report["reasons"] == ["resume-check-failed"]
+    assert report["resume_check"]["error"] == "CodexThreadNotFound"
 
 
 def _elapsed(report: dict[str, Any]) -> dict[str, Any]:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.partition import line_digest
+from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.jobs.validate import validate_session
+from pipeline.proof.codex_client import resume_codex
 from pipeline.report.documents import Validated
 from pipeline.testing import as_json
 from pipeline.testing.rollout_builder import RolloutBuilder
-from pipeline.testing.settings import validate_options
+from pipeline.testing.settings import LIMITS, validate_options
+from pipeline.vocabulary import PartitionSet
 
 
 def _validate(tmp_path: Path, b: RolloutBuilder) -> dict:  # type: ignore[type-arg]
@@ -81,3 +87,44 @@ def test_every_corpus_rollout_validates_with_no_error(codex_files: Path) -> None
         assert report["counts"].get("error", 0) == 0, (path.name, report["findings"])
         statuses[path.name] = report["context"]["resumable"]
     assert len(statuses) == 15 and sum(statuses.values()) == 14  # the 0.2x layout is not resumable
+
+
+USAGE = {"input_tokens": 9, "cached_input_tokens": 0, "output_tokens": 2, "reasoning_output_tokens": 0}
+
+
+def test_the_records_codex_0_171_writes_are_read_as_its_resume_state_not_unknown(tmp_path: Path) -> None:
+    b = RolloutBuilder(seed=14)
+    b.exchange("task", tools=1)
+    world = b.raw(b'{"timestamp":"t","type":"world_state","payload":{"full":true,"state":{}}}')
+    usage = b.raw(
+        b'{"timestamp":"t","type":"token_usage_record","payload":{"thread_id":"x","turn_id":"y",'
+        b'"response_id":"resp_1","usage":' + json.dumps(USAGE).encode() + b"}}"
+    )
+    trigger = b.raw(
+        b'{"timestamp":"t","type":"inter_agent_communication_metadata","payload":{"trigger_turn":true}}'
+    )
+    strange = b.raw(b'{"timestamp":"t","type":"no_such_record","payload":{}}')
+    report = _validate(tmp_path, b)
+    unknown = [f.get("line") for f in report["findings"] if f["code"] == "unknown-record"]
+    assert unknown == [strange]  # a kind Codex does not write is still said, and only that one
+    assert report["status"] == "valid"
+    analysis = analyze_rollout(b.to_bytes(), LIMITS)
+    assert {world, usage, trigger} <= analysis.sweep_sets()[PartitionSet.CONTROL_PROJECTION]
+
+
+@pytest.mark.codex
+def test_a_rollout_the_real_codex_appended_to_reads_without_unknown_records(
+    codex: Path, tmp_path: Path
+) -> None:
+    b = RolloutBuilder(seed=15)
+    b.exchange("task", tools=1)
+    (tmp_path / "in").mkdir()
+    source = b.write(tmp_path / "in" / f"rollout-2026-03-01T12-00-00-{b.session_id}.jsonl")
+    kept = tmp_path / source.name
+    resumed = resume_codex(source, executable=codex, timeout=120, keep=kept)
+    assert resumed.resumed, resumed.stderr[-2000:]
+    written = kept.read_bytes().splitlines()[len(source.read_bytes().splitlines()) :]
+    kinds = {json.loads(line)["type"] for line in written if line.strip()}
+    assert "token_usage_record" in kinds  # what Codex 0.171 writes after each model response
+    report = as_json(validate_session(kept, kept.name, validate_options()))
+    assert [f for f in report["findings"] if f["code"] == "unknown-record"] == []

@@ -10,6 +10,7 @@ import pytest
 from pipeline.proof.codex_prove import compaction_summaries
 from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import LIMITS
+from pipeline.vocabulary import ResumeExit
 from tests.support.codex_rollouts import SUMMARY, compacted, conversation, user, write_rollout
 
 
@@ -33,6 +34,29 @@ def test_a_codex_path_that_holds_no_codex_exits_2(tmp_path: Path) -> None:
     original, candidate = _pair(tmp_path)
     done = compaction("verify-resume", str(original), str(candidate), "--codex", str(tmp_path))
     assert done.returncode == 2 and "Codex not found" in done.stderr
+
+
+def test_a_codex_that_cannot_run_exits_with_codexs_own_code_not_claude_codes(tmp_path: Path) -> None:
+    original, candidate = _pair(tmp_path)
+    broken = tmp_path / "codex"
+    broken.write_bytes(b"\x7fELF not a program")  # executable, but the system cannot run it
+    broken.chmod(0o755)
+    done = compaction("verify-resume", str(original), str(candidate), "--codex", str(broken))
+    assert done.returncode == ResumeExit.CODEX_FAILED == 5, done.stderr
+    assert ResumeExit.CODEX_FAILED != ResumeExit.CLAUDE_CODE_FAILED
+    assert "could not be started" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.codex
+def test_a_file_naming_no_thread_codex_can_look_up_exits_3_not_as_a_failure(
+    codex: Path, tmp_path: Path
+) -> None:
+    original, _ = _pair(tmp_path)
+    anonymous = tmp_path / "notes.jsonl"  # no thread id in its name, and no session_meta
+    anonymous.write_text("".join(original.read_text().splitlines(keepends=True)[1:]))
+    done = compaction("verify-resume", str(original), str(anonymous), "--codex", str(codex))
+    assert done.returncode == ResumeExit.NOT_RESUMABLE, done.stderr
+    assert "no thread id" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.codex

@@ -386,5 +386,11 @@ def test_without_claude_code_the_default_gate_says_so_in_one_line_and_compresses
     assert "resume_check" not in next(reports(tmp_path / "out"))
     assert main([*args, "--out", str(tmp_path / "out2"), "--no-verify-resume"]) == 0
     assert "resume proof" not in capsys.readouterr().err
-    assert main([*args, "--out", str(tmp_path / "out3"), "--verify-resume"]) == 2  # required: an error
-    assert "--verify-resume: Claude Code not found" in capsys.readouterr().err
+    # Required: each Claude Code session is refused, saying why (the run itself goes on, so a tree
+    # of another agent's sessions needs no Claude Code); a Claude Code named but not there stops it.
+    assert main([*args, "--out", str(tmp_path / "out3"), "--verify-resume"]) == 1
+    assert "Claude Code not found, so its sessions' candidates are refused" in capsys.readouterr().err
+    (refused,) = reports(tmp_path / "out3")
+    assert refused["status"] == "refused" and refused["reasons"] == ["resume-check-failed"]
+    assert refused["resume_check"]["error"] == "ClaudeCodeNotInstalled"
+    assert not list((tmp_path / "out3").rglob("*.jsonl"))

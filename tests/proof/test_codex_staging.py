@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.installed import CodexThreadNotFound
 from pipeline.proof.codex_staging import PROVIDER, rollout_thread_id, stage_thread
 from tests.support.codex_rollouts import THREAD_ID, conversation, session_meta, write_rollout
 
@@ -53,5 +54,6 @@ def test_the_thread_id_comes_from_the_name_else_from_the_meta(tmp_path: Path) ->
     assert staged.rollout.name == f"rollout-2025-01-01T00-00-00-{THREAD_ID}.jsonl"
     nothing = tmp_path / "notes.jsonl"
     nothing.write_text('{"type": "event_msg", "payload": {}}\n')
-    with pytest.raises(ValueError, match="no thread id"):
+    with pytest.raises(CodexThreadNotFound, match="no thread id") as refused:
         stage_thread(nothing, tmp_path / "other", base_url="http://x/v1", model="m")
+    assert refused.value.code == "CodexThreadNotFound"  # what a report's resume_check.error says

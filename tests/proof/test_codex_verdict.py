@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.formats.codex.item_types import CALL_OUTPUTS, CALL_TYPES
 from pipeline.proof.codex_verdict import context_size, judge_codex
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
@@ -55,6 +56,20 @@ def test_a_broken_candidate_is_a_mismatch_that_says_why_without_text(case: str) 
     assert any(why in difference for difference in verdict.differences), verdict.differences
     sent_texts = [part["text"] for item in candidate for part in item.get("content", ()) if "text" in part]
     assert not any(text in difference for text in sent_texts for difference in verdict.differences)
+
+
+SEARCH = {"type": "tool_search_call", "call_id": "search_1", "execution": "client", "arguments": {}}
+FOUND = {"type": "tool_search_output", "call_id": "search_1", "status": "completed", "tools": []}
+
+
+@pytest.mark.parametrize("call_type", sorted(CALL_TYPES))
+def test_every_call_type_of_the_codex_vocabulary_must_be_answered(call_type: str) -> None:
+    """One list of call types for reading, checking and judging: a `tool_search_call` included."""
+    searched = (*ORIGINAL[:4], {**SEARCH, "type": call_type}, {**FOUND, "type": CALL_OUTPUTS[call_type]})
+    original = (*searched, *ORIGINAL[4:])
+    assert judge_codex(original, (SUMMARY_ITEM, *original[4:]), summaries=[SUMMARY]).ok
+    unanswered = judge_codex(original, (SUMMARY_ITEM, original[4], *original[6:]), summaries=[SUMMARY])
+    assert "call search_1 is never answered" in unanswered.differences
 
 
 def test_a_call_the_original_also_leaves_open_is_not_held_against_the_candidate() -> None:

@@ -3,7 +3,8 @@ the lines of each of the six partition sets for a sweep.
 
 The sweep's partition, for a rollout: `raw_keep` holds the lines whose items Codex sends (the
 base compaction and the replayed response items); `control_projection` the records Codex reads
-for its resume state (session_meta, and the turn contexts and events replayed after the base);
+for its resume state (session_meta, and the turn contexts, events, token usage records and world
+states after the base);
 `excluded_branch` the response items Codex will not send (before the base, already summarized by
 a compaction; or dropped by a rollback); `excluded_unattributed` everything else (damaged lines,
 events before the base, records of no kind Codex writes). `summary` is empty: a sweep cuts nothing.
@@ -19,6 +20,7 @@ import orjson
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.integrity import rollout_findings
+from pipeline.formats.codex.item_types import CONTROL_RECORD_KINDS
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt, rebuild_context
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_rollout
 from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items
@@ -26,7 +28,7 @@ from pipeline.vocabulary import PartitionSet
 
 __all__ = ["RolloutAnalysis", "analyze_rollout", "approx_tokens", "compress_sets"]
 
-_CONTROL_AFTER_BASE = (RolloutKind.TURN_CONTEXT, RolloutKind.EVENT_MSG)
+_CONTROL_AFTER_BASE = frozenset(RolloutKind(kind) for kind in CONTROL_RECORD_KINDS)
 
 
 def approx_tokens(size: int) -> int:

@@ -12,7 +12,8 @@ from collections import Counter
 from typing import Final
 
 from pipeline.findings import Finding, LineFacts, reading_findings
-from pipeline.formats.codex.reconstruct import CALL_TYPES, ItemOrigin, Rebuilt
+from pipeline.formats.codex.item_types import CALL_TYPES
+from pipeline.formats.codex.reconstruct import ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind
 from pipeline.vocabulary import FindingCode, Severity
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.codex.reconstruct import API_TYPES, CALL_TYPES
+from pipeline.formats.codex.item_types import API_ITEM_TYPES, CALL_TYPES, OUTPUT_TYPES, ItemType
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
 from pipeline.formats.codex.rollout_items import payload_of
 
@@ -51,8 +51,6 @@ def _message_class(item: Mapping[str, Any]) -> str:
     return "context"
 
 
-_CALLS: Final = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
-_OUTPUTS: Final = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 _FIXED: Final = {"reasoning": "reasoning", "compaction": "summary", "context_compaction": "summary"}
 
 
@@ -63,11 +61,11 @@ def item_class(item: Mapping[str, Any], tools: Mapping[str, str]) -> tuple[str, 
         return _message_class(item), None
     if kind in _FIXED:
         return _FIXED[str(kind)], None
-    if kind in _CALLS:
+    if kind in CALL_TYPES:
         return "tool_use", str(item.get("name") or kind)
-    if kind in _OUTPUTS:
+    if kind in OUTPUT_TYPES:
         return "tool_result", tools.get(str(item.get("call_id")), "unknown")
-    if kind == "web_search_call":
+    if kind == ItemType.WEB_SEARCH_CALL:
         return "tool_use", "web_search"
     return "other", str(kind)
 
@@ -98,7 +96,7 @@ def codex_estimate(item: Mapping[str, Any]) -> int:
 def file_items(rollout: Rollout, data: bytes) -> Iterator[Mapping[str, Any]]:
     """Every response item the file holds, as written (replacement histories' items included)."""
     for number, entry in enumerate(rollout.entries, 1):
-        if entry is not None and entry.is_item and entry.item in API_TYPES:
+        if entry is not None and entry.is_item and entry.item in API_ITEM_TYPES:
             yield payload_of(rollout, data, number)
         elif entry is not None and entry.kind is RolloutKind.COMPACTED and entry.replacement:
             history = payload_of(rollout, data, number).get("replacement_history")

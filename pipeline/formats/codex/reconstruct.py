@@ -19,27 +19,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
-from pipeline.formats.codex.rollout_decode import ITEM_TYPES, Rollout, RolloutEntry, RolloutKind
+from pipeline.formats.codex.item_types import API_ITEM_TYPES, CALL_OUTPUTS, CALL_TYPES, OUTPUT_TYPES
+from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
 
-__all__ = ["CALL_TYPES", "OUTPUT_TYPES", "ContextItem", "ItemOrigin", "Rebuilt", "rebuild_context"]
+__all__ = ["ContextItem", "ItemOrigin", "Rebuilt", "rebuild_context"]
 
-API_TYPES: Final = ITEM_TYPES | frozenset(
-    {
-        "image_generation_call",
-        "tool_search_call",
-        "tool_search_output",
-        "compaction",
-        "context_compaction",
-        "additional_tools",
-    }
-)
-CALL_TYPES: Final = {
-    "function_call": "function_call_output",
-    "custom_tool_call": "custom_tool_call_output",
-    "local_shell_call": "function_call_output",
-    "tool_search_call": "tool_search_output",
-}
-OUTPUT_TYPES: Final = frozenset(CALL_TYPES.values())
 _STARTED: Final = frozenset({"task_started", "turn_started"})
 _COMPLETE: Final = frozenset({"task_complete", "turn_complete"})
 
@@ -212,7 +196,7 @@ def rebuild_context(rollout: Rollout, replacements: dict[int, tuple[ContextItem,
 
 
 def _is_api(entry: RolloutEntry) -> bool:
-    return entry.item in API_TYPES and not (entry.item == "message" and entry.role == "system")
+    return entry.item in API_ITEM_TYPES and not (entry.item == "message" and entry.role == "system")
 
 
 def _drop_user_turns(history: list[ContextItem], turns: int) -> list[ContextItem]:
@@ -246,7 +230,7 @@ def _for_prompt(history: list[ContextItem]) -> tuple[tuple[ContextItem, ...], tu
             continue
         sent.append(item)
         if item.type in CALL_TYPES and item.call_id and item.call_id not in answered:
-            output = CALL_TYPES[item.type]
+            output = CALL_OUTPUTS[item.type]
             sent.append(
                 ContextItem(ItemOrigin.ABORTED_OUTPUT, item.line, item.slot, output, call_id=item.call_id)
             )

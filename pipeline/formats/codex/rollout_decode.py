@@ -17,6 +17,7 @@ import msgspec
 import orjson
 
 from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
+from pipeline.formats.codex.item_types import ENVELOPE_KINDS, LEGACY_ITEM_TYPES
 from pipeline.formats.codex.rollout_schema import (
     NULL,
     ContentHead,
@@ -30,7 +31,6 @@ from pipeline.vocabulary import LineKind
 
 __all__ = [
     "CONTEXTUAL_PREFIXES",
-    "ITEM_TYPES",
     "Rollout",
     "RolloutEntry",
     "RolloutKind",
@@ -41,22 +41,6 @@ __all__ = [
 _HEAD = msgspec.json.Decoder(LineHead)
 _CONTENT = msgspec.json.Decoder(list[ContentHead])
 _INFO = msgspec.json.Decoder(TokenInfoHead)
-_ENVELOPE_KINDS: Final = frozenset(
-    {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
-)
-ITEM_TYPES: Final = frozenset(
-    {
-        "message",
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "web_search_call",
-    }
-)
-"""The response item kinds every CLI version writes (a bare 0.2x line of one of them is an item)."""
 CONTEXTUAL_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -77,6 +61,9 @@ class RolloutKind(StrEnum):
     COMPACTED = "compacted"
     TURN_CONTEXT = "turn_context"
     EVENT_MSG = "event_msg"
+    TOKEN_USAGE_RECORD = "token_usage_record"  # 0.171: what one model response billed
+    WORLD_STATE = "world_state"  # 0.171: the context baseline (AGENTS.md, environment, tools)
+    INTER_AGENT_COMMUNICATION_METADATA = "inter_agent_communication_metadata"  # 0.171: {trigger_turn}
     LEGACY_META = "legacy_meta"  # the 0.2x first line: {id, timestamp, instructions, git}
     LEGACY_STATE = "legacy_state"  # the 0.2x {"record_type": "state"} lines
     LEGACY_ITEM = "legacy_item"  # a 0.2x bare response item
@@ -98,6 +85,7 @@ class RolloutEntry(msgspec.Struct, frozen=True, gc=False):
     usage: tuple[int, int, int, int] | None = None  # input, cached, output, reasoning (one request)
     total_usage: tuple[int, int, int, int] | None = None  # the same, summed by Codex over the thread
     replaced_utf8: bool = False
+    ordinal: int | None = None  # a numbered record's place in the thread (paginated history mode)
 
     @property
     def is_item(self) -> bool:
@@ -128,6 +116,11 @@ class Rollout:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
         start, end = content_span(data, self.offsets[line - 1], self.lengths[line - 1], first=line == 1)
         return data[start:end]
+
+    @property
+    def numbered(self) -> bool:
+        """Whether Codex numbers this thread's records (`ordinal`): what it appends must be too."""
+        return any(entry is not None and entry.ordinal is not None for entry in self.entries)
 
     def lines_where(self, kind: RolloutKind) -> Iterator[int]:
         return (n for n, entry in enumerate(self.entries, 1) if entry is not None and entry.kind is kind)
@@ -201,11 +194,14 @@ def _payload_entry(kind: RolloutKind, payload: PayloadHead, replaced: bool) -> R
 
 
 def _entry(head: LineHead, replaced: bool) -> RolloutEntry:
-    if head.type in _ENVELOPE_KINDS and head.payload is not None:
-        return _payload_entry(RolloutKind(head.type), head.payload, replaced)
+    if head.type in ENVELOPE_KINDS and head.payload is not None:
+        entry = _payload_entry(RolloutKind(head.type), head.payload, replaced)
+        ordinal = head.ordinal
+        numbered = isinstance(ordinal, int) and not isinstance(ordinal, bool) and ordinal >= 0
+        return msgspec.structs.replace(entry, ordinal=ordinal) if numbered else entry
     if head.record_type == "state":
         return RolloutEntry(RolloutKind.LEGACY_STATE, replaced_utf8=replaced)
-    if head.type in ITEM_TYPES:
+    if head.type in LEGACY_ITEM_TYPES:
         role = _text(head.role)
         user = head.type == "message" and is_user_turn(role, _texts(head.content))
         return RolloutEntry(

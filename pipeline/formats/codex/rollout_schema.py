@@ -1,6 +1,7 @@
 """The shapes msgspec decodes a Codex rollout line into: only the fields later stages need.
 
-A rollout line is `{timestamp, type, payload}` (CLI 0.4x on); the oldest layout (0.2x) writes a
+A rollout line is `{timestamp, type, payload}` (CLI 0.4x on; recent versions add `ordinal`, the
+record's number in a paginated thread); the oldest layout (0.2x) writes a
 bare meta object first, then bare response items and `{"record_type": "state"}` lines. Every
 field is `Any` so that a writer's odd type is a fact to judge, never a decode failure; message
 and output bodies are skipped by msgspec without being materialized.
@@ -58,6 +59,7 @@ class LineHead(msgspec.Struct, gc=False):
     """A whole line: the envelope of 0.4x+, or a bare legacy record (its fields at top level)."""
 
     type: Any = None
+    ordinal: Any = None  # recent versions number every record of a paginated thread
     payload: PayloadHead | None = None
     record_type: Any = None
     instructions: Any = msgspec.UNSET

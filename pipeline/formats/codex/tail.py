@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.formats.codex.reconstruct import CALL_TYPES, OUTPUT_TYPES, ContextItem, ItemOrigin, Rebuilt
+from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
+from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind
 
 __all__ = ["TailPlan", "plan_tail"]

@@ -38,6 +38,7 @@ from pipeline.jobs.rollout_compress import compress_rollout, rollout_output
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
+from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
@@ -130,7 +131,7 @@ class _KeptRollout:
     def __call__(
         self, source: SourceBytes, label: str, options: CompressOptions, data: bytes
     ) -> RolloutOutputSection:
-        self.data = data
+        self.data = compress_as(source.compression, data)  # a cold rollout goes back compressed
         return rollout_output(label, data, source)
 
 
@@ -150,8 +151,11 @@ def build_frozen(
     data: bytes, sha256: str, path: str, label: str, options: CompressOptions, scratch: str | None
 ) -> Built:
     """Compress a session's frozen bytes; `path` is only where the resume gate finds the original."""
+    return _build_source(frozen_source(Path(path), data, sha256), label, options, scratch)
+
+
+def _build_source(source: SourceBytes, label: str, options: CompressOptions, scratch: str | None) -> Built:
     started = time.perf_counter()
-    source = frozen_source(Path(path), data, sha256)
     rollout = _KeptRollout()
     with _scratch_in(scratch):  # a rollout's resume gate runs in here
         opened = open_source(
@@ -190,7 +194,7 @@ def build_read(path: str, sha256: str, label: str, options: CompressOptions, scr
         source = read_source(Path(path))
         if source.sha256 != sha256:
             return Built(None, None, None)
-        return build_frozen(source.data, sha256, path, label, options, scratch)
+        return _build_source(source, label, options, scratch)
     except UnreadableSource:
         return Built(None, None, None)
     except Exception:

@@ -95,7 +95,7 @@ from pipeline.report.sections import (
     peak_rss_mb,
 )
 from pipeline.summarize import validate_checkpoint
-from pipeline.vocabulary import SessionStatus, Strategy
+from pipeline.vocabulary import ResumeGate, SessionStatus, Strategy
 
 __all__ = ["Publisher", "compress_analysis", "compress_session", "output_section", "write_candidate"]
 
@@ -360,7 +360,8 @@ def _judged(
     cleared = () if progress.planned is None else progress.planned.bounding.cleared_lines(plan.raw_lines)
     fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate, cleared)
     progress = replace(progress, fidelity=fidelity, stop=stop)
-    if stop is None and options.claude is not None:
+    # `on` without Claude Code refuses in the proof (its section says why); `auto` writes unproven.
+    if stop is None and (options.claude is not None or options.compress.verify_resume is ResumeGate.ON):
         check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)
         progress = replace(progress, resume_check=check, stop=stop)
     return progress

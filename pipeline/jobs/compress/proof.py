@@ -16,13 +16,14 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
+from typing import Final
 
 from pipeline.core.partition import Partition
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis
 from pipeline.proof.capture import MAX_REQUEST_BYTES
-from pipeline.proof.client import ClaudeCodeError
+from pipeline.proof.client import ClaudeCodeError, ClaudeCodeNotInstalled
 from pipeline.proof.context import SentContext
 from pipeline.proof.excluded import sent_exclusions
 from pipeline.proof.expected import modelled_context
@@ -30,10 +31,20 @@ from pipeline.proof.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.prove import ProofOptions, prove_resume
 from pipeline.proof.verdict import Verdict
 from pipeline.reasons import Reason, Refusal
-from pipeline.report.resume_check import ResumeCheckSection, resume_check_failed, resume_check_section
+from pipeline.report.resume_check import (
+    ResumeCheckSection,
+    judge_not_found,
+    resume_check_failed,
+    resume_check_section,
+)
 from pipeline.vocabulary import PartitionSet, SessionStatus
 
-__all__ = ["prove_candidate"]
+__all__ = ["NOT_RUN_NOTE", "prove_candidate"]
+
+NOT_RUN_NOTE: Final = (
+    "Claude Code not found, so the resume gate could not run (scripts/install-claude-code installs "
+    "it, --claude names one)"
+)
 
 
 def _elapsed_ms(started: float) -> float:
@@ -60,8 +71,15 @@ def _modelled_original(analysis: Analysis, partition: Partition) -> SentContext 
 def prove_candidate(
     analysis: Analysis, partition: Partition, candidate: bytes, options: CompressOptions
 ) -> tuple[ResumeCheckSection, Stop | None]:
-    """The proof's report section, and a refusal unless Claude Code resumes both alike."""
-    assert options.claude is not None, "the command line resolves Claude Code before any session runs"
+    """The proof's report section, and a refusal unless Claude Code resumes both alike.
+
+    Called without Claude Code (found nowhere: the command line resolved it once) only when the
+    gate is `on`: the section says the gate could not run, as for a Codex rollout without Codex,
+    and the candidate is refused.
+    """
+    if options.claude is None:
+        missing = judge_not_found(ClaudeCodeNotInstalled.__name__, NOT_RUN_NOTE)
+        return missing, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
     verify = options.verify
     excluded = partial(
         sent_exclusions,
@@ -79,7 +97,7 @@ def prove_candidate(
             modelled = _modelled_original(analysis, partition)
             verdict = prove_resume(analysis.path, staged, proof, excluded=excluded, modelled=modelled)
         except ClaudeCodeError as exc:
-            failed = resume_check_failed(type(exc).__name__, _elapsed_ms(started))
+            failed = resume_check_failed(exc.code, _elapsed_ms(started))
             return failed, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
     check = resume_check_section(verdict, _elapsed_ms(started))
     if verdict.compacted_rejected:

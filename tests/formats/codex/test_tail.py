@@ -4,7 +4,7 @@ call from its output or a reasoning item from what follows it, never reaching ba
 from __future__ import annotations
 
 from pipeline.formats.codex.analysis import analyze_rollout
-from pipeline.formats.codex.reconstruct import CALL_TYPES, OUTPUT_TYPES
+from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
 from pipeline.formats.codex.rollout_decode import RolloutKind
 from pipeline.formats.codex.tail import plan_tail
 from pipeline.testing.rollout_builder import RolloutBuilder
