@@ -115,7 +115,7 @@ def check_compress_paths(args: argparse.Namespace) -> None:
 
 
 def compress_run(
-    args: argparse.Namespace, settings: Settings, claude: str | None, codex: str | None = None
+    args: argparse.Namespace, settings: Settings, claude: str | None, codex: str | None
 ) -> CompressRun:
     """The options a compress run used, as its summary records them (`out_dir` empty in place);
     `verify_resume` when the gate had a judge for some format (Claude Code, or Codex for rollouts)."""
