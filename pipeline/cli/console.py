@@ -231,9 +231,10 @@ def render_summary(
     report_dir: Path | str,
     elapsed_ms: float,
     spend: ModelSpend | None = None,
+    achieved: Sequence[str] = (),
 ) -> None:
-    """The end-of-run table: sessions by status, the most frequent finding codes, what a model was
-    billed, where reports are."""
+    """The end-of-run table: sessions by status, what the run achieved (`achieved`: its totals
+    lines), the most frequent finding codes, what a model was billed, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())
     codes: Counter[str] = Counter()
@@ -247,6 +248,8 @@ def render_summary(
     for status, count in sorted(statuses.items()):
         table.add_row(status, str(count))
     console.print(table)
+    for line in achieved:
+        console.print(line, soft_wrap=True)  # a log keeps it whole, not cut at 80 columns
     if codes:
         top = Table(title="most frequent findings (errors and warnings)", show_edge=False)
         top.add_column("code")

@@ -19,6 +19,7 @@ import msgspec
 
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.interrupt import RESUME_AGAIN, RESUME_LISTED, say_stopped, stop_on_signals
+from pipeline.cli.totals_line import say_totals
 from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
 from pipeline.execute.session_tasks import Destination, write_at
 from pipeline.execute.stop_request import StopRequest
@@ -28,7 +29,7 @@ from pipeline.report.fleet import Interrupted
 from pipeline.report.render import json_bytes
 from pipeline.vocabulary import ExitCode, Severity
 
-__all__ = ["SUMMARY_NAME", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
+__all__ = ["SUMMARY_NAME", "Concluded", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
 
 SUMMARY_NAME = "summary.json"
 S = TypeVar("S")
@@ -38,6 +39,10 @@ def _nothing(summary: object) -> None:
     return None
 
 
+def _no_lines(summary: object) -> tuple[str, ...]:
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class RunEnd:
     """How a fleet run ended: its result, the sessions it was given, and what a stop left."""
@@ -45,6 +50,15 @@ class RunEnd:
     result: RunResult
     sessions: Sequence[SessionFile]
     interrupted: Interrupted | None = None  # a signal stopped the run
+
+
+@dataclass(frozen=True, slots=True)
+class Concluded:
+    """What the end of a run leaves to say: whether the summary lists a stop's sessions, and the
+    totals lines (`--quiet` prints them when a session failed)."""
+
+    listed: bool
+    headline: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +73,11 @@ class FleetCommand(Generic[S]):
     summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
+    headline: Callable[[S], tuple[str, ...]] = _no_lines  # what the run achieved (--quiet: if any failed)
     services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
     outputs: str | None = None  # where the candidates the reports name are (compress --out)
 
-    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool:
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> Concluded:
         """Write the fleet summary, the extra outputs, and show the tables; whether the summary
         lists the sessions a stop left (`interrupted`: a summary without the field cannot)."""
         result, interrupted = ended.result, ended.interrupted
@@ -75,7 +90,7 @@ class FleetCommand(Generic[S]):
         self.finish(summary)
         if not quiet:
             self.present(summary, result)
-        return listed
+        return Concluded(listed, self.headline(summary))
 
 
 class FleetRun(Protocol):
@@ -96,7 +111,7 @@ class FleetRun(Protocol):
     @property
     def outputs(self) -> str | None: ...
 
-    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool: ...
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> Concluded: ...
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -160,9 +175,12 @@ def _finish(
     """Write the summary (with the sessions a stop left, if one came), show it, give the exit code."""
     left = sorted({session.report_label for session in sessions} - set(result.outcomes))
     interrupted = Interrupted(signal=stop.name, not_done=left) if stop.requested else None
-    listed = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
+    concluded = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
+    listed = concluded.listed
     if quiet:
         _say_failures(result)
+        if result.failed:
+            say_totals(concluded.headline)
     if stop.requested:
         say_stopped(stop, len(result.outcomes), len(left), RESUME_LISTED if listed else RESUME_AGAIN)
         return stop.exit_code

@@ -15,7 +15,9 @@ from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
 from pipeline.report.live_replacement import RepairReceiptSection
+from pipeline.report.run_totals import RunTotals, SessionFigures
 from pipeline.report.sections import Section
+from pipeline.vocabulary import SourceFormat
 
 __all__ = [
     "DAMAGE_REPAIR_SCHEMA",
@@ -27,6 +29,7 @@ __all__ = [
     "UnrepairedEntry",
     "edit_entries",
     "proof_section",
+    "repair_figures",
     "unrepaired_entry",
 ]
 
@@ -117,9 +120,27 @@ class DamageRepairReport(Section, frozen=True, kw_only=True):
     candidate_sha256: str | None = None
     published_sha256: str | None = None
     output: str | UnsetType = UNSET  # the candidate file (candidate mode)
+    bytes_before: int | UnsetType = UNSET  # a repaired file written: the original's size...
+    bytes_after: int | UnsetType = UNSET  # ...and the written file's
     failures: list[str] = msgspec.field(default_factory=list)
     disposition: Disposition | UnsetType = UNSET  # in place: what the run did with the file
     receipt: RepairReceiptSection | UnsetType = UNSET
+
+
+def repair_figures(report: DamageRepairReport, root: str, *, failed: bool) -> SessionFigures:
+    """A repair's figures for the run's totals: its status, and the file written (its sizes)."""
+    written = None
+    if not isinstance(report.bytes_before, UnsetType) and not isinstance(report.bytes_after, UnsetType):
+        written = (report.bytes_before, report.bytes_after)
+    return SessionFigures(
+        format=SourceFormat.CLAUDE_CODE.value,  # repair takes Claude Code sessions only
+        root=root,
+        status=report.status,
+        failed=failed,
+        bytes=None,  # a refused or unreadable session's size is not measured
+        ms=0.0,
+        written=written,
+    )
 
 
 class DamageRepairSummary(Section, frozen=True, kw_only=True):
@@ -135,4 +156,7 @@ class DamageRepairSummary(Section, frozen=True, kw_only=True):
     by_proof: dict[str, int]  # Claude Code's verdicts
     by_disposition: dict[str, int] | UnsetType = UNSET
     elapsed_ms: float
+    totals: RunTotals | UnsetType = (
+        UNSET  # files repaired: bytes before and after, per root (not in report mode)
+    )
     reports: list[str]

@@ -1,0 +1,60 @@
+"""The figures of an in-place run's sessions for its totals (`report.run_totals`): what the job
+said, and what the transaction did (the file replaced, its backup).
+
+A session counts as written only once its replacement committed; a new backup counts with its
+original's bytes and as stored (a reused one made no new bytes). Sessions skipped before any job
+ran (unchanged, recently modified, held open) have no figures: `in_place.by_disposition` counts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipeline.proof.proven_repair import DamageRepair
+from pipeline.publish.live.decisions import InPlaceOutcome
+from pipeline.publish.live.receipt import Receipt
+from pipeline.report.documents import Outcome
+from pipeline.report.run_totals import SessionFigures, report_figures
+from pipeline.vocabulary import SourceFormat
+
+__all__ = ["in_place_figures"]
+
+
+def _committed(receipt: Receipt | None) -> Receipt | None:
+    return receipt if receipt is not None and receipt.committed else None
+
+
+def _backup(receipt: Receipt | None) -> tuple[int, int] | None:
+    backup = receipt.backup if receipt is not None else None
+    return None if backup is None or backup.reused else (backup.size, backup.stored_size)
+
+
+def _repair(outcome: InPlaceOutcome, receipt: Receipt | None) -> SessionFigures:
+    """A repaired session: the original's bytes (its backup's) and the published file's."""
+    written = None
+    if receipt is not None and receipt.backup is not None and receipt.published is not None:
+        written = (receipt.backup.size, receipt.published.size)
+    return SessionFigures(
+        format=SourceFormat.CLAUDE_CODE.value,  # repair takes Claude Code sessions only
+        root=outcome.target.root_name,
+        status=outcome.status or outcome.disposition.value,
+        failed=outcome.failed,
+        bytes=None,  # the pass keeps no size of a file it did not replace
+        ms=0.0,
+        written=written,
+    )
+
+
+def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
+    """One session's figures; None for a session no job ran on."""
+    receipt = _committed(outcome.receipt)
+    job = outcome.job
+    if isinstance(job, Outcome):
+        figures = report_figures(job.report, outcome.target.root_name)
+        if receipt is None:  # built, maybe, but the live file is the original still
+            figures = replace(figures, written=None, tokens=None)
+    elif isinstance(job, DamageRepair):
+        figures = _repair(outcome, receipt)
+    else:
+        return None
+    return replace(figures, backup=_backup(receipt))
