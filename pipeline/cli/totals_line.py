@@ -20,12 +20,22 @@ __all__ = ["say_totals", "totals_lines"]
 _UNITS = ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 
+def _three(value: float) -> str:
+    """Three significant digits, never an exponent (2.85, 28.5, 285, 1000)."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _short(value: float) -> str:
+    """Two significant digits, never an exponent (0.41, 4.1, 41, 410)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
 def counts(before: float, after: float) -> str:
     """Two token counts in the unit of the first, as a person compares them: 2.1M -> 0.41M."""
     limit, suffix = next(((lim, suf) for lim, suf in _UNITS if before >= lim), _UNITS[-1])
     if not suffix:
         return f"{before:.0f} -> {after:.0f}"
-    return f"{before / limit:.3g}{suffix} -> {after / limit:.2g}{suffix}"
+    return f"{_three(before / limit)}{suffix} -> {_short(after / limit)}{suffix}"
 
 
 def size(value: float) -> str:
@@ -39,7 +49,7 @@ def size(value: float) -> str:
 def count(value: float) -> str:
     """One token count as a person reads it: 2.85M, 410k, 950."""
     limit, suffix = next(((lim, suf) for lim, suf in _UNITS if value >= lim), _UNITS[-1])
-    return f"{value / limit:.3g}{suffix}" if suffix else f"{value:.0f}"
+    return f"{_three(value / limit)}{suffix}" if suffix else f"{value:.0f}"
 
 
 def _share(value: float | None) -> str:
