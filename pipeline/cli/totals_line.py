@@ -84,7 +84,9 @@ def _written_line(group: GroupTotals, verb: str) -> str:
         details.append(f"files {_files(group)}")
     backups = group.backups
     if not isinstance(backups, UnsetType) and backups.backups:
-        details.append(f"backups {size(backups.original_bytes)} stored in {size(backups.stored_bytes)}")
+        how = ", ".join(backups.by_compression)
+        stored = f"backups {size(backups.original_bytes)} stored in {size(backups.stored_bytes)} ({how})"
+        details.append(stored)
     head = f"{_written(group)} of {group.sessions} sessions {verb}"
     return head + (": " + "; ".join(details) if details else "")
 

@@ -32,6 +32,7 @@ from pipeline.vocabulary import SessionKind, SessionStatus
 __all__ = [
     "UNKNOWN_FORMAT",
     "BackupBytes",
+    "BackupFigure",
     "ChainTokens",
     "Change",
     "GroupTotals",
@@ -80,6 +81,16 @@ class ChainTokens:
 
 
 @dataclass(frozen=True, slots=True)
+class BackupFigure:
+    """The backup an in-place replacement kept of its original."""
+
+    original: int  # the original's bytes
+    stored: int  # as stored (compressed or not)
+    compression: str  # how it is stored (none, gzip, zstd)
+    reused: bool  # an earlier verified backup of the same bytes: nothing new was stored
+
+
+@dataclass(frozen=True, slots=True)
 class SessionFigures:
     """One session's figures, as its report (and, in place, its receipt) gives them."""
 
@@ -91,7 +102,7 @@ class SessionFigures:
     ms: float  # the session's own time
     written: tuple[int, int] | None = None  # bytes of the file before and of what was written
     tokens: TokenChange | None = None  # a written compaction's resume context
-    backup: tuple[int, int] | None = None  # a new backup: the original's bytes and as stored
+    backup: BackupFigure | None = None  # in place: the original's backup
     held: ChainTokens | None = None
 
 
@@ -117,12 +128,15 @@ class ResumeTokens(Section, frozen=True, kw_only=True):
 
 
 class BackupBytes(Section, frozen=True, kw_only=True):
-    """The backups an in-place run made: how many, the originals' bytes, and as stored."""
+    """The backups an in-place run made: how many, the originals' bytes, as stored, and how (an
+    earlier backup of the same bytes that was reused stores nothing new: only counted)."""
 
     backups: int
     original_bytes: int
     stored_bytes: int
     ratio: float | None  # stored / original
+    by_compression: dict[str, int]  # none, gzip, zstd -> new backups
+    reused: int
 
 
 class HeldTokens(Section, frozen=True, kw_only=True):
@@ -198,10 +212,16 @@ def _held(measures: Sequence[ChainTokens]) -> dict[str, HeldTokens]:
 
 
 def _backups(figures: Sequence[SessionFigures]) -> BackupBytes:
-    made = [f.backup for f in figures if f.backup is not None]
-    original, stored = sum(b[0] for b in made), sum(b[1] for b in made)
+    kept = [f.backup for f in figures if f.backup is not None]
+    made = [backup for backup in kept if not backup.reused]
+    original, stored = sum(b.original for b in made), sum(b.stored for b in made)
     return BackupBytes(
-        backups=len(made), original_bytes=original, stored_bytes=stored, ratio=_ratio(stored, original)
+        backups=len(made),
+        original_bytes=original,
+        stored_bytes=stored,
+        ratio=_ratio(stored, original),
+        by_compression=dict(sorted(Counter(b.compression for b in made).items())),
+        reused=len(kept) - len(made),
     )
 
 

@@ -164,6 +164,8 @@ def test_in_place_totals_are_the_sums_of_its_reports_and_of_the_files_replaced(
         "original_bytes": sum(b["bytes"] for b in backups),
         "stored_bytes": sum(b["stored_bytes"] for b in backups),
         "ratio": round(sum(b["stored_bytes"] for b in backups) / sum(b["bytes"] for b in backups), 4),
+        "by_compression": {"none": len(backups)},  # the default: stored as they were
+        "reused": 0,
     }
     assert (
         f"{every['written']} of {every['sessions']} sessions compacted in place: resume contexts " in output

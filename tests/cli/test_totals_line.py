@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.cli.totals_line import counts, totals_lines
-from pipeline.report.run_totals import SessionFigures, TokenChange, TotalsOf, fold_totals
+from pipeline.report.run_totals import BackupFigure, SessionFigures, TokenChange, TotalsOf, fold_totals
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def figures(fmt: str, root: str, status: str, *, written: bool) -> SessionFigure
         ms=10.0,
         written=(1_000_000, 150_000) if written else None,
         tokens=change if written else None,
-        backup=(1_000_000, 250_000) if written else None,
+        backup=BackupFigure(1_000_000, 250_000, "zstd", reused=False) if written else None,
     )
 
 
@@ -53,6 +53,6 @@ def test_an_in_place_run_is_folded_per_agent_and_root_and_said_in_two_lines() ->
     assert totals.by_format["pi-session"].by_status == {"unsupported-format": 1}
     assert totals_lines(totals, "compacted in place") == (
         "1 of 3 sessions compacted in place: resume contexts 100k -> 20k seed tokens (0.20, target 0.30); "
-        "files 1.0 MB -> 150.0 kB; backups 1.0 MB stored in 250.0 kB",
+        "files 1.0 MB -> 150.0 kB; backups 1.0 MB stored in 250.0 kB (zstd)",
         "by agent: claude-code 1 of 2 (100k -> 20k seed tokens, 1.0 MB -> 150.0 kB); pi-session 0 of 1",
     )

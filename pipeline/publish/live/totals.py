@@ -1,8 +1,8 @@
 """The figures of an in-place run's sessions for its totals (`report.run_totals`): what the job
 said, and what the transaction did (the file replaced, its backup).
 
-A session counts as written only once its replacement committed; a new backup counts with its
-original's bytes and as stored (a reused one made no new bytes). Sessions skipped before any job
+A session counts as written only once its replacement committed, with the backup it kept (a
+reused one stored no new bytes). Sessions skipped before any job
 ran (unchanged, recently modified, held open) have no figures: `in_place.by_disposition` counts them.
 """
 
@@ -14,7 +14,7 @@ from pipeline.proof.proven_repair import DamageRepair
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.receipt import Receipt
 from pipeline.report.documents import Outcome
-from pipeline.report.run_totals import SessionFigures, report_figures
+from pipeline.report.run_totals import BackupFigure, SessionFigures, report_figures
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["in_place_figures"]
@@ -24,9 +24,11 @@ def _committed(receipt: Receipt | None) -> Receipt | None:
     return receipt if receipt is not None and receipt.committed else None
 
 
-def _backup(receipt: Receipt | None) -> tuple[int, int] | None:
+def _backup(receipt: Receipt | None) -> BackupFigure | None:
     backup = receipt.backup if receipt is not None else None
-    return None if backup is None or backup.reused else (backup.size, backup.stored_size)
+    if backup is None:
+        return None
+    return BackupFigure(backup.size, backup.stored_size, backup.compression.value, backup.reused)
 
 
 def _repair(outcome: InPlaceOutcome, receipt: Receipt | None) -> SessionFigures:
