@@ -261,9 +261,7 @@ def _elsewhere(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) 
             repair_figures(report, session.root_name, failed=_Done(report).failed)
             for session, report in zip(live.sessions, reports, strict=True)
         )
-        summary = msgspec.structs.replace(
-            summary, totals=fold_totals(figures, TotalsOf.WRITTEN, elapsed_ms=elapsed)
-        )
+        summary = msgspec.structs.replace(summary, totals=fold_totals(figures, TotalsOf.WRITTEN))
     write_bytes_atomic(report_dir / SUMMARY_NAME, json_bytes(summary))
     if not live.args.quiet:
         _present(summary, report_dir)

@@ -196,7 +196,7 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
 def in_place_totals(done: PassDone) -> RunTotals:
     """The pass's totals: the sessions a job ran on, what was replaced and backed up."""
     figures = (in_place_figures(outcome) for outcome in done.outcomes)
-    return fold_totals((f for f in figures if f is not None), TotalsOf.IN_PLACE, elapsed_ms=done.elapsed_ms)
+    return fold_totals((f for f in figures if f is not None), TotalsOf.IN_PLACE)
 
 
 def _failure_lines(outcomes: Sequence[InPlaceOutcome]) -> list[str]:

@@ -74,7 +74,7 @@ def fleet_summarizer(
             report_paths=result.report_paths,
             elapsed_ms=result.elapsed_ms,
             roots=roots,
-            totals=outcome_totals(result.outcomes, root_of, of, elapsed_ms=result.elapsed_ms, needs=needs),
+            totals=outcome_totals(result.outcomes, root_of, of, needs=needs),
         )
 
     return summarize

@@ -164,9 +164,9 @@ class GroupTotals(Section, frozen=True, kw_only=True):
 
 
 class RunTotals(Section, frozen=True, kw_only=True):
-    """What a run achieved: over every session, per agent format, per root (as the user named it)."""
+    """What a run achieved: over every session, per agent format, per root (as the user named it).
+    The run's own time is the summary's `elapsed_ms`; each group's is its sessions' `session_ms`."""
 
-    elapsed_ms: float
     all: GroupTotals
     by_format: dict[str, GroupTotals]
     by_root: dict[str, GroupTotals]
@@ -256,11 +256,10 @@ def _by(
     return {name: _group(members, of) for name, members in sorted(groups.items())}
 
 
-def fold_totals(figures: Iterable[SessionFigures], of: TotalsOf, *, elapsed_ms: float) -> RunTotals:
+def fold_totals(figures: Iterable[SessionFigures], of: TotalsOf) -> RunTotals:
     """The run's totals: over every session, per agent format and per root."""
     every = list(figures)
     return RunTotals(
-        elapsed_ms=round(elapsed_ms, 1),
         all=_group(every, of),
         by_format=_by(every, lambda f: f.format, of),
         by_root=_by(every, lambda f: f.root, of),
@@ -333,7 +332,6 @@ def outcome_totals(
     root_of: Mapping[str, str],
     of: TotalsOf,
     *,
-    elapsed_ms: float,
     needs: Callable[[int], bool] | None = None,
 ) -> RunTotals:
     """The totals of a fleet run's outcomes (keyed by report label; `root_of` maps a label to its
@@ -342,4 +340,4 @@ def outcome_totals(
         report_figures(outcome.report, root_of.get(label, ""), needs=needs)
         for label, outcome in sorted(outcomes.items())
     )
-    return fold_totals(figures, of, elapsed_ms=elapsed_ms)
+    return fold_totals(figures, of)

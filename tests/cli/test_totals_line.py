@@ -44,7 +44,6 @@ def test_an_in_place_run_is_folded_per_agent_and_root_and_said_in_two_lines() ->
             figures("pi-session", "/b", "unsupported-format", written=False),
         ],
         TotalsOf.IN_PLACE,
-        elapsed_ms=12.34,
     )
     every = totals.all
     assert (every.sessions, every.failed, every.written, every.bytes) == (3, 1, 1, 3_000_000)

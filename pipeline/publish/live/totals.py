@@ -59,4 +59,5 @@ def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
         figures = _repair(outcome, receipt)
     else:
         return None
-    return replace(figures, backup=_backup(receipt))
+    # Failed as the run counts it: a replacement that failed fails the session, whatever the job said.
+    return replace(figures, failed=outcome.failed, backup=_backup(receipt))
