@@ -262,12 +262,14 @@ def render_summary(
     console.print(f"reports: {report_dir}")
 
 
-def say_failures(lines: Sequence[str], counts: Mapping[str, int]) -> None:
+def say_failures(lines: Sequence[str], counts: Mapping[str, int], achieved: Sequence[str] = ()) -> None:
     """What `--quiet` still prints on stderr: one line per failed session and, when any failed,
-    the run's counts (a nightly log sees a failing night)."""
+    the run's counts and what it achieved (`achieved`: its totals line), so a nightly log sees a
+    failing night and how far it got."""
     if not lines:
         return
     for line in lines:
         print(f"compaction: error: {line}", file=sys.stderr)
     total = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-    print(f"compaction: error: {len(lines)} session(s) failed ({total})", file=sys.stderr)
+    done = f"; {achieved[0]}" if achieved else ""
+    print(f"compaction: error: {len(lines)} session(s) failed ({total}){done}", file=sys.stderr)

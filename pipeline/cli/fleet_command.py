@@ -19,7 +19,6 @@ import msgspec
 
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.interrupt import RESUME_AGAIN, RESUME_LISTED, say_stopped, stop_on_signals
-from pipeline.cli.totals_line import say_totals
 from pipeline.execute.seam import Executor, RunRequest, RunResult, SharedServices, WorkFor
 from pipeline.execute.session_tasks import Destination, write_at
 from pipeline.execute.stop_request import StopRequest
@@ -162,11 +161,11 @@ def _failure_line(label: str, outcome: Outcome) -> str:
     return f"{label}: {outcome.status.value}" + (f" ({', '.join(why[:4])})" if why else "")
 
 
-def _say_failures(result: RunResult) -> None:
-    """--quiet's lines: one per failed session, and the counts when any failed."""
+def _say_failures(result: RunResult, achieved: Sequence[str]) -> None:
+    """--quiet's lines: one per failed session, and the counts and totals when any failed."""
     failed = {label: o for label, o in result.outcomes.items() if o.failed}
     statuses = Counter(o.status.value for o in result.outcomes.values())
-    say_failures([_failure_line(label, o) for label, o in failed.items()], statuses)
+    say_failures([_failure_line(label, o) for label, o in failed.items()], statuses, achieved)
 
 
 def _finish(
@@ -178,9 +177,7 @@ def _finish(
     concluded = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
     listed = concluded.listed
     if quiet:
-        _say_failures(result)
-        if result.failed:
-            say_totals(concluded.headline)
+        _say_failures(result, concluded.headline)
     if stop.requested:
         say_stopped(stop, len(result.outcomes), len(left), RESUME_LISTED if listed else RESUME_AGAIN)
         return stop.exit_code

@@ -24,7 +24,6 @@ from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.interrupt import RESUME_SKIPS, say_stopped
-from pipeline.cli.totals_line import say_totals
 from pipeline.execute.in_place_drive import BuildServices, InPlaceRequest, RemoteBuild, ReportOf, check_all
 from pipeline.execute.seam import Executor
 from pipeline.execute.stop_request import StopRequest
@@ -230,9 +229,9 @@ def finish(
     if not quiet:
         present()
     else:
-        say_failures(_failure_lines(done.outcomes), Counter(o.disposition.value for o in done.outcomes))
-        if any(outcome.failed for outcome in done.outcomes):
-            say_totals(headline)
+        say_failures(
+            _failure_lines(done.outcomes), Counter(o.disposition.value for o in done.outcomes), headline
+        )
     code = in_place_exit(done.outcomes, summary_written=written)
     if not done.stop.requested:
         return code

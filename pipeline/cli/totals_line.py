@@ -1,20 +1,17 @@
 """The one or two lines under a run's status table that say what it achieved, from its totals.
 
 `12 of 79 sessions compacted: resume contexts 2.1M -> 0.41M seed tokens (0.19, target 0.30);
-files 43.0 MB -> 2.3 MB`. Counts and sizes only, never transcript text. `--quiet` prints them on
-stderr when a session failed (`say_totals`).
+files 43.0 MB -> 2.3 MB`. Counts and sizes only, never transcript text. `--quiet` ends its failure
+count on stderr with the first (`console.say_failures`).
 """
 
 from __future__ import annotations
-
-import sys
-from collections.abc import Sequence
 
 from msgspec import UnsetType
 
 from pipeline.report.run_totals import GroupTotals, HeldTokens, ResumeTokens, RunTotals
 
-__all__ = ["say_totals", "totals_lines"]
+__all__ = ["counts", "size", "totals_lines"]
 
 
 _UNITS = ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -119,15 +116,12 @@ def _agent(name: str, group: GroupTotals) -> str:
 
 
 def totals_lines(totals: RunTotals, verb: str) -> tuple[str, ...]:
-    """The run's line, then (when it met several agent formats) one line with each format's."""
+    """The run's line, then (when it met several agent formats) one line with each format's;
+    none when no session was taken (an unchanged fleet's night)."""
     group = totals.all
+    if not group.sessions:
+        return ()
     lines = [_sweep_line(group) if not isinstance(group.tokens, UnsetType) else _written_line(group, verb)]
     if len(totals.by_format) > 1:
         lines.append("by agent: " + "; ".join(_agent(name, g) for name, g in totals.by_format.items()))
     return tuple(lines)
-
-
-def say_totals(lines: Sequence[str]) -> None:
-    """`--quiet`'s totals on stderr (after the failure lines)."""
-    for line in lines:
-        print(f"compaction: {line}", file=sys.stderr)

@@ -226,10 +226,12 @@ def test_repair_totals_are_the_sizes_of_the_files_it_wrote(damaged: Path, tmp_pa
     )
 
 
-def test_quiet_keeps_the_totals_line_when_a_session_failed(damaged: Path, tmp_path: Path) -> None:
+def test_quiet_ends_the_failure_count_with_the_totals(damaged: Path, tmp_path: Path) -> None:
     done = compaction("validate", str(damaged), "--report-dir", str(tmp_path / "r"), "--quiet")
-    assert done.returncode == 1 and done.stdout == ""  # the torn session is invalid
+    assert done.returncode == 1 and done.stdout == ""  # the damaged sessions are invalid
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     seed = summary["totals"]["all"]["tokens"]["seed"]
-    assert f"compaction: 3 sessions, {size(summary['bytes'])}: active chains hold " in done.stderr
-    assert f"; {seed['need_compaction']} would need compaction at the current target" in done.stderr
+    last = done.stderr.strip().splitlines()[-1]  # the failure count, then what the run found
+    assert last.startswith("compaction: error: 2 session(s) failed (2 invalid, 1 valid); ")  # torn, moved
+    assert f"; 3 sessions, {size(summary['bytes'])}: active chains hold " in last
+    assert last.endswith(f"; {seed['need_compaction']} would need compaction at the current target")
