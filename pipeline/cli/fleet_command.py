@@ -54,7 +54,7 @@ class RunEnd:
 @dataclass(frozen=True, slots=True)
 class Concluded:
     """What the end of a run leaves to say: whether the summary lists a stop's sessions, and the
-    totals lines (`--quiet` prints them when a session failed)."""
+    totals lines (`--quiet` ends its failure count with the first)."""
 
     listed: bool
     headline: tuple[str, ...]
@@ -72,7 +72,7 @@ class FleetCommand(Generic[S]):
     summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
-    headline: Callable[[S], tuple[str, ...]] = _no_lines  # what the run achieved (--quiet: if any failed)
+    headline: Callable[[S], tuple[str, ...]] = _no_lines  # what the run achieved (its totals lines)
     services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
     outputs: str | None = None  # where the candidates the reports name are (compress --out)
 
