@@ -349,8 +349,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "mirroring the input layout, with one JSON report per session and summary.json. With --in-place, "
         "replace each idle session that needs it instead, keeping a verified numbered backup, and skip "
         "on later runs every session that has not changed since (a state database records them). "
-        "summary.json's totals (and the line under the table) say what the run achieved: resume-context "
-        "tokens and bytes on disk before and after (in place, the backups' too), per agent and per root.",
+        "summary.json totals what it achieved: tokens and bytes before and after, per agent and root.",
         epilog=IN_PLACE_EXIT_CODES,
     )
     tokens = commands.add_parser(
