@@ -39,7 +39,6 @@ from pipeline.live_vocabulary import OperationState
 from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import InPlaceOutcome
-from pipeline.publish.live.receipt import Receipt
 from pipeline.publish.live.repair_candidate import (
     REFUSED,
     damage_repair_builder,
@@ -50,9 +49,10 @@ from pipeline.publish.live.repair_candidate import (
 from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult
+from pipeline.publish.live.totals import committed_sizes
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.render import json_bytes
-from pipeline.report.repair_documents import DamageRepairReport, DamageRepairSummary, repair_figures
+from pipeline.report.repair_documents import DamageRepairReport, DamageRepairSummary, damage_figures
 from pipeline.report.run_totals import TotalsOf, fold_totals
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
@@ -98,13 +98,6 @@ def _digest(options: SessionRepairOptions, setup: ProofSetup) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _sizes(receipt: Receipt) -> tuple[int | UnsetType, int | UnsetType]:
-    """A committed repair's original size (its backup's) and the published file's."""
-    if not receipt.committed or receipt.backup is None or receipt.published is None:
-        return UNSET, UNSET
-    return receipt.backup.size, receipt.published.size
-
-
 def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
     """The repair's report of one session the pass scanned (none for one skipped by a stat)."""
     if not isinstance(outcome.job, DamageRepair):
@@ -120,7 +113,7 @@ def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
     if receipt is None:
         return json_bytes(msgspec.structs.replace(report, disposition=outcome.disposition))
     reasons = [receipt.reason.value] if receipt.reason is not None else report.reasons
-    sizes = _sizes(receipt)
+    sizes = committed_sizes(receipt)
     return json_bytes(
         msgspec.structs.replace(
             report,
@@ -258,7 +251,7 @@ def _elsewhere(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) 
     summary = _summary("candidate" if out else "report", live, reports, elapsed)
     if out is not None:  # report mode writes nothing: it has no totals of what it wrote
         figures = (
-            repair_figures(report, session.root_name, failed=_Done(report).failed)
+            damage_figures(report, session.root_name, failed=_Done(report).failed)
             for session, report in zip(live.sessions, reports, strict=True)
         )
         summary = msgspec.structs.replace(summary, totals=fold_totals(figures, TotalsOf.WRITTEN))

@@ -15,9 +15,8 @@ from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
 from pipeline.report.live_replacement import RepairReceiptSection
-from pipeline.report.run_totals import RunTotals, SessionFigures
+from pipeline.report.run_totals import RunTotals, SessionFigures, repair_figures
 from pipeline.report.sections import Section
-from pipeline.vocabulary import SourceFormat
 
 __all__ = [
     "DAMAGE_REPAIR_SCHEMA",
@@ -27,9 +26,9 @@ __all__ = [
     "EditEntry",
     "ProofSection",
     "UnrepairedEntry",
+    "damage_figures",
     "edit_entries",
     "proof_section",
-    "repair_figures",
     "unrepaired_entry",
 ]
 
@@ -127,19 +126,10 @@ class DamageRepairReport(Section, frozen=True, kw_only=True):
     receipt: RepairReceiptSection | UnsetType = UNSET
 
 
-def repair_figures(report: DamageRepairReport, root: str, *, failed: bool) -> SessionFigures:
+def damage_figures(report: DamageRepairReport, root: str, *, failed: bool) -> SessionFigures:
     """A repair's figures for the run's totals: its status, and the file written (its sizes)."""
-    written = None
-    if not isinstance(report.bytes_before, UnsetType) and not isinstance(report.bytes_after, UnsetType):
-        written = (report.bytes_before, report.bytes_after)
-    return SessionFigures(
-        format=SourceFormat.CLAUDE_CODE.value,  # repair takes Claude Code sessions only
-        root=root,
-        status=report.status,
-        failed=failed,
-        bytes=None,  # a refused or unreadable session's size is not measured
-        ms=0.0,
-        written=written,
+    return repair_figures(
+        report.status, root, failed=failed, before=report.bytes_before, after=report.bytes_after
     )
 
 

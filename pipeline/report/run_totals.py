@@ -27,7 +27,7 @@ from pipeline.report.documents import (
     ValidateReport,
 )
 from pipeline.report.sections import Section
-from pipeline.vocabulary import SessionKind, SessionStatus
+from pipeline.vocabulary import SessionKind, SessionStatus, SourceFormat
 
 __all__ = [
     "UNKNOWN_FORMAT",
@@ -44,6 +44,7 @@ __all__ = [
     "TotalsOf",
     "fold_totals",
     "outcome_totals",
+    "repair_figures",
     "report_figures",
 ]
 
@@ -341,3 +342,20 @@ def outcome_totals(
         for label, outcome in sorted(outcomes.items())
     )
     return fold_totals(figures, of)
+
+
+def repair_figures(
+    status: str, root: str, *, failed: bool, before: int | UnsetType, after: int | UnsetType
+) -> SessionFigures:
+    """A repair's figures (`repair`, `repair-read-pages`): its status, and the file it wrote, with
+    the original's size and the written one's when it wrote one."""
+    written = None if isinstance(before, UnsetType) or isinstance(after, UnsetType) else (before, after)
+    return SessionFigures(
+        format=SourceFormat.CLAUDE_CODE.value,  # the repairs take Claude Code sessions only
+        root=root,
+        status=status,
+        failed=failed,
+        bytes=None,  # a session left as it was is not measured
+        ms=0.0,
+        written=written,
+    )

@@ -16,6 +16,8 @@ from pipeline.testing.fuzz import Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
 from tests.cli.conftest import in_place, make_idle, originals
+from tests.publish.live.test_read_pages_repair import PAGES
+from tests.publish.live.test_read_pages_repair import session as read_pages_session
 
 Group = dict[str, Any]
 
@@ -235,3 +237,25 @@ def test_quiet_ends_the_failure_count_with_the_totals(damaged: Path, tmp_path: P
     assert last.startswith("compaction: error: 2 session(s) failed (2 invalid, 1 valid); ")  # torn, moved
     assert f"; 3 sessions, {size(summary['bytes'])}: active chains hold " in last
     assert last.endswith(f"; {seed['need_compaction']} would need compaction at the current target")
+
+
+@pytest.mark.parametrize("mode", ["--in-place", "--out"])
+def test_read_pages_repair_totals_are_the_sizes_of_the_file_it_wrote(tmp_path: Path, mode: str) -> None:
+    builder = read_pages_session(pending=True)
+    builder.last_prompt()  # the strict leaf policy's pointer, as Claude Code writes it
+    live = builder.write(tmp_path / "home" / "projects" / "p" / "s.jsonl")
+    make_idle(tmp_path / "home" / "projects")
+    original = live.read_bytes()
+    folder = tmp_path / ("r" if mode == "--in-place" else "out")
+    where = ["--report-dir", str(folder)] if mode == "--in-place" else [str(folder)]
+    done = compaction(
+        "repair-read-pages", str(tmp_path / "home" / "projects"), mode, *where, "--state-dir", str(tmp_path / "state")
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((folder / "summary.json").read_text())
+    [report] = list(reports(folder))
+    written = live if mode == "--in-place" else Path(report["output"])
+    assert (report["bytesBefore"], report["bytesAfter"]) == (len(original), written.stat().st_size)
+    files = summary["totals"]["all"]["files"]
+    assert (files["before"], files["after"]) == (len(original), len(original) - len(PAGES))
+    assert f"1 of 1 sessions repaired: files {size(len(original))} -> " in done.stdout

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from msgspec import UNSET, UnsetType
+
+from pipeline.core.read_pages import RepairPlan
 from pipeline.proof.proven_repair import DamageRepair
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.receipt import Receipt
 from pipeline.report.documents import Outcome
-from pipeline.report.run_totals import BackupFigure, SessionFigures, report_figures
-from pipeline.vocabulary import SourceFormat
+from pipeline.report.run_totals import BackupFigure, SessionFigures, repair_figures, report_figures
 
-__all__ = ["in_place_figures"]
+__all__ = ["committed_sizes", "in_place_figures"]
 
 
 def _committed(receipt: Receipt | None) -> Receipt | None:
@@ -31,20 +33,19 @@ def _backup(receipt: Receipt | None) -> BackupFigure | None:
     return BackupFigure(backup.size, backup.stored_size, backup.compression.value, backup.reused)
 
 
+def committed_sizes(receipt: Receipt | None) -> tuple[int | UnsetType, int | UnsetType]:
+    """A committed replacement's original size (its backup's) and the published file's; unset
+    when nothing was replaced."""
+    if receipt is None or not receipt.committed or receipt.backup is None or receipt.published is None:
+        return UNSET, UNSET
+    return receipt.backup.size, receipt.published.size
+
+
 def _repair(outcome: InPlaceOutcome, receipt: Receipt | None) -> SessionFigures:
     """A repaired session: the original's bytes (its backup's) and the published file's."""
-    written = None
-    if receipt is not None and receipt.backup is not None and receipt.published is not None:
-        written = (receipt.backup.size, receipt.published.size)
-    return SessionFigures(
-        format=SourceFormat.CLAUDE_CODE.value,  # repair takes Claude Code sessions only
-        root=outcome.target.root_name,
-        status=outcome.status or outcome.disposition.value,
-        failed=outcome.failed,
-        bytes=None,  # the pass keeps no size of a file it did not replace
-        ms=0.0,
-        written=written,
-    )
+    before, after = committed_sizes(receipt)
+    status = outcome.status or outcome.disposition.value
+    return repair_figures(status, outcome.target.root_name, failed=outcome.failed, before=before, after=after)
 
 
 def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
@@ -55,7 +56,7 @@ def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
         figures = report_figures(job.report, outcome.target.root_name)
         if receipt is None:  # built, maybe, but the live file is the original still
             figures = replace(figures, written=None, tokens=None)
-    elif isinstance(job, DamageRepair):
+    elif isinstance(job, DamageRepair | RepairPlan):
         figures = _repair(outcome, receipt)
     else:
         return None
