@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cli.fleet_command import FleetCommand
-from pipeline.cli.validate_command import fleet_summarizer, present_fleet, validate_run
+from pipeline.cli.validate_command import fleet_headline, fleet_summarizer, present_fleet, validate_run
 from pipeline.errors import UsageError
 from pipeline.execute.session_tasks import BoundJob
 from pipeline.formats.registry import default_roots
 from pipeline.read.discover import SessionFile
 from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary
+from pipeline.report.run_totals import TotalsOf
 from pipeline.settings import Settings
 from pipeline.vocabulary import CompressRepair, ResumeGate, SourceFormat
 
@@ -209,8 +210,9 @@ def compress_command(
         destination=str(report_dir),
         per_code=settings.sweep.findings_per_code,
         resume=settings.sweep.resume,
-        summarize=fleet_summarizer("compress", record),
-        present=present_fleet(report_dir),
+        summarize=fleet_summarizer("compress", record, TotalsOf.WRITTEN),
+        present=present_fleet(report_dir, "compacted"),
+        headline=fleet_headline("compacted"),
         outputs=out_dir,
         services=(
             model_summarizer(settings, provider, options_for, args.max_run_tokens, model_window(args))

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cli.compress_command import compress_options, compress_run, gate_judge
-from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, run_pass
-from pipeline.cli.live_tables import present_in_place
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, in_place_totals, run_pass
+from pipeline.cli.live_tables import in_place_lines, present_in_place
 from pipeline.errors import UsageError
 from pipeline.execute.in_place_drive import BuildServices, RemoteBuild, WorkerCalls, WorkerLost
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
@@ -219,6 +219,7 @@ def _summary(
         roots=[str(root) for root in roots],
     )
     fields = {name: getattr(fleet, name) for name in fleet.__struct_fields__ if name != "schema"}
+    fields["totals"] = in_place_totals(done)
     return InPlaceSummary(**fields, in_place=_totals(done))
 
 
@@ -245,4 +246,7 @@ def compress_in_place(live: LiveRun) -> int:
     )
     done = run_pass(command, live)
     summary = _summary(args, settings, gate, done, [root for root, _ in roots])
-    return finish(done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet)
+    lines = in_place_lines(summary)
+    return finish(
+        done, summary, lambda: present_in_place(summary, done.report_dir), quiet=args.quiet, headline=lines
+    )

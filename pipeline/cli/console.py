@@ -231,9 +231,10 @@ def render_summary(
     report_dir: Path | str,
     elapsed_ms: float,
     spend: ModelSpend | None = None,
+    achieved: Sequence[str] = (),
 ) -> None:
-    """The end-of-run table: sessions by status, the most frequent finding codes, what a model was
-    billed, where reports are."""
+    """The end-of-run table: sessions by status, what the run achieved (`achieved`: its totals
+    lines), the most frequent finding codes, what a model was billed, where reports are."""
     console = Console(file=sys.stdout, highlight=False)
     statuses = Counter(outcome.status.value for outcome in outcomes.values())
     codes: Counter[str] = Counter()
@@ -250,6 +251,8 @@ def render_summary(
     agents = unsupported_by_agent(outcome.report for outcome in outcomes.values())
     if agents:  # other agents' files: named, so a user sees whose sessions were left alone
         console.print("unsupported-format by agent: " + ", ".join(f"{a} {n}" for a, n in agents.items()))
+    for line in achieved:
+        console.print(line, soft_wrap=True)  # a log keeps it whole, not cut at 80 columns
     if codes:
         top = Table(title="most frequent findings (errors and warnings)", show_edge=False)
         top.add_column("code")
@@ -262,12 +265,14 @@ def render_summary(
     console.print(f"reports: {report_dir}")
 
 
-def say_failures(lines: Sequence[str], counts: Mapping[str, int]) -> None:
+def say_failures(lines: Sequence[str], counts: Mapping[str, int], achieved: Sequence[str] = ()) -> None:
     """What `--quiet` still prints on stderr: one line per failed session and, when any failed,
-    the run's counts (a nightly log sees a failing night)."""
+    the run's counts and what it achieved (`achieved`: its totals line), so a nightly log sees a
+    failing night and how far it got."""
     if not lines:
         return
     for line in lines:
         print(f"compaction: error: {line}", file=sys.stderr)
     total = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-    print(f"compaction: error: {len(lines)} session(s) failed ({total})", file=sys.stderr)
+    done = f"; {achieved[0]}" if achieved else ""
+    print(f"compaction: error: {len(lines)} session(s) failed ({total}){done}", file=sys.stderr)

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Final
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME
-from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, in_place_totals, run_pass
 from pipeline.cli.live_tables import present_counts
 from pipeline.cli.repair_command import elsewhere_report_dir
+from pipeline.cli.totals_line import totals_lines
 from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
@@ -46,9 +47,11 @@ from pipeline.publish.live.repair_candidate import (
 from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult
+from pipeline.publish.live.totals import committed_sizes
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.render import json_bytes
-from pipeline.report.repair_documents import DamageRepairReport, DamageRepairSummary
+from pipeline.report.repair_documents import DamageRepairReport, DamageRepairSummary, damage_figures
+from pipeline.report.run_totals import TotalsOf, fold_totals
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
@@ -102,9 +105,12 @@ def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
     if receipt is None:
         return json_bytes(msgspec.structs.replace(report, disposition=outcome.disposition))
     reasons = [receipt.reason.value] if receipt.reason is not None else report.reasons
+    sizes = committed_sizes(receipt)
     return json_bytes(
         msgspec.structs.replace(
             report,
+            bytes_before=sizes[0],
+            bytes_after=sizes[1],
             operation_state=receipt.operation_state,
             reasons=reasons,
             candidate_sha256=receipt.candidate_sha256,
@@ -132,8 +138,14 @@ def _summary(
     )
 
 
+def _headline(summary: DamageRepairSummary) -> tuple[str, ...]:
+    return () if isinstance(summary.totals, UnsetType) else totals_lines(summary.totals, "repaired")
+
+
 def _present(summary: DamageRepairSummary, report_dir: Path) -> None:
     present_counts(f"{summary.sessions} sessions", ("status", "sessions"), summary.by_status)
+    for line in _headline(summary):
+        print(line)
     if summary.by_code:
         present_counts("repaired", ("defect", "edits"), summary.by_code)
     if summary.by_proof:
@@ -165,8 +177,15 @@ def _in_place(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -
         _summary("in-place", live, reports, done.elapsed_ms),
         sessions=len(done.outcomes),
         by_disposition=dict(sorted(Counter(o.disposition.value for o in done.outcomes).items())),
+        totals=in_place_totals(done),
     )
-    return finish(done, summary, lambda: _present(summary, done.report_dir), quiet=live.args.quiet)
+    return finish(
+        done,
+        summary,
+        lambda: _present(summary, done.report_dir),
+        quiet=live.args.quiet,
+        headline=_headline(summary),
+    )
 
 
 def _one_elsewhere(
@@ -220,9 +239,14 @@ def _elsewhere(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) 
             write_bytes_atomic(report_path(report_dir, session), json_bytes(report))  # as in place
             reports.append(report)
             advance(_Done(report))
-    summary = _summary(
-        "candidate" if out else "report", live, reports, (time.perf_counter() - started) * 1000
-    )
+    elapsed = (time.perf_counter() - started) * 1000
+    summary = _summary("candidate" if out else "report", live, reports, elapsed)
+    if out is not None:  # report mode writes nothing: it has no totals of what it wrote
+        figures = (
+            damage_figures(report, session.root_name, failed=_Done(report).failed)
+            for session, report in zip(live.sessions, reports, strict=True)
+        )
+        summary = msgspec.structs.replace(summary, totals=fold_totals(figures, TotalsOf.WRITTEN))
     write_bytes_atomic(report_dir / SUMMARY_NAME, json_bytes(summary))
     if not live.args.quiet:
         _present(summary, report_dir)

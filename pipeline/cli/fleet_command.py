@@ -28,7 +28,7 @@ from pipeline.report.fleet import Interrupted
 from pipeline.report.render import json_bytes
 from pipeline.vocabulary import ExitCode, Severity
 
-__all__ = ["SUMMARY_NAME", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
+__all__ = ["SUMMARY_NAME", "Concluded", "FleetCommand", "FleetRun", "default_report_dir", "run_fleet"]
 
 SUMMARY_NAME = "summary.json"
 S = TypeVar("S")
@@ -38,6 +38,10 @@ def _nothing(summary: object) -> None:
     return None
 
 
+def _no_lines(summary: object) -> tuple[str, ...]:
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class RunEnd:
     """How a fleet run ended: its result, the sessions it was given, and what a stop left."""
@@ -45,6 +49,15 @@ class RunEnd:
     result: RunResult
     sessions: Sequence[SessionFile]
     interrupted: Interrupted | None = None  # a signal stopped the run
+
+
+@dataclass(frozen=True, slots=True)
+class Concluded:
+    """What the end of a run leaves to say: whether the summary lists a stop's sessions, and the
+    totals lines (`--quiet` ends its failure count with the first)."""
+
+    listed: bool
+    headline: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +72,11 @@ class FleetCommand(Generic[S]):
     summarize: Callable[[RunResult, Sequence[SessionFile]], S]  # written as summary.json
     present: Callable[[S, RunResult], None]  # the tables a person sees (not with --quiet)
     finish: Callable[[S], None] = _nothing  # extra outputs (tokens --out)
+    headline: Callable[[S], tuple[str, ...]] = _no_lines  # what the run achieved (its totals lines)
     services: SharedServices | None = None  # what the sessions share (a model), opened by the executor
     outputs: str | None = None  # where the candidates the reports name are (compress --out)
 
-    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool:
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> Concluded:
         """Write the fleet summary, the extra outputs, and show the tables; whether the summary
         lists the sessions a stop left (`interrupted`: a summary without the field cannot)."""
         result, interrupted = ended.result, ended.interrupted
@@ -75,7 +89,7 @@ class FleetCommand(Generic[S]):
         self.finish(summary)
         if not quiet:
             self.present(summary, result)
-        return listed
+        return Concluded(listed, self.headline(summary))
 
 
 class FleetRun(Protocol):
@@ -96,7 +110,7 @@ class FleetRun(Protocol):
     @property
     def outputs(self) -> str | None: ...
 
-    def conclude(self, ended: RunEnd, *, quiet: bool) -> bool: ...
+    def conclude(self, ended: RunEnd, *, quiet: bool) -> Concluded: ...
 
 
 def default_report_dir(command: str, base: Path | None = None) -> Path:
@@ -147,11 +161,11 @@ def _failure_line(label: str, outcome: Outcome) -> str:
     return f"{label}: {outcome.status.value}" + (f" ({', '.join(why[:4])})" if why else "")
 
 
-def _say_failures(result: RunResult) -> None:
-    """--quiet's lines: one per failed session, and the counts when any failed."""
+def _say_failures(result: RunResult, achieved: Sequence[str]) -> None:
+    """--quiet's lines: one per failed session, and the counts and totals when any failed."""
     failed = {label: o for label, o in result.outcomes.items() if o.failed}
     statuses = Counter(o.status.value for o in result.outcomes.values())
-    say_failures([_failure_line(label, o) for label, o in failed.items()], statuses)
+    say_failures([_failure_line(label, o) for label, o in failed.items()], statuses, achieved)
 
 
 def _finish(
@@ -160,9 +174,10 @@ def _finish(
     """Write the summary (with the sessions a stop left, if one came), show it, give the exit code."""
     left = sorted({session.report_label for session in sessions} - set(result.outcomes))
     interrupted = Interrupted(signal=stop.name, not_done=left) if stop.requested else None
-    listed = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
+    concluded = command.conclude(RunEnd(result, sessions, interrupted), quiet=quiet)
+    listed = concluded.listed
     if quiet:
-        _say_failures(result)
+        _say_failures(result, concluded.headline)
     if stop.requested:
         say_stopped(stop, len(result.outcomes), len(left), RESUME_LISTED if listed else RESUME_AGAIN)
         return stop.exit_code

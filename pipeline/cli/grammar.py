@@ -347,7 +347,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "validate",
         help="sweep sessions: read, select the active branch, partition every line, validate",
         description="Validate every session under the given roots and write one JSON report per session "
-        "plus summary.json. Nothing is modified.",
+        "plus summary.json, whose totals (and the line under the table) say what the sessions hold and how "
+        "many would need compaction at the current target, per agent and per root. Nothing is modified.",
     )
     compress = commands.add_parser(
         "compress",
@@ -356,7 +357,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "check the result, resume it in Claude Code when it is installed, and write it under --out, "
         "mirroring the input layout, with one JSON report per session and summary.json. With --in-place, "
         "replace each idle session that needs it instead, keeping a verified numbered backup, and skip "
-        "on later runs every session that has not changed since (a state database records them).",
+        "on later runs every session that has not changed since (a state database records them). "
+        "summary.json totals what it achieved: tokens and bytes before and after, per agent and root.",
         epilog=IN_PLACE_EXIT_CODES,
     )
     tokens = commands.add_parser(
@@ -364,7 +366,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="count the tokens sessions hold, per content class, with each estimator, against billed usage",
         description="Count every session's tokens per content class (whole file and active chain) with the "
         "chosen estimators, fit each against the billed usage the transcripts carry, and report per corpus "
-        "(one per root) and overall. With --out: tokens.json, tokens.csv and PNG charts.",
+        "(one per root), per agent and overall, with the sessions compress would compact at the current "
+        "target. With --out: tokens.json, tokens.csv and PNG charts.",
     )
     _fleet_arguments(validate, compress, tokens, wanted)
     verify = commands.add_parser(

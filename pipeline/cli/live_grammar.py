@@ -212,7 +212,9 @@ def _damage_repair(commands: Any, *, build: bool) -> None:
         "other blocks. Each repaired file is resumed in Claude Code (offline, against a capture server that "
         "answers as the API does) and published only if the API takes it and it holds everything the "
         "damaged one sent. Without --in-place or --out only reports what it would do. A defect it cannot "
-        "repair safely leaves the file as it was, with the defect's line and code.",
+        "repair safely leaves the file as it was, with the defect's line and code. summary.json's totals "
+        "(and the line under the table) give the repaired files' bytes before and after (in place, the "
+        "backups' too), per root.",
         epilog=IN_PLACE_EXIT_CODES,
     )
     if not build:

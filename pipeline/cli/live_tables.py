@@ -9,14 +9,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from msgspec import UnsetType
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli.console import model_spend_line
+from pipeline.cli.totals_line import totals_lines
 from pipeline.publish.live.backup_restore import BackupListing
 from pipeline.report.live_replacement import InPlaceSummary
 
-__all__ = ["human_bytes", "present_backups", "present_counts", "present_in_place"]
+__all__ = ["human_bytes", "in_place_lines", "present_backups", "present_counts", "present_in_place"]
+
+IN_PLACE_VERB = "compacted in place"
 
 
 def _console() -> Console:
@@ -40,6 +44,12 @@ def present_counts(title: str, columns: tuple[str, str], counts: Mapping[str, in
     _console().print(table)
 
 
+def in_place_lines(summary: InPlaceSummary) -> tuple[str, ...]:
+    """What an in-place run achieved, in one or two lines (its totals)."""
+    totals = summary.totals
+    return () if isinstance(totals, UnsetType) else totals_lines(totals, IN_PLACE_VERB)
+
+
 def present_in_place(summary: InPlaceSummary, report_dir: Path) -> None:
     """What the run did with each session, the job's statuses, and where reports, state and backups are."""
     totals = summary.in_place
@@ -52,6 +62,8 @@ def present_in_place(summary: InPlaceSummary, report_dir: Path) -> None:
     if summary.by_status:
         present_counts("what the compress job said", ("status", "sessions"), summary.by_status)
     console = _console()
+    for line in in_place_lines(summary):
+        console.print(line, soft_wrap=True)
     if summary.model_spend:
         console.print(model_spend_line(summary.model_spend))
     console.print(f"reports: {report_dir}")

@@ -13,17 +13,18 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
-from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, run_pass
+from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, in_place_totals, run_pass
 from pipeline.cli.live_tables import present_counts
+from pipeline.cli.totals_line import totals_lines
 from pipeline.core.read_pages import RepairPlan, plan_repair
 from pipeline.execute.process_pool import ProcessPoolExecutor
 from pipeline.execute.seam import report_path
@@ -35,6 +36,7 @@ from pipeline.publish.live.read_pages_repair import RepairOptions, repair_builde
 from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.source import SessionTarget, SourceRefused, freeze_source
 from pipeline.publish.live.state_db import RecordedResult
+from pipeline.publish.live.totals import committed_sizes
 from pipeline.report.live_replacement import (
     RepairReceiptSection,
     RepairReport,
@@ -42,6 +44,7 @@ from pipeline.report.live_replacement import (
     repair_plan_section,
 )
 from pipeline.report.render import json_bytes
+from pipeline.report.run_totals import RunTotals, TotalsOf, fold_totals, repair_figures
 from pipeline.settings import Settings
 from pipeline.vocabulary import ExitCode
 
@@ -61,6 +64,7 @@ def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
         return None
     receipt = outcome.receipt
     why = receipt.reason.value if receipt is not None and receipt.reason is not None else outcome.status
+    before, after = committed_sizes(receipt)
     report = RepairReport(
         session=outcome.target.report_label,
         mode="in-place",
@@ -70,6 +74,8 @@ def _in_place_report(outcome: InPlaceOutcome) -> bytes | None:
         frozen_sha256=receipt.frozen_sha256 if receipt else None,
         candidate_sha256=receipt.candidate_sha256 if receipt else None,
         published_sha256=receipt.published_sha256 if receipt else None,
+        bytes_before=before,
+        bytes_after=after,
         disposition=outcome.disposition,
         receipt=receipt_section(receipt, kind=RepairReceiptSection) if receipt is not None else UNSET,
     )
@@ -83,12 +89,18 @@ def _verdicts(plans: Iterable[RepairPlan]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def _headline(summary: RepairSummary) -> tuple[str, ...]:
+    return () if isinstance(summary.totals, UnsetType) else totals_lines(summary.totals, "repaired")
+
+
 def _present(summary: RepairSummary, report_dir: Path) -> None:
     present_counts(
         f"{summary.sessions} sessions, {summary.patches} pages members",
         ("verdict", "calls"),
         summary.by_verdict,
     )
+    for line in _headline(summary):
+        print(line)
     if summary.by_disposition is not UNSET:
         present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
     print(f"reports: {report_dir}")
@@ -125,8 +137,15 @@ def _in_place(live: LiveRun) -> int:
         reports=[
             o.target.report_label for o in outcomes if isinstance(o.job, RepairPlan) and not o.report_failed
         ],
+        totals=in_place_totals(done),
     )
-    return finish(done, summary, lambda: _present(summary, done.report_dir), quiet=args.quiet)
+    return finish(
+        done,
+        summary,
+        lambda: _present(summary, done.report_dir),
+        quiet=args.quiet,
+        headline=_headline(summary),
+    )
 
 
 def _one_elsewhere(session: SessionTarget, options: RepairOptions, out: Path | None) -> RepairReport:
@@ -155,6 +174,21 @@ def _one_elsewhere(session: SessionTarget, options: RepairOptions, out: Path | N
         plan=repair_plan_section(plan),
         frozen_sha256=frozen.sha256,
     )
+
+
+def _written_totals(live: LiveRun, reports: Sequence[RepairReport]) -> RunTotals:
+    """Candidate mode's totals: the files written, their sizes before and after, per root."""
+    figures = (
+        repair_figures(
+            r.operation_state.value,
+            session.root_name,
+            failed=bool(r.failures),
+            before=r.bytes_before,
+            after=r.bytes_after,
+        )
+        for session, r in zip(live.sessions, reports, strict=True)
+    )
+    return fold_totals(figures, TotalsOf.WRITTEN)
 
 
 class _Done:
@@ -191,6 +225,7 @@ def _elsewhere(live: LiveRun) -> int:
         by_verdict=dict(sorted(verdicts.items())),
         by_operation_state=dict(sorted(Counter(r.operation_state.value for r in reports).items())),
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        totals=_written_totals(live, reports) if out is not None else UNSET,  # report mode writes nothing
         reports=[r.session for r in reports],
     )
     write_bytes_atomic(report_dir / SUMMARY_NAME, json_bytes(summary))

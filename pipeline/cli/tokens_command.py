@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli.fleet_command import FleetCommand, default_report_dir
+from pipeline.cli.validate_command import needs_compaction
 from pipeline.errors import UsageError
 from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName, UnknownEstimator, parse_estimators
@@ -78,6 +79,19 @@ def _corpus_table(summary: TokensSummary) -> Table:
         cells.append(f"{_human(record.get(SESSION, 0))} / {_human(record.get(ACTIVE, 0))}")
         table.add_row(corpus, str(group.sessions), f"{group.bytes / 1e6:.1f}", *cells)
     return table
+
+
+def _agents_line(summary: TokensSummary) -> str:
+    """Sessions per agent format, and how many compress would compact at the current target."""
+    agents = ", ".join(
+        f"{fmt} {group.sessions} ({group.need_compaction} would need compaction)"
+        for fmt, group in summary.by_format.items()
+    )
+    overall = summary.overall
+    return (
+        f"{overall.need_compaction} of {overall.sessions} sessions would need compaction at the current "
+        f"target; by agent: {agents}"
+    )
 
 
 def _whole(entry: object) -> dict[str, int]:
@@ -169,6 +183,7 @@ def render_tables(summary: TokensSummary, report_dir: Path, out: Path | None) ->
     if not console.is_terminal:  # logs and CI: wide enough that no figure wraps
         console = Console(file=sys.stdout, highlight=False, width=TABLE_WIDTH)
     console.print(_corpus_table(summary))
+    console.print(_agents_line(summary), soft_wrap=True)
     console.print(_class_table(summary))
     for table in (_usage_table(summary.overall), _family_table(summary)):
         if table is not None:
@@ -257,6 +272,7 @@ def tokens_command(args: argparse.Namespace, settings: Settings) -> FleetCommand
         settings.sweep, _estimators(settings.tokens.estimators), settings.tokens.max_names_per_class
     )
     work = BoundJob(tokens_session, options)
+    needs = needs_compaction(settings.compress)
     out = args.out.resolve() if args.out else None
     if isinstance(args.report_dir, str):
         raise UsageError("tokens writes its reports to a local directory: --report-dir must not be a URL")
@@ -270,7 +286,12 @@ def tokens_command(args: argparse.Namespace, settings: Settings) -> FleetCommand
         names = [name.value for name in options.estimators]
         version = calibration.CALIBRATION_VERSION
         return summarize(
-            result.outcomes, corpora, names, calibration_version=version, elapsed_ms=result.elapsed_ms
+            result.outcomes,
+            corpora,
+            names,
+            calibration_version=version,
+            elapsed_ms=result.elapsed_ms,
+            needs=needs,
         )
 
     def finish(summary: TokensSummary) -> None:

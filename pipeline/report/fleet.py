@@ -22,6 +22,7 @@ from pipeline.report.documents import (
     ValidateReport,
 )
 from pipeline.report.resume_check import ResumeCheckSection
+from pipeline.report.run_totals import RunTotals
 from pipeline.report.sections import Section
 from pipeline.vocabulary import FindingCode
 
@@ -132,8 +133,9 @@ class FleetSummary(Section, frozen=True, kw_only=True):
     by_strict_status: dict[str, int]
     by_leaf_source: dict[str, int]
     bytes: int
-    seed_tokens: int
+    seed_tokens: int | UnsetType = UNSET  # validate: the seed's tokens of every Claude Code file
     elapsed_ms: float
+    totals: RunTotals | UnsetType = UNSET  # what the run read and wrote, per agent format and root
     resume_checks: ResumeChecks | UnsetType = UNSET
     model_plan: FleetPlan | UnsetType = UNSET
     model_spend: ModelSpend | UnsetType = UNSET  # a model summarizer's run: what it was billed
@@ -242,8 +244,11 @@ def summary_report(
     elapsed_ms: float,
     roots: Iterable[str],
     model_plan: FleetPlan | UnsetType = UNSET,
+    totals: RunTotals | UnsetType = UNSET,
 ) -> FleetSummary:
-    """The fleet summary: totals by status, by strict verdict and by leaf source."""
+    """The fleet summary: counts by status, by strict verdict and by leaf source, and the run's
+    `totals` (`report.run_totals`). `seed_tokens` only for `validate`: a compress report holds
+    the active chain's tokens, not the whole file's (its totals hold the resume contexts)."""
     reports = [outcome.report for outcome in outcomes.values()]
     chained = [r for r in reports if isinstance(r, ValidateReport | CompressReport | TokensReport)]
     strict = Counter(r.strict_status.value for r in chained if not isinstance(r, TokensReport))
@@ -265,8 +270,9 @@ def summary_report(
         by_strict_status=dict(sorted(strict.items())),
         by_leaf_source=dict(sorted(Counter(r.leaf.source.value for r in chained).items())),
         bytes=sum(r.session.bytes for r in reports if r.session.bytes is not UNSET),
-        seed_tokens=sum(_tokens(r) for r in reports),
+        seed_tokens=sum(_tokens(r) for r in reports) if command == "validate" else UNSET,
         elapsed_ms=round(elapsed_ms, 1),
+        totals=totals,
         resume_checks=_resume_checks(checks, codex),
         model_plan=model_plan,
         model_spend=model_spend(reports),

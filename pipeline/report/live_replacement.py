@@ -28,6 +28,7 @@ from pipeline.live_vocabulary import (
 )
 from pipeline.report.documents import BriefReport, CompressReport, Report, RolloutCompressReport
 from pipeline.report.fleet import FleetSummary
+from pipeline.report.run_totals import RunTotals
 from pipeline.report.sections import Section
 
 __all__ = [
@@ -229,6 +230,8 @@ class RepairReport(Section, frozen=True, kw_only=True):
     candidate_sha256: str | None = msgspec.field(default=None, name="candidateSha256")
     published_sha256: str | None = msgspec.field(default=None, name="publishedSha256")
     output: str | UnsetType = UNSET  # the candidate file (candidate mode)
+    bytes_before: int | UnsetType = msgspec.field(default=UNSET, name="bytesBefore")  # a file written:
+    bytes_after: int | UnsetType = msgspec.field(default=UNSET, name="bytesAfter")  # its sizes
     failures: list[str] = msgspec.field(default_factory=list)
     disposition: Disposition | UnsetType = UNSET  # in place: what the run did with the file
     receipt: RepairReceiptSection | UnsetType = UNSET
@@ -273,5 +276,6 @@ class RepairSummary(Section, frozen=True, kw_only=True):
     by_operation_state: dict[str, int]
     by_disposition: dict[str, int] | UnsetType = UNSET
     elapsed_ms: float
+    totals: RunTotals | UnsetType = UNSET  # the files repaired: bytes before and after (not in report mode)
     reports: list[str]
     committed_report_failed: list[RepairReceiptSection] = msgspec.field(default_factory=list)

@@ -16,6 +16,7 @@ from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry
+from pipeline.report.run_totals import RunTotals, SessionFigures, repair_figures
 from pipeline.report.sections import Section
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "EditEntry",
     "ProofSection",
     "UnrepairedEntry",
+    "damage_figures",
     "edit_entries",
     "proof_section",
     "unrepaired_entry",
@@ -88,9 +90,18 @@ class DamageRepairReport(Section, frozen=True, kw_only=True):
     candidate_sha256: str | None = None
     published_sha256: str | None = None
     output: str | UnsetType = UNSET  # the candidate file (candidate mode)
+    bytes_before: int | UnsetType = UNSET  # a repaired file written: the original's size...
+    bytes_after: int | UnsetType = UNSET  # ...and the written file's
     failures: list[str] = msgspec.field(default_factory=list)
     disposition: Disposition | UnsetType = UNSET  # in place: what the run did with the file
     receipt: RepairReceiptSection | UnsetType = UNSET
+
+
+def damage_figures(report: DamageRepairReport, root: str, *, failed: bool) -> SessionFigures:
+    """A repair's figures for the run's totals: its status, and the file written (its sizes)."""
+    return repair_figures(
+        report.status, root, failed=failed, before=report.bytes_before, after=report.bytes_after
+    )
 
 
 class DamageRepairSummary(Section, frozen=True, kw_only=True):
@@ -106,4 +117,7 @@ class DamageRepairSummary(Section, frozen=True, kw_only=True):
     by_proof: dict[str, int]  # Claude Code's verdicts
     by_disposition: dict[str, int] | UnsetType = UNSET
     elapsed_ms: float
+    totals: RunTotals | UnsetType = (
+        UNSET  # files repaired: bytes before and after, per root (not in report mode)
+    )
     reports: list[str]

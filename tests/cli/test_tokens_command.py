@@ -81,7 +81,8 @@ def test_writes_json_csv_and_charts(fleet: list[Path], tmp_path: Path) -> None:
     assert overall["usage"]["calibrated"]["sessions"] == 4
     with (out / "tokens.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert {row["level"] for row in rows} == {"overall", "corpus", "session"}
+    assert {row["level"] for row in rows} == {"overall", "corpus", "agent", "session"}
+    assert summary["by_format"]["claude-code"]["sessions"] == 4 and "need_compaction" in overall
     assert any(row["figure"] == "billed_median_slope" for row in rows)
     assert (reports / "summary.json").is_file()
     if importlib.util.find_spec("matplotlib") is None:

@@ -62,6 +62,13 @@ def _summary(directory: Path) -> dict[str, Any]:
     summary: dict[str, Any] = orjson.loads((directory / "summary.json").read_bytes())
     for key in ("elapsed_ms", "timing_ms", "peak_rss_mb", "throughput"):
         summary.pop(key, None)
+    totals = summary.get("totals", {})
+    for group in [
+        totals.get("all", {}),
+        *totals.get("by_format", {}).values(),
+        *totals.get("by_root", {}).values(),
+    ]:
+        group.pop("session_ms", None)  # the sessions' own times, as their reports' timing_ms
     return summary
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -17,12 +17,15 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.claude_code.content_classes import ContentClass
+from pipeline.jobs.rollout_validate import ESTIMATOR as ROLLOUT_ESTIMATOR
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
-from pipeline.report.documents import Outcome, TokensReport
+from pipeline.report.documents import Outcome, RolloutTokensReport, TokensReport
 from pipeline.report.fleet import Interrupted, unsupported_by_agent
+from pipeline.report.run_totals import UNKNOWN_FORMAT
 from pipeline.report.sections import Section
 from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
+from pipeline.vocabulary import SessionKind
 
 __all__ = [
     "CSV_COLUMNS",
@@ -84,6 +87,7 @@ class Group(Section, frozen=True, kw_only=True):
     sizes: list[int]  # active-chain size of every measured session, ascending
     families: dict[str, int]  # model family -> sessions
     by_family: dict[str, FamilyUsage]  # model family -> each estimator's billed slopes
+    need_compaction: int  # main sessions whose active chain (seed) compress would compact at its target
 
 
 class ClassViews(Section, frozen=True, kw_only=True):
@@ -117,6 +121,7 @@ class TokensSummary(Section, frozen=True, kw_only=True):
     elapsed_ms: float
     overall: Group = msgspec.field(name=OVERALL)
     corpora: dict[str, Group]
+    by_format: dict[str, Group]  # agent format -> its sessions' group
     sessions: list[SessionRow]
     interrupted: Interrupted | UnsetType = UNSET  # a run a signal stopped: what it left not done
     # Files of agents this tool recognizes but does not process yet, per agent (format id).
@@ -215,7 +220,25 @@ def _measure(outcome: Outcome) -> TokensMeasure | None:
     return outcome.report.tokens if isinstance(outcome.report, TokensReport) else None
 
 
-def _group(members: Sequence[tuple[str, Outcome]], estimators: Sequence[str], size_estimator: str) -> Group:
+def _needs(outcome: Outcome, needs: Callable[[int], bool]) -> bool:
+    """Whether compress would compact this session, by the estimator its plan uses (the seed's
+    for Claude Code, Codex's own for a rollout); a subagent's transcript it skips."""
+    report = outcome.report
+    if report.session.kind is SessionKind.SUBAGENT:
+        return False
+    if isinstance(report, RolloutTokensReport):
+        context = report.tokens.context.get(ROLLOUT_ESTIMATOR)
+        return context is not None and needs(context)
+    tokens = _measure(outcome)
+    return tokens is not None and needs(tokens.seed_record.active_chain)
+
+
+def _group(
+    members: Sequence[tuple[str, Outcome]],
+    estimators: Sequence[str],
+    size_estimator: str,
+    needs: Callable[[int], bool],
+) -> Group:
     measured = [tokens for _, outcome in members if (tokens := _measure(outcome)) is not None]
     totals: dict[str, dict[str, int]] = {}
     images: dict[str, int] = {}
@@ -244,7 +267,13 @@ def _group(members: Sequence[tuple[str, Outcome]], estimators: Sequence[str], si
         sizes=sorted(tokens.active_chain.get(size_estimator, 0) for tokens in measured),
         families=family_counts(measured),
         by_family=by_family(measured, [*estimators, SEED_RECORD]),
+        need_compaction=sum(_needs(outcome, needs) for _, outcome in members),
     )
+
+
+def _format(outcome: Outcome) -> str:
+    fmt = outcome.report.session.format
+    return UNKNOWN_FORMAT if isinstance(fmt, UnsetType) else fmt.value
 
 
 def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
@@ -276,27 +305,35 @@ def summarize(
     *,
     calibration_version: str,
     elapsed_ms: float,
+    needs: Callable[[int], bool],
 ) -> TokensSummary:
-    """The whole benchmark: overall, per corpus (by root label) and per session.
+    """The whole benchmark: overall, per corpus (by root label), per agent format and per session.
 
-    `outcomes` are keyed by report label, `corpora` maps each report label to its root label.
+    `outcomes` are keyed by report label, `corpora` maps each report label to its root label;
+    `needs` says whether an active chain of so many seed tokens would be compacted.
     """
     size_estimator = (
         EstimatorName.CALIBRATED.value if EstimatorName.CALIBRATED.value in estimators else estimators[0]
     )
     members = sorted(outcomes.items())
     by_corpus: dict[str, list[tuple[str, Outcome]]] = {}
+    by_format: dict[str, list[tuple[str, Outcome]]] = {}
     for label, outcome in members:
         by_corpus.setdefault(corpora[label], []).append((label, outcome))
+        by_format.setdefault(_format(outcome), []).append((label, outcome))
     return TokensSummary(
         estimators=list(estimators),
         reference=reference_of(estimators),
         size_estimator=size_estimator,
         calibration_version=calibration_version,
         elapsed_ms=round(elapsed_ms, 1),
-        overall=_group(members, estimators, size_estimator),
+        overall=_group(members, estimators, size_estimator, needs),
         corpora={
-            corpus: _group(group, estimators, size_estimator) for corpus, group in sorted(by_corpus.items())
+            corpus: _group(group, estimators, size_estimator, needs)
+            for corpus, group in sorted(by_corpus.items())
+        },
+        by_format={
+            fmt: _group(group, estimators, size_estimator, needs) for fmt, group in sorted(by_format.items())
         },
         sessions=[_session_row(label, corpora[label], outcome) for label, outcome in members],
         unsupported_by_agent=unsupported_by_agent(outcome.report for _, outcome in members),
@@ -323,6 +360,7 @@ def _figures(prefix: tuple[str, str, str], group: Group) -> Iterator[tuple[Any, 
         for figure, value in msgspec.structs.asdict(usage).items():
             yield level, corpus, session, ACTIVE, "", "", name, f"billed_{figure}", value
     yield from family_rows(prefix, group.by_family)
+    yield level, corpus, session, ACTIVE, "", "", SEED_RECORD, "need_compaction", group.need_compaction
 
 
 def _class_figures(
@@ -366,5 +404,7 @@ def csv_rows(summary: TokensSummary) -> Iterator[tuple[Any, ...]]:
     yield from _figures(("overall", OVERALL, ""), summary.overall)
     for corpus, group in summary.corpora.items():
         yield from _figures(("corpus", corpus, ""), group)
+    for fmt, group in summary.by_format.items():
+        yield from _figures(("agent", fmt, ""), group)
     for row in summary.sessions:
         yield from _session_figures(row)

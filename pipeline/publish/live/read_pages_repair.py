@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
+from msgspec import UNSET
 
 from pipeline.core.read_pages import apply_patches, plan_repair, repair_failures
 from pipeline.core.topology.select import TopologyOptions
@@ -107,5 +108,7 @@ def write_repaired_candidate(
         candidate_sha256=hashlib.sha256(expected).hexdigest(),
         published_sha256=hashlib.sha256(published).hexdigest(),
         output=str(out),
+        bytes_before=UNSET if failures else len(frozen.data),
+        bytes_after=UNSET if failures else len(published),
         failures=list(failures),
     )

@@ -14,6 +14,7 @@ import hashlib
 from pathlib import Path
 
 import msgspec
+from msgspec import UNSET
 
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.live_vocabulary import OperationState
@@ -110,5 +111,7 @@ def write_damage_candidate(
         candidate_sha256=hashlib.sha256(job.plan.repaired).hexdigest(),
         published_sha256=hashlib.sha256(published).hexdigest(),
         output=str(out),
+        bytes_before=UNSET if failures else len(frozen.data),
+        bytes_after=UNSET if failures else len(published),
         failures=list(failures),
     )
