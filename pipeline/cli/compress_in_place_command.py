@@ -205,7 +205,7 @@ def _summary(
         roots=[str(root) for root in roots],
     )
     fields = {name: getattr(fleet, name) for name in fleet.__struct_fields__ if name != "schema"}
-    return InPlaceSummary(**fields, in_place=_totals(done))
+    return InPlaceSummary(**fields, in_place=_totals(done), archive=done.archive)
 
 
 def compress_in_place(live: LiveRun) -> int:

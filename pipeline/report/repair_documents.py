@@ -14,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
+from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.sections import Section
 
@@ -136,3 +137,4 @@ class DamageRepairSummary(Section, frozen=True, kw_only=True):
     by_disposition: dict[str, int] | UnsetType = UNSET
     elapsed_ms: float
     reports: list[str]
+    archive: ArchiveSpace | UnsetType = UNSET  # in place: the space the run gave back

@@ -4,7 +4,8 @@ SQLite in WAL mode in a configurable state directory. Per session path it record
 SHA-256 and fingerprint, the result and the job status behind it, the output's SHA-256 and
 fingerprint, the engine/config digest that produced it and the backup the output replaced; it
 also records every backup we made and the intent of a replacement in flight, so a run killed
-at any point is finished cleanly by the next one. A record never vouches for bytes by itself:
+at any point is finished cleanly by the next one, and every backup the retention pruned (so a
+restore says when it went rather than that there was none). A record never vouches for bytes by itself:
 a skip needs the live file's fingerprint or its hash to match, so a stale row costs a hash,
 never a wrong skip.
 
@@ -62,6 +63,9 @@ CREATE TABLE IF NOT EXISTS backups (
   path TEXT PRIMARY KEY, session_path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
   stored_size INTEGER NOT NULL, compression TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS backups_by_session ON backups (session_path, created_at);
+CREATE TABLE IF NOT EXISTS pruned (
+  path TEXT PRIMARY KEY, session_path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL, created_at TEXT NOT NULL, pruned_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS intents (
   session_path TEXT PRIMARY KEY, stage_path TEXT NOT NULL, capture_path TEXT NOT NULL,
   backup_path TEXT NOT NULL, frozen_sha256 TEXT NOT NULL, frozen_size INTEGER NOT NULL,
@@ -236,8 +240,10 @@ class StateDb:
 
     @_serialized
     def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
-        """Remember a backup (reused backups are already known)."""
+        """Remember a backup (reused backups are already known); a name a pruned backup had is free
+        again, so it stops being pruned."""
         with self._db:
+            self._db.execute("DELETE FROM pruned WHERE path = ?", (str(backup.path),))
             self._db.execute(
                 "INSERT OR IGNORE INTO backups VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -267,6 +273,67 @@ class StateDb:
             BackupRecord(Path(r[0]), Path(r[1]), r[2], r[3], r[4], r[5], datetime.fromisoformat(r[6]))
             for r in rows
         ]
+
+    @_serialized
+    def record_pruned(self, backup: BackupRecord, at: datetime) -> None:
+        """A backup the retention removed: out of `backups`, into `pruned`, in one transaction."""
+        with self._db:
+            self._db.execute("DELETE FROM backups WHERE path = ?", (str(backup.path),))
+            self._db.execute(
+                "INSERT OR REPLACE INTO pruned VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(backup.path),
+                    str(backup.session_path),
+                    backup.sha256,
+                    backup.size,
+                    backup.stored_size,
+                    backup.created_at.isoformat(),
+                    at.isoformat(),
+                ),
+            )
+
+    @_serialized
+    def pruned(self) -> list[tuple[Path, str]]:
+        """Every pruned backup's path and original digest."""
+        if not self._has_table("pruned"):
+            return []
+        rows = self._db.execute("SELECT path, sha256 FROM pruned ORDER BY path").fetchall()
+        return [(Path(row[0]), str(row[1])) for row in rows]
+
+    @_serialized
+    def pruned_on(self, path: Path) -> datetime | None:
+        """When the retention removed a backup (None: never, as far as this database knows)."""
+        if not self._has_table("pruned"):  # a database of an earlier version, read without writing
+            return None
+        row = self._db.execute("SELECT pruned_at FROM pruned WHERE path = ?", (str(path),)).fetchone()
+        return None if row is None else datetime.fromisoformat(row[0])
+
+    @_serialized
+    def move_backup(self, old: Path, new: Backup, session: Path, created: datetime) -> None:
+        """A backup now lives at `new.path` (moved into the archive): its row and the session's
+        reference follow it in one transaction; an unrecorded one is recorded with its file's date."""
+        with self._db:
+            self._db.execute("DELETE FROM backups WHERE path = ?", (str(old),))
+            self._db.execute(
+                "INSERT OR REPLACE INTO backups VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(new.path),
+                    str(session),
+                    new.sha256,
+                    new.size,
+                    new.stored_size,
+                    new.compression.value,
+                    created.isoformat(),
+                ),
+            )
+            self._db.execute(
+                "UPDATE sessions SET backup_path = ? WHERE backup_path = ?", (str(new.path), str(old))
+            )
+        if self._rows is not None:
+            self._rows = None  # re-read on the next `preload`; these commands read rows one by one
+
+    def _has_table(self, name: str) -> bool:
+        return bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone())
 
     @_serialized
     def begin_intent(self, intent: Intent) -> None:
@@ -337,6 +404,8 @@ def _connect(directory: Path, options: StateOptions) -> sqlite3.Connection:
             with connection:
                 connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             version = _schema_version(connection)
+        elif version == str(SCHEMA_VERSION):  # tables added since (`pruned`) join an older database
+            connection.executescript(_SCHEMA)
     except sqlite3.Error as exc:
         raise StateUnusable(directory, type(exc).__name__) from exc
     if version != str(SCHEMA_VERSION):
