@@ -30,6 +30,7 @@ from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from pipeline.errors import CompactionError
 from pipeline.live_vocabulary import StateSync
+from pipeline.publish.live.backup_records import BackupRecord, BackupRows
 from pipeline.publish.live.backups import Backup
 from pipeline.publish.live.fingerprint import Fingerprint, Intent
 
@@ -127,19 +128,6 @@ class SessionRecord(NamedTuple):
     backup_path: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class BackupRecord:
-    """A backup we made, as recorded."""
-
-    path: Path
-    session_path: Path
-    sha256: str
-    size: int
-    stored_size: int
-    compression: str
-    created_at: datetime
-
-
 def _columns(fingerprint: Fingerprint | None) -> tuple[int | None, ...]:
     if fingerprint is None:
         return (None,) * 5
@@ -182,7 +170,7 @@ def _serialized(method: Callable[Concatenate[StateDb, P], T]) -> Callable[Concat
     return call
 
 
-class StateDb:
+class StateDb(BackupRows):
     """The open database of one run (its run lock held for as long as it is open).
 
     Its methods may be called from several threads of the run: each runs alone, so a transaction
@@ -239,76 +227,6 @@ class StateDb:
             self._rows[record.path] = record
 
     @_serialized
-    def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
-        """Remember a backup (reused backups are already known); a name a pruned backup had is free
-        again, so it stops being pruned."""
-        with self._db:
-            self._db.execute("DELETE FROM pruned WHERE path = ?", (str(backup.path),))
-            self._db.execute(
-                "INSERT OR IGNORE INTO backups VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    str(backup.path),
-                    str(session),
-                    backup.sha256,
-                    backup.size,
-                    backup.stored_size,
-                    backup.compression.value,
-                    at.isoformat(),
-                ),
-            )
-
-    @_serialized
-    def backups(self, session: Path | None = None, since: datetime | None = None) -> list[BackupRecord]:
-        """Recorded backups, oldest first, of one session or all, created at or after `since`."""
-        clauses, values = [], []
-        if session is not None:  # by the (session_path, created_at) index, not a scan
-            clauses.append("session_path = ?")
-            values.append(str(session))
-        if since is not None:
-            clauses.append("created_at >= ?")
-            values.append(since.isoformat())
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._db.execute(f"SELECT * FROM backups{where} ORDER BY created_at, path", values).fetchall()
-        return [
-            BackupRecord(Path(r[0]), Path(r[1]), r[2], r[3], r[4], r[5], datetime.fromisoformat(r[6]))
-            for r in rows
-        ]
-
-    @_serialized
-    def record_pruned(self, backup: BackupRecord, at: datetime) -> None:
-        """A backup the retention removed: out of `backups`, into `pruned`, in one transaction."""
-        with self._db:
-            self._db.execute("DELETE FROM backups WHERE path = ?", (str(backup.path),))
-            self._db.execute(
-                "INSERT OR REPLACE INTO pruned VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    str(backup.path),
-                    str(backup.session_path),
-                    backup.sha256,
-                    backup.size,
-                    backup.stored_size,
-                    backup.created_at.isoformat(),
-                    at.isoformat(),
-                ),
-            )
-
-    @_serialized
-    def pruned(self) -> list[tuple[Path, str]]:
-        """Every pruned backup's path and original digest."""
-        if not self._has_table("pruned"):
-            return []
-        rows = self._db.execute("SELECT path, sha256 FROM pruned ORDER BY path").fetchall()
-        return [(Path(row[0]), str(row[1])) for row in rows]
-
-    @_serialized
-    def pruned_on(self, path: Path) -> datetime | None:
-        """When the retention removed a backup (None: never, as far as this database knows)."""
-        if not self._has_table("pruned"):  # a database of an earlier version, read without writing
-            return None
-        row = self._db.execute("SELECT pruned_at FROM pruned WHERE path = ?", (str(path),)).fetchone()
-        return None if row is None else datetime.fromisoformat(row[0])
-
-    @_serialized
     def move_backup(self, old: Path, new: Backup, session: Path, created: datetime) -> None:
         """A backup now lives at `new.path` (moved into the archive): its row and the session's
         reference follow it in one transaction; an unrecorded one is recorded with its file's date."""
@@ -331,9 +249,6 @@ class StateDb:
             )
         if self._rows is not None:
             self._rows = None  # re-read on the next `preload`; these commands read rows one by one
-
-    def _has_table(self, name: str) -> bool:
-        return bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone())
 
     @_serialized
     def begin_intent(self, intent: Intent) -> None:
