@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipeline.cli.live_tables import human_bytes, present_backups
 from pipeline.errors import UsageError
-from pipeline.live_vocabulary import BackupPlacement
+from pipeline.live_vocabulary import BackupPlacement, RetentionKind
 from pipeline.publish.live.archive_move import BesideBackup, Moved, move_to_archive
 from pipeline.publish.live.backup_restore import list_backups
 from pipeline.publish.live.backups import scan_backups
@@ -67,7 +67,11 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
 def _prune(args: argparse.Namespace, settings: Settings) -> int:
     policy = settings.in_place.retention
     resolved = [Path(os.path.realpath(root)) for root in _roots(args)]
-    with open_state(state_options(settings.state)) as state:
+    # A dry run only reads (without the lock, as the listing does); a prune takes the run lock.
+    opened = open_state if args.yes else read_state
+    with opened(state_options(settings.state)) as state:
+        if state is None:  # no state database yet: nothing was ever backed up
+            return _prune_nothing(args, settings)
         plan, done = prune_under(
             state,
             resolved,
@@ -86,6 +90,16 @@ def _prune(args: argparse.Namespace, settings: Settings) -> int:
     return ExitCode.FAILED if done.failed else ExitCode.OK
 
 
+def _prune_nothing(args: argparse.Namespace, settings: Settings) -> int:
+    empty = PrunePlan(settings.in_place.retention, ())
+    report = _prune_report(settings, empty, PruneDone((), ()), applied=False)
+    if args.json:
+        sys.stdout.buffer.write(json_bytes(report))
+    elif not args.quiet:
+        _say_prune(report)
+    return ExitCode.OK
+
+
 def _prune_report(settings: Settings, plan: PrunePlan, done: PruneDone, *, applied: bool) -> PruneReport:
     failed = dict(done.failed)
     entries = [
@@ -101,7 +115,7 @@ def _prune_report(settings: Settings, plan: PrunePlan, done: PruneDone, *, appli
         if entry.verdict is not PruneVerdict.KEEP
     ]
     return PruneReport(
-        retention=settings.in_place.backup_keep,
+        retention=settings.in_place.backup_keep.strip().lower(),
         applied=applied,
         backups=len(plan.entries),
         prune=len(plan.of(PruneVerdict.PRUNE)),
@@ -128,6 +142,8 @@ def _say_prune(report: PruneReport) -> None:
     print(f"{count} of {report.backups} backups {verb}: {human_bytes(shown)} (keep {report.retention})")
     if report.kept_only_copy:
         print(f"{report.kept_only_copy} kept: {ONLY_COPY_NOTE}")
+    if report.retention == RetentionKind.ALL.value:
+        print("keep all: nothing is ever pruned; choose a retention with --keep 30d or --keep last:3")
 
 
 def _beside(roots: Sequence[Path], archive: Path) -> Iterator[BesideBackup]:
