@@ -100,6 +100,10 @@ def test_in_place_repairs_with_a_backup_finds_nothing_the_second_time_and_restor
     found = by_name(tmp_path / "r1")
     assert found["torn.jsonl"]["operation_state"] == "committed"
     assert found["torn.jsonl"]["receipt"]["backup"]["path"]
+    space = json.loads((tmp_path / "r1" / "summary.json").read_text())["archive"]
+    stored = sum(p.stat().st_size for path in changed for p in backups_of(tmp_path, damaged, path))
+    assert (space["placement"], space["backups_added"], space["backup_bytes_added"]) == ("archive", 2, stored)
+    assert space["live_bytes_before"] == sum(len(data) for data in before.values())
     again = run(tmp_path, str(damaged), "--in-place", "--report-dir", str(tmp_path / "r2"))
     assert again.returncode == 0, again.stderr
     summary = json.loads((tmp_path / "r2" / "summary.json").read_text())
