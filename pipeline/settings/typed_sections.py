@@ -88,14 +88,6 @@ class Retention:
     age_seconds: float = 0.0  # AGE only
     count: int = 0  # LAST only
 
-    def describe(self) -> str:
-        """The policy as the user writes it (`all`, `30d` as seconds' days, `last:3`)."""
-        if self.kind is RetentionKind.AGE:
-            return f"older than {self.age_seconds / 86400:g} days"
-        if self.kind is RetentionKind.LAST:
-            return f"all but the {self.count} newest of each session"
-        return "none (keep all)"
-
 
 _LAST_PREFIX: Final = "last:"
 
@@ -116,6 +108,7 @@ def parse_retention(text: str) -> Retention:
 
 
 def is_retention(value: str) -> bool:
+    """Whether `parse_retention` takes the text (the settings loader's check)."""
     try:
         parse_retention(value)
     except ValueError:
