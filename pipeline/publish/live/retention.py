@@ -1,9 +1,10 @@
 """Retention: which recorded backups the user's `backup_keep` lets go, and removing them safely.
 
 `plan_prune` is pure: from the recorded backups, the backups a live compaction replaced and the
-policy, it says of every backup whether it goes or why it stays. A compacted session's newest
-backup (the one its current output replaced) is the only copy of the history the summary
-replaced: it stays whatever the policy says unless `prune_only_copies` is set. A backup a
+policy, it says of every backup whether it goes or why it stays. A compacted session's backup
+that its current output replaced is the only copy of the history the summary replaced (and so is
+the newest backup of a session that changed since its compaction): it stays whatever the policy
+says unless `prune_only_copies` is set. A backup a
 replacement in flight names (an intent of a killed run) always stays.
 
 `apply_prune` records each removal in the state database before it unlinks the file, so a run
@@ -90,14 +91,25 @@ class PruneDone:
         return sum(backup.stored_size for backup in self.removed)
 
 
-def protected_backups(state: StateDb, sessions: Iterable[Path]) -> frozenset[Path]:
-    """The backups compacted sessions' current outputs replaced: each the only copy of what its
-    summary replaced."""
+def protected_backups(state: StateDb, backups: Sequence[BackupRecord]) -> frozenset[Path]:
+    """The backups that may be the only copy of a history a compaction summarized.
+
+    A compacted (or repaired) session: the backup its current output replaced. A session a later
+    run declined (it changed since its compaction, so its live file still holds that compaction),
+    or one the state has no row for: its newest backup. A restored session holds its original
+    again: none.
+    """
+    by_session: dict[Path, list[BackupRecord]] = defaultdict(list)
+    for backup in backups:
+        by_session[backup.session_path].append(backup)
     chosen = set()
-    for session in sessions:
+    for session, rows in by_session.items():
         record = state.record(session)
-        if record is not None and record.result in _COMPACTIONS and record.backup_path:
-            chosen.add(Path(record.backup_path))
+        if record is not None and record.result in _COMPACTIONS:
+            if record.backup_path:
+                chosen.add(Path(record.backup_path))
+        elif record is None or record.result is not RecordedResult.RESTORED:
+            chosen.add(max(rows, key=lambda row: (row.created_at, str(row.path))).path)
     return frozenset(chosen)
 
 
@@ -214,7 +226,7 @@ def prune_under(
         backups,
         policy,
         now,
-        only_copies=protected_backups(state, {row.session_path for row in backups}),
+        only_copies=protected_backups(state, backups),
         in_flight=frozenset(intent.backup for intent in state.intents()),
         prune_only_copies=prune_only_copies,
     )

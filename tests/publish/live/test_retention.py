@@ -12,8 +12,21 @@ import pytest
 
 from pipeline.live_vocabulary import BackupCompression, StateSync
 from pipeline.publish.live.backups import Backup
-from pipeline.publish.live.retention import PruneVerdict, finish_pruned, plan_prune, prune_under
-from pipeline.publish.live.state_db import BackupRecord, StateOptions, open_state
+from pipeline.publish.live.fingerprint import Fingerprint
+from pipeline.publish.live.retention import (
+    PruneVerdict,
+    finish_pruned,
+    plan_prune,
+    protected_backups,
+    prune_under,
+)
+from pipeline.publish.live.state_db import (
+    BackupRecord,
+    RecordedResult,
+    SessionRecord,
+    StateOptions,
+    open_state,
+)
 from pipeline.settings.typed_sections import parse_retention
 
 NOW = datetime(2026, 12, 7, 3, 0, tzinfo=UTC)
@@ -116,3 +129,31 @@ def test_a_prune_is_recorded_before_the_file_goes_and_a_leftover_is_finished(tmp
         # ... but never a file that no longer holds the pruned bytes.
         old.write_bytes(gzip.compress(b"something else\n", mtime=0))
         assert finish_pruned(state, state.pruned()) == 0 and old.exists()
+
+
+def _row(session: str, result: RecordedResult, backup: str | None) -> SessionRecord:
+    return SessionRecord(
+        f"/s/{session}.jsonl",
+        result,
+        result.value,
+        "cfg",
+        "a" * 64,
+        Fingerprint(1, 1, 1, 1, 1),
+        None,
+        None,
+        backup,
+    )
+
+
+def test_what_may_be_the_only_copy_of_a_summarized_history_follows_the_sessions_record(
+    tmp_path: Path,
+) -> None:
+    """Compacted: the backup its output replaced (not a newer backup of the compacted file). Declined
+    since (it changed after its compaction) or unknown: the newest. Restored: none."""
+    rows = [record(name, number, days) for name in ("c", "d", "r", "u") for number, days in ((0, 9), (1, 2))]
+    with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)) as state:
+        state.save(_row("c", RecordedResult.COMPACTED, "/a/c.jsonl.backup"), NOW)
+        state.save(_row("d", RecordedResult.DECLINED, None), NOW)
+        state.save(_row("r", RecordedResult.RESTORED, "/a/r.jsonl.backup1"), NOW)
+        protected = protected_backups(state, rows)
+    assert sorted(p.name for p in protected) == ["c.jsonl.backup", "d.jsonl.backup1", "u.jsonl.backup1"]
