@@ -13,12 +13,15 @@ from enum import StrEnum
 
 __all__ = [
     "BackupCompression",
+    "BackupCompressionChoice",
+    "BackupPlacement",
     "Disposition",
     "OperationState",
     "PublishStrategy",
     "RecoveredState",
     "RepairScope",
     "RestoreRefusal",
+    "RetentionKind",
     "StateSync",
     "Step",
     "StopReason",
@@ -36,6 +39,31 @@ class BackupCompression(StrEnum):
     def suffix(self) -> str:
         """The file-name ending of this encoding."""
         return {"none": "", "gzip": ".gz", "zstd": ".zst"}[self.value]
+
+
+class BackupCompressionChoice(StrEnum):
+    """The `backup_compression` knob: an encoding, or `auto` (zstd when its extra is installed, else gzip)."""
+
+    AUTO = "auto"
+    NONE = "none"
+    GZIP = "gzip"
+    ZSTD = "zstd"
+
+
+class BackupPlacement(StrEnum):
+    """Where an in-place run puts its backups."""
+
+    ARCHIVE = "archive"  # the archive under the state directory, mirroring the sessions' layout
+    DIRECTORY = "directory"  # a directory the user chose, mirroring the sessions' layout
+    BESIDE = "beside"  # beside each session file, inside the agent's own folder
+
+
+class RetentionKind(StrEnum):
+    """The forms of the `backup_keep` retention."""
+
+    ALL = "all"  # never remove a backup
+    AGE = "age"  # remove backups older than a duration (`30d`)
+    LAST = "last"  # keep the N newest backups of each session (`last:3`)
 
 
 class PublishStrategy(StrEnum):
@@ -177,3 +205,4 @@ class RestoreRefusal(StrEnum):
     UNSAFE_TARGET = "unsafe-target"
     OTHER_SESSION = "backup-of-another-session"  # never put one session's bytes into another, forced or not
     ALREADY_RESTORED = "already-restored"  # the live file is the original already: nothing to do
+    BACKUP_PRUNED = "backup-pruned"  # the retention policy removed it (the state says when)

@@ -220,7 +220,7 @@ def _summary(
     )
     fields = {name: getattr(fleet, name) for name in fleet.__struct_fields__ if name != "schema"}
     fields["totals"] = in_place_totals(done)
-    return InPlaceSummary(**fields, in_place=_totals(done))
+    return InPlaceSummary(**fields, in_place=_totals(done), archive=done.archive)
 
 
 def compress_in_place(live: LiveRun) -> int:

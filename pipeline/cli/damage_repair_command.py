@@ -26,7 +26,7 @@ from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, in_place_totals, run_pass
-from pipeline.cli.live_tables import present_counts
+from pipeline.cli.live_tables import present_counts, present_space
 from pipeline.cli.repair_command import elsewhere_report_dir
 from pipeline.cli.totals_line import totals_lines
 from pipeline.core.session_repair import SessionRepairOptions
@@ -152,6 +152,8 @@ def _present(summary: DamageRepairSummary, report_dir: Path) -> None:
         present_counts("Claude Code", ("verdict", "sessions"), summary.by_proof)
     if summary.by_disposition is not UNSET:
         present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
+    if summary.archive is not UNSET:
+        present_space(summary.archive)
     print(f"reports: {report_dir}")
 
 
@@ -178,6 +180,7 @@ def _in_place(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -
         sessions=len(done.outcomes),
         by_disposition=dict(sorted(Counter(o.disposition.value for o in done.outcomes).items())),
         totals=in_place_totals(done),
+        archive=done.archive,
     )
     return finish(
         done,

@@ -36,8 +36,10 @@ from pipeline.publish.live.recovery import Recovered
 from pipeline.publish.live.reporting import receipt_section
 from pipeline.publish.live.session_pass import BuildCandidate, InPlaceOptions, InPlacePass
 from pipeline.publish.live.source import SessionTarget
+from pipeline.publish.live.space import archive_space, live_bytes, run_retention
 from pipeline.publish.live.state_db import RecordedResult, open_state
 from pipeline.publish.live.totals import in_place_figures
+from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import ReceiptSection
 from pipeline.report.render import json_bytes
 from pipeline.report.run_totals import RunTotals, TotalsOf, fold_totals
@@ -140,6 +142,7 @@ class PassDone:
     work_dir: Path | None  # None: nothing needed building, so none was made
     elapsed_ms: float
     stop: StopRequest  # a signal that stopped the run, if any
+    archive: ArchiveSpace  # live bytes before and after, backups added and pruned
 
 
 def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
@@ -155,8 +158,10 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
     if configured:
         check_apart(Path(configured).expanduser(), root_paths, "the work directory")
     started = time.perf_counter()
+    live_before = live_bytes(live.sessions)
     options = in_place_options(
         settings.in_place,
+        settings.state,
         work_dir=Path(configured).expanduser() if configured else Path(tempfile.gettempdir()),
         config_digest=command.config_digest,
         require_resume_proof=command.require_resume_proof,
@@ -185,10 +190,13 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
                     services=command.services,
                 )
                 outcomes += command.executor.run(request)
+        retention = run_retention(state, settings.in_place, roots, stopped=stop.requested)
     elapsed = (time.perf_counter() - started) * 1000
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
+    live_space = (live_before, live_bytes(live.sessions))
+    archive = archive_space(options.replace.backup, settings.in_place, ordered, live_space, retention)
     return PassDone(
-        ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed, stop
+        ordered, options, run.recovered, report_dir, state_settings.directory, work, elapsed, stop, archive
     )
 
 

@@ -57,7 +57,7 @@ def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRe
 
 def _dispatch(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:
     roots = list(args.paths) or default_roots()
-    if args.command == "backups":
+    if args.command == "backups" and not (args.yes or args.move_to_archive):
         check_listed(settings, roots)
     else:
         check_written_directories(args, settings, roots)

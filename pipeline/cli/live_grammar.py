@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.live_vocabulary import BackupCompression, RepairScope
-from pipeline.settings.typed_sections import DURATION_UNITS, is_duration
+from pipeline.live_vocabulary import BackupCompressionChoice, RepairScope
+from pipeline.settings.typed_sections import DURATION_UNITS, is_duration, parse_retention
 from pipeline.vocabulary import LeafPolicy, LogFormat
 
 __all__ = ["IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
@@ -38,12 +38,28 @@ def _state_flags(parser: argparse._ActionsContainer) -> None:  # a parser or an 
         "--backup-dir",
         type=Path,
         metavar="DIR",
-        help="put backups here, mirroring the sessions' layout (default: beside each session file)",
+        help="put backups here, mirroring the sessions' layout (default: the archive, archive/ under the "
+        "state directory)",
+    )
+    add(
+        "--backup-beside",
+        action="store_true",
+        default=None,
+        help="the old layout: each backup beside its session file, inside the agent's folder",
     )
     add(
         "--backup-compression",
-        choices=[c.value for c in BackupCompression],
-        help="how backups are stored (zstd needs the zstd extra); verification covers the decoded bytes",
+        choices=[c.value for c in BackupCompressionChoice],
+        help="how backups are stored (default auto: zstd with the zstd extra, else gzip; read one with "
+        "zstdcat or zcat); verification covers the decoded bytes",
+    )
+    add(
+        "--keep",
+        dest="backup_keep",
+        type=_retention,
+        metavar="POLICY",
+        help="retention of backups: all (default), an age such as 30d, or last:N (the N newest per session); "
+        "a compacted session's newest backup is kept whatever the policy ([in_place] backup_keep)",
     )
 
 
@@ -59,6 +75,15 @@ def _duration(text: str) -> str:
     if not is_duration(value) or not (bare or value[-1:] in DURATION_UNITS):
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (examples: 12h, 30m, 2d)")
     return value
+
+
+def _retention(text: str) -> str:
+    """A `backup_keep` policy, refused at once when it does not parse."""
+    try:
+        parse_retention(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text.strip().lower()
 
 
 def _replacement_flags(parser: argparse._ActionsContainer) -> None:
@@ -141,14 +166,38 @@ def _restore(commands: Any, *, build: bool) -> None:
 def _backups(commands: Any, *, build: bool) -> None:
     backups = commands.add_parser(
         "backups",
-        help="list the backups of in-place runs, with sizes and dates",
+        help="list, prune or archive the backups of in-place runs",
         description="List every backup the state database records and every backup file found beside "
-        "the sessions under the roots and in the backup directory, oldest first, with sizes and dates.",
+        "the sessions under the roots and in the backup directory, oldest first, with sizes and dates. "
+        "--prune applies the retention policy (--keep, [in_place] backup_keep): a dry run listing what "
+        "would go and how many bytes, unless --yes. A backup is the only copy of the history a "
+        "compaction summarized: a compacted session's newest backup is never pruned unless "
+        "[in_place] prune_only_copies says so. --move-to-archive moves backups beside the sessions into "
+        "the backup directory (each verified there, then removed).",
+        epilog="exit codes: 0 done (or nothing to do); 1 a backup could not be pruned or moved (it stays "
+        "where it was); 2 usage error or another run holds the state directory",
     )
     if not build:
         return
     _live_common(backups, paths_help=_SESSIONS_HELP + "; backups beside their sessions are found here")
-    backups.add_argument("--json", action="store_true", help="print the listing as JSON on stdout")
+    add = backups.add_argument
+    add(
+        "--json",
+        action="store_true",
+        help="print the listing (or what was pruned or moved) as JSON on stdout",
+    )
+    action = backups.add_mutually_exclusive_group()
+    action.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the backups the retention policy lets go (dry run without --yes)",
+    )
+    action.add_argument(
+        "--move-to-archive",
+        action="store_true",
+        help="move backups found beside the sessions under the roots into the backup directory",
+    )
+    add("--yes", action="store_true", help="with --prune: really remove the backups listed")
     _state_flags(backups)
 
 
@@ -264,7 +313,9 @@ def live_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "idle_for": get("idle_for"),
             "confirm_sessions_closed": get("confirm_sessions_closed"),
             "backup_dir": _text(get("backup_dir")),
+            "backup_beside": get("backup_beside"),
             "backup_compression": get("backup_compression"),
+            "backup_keep": get("backup_keep"),
             "work_dir": _text(get("work_dir")),
         },
         "state": {"dir": _text(get("state_dir"))},

@@ -16,9 +16,18 @@ from rich.table import Table
 from pipeline.cli.console import model_spend_line
 from pipeline.cli.totals_line import totals_lines
 from pipeline.publish.live.backup_restore import BackupListing
+from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import InPlaceSummary
 
-__all__ = ["human_bytes", "in_place_lines", "present_backups", "present_counts", "present_in_place"]
+__all__ = [
+    "human_bytes",
+    "in_place_lines",
+    "present_backups",
+    "present_counts",
+    "present_in_place",
+    "present_space",
+    "space_line",
+]
 
 IN_PLACE_VERB = "compacted in place"
 
@@ -71,6 +80,27 @@ def present_in_place(summary: InPlaceSummary, report_dir: Path) -> None:
     stored = totals.backup_compression.value
     how = "stored uncompressed" if stored == "none" else f"{stored}-compressed"  # "none" was a riddle
     console.print(f"backups: {totals.backup_dir or 'beside each session'} ({how})")
+    present_space(summary.archive)
+
+
+def space_line(space: ArchiveSpace) -> str:
+    """One line: live bytes before and after, what the archive grew by, what the retention removed."""
+    live = f"{human_bytes(space.live_bytes_before)} -> {human_bytes(space.live_bytes_after)}"
+    added = f"+{human_bytes(space.backup_bytes_added)} ({space.backups_added} backups)"
+    pruned = (
+        f"{human_bytes(space.backup_bytes_pruned)} ({space.backups_pruned} backups, keep {space.retention})"
+    )
+    line = f"space: live sessions {live}; {space.placement.value} {added}; pruned {pruned}"
+    if space.backups_kept_only_copy:
+        line += f"; {space.backups_kept_only_copy} kept as the only copy of a summarized history"
+    if space.prune_failures:
+        line += f"; {len(space.prune_failures)} could not be removed (the next prune retries)"
+    return line
+
+
+def present_space(space: ArchiveSpace) -> None:
+    """The run's space line (see `space_line`)."""
+    _console().print(space_line(space))
 
 
 def present_backups(listing: Sequence[BackupListing]) -> None:

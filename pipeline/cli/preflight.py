@@ -79,8 +79,13 @@ def _apart(path: Path, roots: Sequence[Path], what: str, *, around: bool) -> Non
 
 def _written(args: argparse.Namespace, settings: Settings) -> list[tuple[str, str, bool]]:
     """(flag, configured path, whether it must also not be around a root) of what the command writes."""
-    live = args.command in ("restore", "repair-read-pages", "repair") or bool(
-        getattr(args, "in_place", False)
+    changes_backups = args.command == "backups" and bool(
+        getattr(args, "yes", False) or getattr(args, "move_to_archive", False)
+    )
+    live = (
+        args.command in ("restore", "repair-read-pages", "repair")
+        or bool(getattr(args, "in_place", False))
+        or changes_backups
     )
     report = settings.sweep.report_dir
     chosen = [("--report-dir", report, True)] if report and not is_url(report) else []

@@ -23,7 +23,7 @@ from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, in_place_totals, run_pass
-from pipeline.cli.live_tables import present_counts
+from pipeline.cli.live_tables import present_counts, present_space
 from pipeline.cli.totals_line import totals_lines
 from pipeline.core.read_pages import RepairPlan, plan_repair
 from pipeline.execute.process_pool import ProcessPoolExecutor
@@ -103,6 +103,8 @@ def _present(summary: RepairSummary, report_dir: Path) -> None:
         print(line)
     if summary.by_disposition is not UNSET:
         present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
+    if summary.archive is not UNSET:
+        present_space(summary.archive)
     print(f"reports: {report_dir}")
 
 
@@ -138,6 +140,7 @@ def _in_place(live: LiveRun) -> int:
             o.target.report_label for o in outcomes if isinstance(o.job, RepairPlan) and not o.report_failed
         ],
         totals=in_place_totals(done),
+        archive=done.archive,
     )
     return finish(
         done,

@@ -29,6 +29,7 @@ from pipeline.publish.live.activity import platform_probe
 from pipeline.publish.live.backup_restore import (
     RestoreOptions,
     RestoreOutcome,
+    beside_earlier_backups,
     restorable_since,
     restore_session,
 )
@@ -65,6 +66,7 @@ _WHY: Final = {
     RestoreRefusal.UNSAFE_TARGET: "the session path is not a regular file we can replace safely",
     RestoreRefusal.OTHER_SESSION: "the backup is another session's (by its record, name or session id); "
     "nothing is restored, whatever --force says",
+    RestoreRefusal.BACKUP_PRUNED: "the retention policy ([in_place] backup_keep) removed the backup",
 }
 
 
@@ -78,7 +80,9 @@ def _target_of(path: Path) -> SessionTarget:
     return SessionTarget(path, path.parent, path.parent.name or "root", path.name)
 
 
-def _chosen(args: argparse.Namespace, state: StateDb) -> list[tuple[SessionTarget, Path | None]]:
+def _chosen(
+    args: argparse.Namespace, state: StateDb, archive: Path | None
+) -> list[tuple[SessionTarget, Path | None]]:
     if args.all_since is not None:
         if args.backup:
             raise UsageError("--backup names one backup for one PATH; it does not combine with --all-since")
@@ -92,7 +96,7 @@ def _chosen(args: argparse.Namespace, state: StateDb) -> list[tuple[SessionTarge
         why = "is a directory" if args.backup.is_dir() else "does not exist"
         raise UsageError(f"--backup {args.backup} {why}: name the backup file to restore from")
     backup = args.backup.resolve() if args.backup else None
-    return [(_target_of(path), backup) for path in args.paths]
+    return [(beside_earlier_backups(_target_of(path), state, archive), backup) for path in args.paths]
 
 
 def _report(outcome: RestoreOutcome, report_dir: Path) -> bool:
@@ -115,6 +119,10 @@ def _say(outcome: RestoreOutcome, *, quiet: bool) -> None:
             print(f"{done} {outcome.target.path}" + (f" from {outcome.backup}" if outcome.restored else ""))
         return
     why = f"{outcome.refusal.value}: {_WHY[outcome.refusal]}" if outcome.refusal else None
+    if outcome.pruned_on is not None:
+        day = outcome.pruned_on.astimezone().strftime("%Y-%m-%d %H:%M")
+        pruned = RestoreRefusal.BACKUP_PRUNED.value
+        why = f"{pruned}: {outcome.backup} was pruned on {day} by the retention policy"
     if why is None and outcome.receipt is not None:
         why = f"{outcome.receipt.operation_state.value}: {outcome.receipt.reason}"
     print(f"not restored {outcome.target.path}: {why}", file=sys.stderr)
@@ -124,13 +132,13 @@ def restore_command(args: argparse.Namespace, settings: Settings) -> int:
     """Restore the chosen sessions; 0 all restored, 1 any not, 3 restored but a report failed."""
     chosen_state = state_options(settings.state)
     report_dir = live_report_dir(settings, "restore", chosen_state.directory)
-    options = RestoreOptions(replace_options(settings.in_place), args.force)
+    options = RestoreOptions(replace_options(settings.in_place, settings.state), args.force)
     probe = platform_probe()
     check = probe.holders if probe is not None and settings.in_place.detect_open_files else None
     outcomes: list[RestoreOutcome] = []
     unreported: list[Receipt] = []
     with open_state(chosen_state) as state:
-        for target, backup in _chosen(args, state):
+        for target, backup in _chosen(args, state, options.replace.backup.directory):
             outcome = restore_session(target, state, options, backup=backup, open_check=check)
             outcomes.append(outcome)
             if not _report(outcome, report_dir) and outcome.receipt is not None and outcome.restored:

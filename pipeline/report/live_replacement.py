@@ -26,6 +26,7 @@ from pipeline.live_vocabulary import (
     Step,
     StopReason,
 )
+from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.documents import BriefReport, CompressReport, Report, RolloutCompressReport
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.run_totals import RunTotals
@@ -186,6 +187,7 @@ class InPlaceSummary(FleetSummary, frozen=True, kw_only=True):
 
     schema: str = IN_PLACE_SUMMARY_SCHEMA
     in_place: InPlaceTotals
+    archive: ArchiveSpace  # the space the run gave back (live bytes, backups added and pruned)
 
 
 class CallEntry(Section, frozen=True, kw_only=True):
@@ -248,6 +250,7 @@ class RestoreReport(Section, frozen=True, kw_only=True):
     restored: bool
     refusal: RestoreRefusal | None
     receipt: ReceiptSection | None
+    pruned_on: str | None = None  # backup-pruned: when (ISO 8601, UTC) the retention removed the backup
 
 
 class BackupEntry(Section, frozen=True, kw_only=True):
@@ -279,3 +282,4 @@ class RepairSummary(Section, frozen=True, kw_only=True):
     totals: RunTotals | UnsetType = UNSET  # the files repaired: bytes before and after (not in report mode)
     reports: list[str]
     committed_report_failed: list[RepairReceiptSection] = msgspec.field(default_factory=list)
+    archive: ArchiveSpace | UnsetType = UNSET  # in place: the space the run gave back

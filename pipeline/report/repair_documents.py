@@ -14,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
 from pipeline.proof.repair_proof import RepairProof
+from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry
 from pipeline.report.run_totals import RunTotals, SessionFigures, repair_figures
@@ -121,3 +122,4 @@ class DamageRepairSummary(Section, frozen=True, kw_only=True):
         UNSET  # files repaired: bytes before and after, per root (not in report mode)
     )
     reports: list[str]
+    archive: ArchiveSpace | UnsetType = UNSET  # in place: the space the run gave back

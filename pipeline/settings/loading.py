@@ -27,6 +27,7 @@ from pipeline.settings.typed_sections import (
     SECTIONS,
     Settings,
     is_duration,
+    is_retention,
 )
 
 __all__ = [
@@ -87,6 +88,7 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
     "resume_timeout_seconds": (_at_least(1), "at least 1"),
     "min_excluded_text_chars": (_at_least(1), "1 or more"),
     "idle_for": (is_duration, "a duration such as 12h, 30m, 2d or 90 (units s, m, h, d, w)"),
+    "backup_keep": (is_retention, "all, an age such as 30d (units m, h, d, w) or last:N"),
     "gzip_level": (lambda value: 1 <= value <= 9, "between 1 and 9"),
     "zstd_level": (lambda value: 1 <= value <= 22, "between 1 and 22"),
     "busy_timeout_seconds": (lambda value: value > 0, "more than 0"),

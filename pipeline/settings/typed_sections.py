@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, get_type_hints
 
-from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RepairScope, StateSync
+from pipeline.live_vocabulary import (
+    BackupCompressionChoice,
+    PublishStrategy,
+    RepairScope,
+    RetentionKind,
+    StateSync,
+)
 from pipeline.vocabulary import (
     CheckpointPolicy,
     CompressRepair,
@@ -37,6 +43,7 @@ __all__ = [
     "OpenAISettings",
     "ReadPagesSettings",
     "RepairSettings",
+    "Retention",
     "Settings",
     "StateSettings",
     "SummarySettings",
@@ -44,7 +51,9 @@ __all__ = [
     "TokensSettings",
     "VerifySettings",
     "is_duration",
+    "is_retention",
     "parse_duration",
+    "parse_retention",
 ]
 
 DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -73,6 +82,42 @@ def is_duration(value: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Retention:
+    """A parsed `backup_keep`: keep all, keep what is younger than `age_seconds`, or the `count` newest."""
+
+    kind: RetentionKind
+    age_seconds: float = 0.0  # AGE only
+    count: int = 0  # LAST only
+
+
+_LAST_PREFIX: Final = "last:"
+
+
+def parse_retention(text: str) -> Retention:
+    """`all`, an age with its unit (`30d`, `12h`, `2w`) or `last:N` (N >= 0); ValueError otherwise."""
+    value = text.strip().lower()
+    if value == RetentionKind.ALL.value:
+        return Retention(RetentionKind.ALL)
+    if value.startswith(_LAST_PREFIX):
+        count = value.removeprefix(_LAST_PREFIX)
+        if not count.isdigit():
+            raise ValueError(f"not a retention: {text!r} (last:N wants a whole number, e.g. last:3)")
+        return Retention(RetentionKind.LAST, count=int(count))
+    if value[-1:] not in DURATION_UNITS or value[-1:] == "s":
+        raise ValueError(f"not a retention: {text!r} (examples: all, 30d, 12h, 2w, last:3)")
+    return Retention(RetentionKind.AGE, age_seconds=parse_duration(value))
+
+
+def is_retention(value: str) -> bool:
+    """Whether `parse_retention` takes the text (the settings loader's check)."""
+    try:
+        parse_retention(value)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
 class InPlaceSettings:
     """`[in_place]`: `compress --in-place`, `restore`, `repair-read-pages --in-place`."""
 
@@ -80,7 +125,10 @@ class InPlaceSettings:
     confirm_sessions_closed: bool
     detect_open_files: bool
     backup_dir: str
-    backup_compression: BackupCompression
+    backup_beside: bool
+    backup_compression: BackupCompressionChoice
+    backup_keep: str  # a retention (`pipeline.publish.live.retention`), checked when the settings are loaded
+    prune_only_copies: bool
     gzip_level: int
     zstd_level: int
     publish_strategy: PublishStrategy
@@ -91,6 +139,11 @@ class InPlaceSettings:
     def idle_for_seconds(self) -> float:
         """The idle period in seconds."""
         return parse_duration(self.idle_for)
+
+    @property
+    def retention(self) -> Retention:
+        """The parsed `backup_keep`."""
+        return parse_retention(self.backup_keep)
 
 
 @dataclass(frozen=True, slots=True)

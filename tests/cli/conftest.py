@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.publish.live.backups import parse_backup_name
 from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 
@@ -45,6 +46,19 @@ def idle_fleet(fleet_template: Path, tmp_path: Path) -> Path:
     shutil.copytree(fleet_template, root, symlinks=True)
     make_idle(root)
     return root
+
+
+def backups_of(tmp: Path, root: Path, path: Path) -> list[Path]:
+    """A session's backups in the archive under the state directory of `in_place` runs (where they go
+    by default, mirroring the session's place under its root), by number."""
+    folder = (tmp / "state").resolve() / "archive" / root.name / path.parent.relative_to(root)
+    found = [p for p in folder.glob(path.name + ".backup*") if parse_backup_name(p.name)]
+    return sorted(found, key=lambda p: parse_backup_name(p.name)[1])  # type: ignore[index]
+
+
+def beside_backups(root: Path) -> list[Path]:
+    """Backup files inside the session folders (the default puts none there)."""
+    return sorted(p for p in root.rglob("*") if parse_backup_name(p.name))
 
 
 def originals(root: Path) -> dict[Path, bytes]:

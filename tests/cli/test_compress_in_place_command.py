@@ -21,7 +21,17 @@ from pipeline.publish.live.state_db import StateOptions, open_state
 from pipeline.testing.invoke import compaction
 from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS
-from tests.cli.conftest import DAY, SMALL, committed, in_place, make_idle, originals, sha
+from tests.cli.conftest import (
+    DAY,
+    SMALL,
+    backups_of,
+    beside_backups,
+    committed,
+    in_place,
+    make_idle,
+    originals,
+    sha,
+)
 from tests.conftest import RESUME_GATE_ENV
 
 
@@ -42,12 +52,13 @@ def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_
     for path, original in before.items():
         now = path.read_bytes()
         if now == original:
-            assert not path.with_name(path.name + ".backup").exists()  # nothing replaced, nothing kept
+            assert not backups_of(tmp_path, idle_fleet, path)  # nothing replaced, nothing kept
             continue
         replaced += 1
         assert len(now) < len(original) and not structural_failures(now, AUTO, LIMITS)
-        backup = path.with_name(path.name + ".backup")
-        assert read_backup(backup) == original  # byte for byte, beside the session
+        [backup] = backups_of(tmp_path, idle_fleet, path)
+        assert read_backup(backup) == original  # byte for byte, in the archive, compressed
+        assert backup.stat().st_size < len(original)
         report = json.loads(
             (tmp_path / "r1" / f"projects/{path.relative_to(idle_fleet)}.report.json").read_text()
         )
@@ -57,6 +68,7 @@ def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_
         assert receipt["hashes"] == {"frozen": sha(original), "candidate": sha(now), "published": sha(now)}
         assert os.stat(path).st_mtime == pytest.approx(time.time() - 2 * DAY, abs=60)  # times kept
     assert replaced == committed(summary)
+    assert beside_backups(idle_fleet) == []  # nothing inside the agent's folders
 
 
 def test_confirm_sessions_closed_replaces_the_idle_rule(idle_fleet: Path, tmp_path: Path) -> None:
@@ -285,7 +297,7 @@ def test_in_place_on_a_local_dask_cluster_does_what_the_process_pool_does(
     assert _in_place_reports(on_dask / "r1") == _in_place_reports(tmp_path / "r1")
     for path, original in before.items():
         if path.read_bytes() != original:
-            assert read_backup(path.with_name(path.name + ".backup")) == original
+            assert read_backup(backups_of(on_dask, twin, path)[0]) == original
     code, _, output = in_place(twin, on_dask, "--cluster", "tcp://127.0.0.1:1", reports="r2")
     assert code == 2 and "--cluster local:N at most" in output and "Traceback" not in output
 

@@ -16,7 +16,7 @@ from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
 from pipeline.publish.live.backups import read_backup
 from pipeline.testing.settings import LIMITS
-from tests.cli.conftest import committed, in_place, originals
+from tests.cli.conftest import backups_of, committed, in_place, originals
 
 MASK = ("--strategy", "mask", "--no-verify-resume")
 
@@ -34,7 +34,8 @@ def _rows(data: bytes) -> list[dict[str, Any]]:
 
 
 def _masked_in_place(fleet: Path, before: dict[Path, bytes], reports: Path) -> int:
-    """How many sessions were replaced, each checked to be its original masked."""
+    """How many sessions were replaced, each checked to be its original masked (`reports` sits
+    beside the run's state directory, whose archive holds the backups)."""
     replaced = 0
     for path, original in before.items():
         now = path.read_bytes()
@@ -42,7 +43,7 @@ def _masked_in_place(fleet: Path, before: dict[Path, bytes], reports: Path) -> i
             continue
         replaced += 1
         assert len(now) < len(original) and not structural_failures(now, AUTO, LIMITS)
-        assert read_backup(path.with_name(path.name + ".backup")) == original
+        assert read_backup(backups_of(reports.parent, fleet, path)[0]) == original
         written = _rows(now)
         assert not any(r.get("subtype") == "compact_boundary" for r in written)
         assert written[-1]["type"] == "last-prompt" and "sessionCompaction" in written[-1]

@@ -16,7 +16,7 @@ import pytest
 from pipeline.testing.fuzz import Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
-from tests.cli.conftest import make_idle, originals
+from tests.cli.conftest import backups_of, beside_backups, make_idle, originals
 from tests.publish.live.test_read_pages_repair import PAGES, session
 
 
@@ -95,10 +95,15 @@ def test_in_place_repairs_with_a_backup_finds_nothing_the_second_time_and_restor
     assert done.returncode == 0, done.stderr
     changed = [path for path, data in before.items() if path.read_bytes() != data]
     assert sorted(p.name for p in changed) == ["moved.jsonl", "torn.jsonl"]
-    assert all(list(path.parent.glob(path.name + ".backup*")) for path in changed)
+    assert all(backups_of(tmp_path, damaged, path) for path in changed)
+    assert beside_backups(damaged) == []
     found = by_name(tmp_path / "r1")
     assert found["torn.jsonl"]["operation_state"] == "committed"
     assert found["torn.jsonl"]["receipt"]["backup"]["path"]
+    space = json.loads((tmp_path / "r1" / "summary.json").read_text())["archive"]
+    stored = sum(p.stat().st_size for path in changed for p in backups_of(tmp_path, damaged, path))
+    assert (space["placement"], space["backups_added"], space["backup_bytes_added"]) == ("archive", 2, stored)
+    assert space["live_bytes_before"] == sum(len(data) for data in before.values())
     again = run(tmp_path, str(damaged), "--in-place", "--report-dir", str(tmp_path / "r2"))
     assert again.returncode == 0, again.stderr
     summary = json.loads((tmp_path / "r2" / "summary.json").read_text())

@@ -18,7 +18,7 @@ import pytest
 from pipeline.publish.live.backups import read_backup
 from pipeline.testing.invoke import compaction_command
 from pipeline.testing.synth import generate_fleet
-from tests.cli.conftest import SMALL, make_idle, originals
+from tests.cli.conftest import SMALL, backups_of, make_idle, originals
 
 TRIALS = 6  # moments per run: the check phase, and builds and replacements in flight
 
@@ -79,7 +79,7 @@ def _assert_safe(fleet: Path, before: dict[Path, bytes]) -> int:
             continue
         replaced += 1
         assert all(json.loads(line) is not None for line in now.splitlines())
-        backups = [read_backup(p) for p in path.parent.glob(path.name + ".backup*")]
+        backups = [read_backup(p) for p in backups_of(fleet.parents[1], fleet, path)]  # in the archive
         assert original in backups, f"{path} was replaced without a backup of its original"
     return replaced
 

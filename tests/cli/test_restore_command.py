@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.publish.live.backups import read_backup
 from pipeline.testing.invoke import compaction
-from tests.cli.conftest import committed, in_place, make_idle, originals, sha
+from tests.cli.conftest import backups_of, beside_backups, committed, in_place, make_idle, originals, sha
 from tests.publish.live.test_read_pages_repair import PAGES, session
 
 
@@ -40,7 +40,8 @@ def test_restore_path_gives_back_the_original_byte_for_byte_and_keeps_the_compac
     assert done.returncode == 0, done.stderr
     assert sha(path.read_bytes()) == sha(original)
     assert f"restored {path}" in done.stdout
-    assert read_backup(path.with_name(path.name + ".backup1")) == compact  # the undo is undoable too
+    assert read_backup(backups_of(tmp_path, idle_fleet, path)[1]) == compact  # the undo is undoable too
+    assert beside_backups(idle_fleet) == []  # in the archive, not in the agent's folder
     [report] = (tmp_path / "undo").rglob("*.restore.json")
     assert path.name in report.name
     untouched = {p: p.read_bytes() for p in replaced if p != path}
@@ -78,7 +79,7 @@ def test_restore_refuses_a_file_that_is_not_our_output_unless_forced(
     forced = run(tmp_path, "restore", str(path), "--force")
     assert forced.returncode == 0, forced.stderr
     assert path.read_bytes() == original
-    kept = [read_backup(p) for p in path.parent.glob(path.name + ".backup*")]
+    kept = [read_backup(p) for p in backups_of(tmp_path, idle_fleet, path)]
     assert worked_on in kept  # the work done after the night is not lost either
 
 
@@ -88,8 +89,11 @@ def test_restore_never_puts_another_sessions_backup_into_a_session_even_forced(
     _, replaced = compacted(idle_fleet, tmp_path)
     (a, _), (b, _) = list(replaced.items())[:2]
     b_now = b.read_bytes()
-    a_backup = a.with_name(a.name + ".backup")
-    renamed = b.with_name(b.name + ".backup7")  # a's backup under b's backup name: caught by digest
+    a_backup = backups_of(tmp_path, idle_fleet, a)[0]
+    b_folder = backups_of(tmp_path, idle_fleet, b)[0].parent
+    renamed = b_folder / (
+        b.name + ".backup7" + a_backup.suffix
+    )  # a's backup under b's name: caught by digest
     renamed.write_bytes(a_backup.read_bytes())
     for backup in (a_backup, renamed):
         for force in ((), ("--force",)):
@@ -109,7 +113,7 @@ def test_restore_twice_is_a_no_op_and_undoing_a_restore_needs_no_force(
     again = run(tmp_path, "restore", str(path))
     assert again.returncode == 0, again.stderr
     assert "already restored" in again.stdout and path.read_bytes() == original
-    undo = run(tmp_path, "restore", str(path), "--backup", str(path.with_name(path.name + ".backup1")))
+    undo = run(tmp_path, "restore", str(path), "--backup", str(backups_of(tmp_path, idle_fleet, path)[1]))
     assert undo.returncode == 0, undo.stderr
     assert path.read_bytes() == compact  # the compacted file is back, without --force
     redo = run(tmp_path, "restore", str(path))
@@ -151,8 +155,8 @@ def test_backups_lists_each_backup_once_with_its_size_digest_and_session(
     for path, original in replaced.items():
         entry = by_session[path.resolve()]
         assert entry["recorded"] is True and entry["sha256"] == sha(original)
-        assert entry["original_bytes"] == len(original) == entry["stored_bytes"]  # stored uncompressed
-        assert Path(entry["path"]) == path.resolve().with_name(path.name + ".backup")
+        assert entry["original_bytes"] == len(original) > entry["stored_bytes"]  # compressed in the archive
+        assert [Path(entry["path"])] == backups_of(tmp_path, idle_fleet, path)
         assert datetime.fromisoformat(entry["created"]) > datetime.now(UTC) - timedelta(minutes=10)
     table = run(tmp_path, "backups", str(idle_fleet))
     assert table.returncode == 0 and f"{len(replaced)} backups" in table.stdout
@@ -183,13 +187,14 @@ def test_repair_read_pages_in_place_deletes_the_member_once_and_a_second_pass_fi
     assert code == 0 and first["by_disposition"] == {"committed": 1}
     assert first["patches"] == 1 and first["by_verdict"] == {"pending": 1, "repairable": 1}
     assert live.read_bytes() == original.replace(PAGES.encode(), b"", 1)  # that member's bytes only
-    assert read_backup(live.with_name("s.jsonl.backup")) == original
+    [backup] = backups_of(tmp_path, pages_root, live)
+    assert read_backup(backup) == original
     repaired = live.read_bytes()
     code, second = repair(tmp_path, pages_root, "--in-place", reports="r2")
     assert code == 0 and second["by_disposition"] == {"skipped-unchanged-output": 1}
     code, rescanned = repair(tmp_path, pages_root, reports="r3")  # report mode: the rules again
     assert code == 0 and rescanned["patches"] == 0 and rescanned["by_verdict"] == {"pending": 1}
-    assert live.read_bytes() == repaired and not live.with_name("s.jsonl.backup1").exists()
+    assert live.read_bytes() == repaired and backups_of(tmp_path, pages_root, live) == [backup]
     undo = run(tmp_path, "restore", str(live), "--quiet")
     assert undo.returncode == 0, undo.stderr
     assert live.read_bytes() == original

@@ -10,6 +10,7 @@ made at or after a date; `list_backups` shows recorded and on-disk backups with 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -31,6 +32,7 @@ __all__ = [
     "BackupListing",
     "RestoreOptions",
     "RestoreOutcome",
+    "beside_earlier_backups",
     "list_backups",
     "restorable_since",
     "restore_session",
@@ -60,6 +62,7 @@ class RestoreOutcome:
     backup: Path | None
     refusal: RestoreRefusal | None
     receipt: Receipt | None
+    pruned_on: datetime | None = None  # BACKUP_PRUNED: when the retention removed the backup
 
     @property
     def restored(self) -> bool:
@@ -189,6 +192,10 @@ def restore_session(
         frozen = freeze_source(target)
     except SourceRefused:
         return RestoreOutcome(target, chosen, RestoreRefusal.UNSAFE_TARGET, None)
+    restored = backup is None and record is not None and record.result is RecordedResult.RESTORED
+    pruned = state.pruned_on(chosen) if chosen is not None and not restored and not chosen.exists() else None
+    if pruned is not None:  # said with its date, rather than as if there never was a backup
+        return RestoreOutcome(target, chosen, RestoreRefusal.BACKUP_PRUNED, None, pruned)
     checked = _checked(state, session, record, frozen, chosen, given=backup is not None, force=options.force)
     if isinstance(checked, RestoreRefusal):
         return RestoreOutcome(target, chosen, checked, None)
@@ -235,6 +242,18 @@ def _record(
         backup_path=str(receipt.backup.path) if receipt.backup else None,
     )
     state.save(restored, now)
+
+
+def beside_earlier_backups(target: SessionTarget, state: StateDb, directory: Path | None) -> SessionTarget:
+    """A session named by its path alone, labelled so the backup its restore makes joins the session's
+    earlier backups in the archive (or backup directory) rather than a folder named after its parent."""
+    record = state.record(_live_path(target))
+    if directory is None or record is None or not record.backup_path:
+        return target
+    folder = Path(record.backup_path).parent
+    if folder != directory and directory not in folder.parents:
+        return target
+    return dataclasses.replace(target, root_label=folder.relative_to(directory).as_posix())
 
 
 def restorable_since(

@@ -1,10 +1,13 @@
-"""Numbered backups of an original: `.backup`, `.backup1`, ... beside the session or in a backup dir.
+"""Numbered backups of an original: `.backup.zst`, `.backup1.zst`, ... in the archive, a backup dir
+or beside the session.
 
 A backup is written to a private temporary file, fsynced, read back and verified over its
 decompressed bytes (SHA-256 and byte equality with the frozen original), and only then given a
 numbered name by a hard link, which fails rather than replace anything. A numbered name therefore
-only ever holds a complete, verified copy; nothing in this package deletes one. Compression is
-optional: gzip from the standard library, zstd through the `zstandard` package (the `zstd` extra).
+only ever holds a complete, verified copy; only the user's retention policy (`retention`) or a
+verified move into the archive (`archive_move`) ever removes one. Compression: `auto` (the default)
+is zstd through the `zstandard` package (the `zstd` extra) when installed, else gzip from the
+standard library; `none` keeps plain copies.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.errors import CompactionError
-from pipeline.live_vocabulary import BackupCompression, Step
+from pipeline.live_vocabulary import BackupCompression, BackupCompressionChoice, BackupPlacement, Step
 from pipeline.publish.live.fsops import Directory, Operations, lstat
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "BackupUnreadable",
     "backup_name",
     "backup_subdirectory",
+    "chosen_compression",
     "claim_numbered_name",
     "decode_backup",
     "encode_backup",
@@ -43,6 +47,7 @@ __all__ = [
     "scan_backups",
     "verify_existing",
     "write_backup",
+    "zstd_installed",
 ]
 
 MAX_BACKUP_NUMBER: Final = 9_999  # a session compacted every night for 27 years; beyond is a bug
@@ -78,6 +83,7 @@ class BackupOptions:
     directory: Path | None  # None: beside each session file
     compression: BackupCompression
     level: int  # gzip 1-9, zstd 1-22
+    placement: BackupPlacement  # what `directory` is: the archive, the user's directory, or beside
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,22 @@ class BackupFile:
     compression: BackupCompression
     stored_size: int
     modified: datetime
+
+
+def zstd_installed() -> bool:
+    """Whether the `zstandard` package (the `zstd` extra) can be imported."""
+    try:
+        import zstandard  # noqa: F401, PLC0415 - an optional extra, loaded only when chosen
+    except ImportError:
+        return False
+    return True
+
+
+def chosen_compression(choice: BackupCompressionChoice) -> BackupCompression:
+    """The encoding a `backup_compression` choice stands for (`auto`: zstd if installed, else gzip)."""
+    if choice is BackupCompressionChoice.AUTO:
+        return BackupCompression.ZSTD if zstd_installed() else BackupCompression.GZIP
+    return BackupCompression(choice.value)
 
 
 def require_compression(compression: BackupCompression) -> None:

@@ -10,37 +10,58 @@ this point takes explicit frozen values.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.live_vocabulary import BackupCompression
+from pipeline.live_vocabulary import BackupCompression, BackupPlacement
 from pipeline.publish.live.activity import ActivityOptions
-from pipeline.publish.live.backups import BackupOptions, require_compression
+from pipeline.publish.live.backups import BackupOptions, chosen_compression, require_compression
 from pipeline.publish.live.read_pages_repair import RepairOptions
 from pipeline.publish.live.session_pass import InPlaceOptions
 from pipeline.publish.live.state_db import RecordedResult, StateOptions
 from pipeline.publish.live.transaction import ReplaceOptions
 from pipeline.settings import InPlaceSettings, ReadPagesSettings, StateSettings, SweepSettings
 
-__all__ = ["backup_options", "in_place_options", "repair_options", "replace_options", "state_options"]
+__all__ = [
+    "ARCHIVE_NAME",
+    "archive_directory",
+    "backup_options",
+    "in_place_options",
+    "repair_options",
+    "replace_options",
+    "state_options",
+]
+
+ARCHIVE_NAME: Final = "archive"  # the archive's folder under the state directory
 
 
-def backup_options(in_place: InPlaceSettings) -> BackupOptions:
+def archive_directory(state: StateSettings) -> Path:
+    """The default home of backups: `archive/` under the state directory, outside every agent's folder."""
+    return Path(state.dir).expanduser().resolve() / ARCHIVE_NAME
+
+
+def backup_options(in_place: InPlaceSettings, state: StateSettings) -> BackupOptions:
     """Where backups go and how they are stored; a missing zstd package is reported now."""
-    compression = in_place.backup_compression
+    compression = chosen_compression(in_place.backup_compression)
     require_compression(compression)
     level = in_place.zstd_level if compression is BackupCompression.ZSTD else in_place.gzip_level
-    directory = Path(in_place.backup_dir).expanduser().resolve() if in_place.backup_dir else None
-    return BackupOptions(directory, compression, level)
+    if in_place.backup_beside:
+        return BackupOptions(None, compression, level, BackupPlacement.BESIDE)
+    if in_place.backup_dir:
+        directory = Path(in_place.backup_dir).expanduser().resolve()
+        return BackupOptions(directory, compression, level, BackupPlacement.DIRECTORY)
+    return BackupOptions(archive_directory(state), compression, level, BackupPlacement.ARCHIVE)
 
 
-def replace_options(in_place: InPlaceSettings) -> ReplaceOptions:
+def replace_options(in_place: InPlaceSettings, state: StateSettings) -> ReplaceOptions:
     """How one replacement is carried out (in-place runs, restores and repairs alike)."""
-    return ReplaceOptions(backup_options(in_place), in_place.publish_strategy, in_place.keep_times)
+    return ReplaceOptions(backup_options(in_place, state), in_place.publish_strategy, in_place.keep_times)
 
 
 def in_place_options(
     in_place: InPlaceSettings,
+    state: StateSettings,
     *,
     work_dir: Path,
     config_digest: str,
@@ -52,7 +73,7 @@ def in_place_options(
         activity=ActivityOptions(
             in_place.idle_for_seconds, in_place.confirm_sessions_closed, in_place.detect_open_files
         ),
-        replace=replace_options(in_place),
+        replace=replace_options(in_place, state),
         work_dir=work_dir,
         config_digest=config_digest,
         require_resume_proof=require_resume_proof,

@@ -111,6 +111,7 @@ def restore_report(outcome: RestoreOutcome) -> RestoreReport:
         restored=outcome.restored,
         refusal=outcome.refusal,
         receipt=receipt_section(outcome.receipt) if outcome.receipt else None,
+        pruned_on=outcome.pruned_on.astimezone(UTC).isoformat() if outcome.pruned_on else None,
     )
 
 

@@ -4,7 +4,8 @@ SQLite in WAL mode in a configurable state directory. Per session path it record
 SHA-256 and fingerprint, the result and the job status behind it, the output's SHA-256 and
 fingerprint, the engine/config digest that produced it and the backup the output replaced; it
 also records every backup we made and the intent of a replacement in flight, so a run killed
-at any point is finished cleanly by the next one. A record never vouches for bytes by itself:
+at any point is finished cleanly by the next one, and every backup the retention pruned (so a
+restore says when it went rather than that there was none). A record never vouches for bytes by itself:
 a skip needs the live file's fingerprint or its hash to match, so a stale row costs a hash,
 never a wrong skip.
 
@@ -29,6 +30,7 @@ from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 from pipeline.errors import CompactionError
 from pipeline.live_vocabulary import StateSync
+from pipeline.publish.live.backup_records import BackupRecord, BackupRows
 from pipeline.publish.live.backups import Backup
 from pipeline.publish.live.fingerprint import Fingerprint, Intent
 
@@ -62,6 +64,9 @@ CREATE TABLE IF NOT EXISTS backups (
   path TEXT PRIMARY KEY, session_path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
   stored_size INTEGER NOT NULL, compression TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS backups_by_session ON backups (session_path, created_at);
+CREATE TABLE IF NOT EXISTS pruned (
+  path TEXT PRIMARY KEY, session_path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL, created_at TEXT NOT NULL, pruned_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS intents (
   session_path TEXT PRIMARY KEY, stage_path TEXT NOT NULL, capture_path TEXT NOT NULL,
   backup_path TEXT NOT NULL, frozen_sha256 TEXT NOT NULL, frozen_size INTEGER NOT NULL,
@@ -123,19 +128,6 @@ class SessionRecord(NamedTuple):
     backup_path: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class BackupRecord:
-    """A backup we made, as recorded."""
-
-    path: Path
-    session_path: Path
-    sha256: str
-    size: int
-    stored_size: int
-    compression: str
-    created_at: datetime
-
-
 def _columns(fingerprint: Fingerprint | None) -> tuple[int | None, ...]:
     if fingerprint is None:
         return (None,) * 5
@@ -178,7 +170,7 @@ def _serialized(method: Callable[Concatenate[StateDb, P], T]) -> Callable[Concat
     return call
 
 
-class StateDb:
+class StateDb(BackupRows):
     """The open database of one run (its run lock held for as long as it is open).
 
     Its methods may be called from several threads of the run: each runs alone, so a transaction
@@ -235,38 +227,28 @@ class StateDb:
             self._rows[record.path] = record
 
     @_serialized
-    def add_backup(self, backup: Backup, session: Path, at: datetime) -> None:
-        """Remember a backup (reused backups are already known)."""
+    def move_backup(self, old: Path, new: Backup, session: Path, created: datetime) -> None:
+        """A backup now lives at `new.path` (moved into the archive): its row and the session's
+        reference follow it in one transaction; an unrecorded one is recorded with its file's date."""
         with self._db:
+            self._db.execute("DELETE FROM backups WHERE path = ?", (str(old),))
             self._db.execute(
-                "INSERT OR IGNORE INTO backups VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO backups VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    str(backup.path),
+                    str(new.path),
                     str(session),
-                    backup.sha256,
-                    backup.size,
-                    backup.stored_size,
-                    backup.compression.value,
-                    at.isoformat(),
+                    new.sha256,
+                    new.size,
+                    new.stored_size,
+                    new.compression.value,
+                    created.isoformat(),
                 ),
             )
-
-    @_serialized
-    def backups(self, session: Path | None = None, since: datetime | None = None) -> list[BackupRecord]:
-        """Recorded backups, oldest first, of one session or all, created at or after `since`."""
-        clauses, values = [], []
-        if session is not None:  # by the (session_path, created_at) index, not a scan
-            clauses.append("session_path = ?")
-            values.append(str(session))
-        if since is not None:
-            clauses.append("created_at >= ?")
-            values.append(since.isoformat())
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._db.execute(f"SELECT * FROM backups{where} ORDER BY created_at, path", values).fetchall()
-        return [
-            BackupRecord(Path(r[0]), Path(r[1]), r[2], r[3], r[4], r[5], datetime.fromisoformat(r[6]))
-            for r in rows
-        ]
+            self._db.execute(
+                "UPDATE sessions SET backup_path = ? WHERE backup_path = ?", (str(new.path), str(old))
+            )
+        if self._rows is not None:
+            self._rows = None  # re-read on the next `preload`; these commands read rows one by one
 
     @_serialized
     def begin_intent(self, intent: Intent) -> None:
@@ -337,6 +319,8 @@ def _connect(directory: Path, options: StateOptions) -> sqlite3.Connection:
             with connection:
                 connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             version = _schema_version(connection)
+        elif version == str(SCHEMA_VERSION):  # tables added since (`pruned`) join an older database
+            connection.executescript(_SCHEMA)
     except sqlite3.Error as exc:
         raise StateUnusable(directory, type(exc).__name__) from exc
     if version != str(SCHEMA_VERSION):

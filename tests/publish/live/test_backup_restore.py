@@ -14,6 +14,7 @@ import pytest
 from pipeline.jobs.compress.in_place import compress_builder
 from pipeline.live_vocabulary import (
     BackupCompression,
+    BackupPlacement,
     Disposition,
     OperationState,
     PublishStrategy,
@@ -36,7 +37,9 @@ from pipeline.testing.synth import generate_fleet
 from tests.publish.conftest import build_original, drive_in_place
 from tests.publish.live.test_session_pass import COMPRESS, options, targets
 
-REPLACE = ReplaceOptions(BackupOptions(None, BackupCompression.GZIP, 6), PublishStrategy.AUTO, True)
+REPLACE = ReplaceOptions(
+    BackupOptions(None, BackupCompression.GZIP, 6, BackupPlacement.BESIDE), PublishStrategy.AUTO, True
+)
 TIMEOUT = default_settings().verify.resume_timeout_seconds
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import BackupCompression, OperationState, PublishStrategy
+from pipeline.live_vocabulary import BackupCompression, BackupPlacement, OperationState, PublishStrategy
 from pipeline.publish.live.backups import (
     BackupOptions,
     BackupUnreadable,
@@ -26,7 +26,8 @@ def replace_once(
     live = session_dir / "s.jsonl"
     live.write_bytes(compacted.original)
     frozen = freeze_source(SessionTarget(live, session_dir, "root", "s.jsonl"))
-    options = ReplaceOptions(BackupOptions(directory, compression, 3), PublishStrategy.AUTO, True)
+    placement = BackupPlacement.BESIDE if directory is None else BackupPlacement.DIRECTORY
+    options = ReplaceOptions(BackupOptions(directory, compression, 3, placement), PublishStrategy.AUTO, True)
     receipt = replace_session(frozen, compacted.candidate, validator, options)
     assert receipt.operation_state is OperationState.COMMITTED and receipt.backup is not None
     return receipt.backup.path
@@ -52,7 +53,11 @@ def test_a_backup_dir_mirrors_the_session_layout(compacted: Compacted, tmp_path:
     live = sessions / "s.jsonl"
     live.write_bytes(compacted.original)
     frozen = freeze_source(SessionTarget(live, tmp_path / "projects", "projects", "p/s.jsonl"))
-    options = ReplaceOptions(BackupOptions(backups, BackupCompression.GZIP, 6), PublishStrategy.AUTO, True)
+    options = ReplaceOptions(
+        BackupOptions(backups, BackupCompression.GZIP, 6, BackupPlacement.DIRECTORY),
+        PublishStrategy.AUTO,
+        True,
+    )
     receipt = replace_session(frozen, compacted.candidate, validator, options)
     assert receipt.backup is not None
     assert receipt.backup.path == backups.resolve() / "projects" / "p" / "s.jsonl.backup.gz"

@@ -8,7 +8,8 @@ and is either its original bytes or a structurally valid compaction of them with
 decodes to the original; no backup seen earlier has disappeared and every backup decodes to its
 session's original; and the state database never vouches (by fingerprint) for bytes the file
 does not hold. Runs continue until one completes; a further run must then do no compression
-work at all. Cycles alternate publish strategies and backup placements and encodings.
+work at all. Cycles alternate publish strategies and backup placements (the archive under the
+state directory by default, a chosen directory, beside the session) and encodings.
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ FLEET_BYTES = 600_000  # seven sessions, three of which compress: every run does
 KILLS_PER_CYCLE = 8  # then one run goes unkilled, so every cycle completes its work
 # (publish strategy, backup placement, backup compression) of each cycle, in turn.
 VARIANTS = (
-    ("exchange", "beside", "none"),
+    ("exchange", "archive", "auto"),  # the defaults: the archive under the state directory, compressed
     ("exchange", "dir", "gzip"),
     ("link", "beside", "zstd"),
-    ("exchange", "beside", "gzip"),
+    ("exchange", "beside", "none"),
+    ("link", "archive", "gzip"),
     ("link", "dir", "none"),
 )
 
@@ -124,10 +126,13 @@ class Cycle:
         argv += ["--report-dir", str(reports), "--jobs", "1", "--quiet", "--no-verify-resume"]
         if self.placement == "dir":
             argv += ["--backup-dir", str(self.root / "backups")]
+        if self.placement == "beside":
+            argv += ["--backup-beside"]
         return argv, {"COMPACTION_IN_PLACE_PUBLISH_STRATEGY": self.strategy}
 
     def backups(self) -> list[Path]:
-        places = [self.fleet] + ([self.root / "backups"] if self.placement == "dir" else [])
+        elsewhere = {"dir": self.root / "backups", "archive": self.root / "state" / "archive"}
+        places = [self.fleet] + ([elsewhere[self.placement]] if self.placement in elsewhere else [])
         return sorted(
             p
             for place in places

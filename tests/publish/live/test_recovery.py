@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import BackupCompression, PublishStrategy, RecoveredState, StateSync, Step
+from pipeline.live_vocabulary import (
+    BackupCompression,
+    BackupPlacement,
+    PublishStrategy,
+    RecoveredState,
+    StateSync,
+    Step,
+)
 from pipeline.publish.live.backups import BackupOptions, read_backup
 from pipeline.publish.live.faults import Fault
 from pipeline.publish.live.fingerprint import Intent
@@ -62,7 +69,11 @@ def test_recovery_after_dying_at_any_step_leaves_a_whole_file_and_no_names_of_ou
     journal: list[Intent] = []
     frozen = freeze_source(SessionTarget(live, tmp_path, "root", "session.jsonl"))
     separate = tmp_path / "backups" if step in SEPARATE_BACKUP_DIRECTORY else None
-    options = ReplaceOptions(BackupOptions(separate, BackupCompression.NONE, 0), strategy, keep_times=True)
+    options = ReplaceOptions(
+        BackupOptions(separate, BackupCompression.NONE, 0, BackupPlacement.DIRECTORY),
+        strategy,
+        keep_times=True,
+    )
     with pytest.raises(Died):
         replace_session(
             frozen,
@@ -113,7 +124,9 @@ def test_a_session_whose_path_a_killed_run_left_empty_is_still_compacted_by_the_
         candidate = compress_builder(COMPRESS)(freeze_source(targets(root)[0]), tmp_path / "work")
         assert not isinstance(candidate, type(None)) and hasattr(candidate, "data")
         frozen = freeze_source(targets(root)[0])
-        link = ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), PublishStrategy.LINK, True)
+        link = ReplaceOptions(
+            BackupOptions(None, BackupCompression.NONE, 0, BackupPlacement.BESIDE), PublishStrategy.LINK, True
+        )
         with pytest.raises(Died):  # killed between moving the original aside and linking the candidate
             replace_session(
                 frozen, candidate.data, candidate.validate, link,  # type: ignore[union-attr]
@@ -148,7 +161,11 @@ def test_a_backup_a_killed_run_made_but_never_recorded_is_recorded_and_restore_a
     live.parent.mkdir()
     live.write_bytes(compacted.original)
     frozen = freeze_source(SessionTarget(live, root, "projects", "session.jsonl"))
-    options = ReplaceOptions(BackupOptions(tmp_path / "backups", BackupCompression.GZIP, 1), strategy, True)
+    options = ReplaceOptions(
+        BackupOptions(tmp_path / "backups", BackupCompression.GZIP, 1, BackupPlacement.DIRECTORY),
+        strategy,
+        True,
+    )
     since = datetime.now(UTC)
     with open_state(StateOptions(tmp_path / "state", 5.0, StateSync.NORMAL)) as state:
         with pytest.raises(Died):

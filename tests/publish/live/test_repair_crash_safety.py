@@ -71,8 +71,14 @@ def argv(root: Path, reports: Path) -> list[str]:
 
 def check(expected: dict[Path, tuple[bytes, bytes]]) -> int:
     """Every file whole (original or repaired); every repaired one backed up; the repaired count."""
+    root = next(iter(expected)).parents[2]  # root/projects/-repo/s0.jsonl
+    places = (root / "projects", root / "state" / "archive")  # none beside by default, but look there too
     backups = {
-        sha256(read_backup(p)) for p in next(iter(expected)).parent.iterdir() if parse_backup_name(p.name)
+        sha256(read_backup(p))
+        for place in places
+        if place.exists()
+        for p in place.rglob("*")
+        if parse_backup_name(p.name) and not p.name.startswith(".")
     }
     assert backups <= {sha256(original) for original, _ in expected.values()}, "a foreign backup"
     repaired = 0

@@ -14,6 +14,7 @@ import pytest
 from pipeline.jobs.compress.in_place import compress_builder, config_digest
 from pipeline.live_vocabulary import (
     BackupCompression,
+    BackupPlacement,
     Disposition,
     OperationState,
     PublishStrategy,
@@ -46,7 +47,9 @@ def options(work: Path, **activity: object) -> InPlaceOptions:
     }
     return InPlaceOptions(
         activity=ActivityOptions(**chosen),  # type: ignore[arg-type]
-        replace=ReplaceOptions(BackupOptions(None, BackupCompression.NONE, 0), PublishStrategy.AUTO, True),
+        replace=ReplaceOptions(
+            BackupOptions(None, BackupCompression.NONE, 0, BackupPlacement.BESIDE), PublishStrategy.AUTO, True
+        ),
         work_dir=work,
         config_digest=config_digest(COMPRESS),
         require_resume_proof=False,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.live_vocabulary import BackupCompression, OperationState, PublishStrategy, Step
+from pipeline.live_vocabulary import BackupCompression, BackupPlacement, OperationState, PublishStrategy, Step
 from pipeline.publish.live.backups import BackupOptions, parse_backup_name, read_backup
 from pipeline.publish.live.faults import FAULTS_BY_STEP, Fault, FaultPlan
 from pipeline.publish.live.fsops import exchange_supported
@@ -122,7 +122,11 @@ def run_case(
     plan = FaultPlan(live, faults, change=world.change)
     frozen = freeze_source(SessionTarget(live, session_dir, "root", "session.jsonl"), seam=plan)
     separate = session_dir / "backups" if SEPARATE_BACKUP_DIRECTORY & set(faults) else None
-    options = ReplaceOptions(BackupOptions(separate, BackupCompression.NONE, 0), strategy, keep_times=True)
+    options = ReplaceOptions(
+        BackupOptions(separate, BackupCompression.NONE, 0, BackupPlacement.DIRECTORY),
+        strategy,
+        keep_times=True,
+    )
     receipt = replace_session(
         frozen, compacted.candidate, validator, options, open_check=lambda path, dev, ino: (), seam=plan
     )
