@@ -377,9 +377,9 @@ def test_a_codex_only_tree_runs_in_place_with_no_claude_code_installed(
     assert code == 0, reports
     (report,) = reports
     assert report["in_place"]["disposition"] == "committed" and report["resume_check"]["verdict"] == "match"
-    assert (
-        rollout.read_bytes() != before and read_backup(rollout.with_name(rollout.name + ".backup")) == before
-    )
+    backup = Path(report["in_place"]["receipt"]["backup"]["path"])  # in the archive, not beside it
+    assert rollout.read_bytes() != before and read_backup(backup) == before
+    assert not beside_backups(tmp_path / ".codex")
     summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
     assert summary["options"]["verify_resume"] and summary["options"]["claude"] is None  # Codex judged
 
@@ -417,4 +417,4 @@ def test_a_cold_rollout_is_replaced_in_place_compressed_as_it_was(
     assert report["in_place"]["disposition"] == "committed" and report["resume_check"]["verdict"] == "match"
     replaced = zstandard.ZstdDecompressor().stream_reader(cold.read_bytes()).read()  # still zstd
     assert b'"type":"compacted"' in replaced and not plain.exists()
-    assert read_backup(cold.with_name(cold.name + ".backup")) == before
+    assert read_backup(Path(report["in_place"]["receipt"]["backup"]["path"])) == before
