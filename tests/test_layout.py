@@ -310,6 +310,7 @@ COMMAND_MODULES: Final = {
     "restore": "restore_command",
     "backups": "backups_command",
     "repair-read-pages": "repair_command",
+    "schema": "schema_command",
 }
 EXECUTORS: Final = {
     "Executor": "execute/seam.py",  # the protocol
