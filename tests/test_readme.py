@@ -15,7 +15,9 @@ from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-_BLOCK = re.compile(r"```(?:sh|cron|)\n(.*?)```", re.DOTALL)
+# Fences paired from the line start: a `text` block's closing fence never opens a block.
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_RUN = ("sh", "cron", "")  # the blocks whose command lines are run
 # Examples that need a service this machine does not have: each with why it is only parsed.
 _NEEDS_SERVICE = {
     "--summarizer anthropic": "an Anthropic API key and the network",
@@ -29,7 +31,7 @@ _NEEDS_SERVICE = {
 def examples() -> list[str]:
     """Every `compaction ...` command line of the README's code blocks, continuation lines joined."""
     found = []
-    for block in _BLOCK.findall(README.read_text()):
+    for block in (body for language, body in _FENCE.findall(README.read_text()) if language in _RUN):
         for line in block.replace("\\\n", " ").splitlines():
             command = line.split(" #", 1)[0].split(">>", 1)[0].strip()
             at = command.find("compaction ")

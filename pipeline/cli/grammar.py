@@ -331,6 +331,21 @@ def _add_probe(commands: Any, wanted: Callable[[str], bool]) -> None:
         _add_probe_arguments(probe)
 
 
+def _add_schema(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """The `schema` subcommand: the shipped JSON Schemas of the reports and summaries."""
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of a report, summary.json, tokens.json or probe --json",
+        description="Without NAME, list the JSON Schemas (draft 2020-12) of the documents compaction "
+        "writes: name, $id (the `schema` string every such document carries) and which files. With NAME, "
+        "print that schema, as shipped in the package (pipeline/report/schemas/).",
+    )
+    if wanted("schema"):
+        schema.add_argument(
+            "name", nargs="?", metavar="NAME", help="a schema name or $id, e.g. session-report"
+        )
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with one subcommand per job; given `command`, only that subcommand's arguments
     are built (every command is still listed), which keeps a short run's start-up short."""
@@ -383,6 +398,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_verify_arguments(verify)
     _add_probe(commands, wanted)
     add_live_commands(commands, wanted)
+    _add_schema(commands, wanted)
     return parser
 
 

@@ -118,6 +118,10 @@ def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)
+    if args.command == "schema":  # prints what the package ships: no settings, no sessions
+        from pipeline.cli.schema_command import schema_command  # noqa: PLC0415 - per command
+
+        return schema_command(args)
     if args.command in ("verify-resume", "probe"):  # one original and its compaction, no fleet
         return _pair_command(args)
     if is_live(args):

@@ -3,8 +3,8 @@
 Rebuilds the summarized span from the two files alone (`jobs.fidelity`), probes its facts in the
 compacted file's resumed context, and prints each class's probes, kept and recall, the session's
 fidelity and the lost probes by anchor (line, class, kind, id; never their text). `--json`
-prints the report's `fidelity` section instead. Exit 0, or 1 below `--min-fidelity` when given,
-2 for a usage error or a pair of files that is not a source and its compaction.
+prints the report's `fidelity` section instead, with its `schema` version. Exit 0, or 1 below
+`--min-fidelity` when given, 2 for a usage error or a pair of files that is not a source and its compaction.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+import msgspec
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.jobs.fidelity_inputs import ProbeFailure, probe_files
-from pipeline.report.fidelity import FidelitySection, fidelity_section
+from pipeline.report.fidelity import FidelitySection, ProbeReport, fidelity_section
 from pipeline.report.render import json_bytes
 from pipeline.settings import Settings
 from pipeline.vocabulary import ProbeExit
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> ProbeExit:
         floor=floor,
     )
     if args.json:
-        sys.stdout.buffer.write(json_bytes(section))
+        sys.stdout.buffer.write(json_bytes(ProbeReport(**msgspec.structs.asdict(section))))
         sys.stdout.flush()
     else:
         _print(section)

@@ -7,7 +7,7 @@ digest prefix), at most `lost_per_class` of each class; never a probe's text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -18,7 +18,16 @@ from pipeline.report.sections import Section
 if TYPE_CHECKING:  # the builder's argument only
     from pipeline.fidelity import FidelityScore
 
-__all__ = ["FidelitySection", "LostProbeEntry", "ProbeClassSection", "fidelity_section"]
+__all__ = [
+    "PROBE_SCHEMA",
+    "FidelitySection",
+    "LostProbeEntry",
+    "ProbeClassSection",
+    "ProbeReport",
+    "fidelity_section",
+]
+
+PROBE_SCHEMA: Final = "session-compaction/probe-report/v1"
 
 
 class ProbeClassSection(Section, frozen=True, kw_only=True):
@@ -50,6 +59,12 @@ class FidelitySection(Section, frozen=True, kw_only=True):
     classes: dict[str, ProbeClassSection]
     lost: list[LostProbeEntry]
     lost_unlisted: int | UnsetType = UNSET  # lost probes over the per-class bound, counted only
+
+
+class ProbeReport(FidelitySection, frozen=True, kw_only=True):
+    """What `compaction probe --json` prints: the fidelity section, with its schema's version."""
+
+    schema: str = PROBE_SCHEMA
 
 
 def _rounded(value: float | None) -> float | None:

@@ -40,6 +40,7 @@ def test_probe_rebuilds_the_span_from_the_two_files_and_agrees_with_the_compress
     code, section = probe_json(str(source), str(candidate))
     assert code == 0
     assert section.pop("span") == "stamp" and report["fidelity"].pop("span") == "plan"
+    assert section.pop("schema") == "session-compaction/probe-report/v1"  # the only key a report lacks
     assert section == report["fidelity"]
 
 
