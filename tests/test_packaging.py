@@ -185,6 +185,7 @@ def test_the_built_package_carries_the_defaults_file_byte_for_byte(built: Built)
     }
     rust = {n for n in held if n.startswith(RUST_SOURCES) and not n.startswith(f"{RUST_SOURCES}target/")}
     assert held - rust - names == set()
+    assert not any(name.startswith(RUST_SOURCES) for name in names)  # the sdist's, for compiling
     assert any(
         name.startswith("pipeline/formats/claude_code/_core.") and name.endswith(".so") for name in names
     )
