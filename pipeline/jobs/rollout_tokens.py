@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import msgspec
 
@@ -30,14 +30,12 @@ from pipeline.formats.codex.item_classes import (
 )
 from pipeline.formats.codex.rollout_items import sent_items
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
+from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.read.load import SourceBytes
 from pipeline.report.documents import Counted, Outcome, RolloutTokensReport
 from pipeline.report.resume_context import BilledSection, RolloutClass, RolloutTokens
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_section, session_status
 from pipeline.vocabulary import SessionKind, SourceFormat
-
-if TYPE_CHECKING:
-    from pipeline.jobs.tokens.job import TokensOptions
 
 __all__ = ["tokens_rollout"]
 
