@@ -1,5 +1,5 @@
 """The package's shape is a contract: stages import only earlier stages, inside a package too;
-packages are the ones listed; no two modules share a name unless listed; tests mirror the tree;
+no module imports itself through others (lazy imports count); packages are the ones listed; no two modules share a name unless listed; tests mirror the tree;
 functions fit on a screen; untyped JSON stays at the boundaries that read or write it. No module
 line limit: a module ends where its concern ends, never to meet a count.
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Final
 
@@ -94,6 +95,7 @@ CRATE_BUILD: Final = PACKAGE / "formats" / "claude_code" / "rust" / "target"
 # Module names used twice, each the same role in sibling packages (at most four such pairs).
 SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
+    "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
@@ -179,6 +181,127 @@ def _inner(relative: str) -> tuple[str, int] | None:
     if parts is None or not rest or rest == "__init__.py":
         return None
     return package, parts.index(rest.split("/", 1)[0].removesuffix(".py"))
+
+
+def _module_name(relative: str) -> str:
+    """`core/topology/__init__.py` -> `pipeline.core.topology`; `cli/main.py` -> `pipeline.cli.main`."""
+    parts = ["pipeline", *relative.removesuffix(".py").split("/")]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_targets(name: str, tree: ast.Module, package: bool) -> Iterator[tuple[int, str]]:
+    """Every module of the package `name` imports, wherever the import sits (a lazy import in a
+    function, or one under TYPE_CHECKING, is a dependency all the same), `from a import b` as `a.b`
+    when `b` may be a module."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's own package, up `level - 1` more
+                home = name.split(".")[: len(name.split(".")) - (0 if package else 1)]
+                base = ".".join([*home[: len(home) - node.level + 1], *filter(None, [node.module])])
+            yield node.lineno, base
+            yield from ((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+
+
+def import_graph(trees: dict[str, ast.Module]) -> dict[str, dict[str, int]]:
+    """Module -> the pipeline modules it imports (with the first line that does), keyed by the
+    package-relative paths of `trees`."""
+    names = {_module_name(relative): relative for relative in trees}
+    graph: dict[str, dict[str, int]] = {}
+    for relative, tree in trees.items():
+        name = _module_name(relative)
+        edges = graph.setdefault(name, {})
+        for line, target in _import_targets(name, tree, relative.endswith("__init__.py")):
+            if target in names and target != name:
+                edges.setdefault(target, line)
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One cycle through each group of modules that import each other (Tarjan's strongly connected
+    components, iteratively), each as the modules in import order, the first repeated at the end."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(group) > 1:
+                        cycles.append(_cycle_through(graph, set(group), node))
+            elif target not in order:
+                order[target] = low[target] = len(order)
+                stack.append(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+    return cycles
+
+
+def _cycle_through(graph: dict[str, dict[str, int]], group: set[str], start: str) -> list[str]:
+    """The shortest way from `start` back to itself inside `group` (breadth first)."""
+    came: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph[node]):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came[path[-1]])
+                    return [*reversed(path), start]
+                if target in group and target not in came:
+                    came[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{start} is in no cycle of {sorted(group)}")
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """An import cycle means two concerns that should be one, or a shared piece that belongs below
+    both: move it where both can import it."""
+    graph = import_graph(dict(_modules()))
+    cycles = [
+        " -> ".join(f"{node}:{graph[node][after]}" for node, after in pairwise(cycle)) + f" -> {cycle[-1]}"
+        for cycle in import_cycles(graph)
+    ]
+    assert not cycles, "import cycles (module:line of each import):\n" + "\n".join(cycles)
+
+
+def test_the_cycle_check_sees_lazy_and_relative_imports() -> None:
+    trees = {
+        "a.py": ast.parse("import pipeline.b\n"),
+        "b.py": ast.parse("def f():\n    from pipeline.c import thing\n"),
+        "c.py": ast.parse(
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipeline import a\n"
+        ),
+        "d/__init__.py": ast.parse("from .e import x\n"),
+        "d/e.py": ast.parse("from pipeline.d import y\n"),
+        "f.py": ast.parse("from pipeline.a import z\n"),
+    }
+    cycles = import_cycles(import_graph(trees))
+    assert sorted(cycles) == [
+        ["pipeline.a", "pipeline.b", "pipeline.c", "pipeline.a"],
+        ["pipeline.d", "pipeline.d.e", "pipeline.d"],
+    ]
+    del trees["c.py"], trees["d/e.py"]
+    assert import_cycles(import_graph(trees)) == []
 
 
 def test_the_parts_of_a_package_import_only_earlier_parts() -> None:
@@ -314,6 +437,12 @@ EXECUTORS: Final = {
     "ProcessPoolExecutor": "execute/process_pool.py",
     "DaskExecutor": "execute/dask_cluster.py",
 }
+# The in-place commands' drive is a runner of its own beside the executor, one per backend.
+IN_PLACE_RUNNERS: Final = {
+    "InPlaceRunner": "execute/in_place_drive.py",  # the protocol
+    "ProcessPoolInPlaceRunner": "execute/process_pool.py",
+    "DaskInPlaceRunner": "execute/dask_cluster.py",
+}
 ROLE_NAMED: Final = ("cli", "execute")  # packages whose every module name is its own in pipeline/
 
 
@@ -322,15 +451,15 @@ def test_one_module_per_command_and_one_executor_per_backend() -> None:
         command for command, name in COMMAND_MODULES.items() if not (PACKAGE / f"cli/{name}.py").is_file()
     ]
     assert not missing, f"commands without their module in cli/: {missing}"
-    executors = {
+    runs = {
         node.name: relative
         for relative, tree in _modules()
         for node in ast.walk(tree)
         if isinstance(node, ast.ClassDef)
-        and node.name.endswith("Executor")
         and any(isinstance(item, ast.FunctionDef) and item.name == "run" for item in node.body)
     }
-    assert executors == EXECUTORS  # one seam, one executor per backend
+    assert {name: at for name, at in runs.items() if name.endswith("Executor")} == EXECUTORS
+    assert {name: at for name, at in runs.items() if name.endswith("InPlaceRunner")} == IN_PLACE_RUNNERS
 
 
 def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
