@@ -9,6 +9,7 @@ These tests read the source with `ast`; a new module or package must find its pl
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -48,6 +49,10 @@ STAGES: Final = (
     frozenset({"__main__"}),
 )
 TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
+# Where a `pipeline/testing` module's users outside tests/ are: the helpers only tests use live under
+# tests/support/, so the installed package ships none of them.
+TESTING_USERS: Final = ("scripts", "benchmarks", "README.md", "pyproject.toml", "pipeline")
+TESTING_NAMED: Final = re.compile(r"pipeline[./]testing(?:[./](\w+))?")
 
 # Inside a package, the same rule over its parts: a part imports only earlier parts (or itself).
 INNER_STAGES: Final = {
@@ -205,7 +210,7 @@ def _import_targets(name: str, tree: ast.Module, package: bool) -> Iterator[tupl
             yield from ((node.lineno, f"{base}.{alias.name}") for alias in node.names)
 
 
-def import_graph(trees: dict[str, ast.Module]) -> dict[str, dict[str, int]]:
+def _import_graph(trees: dict[str, ast.Module]) -> dict[str, dict[str, int]]:
     """Module -> the pipeline modules it imports (with the first line that does), keyed by the
     package-relative paths of `trees`."""
     names = {_module_name(relative): relative for relative in trees}
@@ -219,7 +224,7 @@ def import_graph(trees: dict[str, ast.Module]) -> dict[str, dict[str, int]]:
     return graph
 
 
-def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+def _import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     """One cycle through each group of modules that import each other (Tarjan's strongly connected
     components, iteratively), each as the modules in import order, the first repeated at the end."""
     order: dict[str, int] = {}
@@ -276,10 +281,10 @@ def _cycle_through(graph: dict[str, dict[str, int]], group: set[str], start: str
 def test_no_module_imports_itself_through_others() -> None:
     """An import cycle means two concerns that should be one, or a shared piece that belongs below
     both: move it where both can import it."""
-    graph = import_graph(dict(_modules()))
+    graph = _import_graph(dict(_modules()))
     cycles = [
         " -> ".join(f"{node}:{graph[node][after]}" for node, after in pairwise(cycle)) + f" -> {cycle[-1]}"
-        for cycle in import_cycles(graph)
+        for cycle in _import_cycles(graph)
     ]
     assert not cycles, "import cycles (module:line of each import):\n" + "\n".join(cycles)
 
@@ -295,13 +300,65 @@ def test_the_cycle_check_sees_lazy_and_relative_imports() -> None:
         "d/e.py": ast.parse("from pipeline.d import y\n"),
         "f.py": ast.parse("from pipeline.a import z\n"),
     }
-    cycles = import_cycles(import_graph(trees))
+    cycles = _import_cycles(_import_graph(trees))
     assert sorted(cycles) == [
         ["pipeline.a", "pipeline.b", "pipeline.c", "pipeline.a"],
         ["pipeline.d", "pipeline.d.e", "pipeline.d"],
     ]
     del trees["c.py"], trees["d/e.py"]
-    assert import_cycles(import_graph(trees)) == []
+    assert _import_cycles(_import_graph(trees)) == []
+
+
+def _testing_in_use(texts: Iterator[str], graph: dict[str, dict[str, int]]) -> set[str]:
+    """The `pipeline.testing` modules the texts name (`pipeline.testing` alone: its `__init__`),
+    and every testing module those import in turn."""
+    modules = {name for name in graph if name.startswith(f"pipeline.{TESTING}")}
+    named = {
+        f"pipeline.{TESTING}.{found.group(1)}"
+        if f"pipeline.{TESTING}.{found.group(1)}" in modules
+        else f"pipeline.{TESTING}"
+        for text in texts
+        for found in TESTING_NAMED.finditer(text)
+    }
+    used: set[str] = set()
+    while named:
+        module = named.pop()
+        used.add(module)
+        named |= {target for target in graph[module] if target in modules} - used
+    return used
+
+
+def _outside_tests() -> Iterator[str]:
+    """Every text outside tests/ that may name a testing module, but the testing package's own."""
+    for place in TESTING_USERS:
+        path = PACKAGE.parent / place
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file() and PACKAGE / TESTING not in file.parents and "__pycache__" not in file.parts:
+                yield file.read_text(encoding="utf-8", errors="replace")
+
+
+def test_every_testing_module_has_a_user_outside_the_tests() -> None:
+    graph = _import_graph(dict(_modules()))
+    used = _testing_in_use(_outside_tests(), graph)
+    unused = sorted(name for name in graph if name.startswith(f"pipeline.{TESTING}") and name not in used)
+    assert not unused, f"testing modules only tests use (move them under tests/support/): {unused}"
+
+
+def test_the_testing_check_follows_imports_from_the_named_modules() -> None:
+    graph = {
+        "pipeline.testing": {"pipeline.testing.builder": 1},
+        "pipeline.testing.builder": {"pipeline.testing._records": 3, "pipeline.vocabulary": 4},
+        "pipeline.testing._records": {},
+        "pipeline.testing.synth": {},
+        "pipeline.testing.only_tests": {},
+    }
+    texts = iter(["from pipeline.testing import TranscriptBuilder", "python -m pipeline/testing/synth.py"])
+    assert _testing_in_use(texts, graph) == {
+        "pipeline.testing",
+        "pipeline.testing.builder",
+        "pipeline.testing._records",
+        "pipeline.testing.synth",
+    }
 
 
 def test_the_parts_of_a_package_import_only_earlier_parts() -> None:
