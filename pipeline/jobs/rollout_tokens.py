@@ -22,13 +22,10 @@ from pipeline.formats.codex.item_classes import (
     ItemCounter,
     Key,
     Tally,
-    call_tools,
+    class_tallies,
     codex_estimate,
-    file_items,
-    tally_items,
-    visible_text,
+    text_counter,
 )
-from pipeline.formats.codex.rollout_items import sent_items
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.read.load import SourceBytes
@@ -51,8 +48,7 @@ def _counters() -> tuple[dict[str, ItemCounter], dict[str, str]]:
             _LOADED[REAL] = load_tokenizer(REAL).count
     except MissingExtra:
         return counters, {REAL: EXTRA_HINT}
-    count = _LOADED[REAL]
-    counters[REAL] = lambda item: count(visible_text(item))
+    counters[REAL] = text_counter(_LOADED[REAL])
     return counters, {}
 
 
@@ -72,10 +68,8 @@ def _classes(
     analysis: RolloutAnalysis, counters: dict[str, ItemCounter], per_class: int
 ) -> dict[str, RolloutClass]:
     """Tokens by class (and by tool), over the file and over the context Codex sends."""
-    # Two passes over the file rather than its items held: a session's parsed items are its size again.
-    tools = call_tools(file_items(analysis.rollout, analysis.data))
-    file = tally_items(file_items(analysis.rollout, analysis.data), tools, counters)
-    sent = tally_items(sent_items(analysis.rollout, analysis.data, analysis.rebuilt), tools, counters)
+    tallies = class_tallies(analysis.rollout, analysis.data, analysis.rebuilt, counters)
+    file, sent = tallies.file, tallies.sent
     classes = {}
     for kind in sorted({k for k, name in (*file, *sent) if name is None}):
         by_size = sorted((n for k, n in file if k == kind and n), key=lambda n: -file[(kind, n)].items)
