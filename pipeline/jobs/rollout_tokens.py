@@ -10,7 +10,7 @@ the install hint, and counts with Codex's estimate alone.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -18,14 +18,7 @@ import msgspec
 from pipeline.estimate.real import EXTRA_HINT, MissingExtra, load_tokenizer
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout
-from pipeline.formats.codex.item_classes import (
-    ItemCounter,
-    Key,
-    Tally,
-    class_tallies,
-    codex_estimate,
-    text_counter,
-)
+from pipeline.formats.codex.item_classes import Key, Tally, class_tallies
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.read.load import SourceBytes
@@ -40,21 +33,17 @@ REAL: Final = "o200k"  # the tokenizer of the models Codex runs
 _LOADED: dict[str, Callable[[str], int]] = {}  # one tokenizer per worker process
 
 
-def _counters() -> tuple[dict[str, ItemCounter], dict[str, str]]:
-    """Codex's estimate, and o200k when its extra is installed (else why not)."""
-    counters: dict[str, ItemCounter] = {ESTIMATOR: codex_estimate}
+def _tokenizers() -> tuple[dict[str, Callable[[str], int]], dict[str, str]]:
+    """o200k when its extra is installed (else why not), counted beside Codex's estimate."""
     try:
         if REAL not in _LOADED:
             _LOADED[REAL] = load_tokenizer(REAL).count
     except MissingExtra:
-        return counters, {REAL: EXTRA_HINT}
-    counters[REAL] = text_counter(_LOADED[REAL])
-    return counters, {}
+        return {}, {REAL: EXTRA_HINT}
+    return {REAL: _LOADED[REAL]}, {}
 
 
-def _entry(
-    key: Key, file: dict[Key, Tally], sent: dict[Key, Tally], counters: dict[str, ItemCounter]
-) -> RolloutClass:
+def _entry(key: Key, file: dict[Key, Tally], sent: dict[Key, Tally], counters: Sequence[str]) -> RolloutClass:
     held, resumed = file.get(key, Tally()), sent.get(key, Tally())
     return RolloutClass(
         items=held.items,
@@ -65,10 +54,11 @@ def _entry(
 
 
 def _classes(
-    analysis: RolloutAnalysis, counters: dict[str, ItemCounter], per_class: int
+    analysis: RolloutAnalysis, tokenizers: Mapping[str, Callable[[str], int]], per_class: int
 ) -> dict[str, RolloutClass]:
     """Tokens by class (and by tool), over the file and over the context Codex sends."""
-    tallies = class_tallies(analysis.rollout, analysis.data, analysis.rebuilt, counters)
+    tallies = class_tallies(analysis.rollout, analysis.data, analysis.rebuilt, ESTIMATOR, tokenizers)
+    counters = [ESTIMATOR, *tokenizers]
     file, sent = tallies.file, tallies.sent
     classes = {}
     for kind in sorted({k for k, name in (*file, *sent) if name is None}):
@@ -102,8 +92,9 @@ def tokens_rollout(label: str, source: SourceBytes, options: TokensOptions) -> O
     """Count one rollout's tokens and build its report."""
     started = time.perf_counter()
     analysis = analyze_rollout(source.data, LineLimits.of(options.sweep))
-    counters, unavailable = _counters()
-    classes = _classes(analysis, counters, options.max_names_per_class)
+    tokenizers, unavailable = _tokenizers()
+    classes = _classes(analysis, tokenizers, options.max_names_per_class)
+    counters = [ESTIMATOR, *tokenizers]  # every estimator's name, Codex's own first
     measure = RolloutTokens(
         estimators=list(counters),
         unavailable=unavailable,

@@ -35,7 +35,6 @@ __all__ = [
     "file_items",
     "item_class",
     "tally_items",
-    "text_counter",
     "visible_text",
 ]
 
@@ -97,7 +96,7 @@ def codex_estimate(item: Mapping[str, Any]) -> int:
     return -(-len(orjson.dumps(item)) // 4)
 
 
-def text_counter(count: Callable[[str], int]) -> ItemCounter:
+def _text_counter(count: Callable[[str], int]) -> ItemCounter:
     """An estimator over an item's visible text (a real tokenizer's count)."""
     return lambda item: count(visible_text(item))
 
@@ -154,10 +153,19 @@ class ClassTallies:
 
 
 def class_tallies(
-    rollout: Rollout, data: bytes, rebuilt: Rebuilt, counters: Mapping[str, ItemCounter]
+    rollout: Rollout,
+    data: bytes,
+    rebuilt: Rebuilt,
+    estimate: str,
+    tokenizers: Mapping[str, Callable[[str], int]],
 ) -> ClassTallies:
-    """Every estimator's tokens by class, over the file's items and over the context Codex sends;
-    a tool output is classed by the tool of its call, wherever in the file the call is."""
+    """Tokens by class, over the file's items and over the context Codex sends, by Codex's own
+    estimate (named `estimate`) and by each tokenizer over an item's visible text; a tool output
+    is classed by the tool of its call, wherever in the file the call is."""
+    counters = {
+        estimate: codex_estimate,
+        **{name: _text_counter(count) for name, count in tokenizers.items()},
+    }
     # Two passes over the file rather than its items held: a session's parsed items are its size again.
     tools = call_tools(file_items(rollout, data))
     file = tally_items(file_items(rollout, data), tools, counters)
