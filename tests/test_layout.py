@@ -127,6 +127,23 @@ UNTYPED_JSON_ALLOWED: Final = {
     "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
 
+# The untyped JSON values one stage still hands another (a name its boundary module exports, with
+# `dict[str, Any]` in its signature, imported by a module of another top-level package): each is
+# a debt with its reason, and the list only shrinks.
+UNTYPED_JSON_CROSSINGS: Final = {
+    "formats.claude_code.build.attachment_line": "core/compose builds a state attachment from the raw one it kept",
+    "formats.claude_code.content.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
+    "formats.claude_code.tasks.task_status": "the task-list state compose carries and the compress job reports, raw",
+    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in jobs/rollout_evidence",
+    "jobs.compress.in_place.config_digest": "the model settings enter the in-place config digest as TOML-shaped values",
+}
+MAX_UNTYPED_JSON_CROSSINGS: Final = 5
+UNTYPED_VALUES: Final = (
+    *UNTYPED_JSON,
+    "dict[str, object]",
+    "Mapping[str, object]",
+)  # `object`: no type either
+
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -475,6 +492,87 @@ def test_untyped_json_stays_at_its_boundaries() -> None:
     assert used == set(UNTYPED_JSON_ALLOWED), (
         f"exceptions no longer needed: {set(UNTYPED_JSON_ALLOWED) - used}"
     )
+
+
+def _untyped_names(tree: ast.Module) -> Iterator[str]:
+    """A module's top-level functions, classes and aliases whose signatures (a class's: its fields'
+    and methods') hold untyped JSON."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            if _untyped(node.value):
+                yield from (target.id for target in node.targets if isinstance(target, ast.Name))
+            continue
+        parts = node.body if isinstance(node, ast.ClassDef) else [node]
+        if any(_untyped(annotation) for part in parts for annotation in _annotations(part)):
+            yield getattr(node, "name", "")
+
+
+def _untyped(expression: ast.expr) -> bool:
+    return any(ast.unparse(sub) in UNTYPED_VALUES for sub in ast.walk(expression))
+
+
+def _annotations(node: ast.AST) -> Iterator[ast.expr]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        arguments = node.args
+        yield from (
+            a.annotation
+            for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            if a.annotation is not None
+        )
+        if node.returns is not None:
+            yield node.returns
+    elif isinstance(node, ast.AnnAssign):
+        yield node.annotation
+
+
+def _untyped_crossings(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """`module.name` -> the modules of other stages that import it, for every untyped name."""
+    untyped = {
+        f"{_module_name(relative).removeprefix('pipeline.')}.{name}"
+        for relative, tree in trees.items()
+        for name in _untyped_names(tree)
+    }
+    crossings: dict[str, set[str]] = {}
+    for relative, tree in trees.items():
+        if _top(relative) == TESTING:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipeline."):
+                source = node.module.removeprefix("pipeline.")
+                for alias in node.names:
+                    name = f"{source}.{alias.name}"
+                    if name in untyped and source.split(".", 1)[0] != _top(relative):
+                        crossings.setdefault(name, set()).add(relative)
+    return crossings
+
+
+def test_untyped_json_crosses_a_stage_only_where_listed() -> None:
+    crossings = _untyped_crossings(dict(_modules()))
+    unlisted = {
+        name: sorted(users) for name, users in crossings.items() if name not in UNTYPED_JSON_CROSSINGS
+    }
+    assert not unlisted, f"dict[str, Any] handed to another stage (give it a type): {unlisted}"
+    stale = set(UNTYPED_JSON_CROSSINGS) - set(crossings)
+    assert not stale, f"listed untyped crossings that are gone (drop them): {sorted(stale)}"
+    assert len(UNTYPED_JSON_CROSSINGS) <= MAX_UNTYPED_JSON_CROSSINGS
+
+
+def test_the_crossing_check_sees_signatures_fields_and_aliases() -> None:
+    trees = {
+        "formats/raw.py": ast.parse(
+            "Json = dict[str, Any]\n"
+            "def parse(line: bytes) -> dict[str, Any]: ...\n"
+            "def typed(line: bytes) -> int: ...\n"
+            "class Held:\n    record: Mapping[str, Any]\n"
+            "class Method:\n    def of(self, x: int) -> dict[str, Any]: ...\n"
+        ),
+        "formats/beside.py": ast.parse("from pipeline.formats.raw import parse\n"),
+        "jobs/user.py": ast.parse("from pipeline.formats.raw import Json, Held, Method, parse, typed\n"),
+    }
+    assert _untyped_crossings(trees) == {
+        name: {"jobs/user.py"}
+        for name in ("formats.raw.Json", "formats.raw.Held", "formats.raw.Method", "formats.raw.parse")
+    }
 
 
 COMMAND_MODULES: Final = {
