@@ -1,5 +1,5 @@
 """The package's shape is a contract: stages import only earlier stages, inside a package too;
-packages are the ones listed; no two modules share a name unless listed; tests mirror the tree;
+no module imports itself through others (lazy imports count); packages are the ones listed; no two modules share a name unless listed; tests mirror the tree;
 functions fit on a screen; untyped JSON stays at the boundaries that read or write it. No module
 line limit: a module ends where its concern ends, never to meet a count.
 
@@ -9,7 +9,9 @@ These tests read the source with `ast`; a new module or package must find its pl
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Final
 
@@ -47,6 +49,10 @@ STAGES: Final = (
     frozenset({"__main__"}),
 )
 TESTING: Final = "testing"  # builders and servers for tests; may use anything, used by nothing else
+# Where a `pipeline/testing` module's users outside tests/ are: the helpers only tests use live under
+# tests/support/, so the installed package ships none of them.
+TESTING_USERS: Final = ("scripts", "benchmarks", "README.md", "pyproject.toml", "pipeline")
+TESTING_NAMED: Final = re.compile(r"pipeline[./]testing(?:[./](\w+))?")
 
 # Inside a package, the same rule over its parts: a part imports only earlier parts (or itself).
 INNER_STAGES: Final = {
@@ -95,6 +101,7 @@ CRATE_BUILD: Final = PACKAGE / "formats" / "claude_code" / "rust" / "target"
 # Module names used twice, each the same role in sibling packages (at most four such pairs).
 SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
+    "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
@@ -121,6 +128,23 @@ UNTYPED_JSON_ALLOWED: Final = {
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
+
+# The untyped JSON values one stage still hands another (a name its boundary module exports, with
+# `dict[str, Any]` in its signature, imported by a module of another top-level package): each is
+# a debt with its reason, and the list only shrinks.
+UNTYPED_JSON_CROSSINGS: Final = {
+    "formats.claude_code.build.attachment_line": "core/compose builds a state attachment from the raw one it kept",
+    "formats.claude_code.content.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
+    "formats.claude_code.tasks.task_status": "the task-list state compose carries and the compress job reports, raw",
+    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in jobs/rollout_evidence",
+    "jobs.compress.in_place.config_digest": "the model settings enter the in-place config digest as TOML-shaped values",
+}
+MAX_UNTYPED_JSON_CROSSINGS: Final = 5
+UNTYPED_VALUES: Final = (
+    *UNTYPED_JSON,
+    "dict[str, object]",
+    "Mapping[str, object]",
+)  # `object`: no type either
 
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:
@@ -181,6 +205,179 @@ def _inner(relative: str) -> tuple[str, int] | None:
     if parts is None or not rest or rest == "__init__.py":
         return None
     return package, parts.index(rest.split("/", 1)[0].removesuffix(".py"))
+
+
+def _module_name(relative: str) -> str:
+    """`core/topology/__init__.py` -> `pipeline.core.topology`; `cli/main.py` -> `pipeline.cli.main`."""
+    parts = ["pipeline", *relative.removesuffix(".py").split("/")]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_targets(name: str, tree: ast.Module, package: bool) -> Iterator[tuple[int, str]]:
+    """Every module of the package `name` imports, wherever the import sits (a lazy import in a
+    function, or one under TYPE_CHECKING, is a dependency all the same), `from a import b` as `a.b`
+    when `b` may be a module."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's own package, up `level - 1` more
+                home = name.split(".")[: len(name.split(".")) - (0 if package else 1)]
+                base = ".".join([*home[: len(home) - node.level + 1], *filter(None, [node.module])])
+            yield node.lineno, base
+            yield from ((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+
+
+def _import_graph(trees: dict[str, ast.Module]) -> dict[str, dict[str, int]]:
+    """Module -> the pipeline modules it imports (with the first line that does), keyed by the
+    package-relative paths of `trees`."""
+    names = {_module_name(relative): relative for relative in trees}
+    graph: dict[str, dict[str, int]] = {}
+    for relative, tree in trees.items():
+        name = _module_name(relative)
+        edges = graph.setdefault(name, {})
+        for line, target in _import_targets(name, tree, relative.endswith("__init__.py")):
+            if target in names and target != name:
+                edges.setdefault(target, line)
+    return graph
+
+
+def _import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One cycle through each group of modules that import each other (Tarjan's strongly connected
+    components, iteratively), each as the modules in import order, the first repeated at the end."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(group) > 1:
+                        cycles.append(_cycle_through(graph, set(group), node))
+            elif target not in order:
+                order[target] = low[target] = len(order)
+                stack.append(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+    return cycles
+
+
+def _cycle_through(graph: dict[str, dict[str, int]], group: set[str], start: str) -> list[str]:
+    """The shortest way from `start` back to itself inside `group` (breadth first)."""
+    came: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph[node]):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came[path[-1]])
+                    return [*reversed(path), start]
+                if target in group and target not in came:
+                    came[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{start} is in no cycle of {sorted(group)}")
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """An import cycle means two concerns that should be one, or a shared piece that belongs below
+    both: move it where both can import it."""
+    graph = _import_graph(dict(_modules()))
+    cycles = [
+        " -> ".join(f"{node}:{graph[node][after]}" for node, after in pairwise(cycle)) + f" -> {cycle[-1]}"
+        for cycle in _import_cycles(graph)
+    ]
+    assert not cycles, "import cycles (module:line of each import):\n" + "\n".join(cycles)
+
+
+def test_the_cycle_check_sees_lazy_and_relative_imports() -> None:
+    trees = {
+        "a.py": ast.parse("import pipeline.b\n"),
+        "b.py": ast.parse("def f():\n    from pipeline.c import thing\n"),
+        "c.py": ast.parse(
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipeline import a\n"
+        ),
+        "d/__init__.py": ast.parse("from .e import x\n"),
+        "d/e.py": ast.parse("from pipeline.d import y\n"),
+        "f.py": ast.parse("from pipeline.a import z\n"),
+    }
+    cycles = _import_cycles(_import_graph(trees))
+    assert sorted(cycles) == [
+        ["pipeline.a", "pipeline.b", "pipeline.c", "pipeline.a"],
+        ["pipeline.d", "pipeline.d.e", "pipeline.d"],
+    ]
+    del trees["c.py"], trees["d/e.py"]
+    assert _import_cycles(_import_graph(trees)) == []
+
+
+def _testing_in_use(texts: Iterator[str], graph: dict[str, dict[str, int]]) -> set[str]:
+    """The `pipeline.testing` modules the texts name (`pipeline.testing` alone: its `__init__`),
+    and every testing module those import in turn."""
+    modules = {name for name in graph if name.startswith(f"pipeline.{TESTING}")}
+    named = {
+        f"pipeline.{TESTING}.{found.group(1)}"
+        if f"pipeline.{TESTING}.{found.group(1)}" in modules
+        else f"pipeline.{TESTING}"
+        for text in texts
+        for found in TESTING_NAMED.finditer(text)
+    }
+    used: set[str] = set()
+    while named:
+        module = named.pop()
+        used.add(module)
+        named |= {target for target in graph[module] if target in modules} - used
+    return used
+
+
+def _outside_tests() -> Iterator[str]:
+    """Every text outside tests/ that may name a testing module, but the testing package's own."""
+    for place in TESTING_USERS:
+        path = PACKAGE.parent / place
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file() and PACKAGE / TESTING not in file.parents and "__pycache__" not in file.parts:
+                yield file.read_text(encoding="utf-8", errors="replace")
+
+
+def test_every_testing_module_has_a_user_outside_the_tests() -> None:
+    graph = _import_graph(dict(_modules()))
+    used = _testing_in_use(_outside_tests(), graph)
+    unused = sorted(name for name in graph if name.startswith(f"pipeline.{TESTING}") and name not in used)
+    assert not unused, f"testing modules only tests use (move them under tests/support/): {unused}"
+
+
+def test_the_testing_check_follows_imports_from_the_named_modules() -> None:
+    graph = {
+        "pipeline.testing": {"pipeline.testing.builder": 1},
+        "pipeline.testing.builder": {"pipeline.testing._records": 3, "pipeline.vocabulary": 4},
+        "pipeline.testing._records": {},
+        "pipeline.testing.synth": {},
+        "pipeline.testing.only_tests": {},
+    }
+    texts = iter(["from pipeline.testing import TranscriptBuilder", "python -m pipeline/testing/synth.py"])
+    assert _testing_in_use(texts, graph) == {
+        "pipeline.testing",
+        "pipeline.testing.builder",
+        "pipeline.testing._records",
+        "pipeline.testing.synth",
+    }
 
 
 def test_the_parts_of_a_package_import_only_earlier_parts() -> None:
@@ -299,6 +496,87 @@ def test_untyped_json_stays_at_its_boundaries() -> None:
     )
 
 
+def _untyped_names(tree: ast.Module) -> Iterator[str]:
+    """A module's top-level functions, classes and aliases whose signatures (a class's: its fields'
+    and methods') hold untyped JSON."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            if _untyped(node.value):
+                yield from (target.id for target in node.targets if isinstance(target, ast.Name))
+            continue
+        parts = node.body if isinstance(node, ast.ClassDef) else [node]
+        if any(_untyped(annotation) for part in parts for annotation in _annotations(part)):
+            yield getattr(node, "name", "")
+
+
+def _untyped(expression: ast.expr) -> bool:
+    return any(ast.unparse(sub) in UNTYPED_VALUES for sub in ast.walk(expression))
+
+
+def _annotations(node: ast.AST) -> Iterator[ast.expr]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        arguments = node.args
+        yield from (
+            a.annotation
+            for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            if a.annotation is not None
+        )
+        if node.returns is not None:
+            yield node.returns
+    elif isinstance(node, ast.AnnAssign):
+        yield node.annotation
+
+
+def _untyped_crossings(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """`module.name` -> the modules of other stages that import it, for every untyped name."""
+    untyped = {
+        f"{_module_name(relative).removeprefix('pipeline.')}.{name}"
+        for relative, tree in trees.items()
+        for name in _untyped_names(tree)
+    }
+    crossings: dict[str, set[str]] = {}
+    for relative, tree in trees.items():
+        if _top(relative) == TESTING:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipeline."):
+                source = node.module.removeprefix("pipeline.")
+                for alias in node.names:
+                    name = f"{source}.{alias.name}"
+                    if name in untyped and source.split(".", 1)[0] != _top(relative):
+                        crossings.setdefault(name, set()).add(relative)
+    return crossings
+
+
+def test_untyped_json_crosses_a_stage_only_where_listed() -> None:
+    crossings = _untyped_crossings(dict(_modules()))
+    unlisted = {
+        name: sorted(users) for name, users in crossings.items() if name not in UNTYPED_JSON_CROSSINGS
+    }
+    assert not unlisted, f"dict[str, Any] handed to another stage (give it a type): {unlisted}"
+    stale = set(UNTYPED_JSON_CROSSINGS) - set(crossings)
+    assert not stale, f"listed untyped crossings that are gone (drop them): {sorted(stale)}"
+    assert len(UNTYPED_JSON_CROSSINGS) <= MAX_UNTYPED_JSON_CROSSINGS
+
+
+def test_the_crossing_check_sees_signatures_fields_and_aliases() -> None:
+    trees = {
+        "formats/raw.py": ast.parse(
+            "Json = dict[str, Any]\n"
+            "def parse(line: bytes) -> dict[str, Any]: ...\n"
+            "def typed(line: bytes) -> int: ...\n"
+            "class Held:\n    record: Mapping[str, Any]\n"
+            "class Method:\n    def of(self, x: int) -> dict[str, Any]: ...\n"
+        ),
+        "formats/beside.py": ast.parse("from pipeline.formats.raw import parse\n"),
+        "jobs/user.py": ast.parse("from pipeline.formats.raw import Json, Held, Method, parse, typed\n"),
+    }
+    assert _untyped_crossings(trees) == {
+        name: {"jobs/user.py"}
+        for name in ("formats.raw.Json", "formats.raw.Held", "formats.raw.Method", "formats.raw.parse")
+    }
+
+
 COMMAND_MODULES: Final = {
     "validate": "validate_command",
     "compress": "compress_command",
@@ -317,6 +595,12 @@ EXECUTORS: Final = {
     "ProcessPoolExecutor": "execute/process_pool.py",
     "DaskExecutor": "execute/dask_cluster.py",
 }
+# The in-place commands' drive is a runner of its own beside the executor, one per backend.
+IN_PLACE_RUNNERS: Final = {
+    "InPlaceRunner": "execute/in_place_drive.py",  # the protocol
+    "ProcessPoolInPlaceRunner": "execute/process_pool.py",
+    "DaskInPlaceRunner": "execute/dask_cluster.py",
+}
 ROLE_NAMED: Final = ("cli", "execute")  # packages whose every module name is its own in pipeline/
 
 
@@ -325,15 +609,15 @@ def test_one_module_per_command_and_one_executor_per_backend() -> None:
         command for command, name in COMMAND_MODULES.items() if not (PACKAGE / f"cli/{name}.py").is_file()
     ]
     assert not missing, f"commands without their module in cli/: {missing}"
-    executors = {
+    runs = {
         node.name: relative
         for relative, tree in _modules()
         for node in ast.walk(tree)
         if isinstance(node, ast.ClassDef)
-        and node.name.endswith("Executor")
         and any(isinstance(item, ast.FunctionDef) and item.name == "run" for item in node.body)
     }
-    assert executors == EXECUTORS  # one seam, one executor per backend
+    assert {name: at for name, at in runs.items() if name.endswith("Executor")} == EXECUTORS
+    assert {name: at for name, at in runs.items() if name.endswith("InPlaceRunner")} == IN_PLACE_RUNNERS
 
 
 def test_command_line_and_executor_modules_have_names_of_their_own() -> None:

@@ -24,9 +24,9 @@ from pipeline.cli.compress_command import compress_options, compress_run, gate_j
 from pipeline.cli.in_place_pass import LiveCommand, LiveRun, PassDone, finish, in_place_totals, run_pass
 from pipeline.cli.live_tables import in_place_lines, present_in_place
 from pipeline.errors import UsageError
-from pipeline.execute.in_place_drive import BuildServices, RemoteBuild, WorkerCalls, WorkerLost
-from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
-from pipeline.execute.seam import Executor, report_path
+from pipeline.execute.in_place_drive import BuildServices, InPlaceRunner, RemoteBuild, WorkerCalls, WorkerLost
+from pipeline.execute.process_pool import ProcessPoolInPlaceRunner, resolve_jobs
+from pipeline.execute.seam import report_path
 from pipeline.jobs.compress.in_place import (
     Built,
     as_candidate,
@@ -136,7 +136,7 @@ def _model(args: argparse.Namespace, settings: Settings, options: CompressOption
 
 
 def _worker_build(options: CompressOptions) -> RemoteBuild:
-    """Candidates built on the executor's workers from the frozen file (its path and digest travel
+    """Candidates built on the runner's workers from the frozen file (its path and digest travel
     there, the candidate's bytes and the job's outcome come back)."""
     per_code = options.sweep.findings_per_code
 
@@ -151,21 +151,21 @@ def _worker_build(options: CompressOptions) -> RemoteBuild:
     return build
 
 
-def _executor(args: argparse.Namespace, settings: Settings) -> Executor:
+def _runner(args: argparse.Namespace, settings: Settings) -> InPlaceRunner:
     """Worker processes of this machine, or with `--cluster local:N` a Dask cluster on it (the live
     files are on this machine: its workers read the frozen files, this process replaces them)."""
     if not getattr(args, "cluster", None):
-        return ProcessPoolExecutor(resolve_jobs(settings.sweep.jobs))
+        return ProcessPoolInPlaceRunner(resolve_jobs(settings.sweep.jobs))
     from pipeline.execute.dask_cluster import (  # noqa: PLC0415 - Dask only with --cluster
         ClusterRun,
-        DaskExecutor,
+        DaskInPlaceRunner,
         check_address,
         require_cluster_extra,
     )
 
     require_cluster_extra()
     check_address(args.cluster)
-    return DaskExecutor(ClusterRun(args.cluster, settings.cluster))
+    return DaskInPlaceRunner(ClusterRun(args.cluster, settings.cluster))
 
 
 def _report_of(outcome: InPlaceOutcome) -> bytes | None:
@@ -238,7 +238,7 @@ def compress_in_place(live: LiveRun) -> int:
         result=RecordedResult.COMPACTED,
         config_digest=config_digest(options, model.digest if model else None),
         require_resume_proof=gate.required,
-        executor=_executor(args, settings),
+        runner=_runner(args, settings),
         here=compress_builder(options),  # `--jobs 1`: built in this process, on the frozen bytes
         remote=_worker_build(options),
         report_of=_report_of,

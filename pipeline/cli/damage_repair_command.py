@@ -30,7 +30,7 @@ from pipeline.cli.live_tables import present_counts, present_space
 from pipeline.cli.repair_command import elsewhere_report_dir
 from pipeline.cli.totals_line import totals_lines
 from pipeline.core.session_repair import SessionRepairOptions
-from pipeline.execute.process_pool import ProcessPoolExecutor
+from pipeline.execute.process_pool import ProcessPoolInPlaceRunner
 from pipeline.execute.seam import report_path
 from pipeline.installed import find_claude_code, require_claude_code
 from pipeline.live_vocabulary import OperationState
@@ -163,7 +163,7 @@ def _in_place(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -
         result=RecordedResult.REPAIRED,
         config_digest=_digest(options, setup),
         require_resume_proof=False,  # the builder refuses what Claude Code shows wrong; unproven is reported
-        executor=ProcessPoolExecutor(1),  # one plan per session, in this process
+        runner=ProcessPoolInPlaceRunner(1),  # one plan per session, in this process
         here=damage_repair_builder(options, setup),
         report_of=_in_place_report,
     )

@@ -1,5 +1,5 @@
 """The pass the commands that replace session files in place share: the state locked, the work
-directory, where reports go, the sessions handed to the command's executor (an `InPlaceRequest`:
+directory, where reports go, the sessions handed to the command's in-place runner (an `InPlaceRequest`:
 `pipeline.execute.in_place_drive`), the receipts of a failed report, the exit code.
 
 A committed session whose report cannot be written makes the run exit 3 and prints its receipt
@@ -24,8 +24,14 @@ from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar, say_failures
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
 from pipeline.cli.interrupt import RESUME_SKIPS, say_stopped
-from pipeline.execute.in_place_drive import BuildServices, InPlaceRequest, RemoteBuild, ReportOf, check_all
-from pipeline.execute.seam import Executor
+from pipeline.execute.in_place_drive import (
+    BuildServices,
+    InPlaceRequest,
+    InPlaceRunner,
+    RemoteBuild,
+    ReportOf,
+    check_all,
+)
 from pipeline.execute.stop_request import StopRequest
 from pipeline.live_vocabulary import Disposition
 from pipeline.publish.files import write_bytes_atomic
@@ -123,10 +129,10 @@ class LiveCommand:
     result: RecordedResult  # what a commit is recorded as
     config_digest: str  # a declined session is skipped while it and this digest stay the same
     require_resume_proof: bool
-    executor: Executor  # where candidates are built (worker processes, Dask tasks, this process)
+    runner: InPlaceRunner  # where candidates are built (worker processes, Dask tasks, this process)
     here: BuildCandidate  # a candidate built in this process, on the frozen bytes
     report_of: ReportOf
-    remote: RemoteBuild | None = None  # a candidate built on the executor's workers; None: always here
+    remote: RemoteBuild | None = None  # a candidate built on the runner's workers; None: always here
     services: BuildServices | None = None  # a model summarizer's: every build in this process, through it
 
 
@@ -189,7 +195,7 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
                     on_outcome=advance,
                     services=command.services,
                 )
-                outcomes += command.executor.run(request)
+                outcomes += command.runner.run(request)
         retention = run_retention(state, settings.in_place, roots, stopped=stop.requested)
     elapsed = (time.perf_counter() - started) * 1000
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))

@@ -26,7 +26,7 @@ from pipeline.cli.in_place_pass import LiveCommand, LiveRun, finish, in_place_to
 from pipeline.cli.live_tables import present_counts, present_space
 from pipeline.cli.totals_line import totals_lines
 from pipeline.core.read_pages import RepairPlan, plan_repair
-from pipeline.execute.process_pool import ProcessPoolExecutor
+from pipeline.execute.process_pool import ProcessPoolInPlaceRunner
 from pipeline.execute.seam import report_path
 from pipeline.live_vocabulary import OperationState
 from pipeline.publish.files import write_bytes_atomic
@@ -116,7 +116,7 @@ def _in_place(live: LiveRun) -> int:
         result=RecordedResult.REPAIRED,
         config_digest=_digest(options),
         require_resume_proof=False,  # an exact byte-span deletion, checked byte for byte
-        executor=ProcessPoolExecutor(1),  # a scan per session: no worker is worth its start-up
+        runner=ProcessPoolInPlaceRunner(1),  # a scan per session: no worker is worth its start-up
         here=repair_builder(options),
         report_of=_in_place_report,
     )

@@ -40,7 +40,8 @@ from pipeline.jobs.tokens.by_corpus import (
     summarize,
 )
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
-from pipeline.jobs.tokens.job import SEED_RECORD, TokensOptions, tokens_session
+from pipeline.jobs.tokens.job import SEED_RECORD, tokens_session
+from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.render import json_bytes

@@ -11,7 +11,8 @@ outcome while the run goes on. Only paths, options and outcomes cross the networ
 
 Workers run `session_tasks.run_batch`, as the local executor's do: the same reports and the same
 completion markers, written the same way (an atomic rename locally, a conditional whole-object
-put on an object store); the client gathers the small outcomes.
+put on an object store); the client gathers the small outcomes. The in-place commands' runner on a
+cluster (`DaskInPlaceRunner`) builds their candidates as Dask tasks the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Final, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -54,6 +55,7 @@ __all__ = [
     "EXTRA_HINT",
     "ClusterRun",
     "DaskExecutor",
+    "DaskInPlaceRunner",
     "check_address",
     "loopback_cluster",
     "require_cluster_extra",
@@ -235,24 +237,8 @@ class DaskExecutor:
 
     cluster: ClusterRun
 
-    @overload
-    def run(self, request: RunRequest) -> RunResult: ...
-    @overload
-    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
-
-    def run(self, request: RunRequest | InPlaceRequest) -> RunResult | list[InPlaceOutcome]:
-        """Run every session as Dask tasks (with shared services, the work they make on the cluster).
-
-        In place, each candidate is built as a Dask task (the workers read the frozen file, so
-        the cluster shares this machine's files: `local:N`); screening and replacing stay here.
-        """
-        if isinstance(request, InPlaceRequest):
-            with _client(self.cluster.address, self.cluster.settings) as client:
-                workers = max(1, sum(client.nthreads().values()))
-                return anyio.run(drive, request, lambda limiter: _DaskCalls(client, limiter), workers)
-        return self._run_fleet(request)
-
-    def _run_fleet(self, request: RunRequest) -> RunResult:
+    def run(self, request: RunRequest) -> RunResult:
+        """Run every session as Dask tasks (with shared services, the work they make on the cluster)."""
         started = time.perf_counter()
         settings = self.cluster.settings
         outcomes: dict[str, Outcome] = {}
@@ -267,3 +253,17 @@ class DaskExecutor:
                 request.on_outcome(outcome)
         ordered = {label: outcomes[label] for label in sorted(outcomes)}
         return RunResult(ordered, paths, (time.perf_counter() - started) * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class DaskInPlaceRunner:
+    """The in-place drive with each candidate built as a Dask task (the workers read the frozen
+    file, so the cluster shares this machine's files: `local:N`); screening and replacing stay here."""
+
+    cluster: ClusterRun
+
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]:
+        """Every session's outcome (see `in_place_drive.drive`), one build per worker thread at once."""
+        with _client(self.cluster.address, self.cluster.settings) as client:
+            workers = max(1, sum(client.nthreads().values()))
+            return anyio.run(drive, request, lambda limiter: _DaskCalls(client, limiter), workers)

@@ -1,15 +1,16 @@
-"""The in-place run as an executor runs it: every session that passed the cheap checks taken
-through screen, build and settle, and each report written as its outcome arrives.
+"""The in-place run, a runner of its own beside the executor: every session that passed the
+cheap checks taken through screen, build and settle, and each report written as its outcome arrives.
 
-An in-place command hands its executor an `InPlaceRequest` (`Executor.run`, as a fleet hands a
-`RunRequest`); the executor decides only where candidates are built: in worker processes of
-this machine, as Dask tasks, or (one job) in threads of this process (`WorkerCalls`). Every step
-that touches the state database or the live tree runs in this process whichever executor runs:
+An in-place command hands its `InPlaceRunner` an `InPlaceRequest` (as a fleet hands its executor
+a `RunRequest`); each backend has one runner, and a runner decides only where candidates are built:
+in worker processes of this machine, as Dask tasks, or (one job) in threads of this process
+(`WorkerCalls`); the drive itself (`drive`) is the same for all of them. Every step
+that touches the state database or the live tree runs in this process whichever runner drives it:
 the cheap checks in its main thread (`check_all`), then `InPlacePass.screen` and `settle` (the
 transaction among them) in a few of its threads (the state database serializes its own use);
 builds read only the frozen bytes. A request with build services (a model summarizer's client,
 limiter and run budget) opens them in the drive's event loop and builds every candidate in its
-threads, whatever the executor: the model writer's calls go back to that loop, so one limiter and
+threads, whatever the runner: the model writer's calls go back to that loop, so one limiter and
 one budget hold across all the in-place workers. A session's report is written once its outcome
 is known, after the commit, never before; a report that cannot be written is recorded on the
 outcome. No completion marker is written: the state database records what each session became,
@@ -41,6 +42,7 @@ __all__ = [
     "BuildServices",
     "CallsFor",
     "InPlaceRequest",
+    "InPlaceRunner",
     "RemoteBuild",
     "ReportOf",
     "WorkerCalls",
@@ -62,7 +64,7 @@ class WorkerLost(Exception):
 
 
 class WorkerCalls(Protocol):
-    """Where an executor runs a build: a module-level function and its arguments, on a worker."""
+    """Where a runner has a build run: a module-level function and its arguments, on a worker."""
 
     async def __call__(self, function: Callable[[*Ts], T], /, *args: *Ts) -> T:
         """The function's result; `WorkerLost` when its worker died; a stop cancels the call."""
@@ -70,7 +72,7 @@ class WorkerCalls(Protocol):
 
 
 CallsFor = Callable[[anyio.CapacityLimiter], WorkerCalls]
-"""An executor's worker calls, holding at most the limiter's count of builds at once."""
+"""A runner's worker calls, holding at most the limiter's count of builds at once."""
 RemoteBuild = Callable[[FrozenSource, Path, WorkerCalls], Awaitable[Candidate | Declined]]
 """Builds a screened session's candidate on a worker (the frozen file's path and digest travel)."""
 BuildServices = Callable[[], AbstractAsyncContextManager[BuildCandidate]]
@@ -85,7 +87,7 @@ def _no_outcome(outcome: InPlaceOutcome) -> None:
 
 @dataclass(frozen=True, slots=True)
 class InPlaceRequest:
-    """One in-place command's sessions, as every executor takes them: its pass, how candidates are
+    """One in-place command's sessions, as every runner takes them: its pass, how candidates are
     built (here, or on a worker), what each report says and where it goes."""
 
     run: InPlacePass
@@ -98,6 +100,14 @@ class InPlaceRequest:
     stop: StopRequest
     on_outcome: Callable[[InPlaceOutcome], None] = field(default=_no_outcome)
     services: BuildServices | None = None  # a model's: opened here, every build in this process
+
+
+class InPlaceRunner(Protocol):
+    """Drives an in-place request's sessions, building candidates where its backend runs them."""
+
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]:
+        """Every session's outcome, each report written as it arrived (see `drive`)."""
+        ...
 
 
 def check_all(
@@ -134,7 +144,7 @@ class _Limits:
 async def _build(
     request: InPlaceRequest, screened: Screened, calls: WorkerCalls | None, limits: _Limits
 ) -> Candidate | Declined:
-    """The candidate, built on the executor's worker, else in a thread of this process."""
+    """The candidate, built on the runner's worker, else in a thread of this process."""
     if calls is not None and request.remote is not None:
         return await request.remote(screened.frozen, request.work, calls)
     return await anyio.to_thread.run_sync(request.here, screened.frozen, request.work, limiter=limits.workers)
@@ -151,7 +161,7 @@ async def drive(request: InPlaceRequest, calls_for: CallsFor | None, jobs: int) 
 
 async def _drive(request: InPlaceRequest, calls_for: CallsFor | None, jobs: int) -> list[InPlaceOutcome]:
     """Take every session that passed the cheap checks through screen, build (`jobs` at once, on
-    the executor's workers when it has any) and settle; each report is written as its outcome
+    the runner's workers when it has any) and settle; each report is written as its outcome
     arrives."""
     jobs = max(1, jobs)
     limits = _Limits(anyio.CapacityLimiter(2 * jobs + 1), anyio.CapacityLimiter(jobs))

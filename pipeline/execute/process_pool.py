@@ -5,7 +5,9 @@ go) and return small typed outcomes; parsed records never cross a process bounda
 number of feeder tasks pull batches from a shared iterator, so a fleet of any size holds only
 `jobs` batches in flight. A batch whose worker died runs again one session at a time: only the
 session that kills its worker fails. With shared services, the sessions run one at a time in
-threads of this process, next to the event loop their model calls use.
+threads of this process, next to the event loop their model calls use. The in-place commands'
+runner for this machine (`ProcessPoolInPlaceRunner`) builds their candidates in the same kind of
+worker processes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar, TypeVarTuple, overload
+from typing import Final, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_process
@@ -40,7 +42,7 @@ from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import crashed
 
-__all__ = ["BATCH_BYTES", "BATCH_SESSIONS", "ProcessPoolExecutor", "resolve_jobs"]
+__all__ = ["BATCH_BYTES", "BATCH_SESSIONS", "ProcessPoolExecutor", "ProcessPoolInPlaceRunner", "resolve_jobs"]
 
 log = structlog.get_logger(__name__)
 
@@ -63,20 +65,8 @@ class ProcessPoolExecutor:
 
     jobs: int
 
-    @overload
-    def run(self, request: RunRequest) -> RunResult: ...
-    @overload
-    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
-
-    def run(self, request: RunRequest | InPlaceRequest) -> RunResult | list[InPlaceOutcome]:
-        """Run every session of the request here; the outcomes (a fleet's by report label).
-
-        In place, candidates are built in `jobs` worker processes, or with one job in a thread of
-        this process, on the frozen bytes (no worker start-up).
-        """
-        if isinstance(request, InPlaceRequest):
-            jobs = resolve_jobs(self.jobs)
-            return anyio.run(drive, request, _ProcessCalls if jobs > 1 else None, jobs)
+    def run(self, request: RunRequest) -> RunResult:
+        """Run every session of the request here; the outcomes by report label."""
         return anyio.run(self.run_async, request)
 
     async def run_async(self, request: RunRequest) -> RunResult:
@@ -153,6 +143,19 @@ class _ProcessCalls:
             return await anyio.to_process.run_sync(function, *args, cancellable=True, limiter=self.limiter)
         except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal): this build only
             raise WorkerLost(repr(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessPoolInPlaceRunner:
+    """The in-place drive with candidates built in `jobs` worker processes of this machine (0: one
+    per core), or with one job in a thread of this process, on the frozen bytes (no worker start-up)."""
+
+    jobs: int
+
+    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]:
+        """Every session's outcome (see `in_place_drive.drive`)."""
+        jobs = resolve_jobs(self.jobs)
+        return anyio.run(drive, request, _ProcessCalls if jobs > 1 else None, jobs)
 
 
 class _Gathered:

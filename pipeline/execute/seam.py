@@ -1,7 +1,7 @@
 """The one executor seam: every way a fleet of sessions runs takes a `RunRequest` and returns a
 `RunResult`, and every executor plans the same tasks and batches from it (`plan_run`). The
-in-place commands hand the same executors an `InPlaceRequest` (`pipeline.execute.in_place_drive`):
-the executor then only decides where candidates are built.
+in-place commands do not run through an executor: their drive is a runner of its own beside it
+(`pipeline.execute.in_place_drive`), and each backend offers one (where candidates are built).
 
 An executor differs from another only in where a batch runs (worker processes of this machine,
 threads next to shared services, Dask tasks); what a worker does with a batch is
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol, overload
+from typing import TYPE_CHECKING, Final, Protocol
 
 import structlog
 
@@ -29,9 +29,6 @@ from pipeline.report.documents import Outcome
 
 if TYPE_CHECKING:
     from distributed import Client
-
-    from pipeline.execute.in_place_drive import InPlaceRequest
-    from pipeline.publish.live.decisions import InPlaceOutcome
 
 __all__ = [
     "BATCHES_PER_WORKER",
@@ -98,12 +95,11 @@ class RunResult:
 
 
 class Executor(Protocol):
-    """Runs a request's sessions somewhere and gathers their outcomes (a fleet's, or in place)."""
+    """Runs a fleet's sessions somewhere and gathers their outcomes."""
 
-    @overload
-    def run(self, request: RunRequest) -> RunResult: ...
-    @overload
-    def run(self, request: InPlaceRequest) -> list[InPlaceOutcome]: ...
+    def run(self, request: RunRequest) -> RunResult:
+        """Every session's outcome by report label, and where its report went."""
+        ...
 
 
 def log_result(result: TaskResult) -> None:

@@ -17,18 +17,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
-import orjson
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.partition import checked_partition
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout, approx_tokens, compress_sets
-from pipeline.formats.codex.checkpoint_records import compose_checkpoint, summary_item
+from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout, compress_sets, summary_sent
+from pipeline.formats.codex.checkpoint_records import compose_checkpoint
 from pipeline.formats.codex.reconstruct import ContextItem
 from pipeline.formats.codex.rollout_decode import RolloutKind
-from pipeline.formats.codex.rollout_items import item_digest, sent_items, sent_pairs
-from pipeline.formats.codex.sent_form import sent_item
 from pipeline.formats.codex.tail import TailPlan, plan_tail
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.writers import Written
@@ -94,10 +91,10 @@ class _Draft:
 def _context(source: SourceBytes, limits: LineLimits) -> _Context:
     analysis = analyze_rollout(source.data, limits)
     references, digests, tokens = [], [], []
-    for reference, item in sent_pairs(analysis.rollout, analysis.data, analysis.rebuilt):
+    for reference, sent in analysis.sent():
         references.append(reference)
-        digests.append(item_digest(item))
-        tokens.append(approx_tokens(len(orjson.dumps(item))))
+        digests.append(sent.digest)
+        tokens.append(sent.tokens)
     return _Context(analysis, references, digests, tokens)
 
 
@@ -134,7 +131,7 @@ def _reserve(context: _Context, options: CompressOptions) -> int:
 def _summary_room(context: _Context, options: CompressOptions, plan: TailPlan) -> int:
     """Characters the summary may take beside the tail the plan keeps, within the target."""
     tail = sum(context.tokens[plan.first_item :])
-    overhead = approx_tokens(len(orjson.dumps(summary_item(""))))
+    overhead = summary_sent("").tokens
     left = (_target(context, options) - tail - overhead) * _CHARS_PER_TOKEN
     return max(0, min(options.compress.summary_char_budget, left))
 
@@ -196,15 +193,12 @@ def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, ro
 def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits: LineLimits) -> int | _Stop:
     """The candidate's context must be the summary, then the original's from the cut, as sent."""
     candidate = analyze_rollout(data, limits)
-    sent = list(sent_items(candidate.rollout, candidate.data, candidate.rebuilt))
-    expected = [
-        item_digest(sent_item(summary_item(summary), recorded=False)),
-        *context.digests[plan.first_item :],
-    ]
+    sent = [item for _, item in candidate.sent()]
+    expected = [summary_sent(summary).digest, *context.digests[plan.first_item :]]
     errors = [f for f in candidate.findings if f.severity is Severity.ERROR]
-    if errors or [item_digest(item) for item in sent] != expected:
+    if errors or [item.digest for item in sent] != expected:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.COMPOSE)),))
-    return sum(approx_tokens(len(orjson.dumps(item))) for item in sent)
+    return sum(item.tokens for item in sent)
 
 
 def rollout_output(path: str, data: bytes, source: SourceBytes) -> RolloutOutputSection:

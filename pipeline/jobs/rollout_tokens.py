@@ -10,34 +10,22 @@ the install hint, and counts with Codex's estimate alone.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 import msgspec
 
 from pipeline.estimate.real import EXTRA_HINT, MissingExtra, load_tokenizer
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout
-from pipeline.formats.codex.item_classes import (
-    ItemCounter,
-    Key,
-    Tally,
-    call_tools,
-    codex_estimate,
-    file_items,
-    tally_items,
-    visible_text,
-)
-from pipeline.formats.codex.rollout_items import sent_items
+from pipeline.formats.codex.item_classes import Key, Tally, class_tallies
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
+from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.read.load import SourceBytes
 from pipeline.report.documents import Counted, Outcome, RolloutTokensReport
 from pipeline.report.resume_context import BilledSection, RolloutClass, RolloutTokens
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_section, session_status
 from pipeline.vocabulary import SessionKind, SourceFormat
-
-if TYPE_CHECKING:
-    from pipeline.jobs.tokens.job import TokensOptions
 
 __all__ = ["tokens_rollout"]
 
@@ -45,22 +33,17 @@ REAL: Final = "o200k"  # the tokenizer of the models Codex runs
 _LOADED: dict[str, Callable[[str], int]] = {}  # one tokenizer per worker process
 
 
-def _counters() -> tuple[dict[str, ItemCounter], dict[str, str]]:
-    """Codex's estimate, and o200k when its extra is installed (else why not)."""
-    counters: dict[str, ItemCounter] = {ESTIMATOR: codex_estimate}
+def _tokenizers() -> tuple[dict[str, Callable[[str], int]], dict[str, str]]:
+    """o200k when its extra is installed (else why not), counted beside Codex's estimate."""
     try:
         if REAL not in _LOADED:
             _LOADED[REAL] = load_tokenizer(REAL).count
     except MissingExtra:
-        return counters, {REAL: EXTRA_HINT}
-    count = _LOADED[REAL]
-    counters[REAL] = lambda item: count(visible_text(item))
-    return counters, {}
+        return {}, {REAL: EXTRA_HINT}
+    return {REAL: _LOADED[REAL]}, {}
 
 
-def _entry(
-    key: Key, file: dict[Key, Tally], sent: dict[Key, Tally], counters: dict[str, ItemCounter]
-) -> RolloutClass:
+def _entry(key: Key, file: dict[Key, Tally], sent: dict[Key, Tally], counters: Sequence[str]) -> RolloutClass:
     held, resumed = file.get(key, Tally()), sent.get(key, Tally())
     return RolloutClass(
         items=held.items,
@@ -71,13 +54,12 @@ def _entry(
 
 
 def _classes(
-    analysis: RolloutAnalysis, counters: dict[str, ItemCounter], per_class: int
+    analysis: RolloutAnalysis, tokenizers: Mapping[str, Callable[[str], int]], per_class: int
 ) -> dict[str, RolloutClass]:
     """Tokens by class (and by tool), over the file and over the context Codex sends."""
-    # Two passes over the file rather than its items held: a session's parsed items are its size again.
-    tools = call_tools(file_items(analysis.rollout, analysis.data))
-    file = tally_items(file_items(analysis.rollout, analysis.data), tools, counters)
-    sent = tally_items(sent_items(analysis.rollout, analysis.data, analysis.rebuilt), tools, counters)
+    tallies = class_tallies(analysis.rollout, analysis.data, analysis.rebuilt, ESTIMATOR, tokenizers)
+    counters = [ESTIMATOR, *tokenizers]
+    file, sent = tallies.file, tallies.sent
     classes = {}
     for kind in sorted({k for k, name in (*file, *sent) if name is None}):
         by_size = sorted((n for k, n in file if k == kind and n), key=lambda n: -file[(kind, n)].items)
@@ -110,8 +92,9 @@ def tokens_rollout(label: str, source: SourceBytes, options: TokensOptions) -> O
     """Count one rollout's tokens and build its report."""
     started = time.perf_counter()
     analysis = analyze_rollout(source.data, LineLimits.of(options.sweep))
-    counters, unavailable = _counters()
-    classes = _classes(analysis, counters, options.max_names_per_class)
+    tokenizers, unavailable = _tokenizers()
+    classes = _classes(analysis, tokenizers, options.max_names_per_class)
+    counters = [ESTIMATOR, *tokenizers]  # every estimator's name, Codex's own first
     measure = RolloutTokens(
         estimators=list(counters),
         unavailable=unavailable,

@@ -78,7 +78,9 @@ class ProviderServer(LoopbackServer):
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
-        self.tls = tls  # serve https with this context (`loopback_cert.loopback_tls`)
+        self.tls = (
+            tls  # serve https with this context (the tests make one with `tests/support/loopback_cert.py`)
+        )
         self.context_window = context_window
         self.models = models
         self._chooser = chooser

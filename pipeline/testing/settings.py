@@ -16,7 +16,7 @@ from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.estimate.estimators import parse_estimators
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress import CompressOptions
-from pipeline.jobs.tokens.job import TokensOptions
+from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.validate import ValidateOptions
 from pipeline.settings import SECTIONS, Settings, load_settings
 from pipeline.summarize import SummaryOptions

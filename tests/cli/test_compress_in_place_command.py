@@ -19,7 +19,6 @@ from pipeline.live_vocabulary import StateSync
 from pipeline.publish.live.backups import read_backup
 from pipeline.publish.live.state_db import StateOptions, open_state
 from pipeline.testing.invoke import compaction
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS
 from tests.cli.conftest import (
     DAY,
@@ -33,6 +32,7 @@ from tests.cli.conftest import (
     sha,
 )
 from tests.conftest import RESUME_GATE_ENV
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def test_idle_sessions_are_compacted_in_place_with_a_verified_backup_and_recent_ones_left_alone(

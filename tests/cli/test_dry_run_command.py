@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.provider_server import ProviderServer
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.sessions import build_session
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def _fleet(root: Path, sizes: tuple[int, ...]) -> dict[Path, bytes]:

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.vocabulary import SourceFormat
 from tests.support.agent_files import write_agent_files
+from tests.support.rollout_builder import RolloutBuilder
 
 _NOBODYS = {
     "notes/package.json": b'{"name": "app", "version": "1.0.0"}\n',

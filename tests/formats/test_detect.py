@@ -17,10 +17,10 @@ import pytest
 from pipeline.formats.detect import NotTranscript, detect_format, why_not_a_transcript
 from pipeline.formats.registry import RECOGNIZED
 from pipeline.testing import TranscriptBuilder
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.vocabulary import SourceFormat
 from tests.conftest import CORPUS
 from tests.support.agent_files import AGENT_FILES, gemini_chat, gemini_checkpoint, gemini_legacy
+from tests.support.rollout_builder import RolloutBuilder
 
 PI_FILES = CORPUS / "pi" / "files"
 

@@ -22,9 +22,9 @@ import pytest
 
 from pipeline.proof.loopback import LoopbackServer
 from pipeline.testing.invoke import compaction, reports
-from pipeline.testing.loopback_cert import loopback_tls
 from pipeline.testing.provider_server import ProviderServer
 from pipeline.testing.sessions import build_session
+from tests.support.loopback_cert import loopback_tls
 
 PROXY_VARIABLES = (
     "HTTP_PROXY",

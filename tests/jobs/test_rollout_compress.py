@@ -19,8 +19,8 @@ from pipeline.jobs.compress.job import compress_session
 from pipeline.read.discover import discover
 from pipeline.report.documents import Compressed, Refused, Skipped
 from pipeline.testing import as_json
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS, compress_options
+from tests.support.rollout_builder import RolloutBuilder
 
 HALF = 0.5  # the bound on a candidate's resume context against the original's
 

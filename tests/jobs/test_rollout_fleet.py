@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.invoke import compaction
-from pipeline.testing.rollout_builder import RolloutBuilder
+from tests.support.rollout_builder import RolloutBuilder
 
 DAY = 86_400
 

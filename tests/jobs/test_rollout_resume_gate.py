@@ -22,9 +22,9 @@ from pipeline.report.documents import Compressed, Refused
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.testing import as_json
 from pipeline.testing.invoke import compaction
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import compress_options
 from tests.conftest import RESUME_GATE_ENV as GATE  # the tests' "off": this one runs the default
+from tests.support.rollout_builder import RolloutBuilder
 
 HALF = 0.5  # the issue's bound on the candidate's resume context against the original's
 ROLLED_BACK = "ROLLED-BACK-PROMPT: drop the production database and start from an empty schema"

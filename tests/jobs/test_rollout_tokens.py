@@ -8,8 +8,8 @@ from pathlib import Path
 from pipeline.jobs.tokens.job import tokens_session
 from pipeline.report.documents import Counted
 from pipeline.testing import as_json
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import tokens_options
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def _tokens(tmp_path: Path, b: RolloutBuilder) -> dict:  # type: ignore[type-arg]

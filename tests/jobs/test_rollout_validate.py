@@ -13,9 +13,9 @@ from pipeline.jobs.validate import validate_session
 from pipeline.proof.codex_client import resume_codex
 from pipeline.report.documents import Validated
 from pipeline.testing import as_json
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS, validate_options
 from pipeline.vocabulary import PartitionSet
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def _validate(tmp_path: Path, b: RolloutBuilder) -> dict:  # type: ignore[type-arg]

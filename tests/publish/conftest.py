@@ -11,7 +11,7 @@ import pytest
 from pipeline.core.check.structure import structural_failures
 from pipeline.core.topology.select import AUTO
 from pipeline.execute.in_place_drive import InPlaceRequest, ReportOf, check_all
-from pipeline.execute.process_pool import ProcessPoolExecutor
+from pipeline.execute.process_pool import ProcessPoolInPlaceRunner
 from pipeline.execute.stop_request import StopRequest
 from pipeline.jobs.compress import compress_session
 from pipeline.publish.live.activity import OpenFileProbe
@@ -95,13 +95,13 @@ def drive_in_place(
     seam: FaultSeam = NO_FAULTS,
 ) -> InPlaceRun:
     """One pass the way the in-place commands run it: recovery and the cheap checks, then the
-    rest on the local executor with one job (candidates built in this process's threads)."""
+    rest on the local in-place runner with one job (candidates built in this process's threads)."""
     run = InPlacePass(options, state, clock_ns=clock_ns, probe=probe, seam=seam)
     stop = StopRequest()  # no signal: every session is driven to its end
     pending, outcomes = check_all(run, targets, roots, stop)
     if pending:
         where = report_dir or options.work_dir
         request = InPlaceRequest(run, pending, build, None, options.work_dir, report_of, where, stop)
-        outcomes += ProcessPoolExecutor(1).run(request)
+        outcomes += ProcessPoolInPlaceRunner(1).run(request)
     ordered = tuple(sorted(outcomes, key=lambda outcome: outcome.target.report_label))
     return InPlaceRun(run.recovered, ordered)

@@ -14,9 +14,9 @@ from pipeline.report.documents import Compressed, CompressReport, Outcome, Rollo
 from pipeline.report.fleet import ValidateRun, summary_report
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import compress_options, validate_options
+from tests.support.rollout_builder import RolloutBuilder
 
 RUN = ValidateRun(
     leaf_policy="auto", resume_leaf=None, max_extension=0, checkpoint_policy="active-correlated",

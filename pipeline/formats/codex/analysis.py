@@ -13,20 +13,24 @@ events before the base, records of no kind Codex writes). `summary` is empty: a 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.codex.checkpoint_records import summary_item
 from pipeline.formats.codex.integrity import rollout_findings
 from pipeline.formats.codex.item_types import CONTROL_RECORD_KINDS
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt, rebuild_context
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_rollout
-from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items
+from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items, sent_pairs
+from pipeline.formats.codex.sent_form import sent_item
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["RolloutAnalysis", "analyze_rollout", "approx_tokens", "compress_sets"]
+__all__ = ["RolloutAnalysis", "SentItem", "analyze_rollout", "approx_tokens", "compress_sets", "summary_sent"]
 
 _CONTROL_AFTER_BASE = frozenset(RolloutKind(kind) for kind in CONTROL_RECORD_KINDS)
 
@@ -34,6 +38,23 @@ _CONTROL_AFTER_BASE = frozenset(RolloutKind(kind) for kind in CONTROL_RECORD_KIN
 def approx_tokens(size: int) -> int:
     """Codex's own estimate of a text's tokens (`approx_token_count`: bytes / 4, rounded up)."""
     return math.ceil(size / 4)
+
+
+@dataclass(frozen=True, slots=True)
+class SentItem:
+    """An item Codex sends on resume, without its text: what a compaction's check compares and counts."""
+
+    digest: str  # SHA-256 of its canonical JSON (`item_digest`), as the goldens name items
+    tokens: int  # Codex's estimate of it (its JSON bytes / 4)
+
+
+def _measured(item: dict[str, Any]) -> SentItem:
+    return SentItem(item_digest(item), approx_tokens(len(orjson.dumps(item))))
+
+
+def summary_sent(summary: str) -> SentItem:
+    """The summary item a checkpoint's replacement history holds, as Codex sends it."""
+    return _measured(sent_item(summary_item(summary), recorded=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +76,11 @@ class RolloutAnalysis:
         return frozenset(
             i.line for i in self.rebuilt.items if i.origin in (ItemOrigin.LINE, ItemOrigin.REPLACEMENT)
         )
+
+    def sent(self) -> Iterator[tuple[ContextItem, SentItem]]:
+        """Each item of the rebuilt context as Codex sends it, with its reference, in order."""
+        for reference, item in sent_pairs(self.rollout, self.data, self.rebuilt):
+            yield reference, _measured(item)
 
     def context_digests(self) -> list[str]:
         """SHA-256 of each sent item's canonical JSON, in order (what goldens compare)."""

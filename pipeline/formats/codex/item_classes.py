@@ -16,18 +16,21 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats.codex.item_types import API_ITEM_TYPES, CALL_TYPES, OUTPUT_TYPES, ItemType
+from pipeline.formats.codex.reconstruct import Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
-from pipeline.formats.codex.rollout_items import payload_of
+from pipeline.formats.codex.rollout_items import payload_of, sent_items
 
 ItemCounter = Callable[[Mapping[str, Any]], int]
 """One estimator's tokens of one item."""
 Key = tuple[str, str | None]  # a class, and a tool name within it
 
 __all__ = [
+    "ClassTallies",
     "ItemCounter",
     "Key",
     "Tally",
     "call_tools",
+    "class_tallies",
     "codex_estimate",
     "file_items",
     "item_class",
@@ -93,6 +96,11 @@ def codex_estimate(item: Mapping[str, Any]) -> int:
     return -(-len(orjson.dumps(item)) // 4)
 
 
+def _text_counter(count: Callable[[str], int]) -> ItemCounter:
+    """An estimator over an item's visible text (a real tokenizer's count)."""
+    return lambda item: count(visible_text(item))
+
+
 def file_items(rollout: Rollout, data: bytes) -> Iterator[Mapping[str, Any]]:
     """Every response item the file holds, as written (replacement histories' items included)."""
     for number, entry in enumerate(rollout.entries, 1):
@@ -134,3 +142,32 @@ def tally_items(
             for estimator, value in counts.items():
                 tally.tokens[estimator] += value
     return table
+
+
+@dataclass(frozen=True, slots=True)
+class ClassTallies:
+    """Items and tokens by class (and tool), over the file and over the context Codex sends."""
+
+    file: dict[Key, Tally]
+    sent: dict[Key, Tally]
+
+
+def class_tallies(
+    rollout: Rollout,
+    data: bytes,
+    rebuilt: Rebuilt,
+    estimate: str,
+    tokenizers: Mapping[str, Callable[[str], int]],
+) -> ClassTallies:
+    """Tokens by class, over the file's items and over the context Codex sends, by Codex's own
+    estimate (named `estimate`) and by each tokenizer over an item's visible text; a tool output
+    is classed by the tool of its call, wherever in the file the call is."""
+    counters = {
+        estimate: codex_estimate,
+        **{name: _text_counter(count) for name, count in tokenizers.items()},
+    }
+    # Two passes over the file rather than its items held: a session's parsed items are its size again.
+    tools = call_tools(file_items(rollout, data))
+    file = tally_items(file_items(rollout, data), tools, counters)
+    sent = tally_items(sent_items(rollout, data, rebuilt), tools, counters)
+    return ClassTallies(file, sent)

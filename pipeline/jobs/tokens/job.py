@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from operator import add
 from pathlib import Path
 from typing import Final
@@ -38,6 +37,7 @@ from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.rollout_tokens import tokens_rollout
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
+from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.tokens.sent import (
     SentFit,
     SentTurn,
@@ -53,10 +53,9 @@ from pipeline.report.documents import Counted, Outcome, TokensReport
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_status
 from pipeline.report.tokens import ClassEntry, ScopePair, SentSection, TokensMeasure, UsageSection
 from pipeline.report.tokens import Framing as FramingSection
-from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, RecordType, Severity
 
-__all__ = ["SEED_RECORD", "TokensOptions", "piece_counter", "sent_turns", "tokens_session"]
+__all__ = ["SEED_RECORD", "piece_counter", "sent_turns", "tokens_session"]
 
 SEED_RECORD: Final = "seed-record"
 """The seed's own per-record figure (JSON payload + 12), what `validate` and `compress` budget with."""
@@ -66,15 +65,6 @@ SEED_RECORD: Final = "seed-record"
 # module-level mutable state of the job, and it holds no session data: only loaded tokenizers.
 _TOKENIZERS: dict[str, RealTokenizer] = {}
 _TOOL_BLOCKS: Final = frozenset({ContentClass.TOOL_USE, ContentClass.TOOL_RESULT})
-
-
-@dataclass(frozen=True, slots=True)
-class TokensOptions:
-    """What a token benchmark needs, as values a worker process receives."""
-
-    sweep: SweepSettings
-    estimators: tuple[EstimatorName, ...]
-    max_names_per_class: int
 
 
 def _tokenizer(name: str) -> RealTokenizer:

@@ -14,8 +14,8 @@ from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
 from pipeline.jobs.compress.job import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import as_json
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import compress_options, validate_options
+from tests.support.rollout_builder import RolloutBuilder
 
 LIMITS = LineLimits(max_line_bytes=200_000, max_json_depth=64)
 

@@ -7,8 +7,8 @@ from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
 from pipeline.formats.codex.rollout_decode import RolloutKind
 from pipeline.formats.codex.tail import plan_tail
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.settings import LIMITS
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def _plan(b: RolloutBuilder, room: int):  # type: ignore[no-untyped-def]

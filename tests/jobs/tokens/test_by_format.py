@@ -8,9 +8,9 @@ from pathlib import Path
 from pipeline.jobs.tokens.by_corpus import summarize
 from pipeline.jobs.tokens.job import tokens_session
 from pipeline.report.documents import Outcome
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import tokens_options
+from tests.support.rollout_builder import RolloutBuilder
 
 
 def outcomes(tmp_path: Path) -> dict[str, Outcome]:

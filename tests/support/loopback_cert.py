@@ -17,10 +17,10 @@ __all__ = ["loopback_tls"]
 
 def loopback_tls(directory: Path) -> tuple[Path, ssl.SSLContext]:
     """A new certificate (PEM, written under `directory`) and the server context that presents it."""
-    from cryptography import x509  # noqa: PLC0415 - tests only
-    from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
-    from cryptography.x509.oid import NameOID  # noqa: PLC0415
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "session-compaction loopback")])
