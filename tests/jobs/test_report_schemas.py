@@ -28,9 +28,9 @@ from pipeline.jobs.report_schemas import (
     shipped,
 )
 from pipeline.testing.invoke import compaction
-from pipeline.testing.rollout_builder import RolloutBuilder
 from pipeline.testing.synth import generate_fleet
 from tests.conftest import CODEX_FILES, CORPUS_FILES
+from tests.support.rollout_builder import RolloutBuilder
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "pipeline" / "report" / "schemas"
 TWO_DAYS = 2 * 86400
