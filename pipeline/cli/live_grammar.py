@@ -130,7 +130,7 @@ def add_in_place_flags(compress: argparse.ArgumentParser) -> None:
 def _live_common(parser: argparse.ArgumentParser, *, paths_help: str) -> None:
     add = parser.add_argument
     add("paths", nargs="*", type=Path, metavar="PATH", help=paths_help)
-    add("--config", type=Path, help="a TOML file overriding config/default.toml")
+    add("--config", type=Path, help="a TOML file overriding the defaults (config/default.toml, shipped in the package)")
     add("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
     add("--quiet", action="store_true", help="no progress bar or table; warnings and errors only")
 
