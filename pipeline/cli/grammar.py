@@ -14,6 +14,7 @@ from typing import Any, Final, NoReturn
 
 from pipeline import __version__
 from pipeline.cli.live_grammar import (
+    CONFIG_HELP,
     IN_PLACE_EXIT_CODES,
     add_in_place_flags,
     add_live_commands,
@@ -68,7 +69,7 @@ def _add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     """`probe`'s flags."""
     parser.add_argument("original", type=Path, help="the source transcript")
     parser.add_argument("compacted", type=Path, help="its compaction (ours, or Claude Code's own)")
-    parser.add_argument("--config", type=Path, help="a TOML file overriding the defaults (config/default.toml, shipped in the package)")
+    parser.add_argument("--config", type=Path, help=CONFIG_HELP)
     parser.add_argument(
         "--min-fidelity",
         type=float,
@@ -140,7 +141,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="skip a session whose completion marker in the report directory names the same source "
         "bytes, options and report (default: on; --no-resume runs every session again)",
     )
-    parser.add_argument("--config", type=Path, help="a TOML file overriding the defaults (config/default.toml, shipped in the package)")
+    parser.add_argument("--config", type=Path, help=CONFIG_HELP)
     parser.add_argument("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
     parser.add_argument(
         "--quiet", action="store_true", help="no progress bar or table; warnings and errors only"
@@ -394,7 +395,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
     )
     if wanted("verify-resume"):
-        verify.add_argument("--config", type=Path, help="a TOML file overriding the defaults (config/default.toml, shipped in the package)")
+        verify.add_argument("--config", type=Path, help=CONFIG_HELP)
         _add_verify_arguments(verify)
     _add_probe(commands, wanted)
     add_live_commands(commands, wanted)

@@ -16,7 +16,9 @@ from pipeline.live_vocabulary import BackupCompressionChoice, RepairScope
 from pipeline.settings.typed_sections import DURATION_UNITS, is_duration, parse_retention
 from pipeline.vocabulary import LeafPolicy, LogFormat
 
-__all__ = ["IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
+__all__ = ["CONFIG_HELP", "IN_PLACE_EXIT_CODES", "add_in_place_flags", "add_live_commands", "live_overrides"]
+
+CONFIG_HELP: Final = "a TOML file overriding the defaults (config/default.toml, shipped in the package)"
 
 IN_PLACE_EXIT_CODES: Final = (
     "exit codes: 0 every session fine (replaced, skipped, or declined as small, fitting or unchanged); "
@@ -130,7 +132,7 @@ def add_in_place_flags(compress: argparse.ArgumentParser) -> None:
 def _live_common(parser: argparse.ArgumentParser, *, paths_help: str) -> None:
     add = parser.add_argument
     add("paths", nargs="*", type=Path, metavar="PATH", help=paths_help)
-    add("--config", type=Path, help="a TOML file overriding the defaults (config/default.toml, shipped in the package)")
+    add("--config", type=Path, help=CONFIG_HELP)
     add("--log-format", choices=[f.value for f in LogFormat], help="log lines on stderr")
     add("--quiet", action="store_true", help="no progress bar or table; warnings and errors only")
 
