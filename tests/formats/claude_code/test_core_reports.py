@@ -9,11 +9,7 @@ comparison is in test_scan.py; this is the whole path through topology, partitio
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,42 +18,11 @@ from pipeline.formats.claude_code import scan
 from pipeline.testing.fuzz import Mutation
 from pipeline.testing.fuzzing import builder_sources, corpus_sources, fuzz_cases
 from pipeline.testing.synth import generate_fleet
+from tests.support.validate_runs import reports_without_timings, validate_from
 
 REPO = Path(__file__).resolve().parents[3]
-TIMING = "timing_ms"  # the one part of a report that differs between runs
 
 pytestmark = pytest.mark.skipif(not scan.COMPILED, reason="no compiled index is built here")
-
-
-def _validate(package_root: Path, fleet: Path, reports: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "validate",
-            str(fleet),
-            "--report-dir",
-            str(reports),
-            "--jobs",
-            "2",
-        ],
-        cwd=package_root,
-        env={**os.environ, "PYTHONPATH": str(package_root), "NO_COLOR": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def _reports(folder: Path) -> dict[str, object]:
-    """Every report under a folder, parsed, without its timings."""
-    reports = {}
-    for path in folder.rglob("*.report.json"):
-        report = json.loads(path.read_bytes())
-        report.pop(TIMING, None)  # a session not analysed (unsupported format) has none
-        reports[path.relative_to(folder).as_posix()] = report
-    return reports
 
 
 def _fleet(root: Path, corpus_files: Path) -> int:
@@ -83,10 +48,13 @@ def test_validate_reports_are_identical_with_and_without_the_core(tmp_path: Path
     ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
     shutil.copytree(REPO / "pipeline", plain / "pipeline", ignore=ignore)
     shutil.copytree(REPO / "config", plain / "config")
-    compiled = _validate(REPO, fleet, tmp_path / "compiled")
-    reference = _validate(plain, fleet, tmp_path / "reference")
+    compiled = validate_from(REPO, fleet, tmp_path / "compiled")
+    reference = validate_from(plain, fleet, tmp_path / "reference")
     assert compiled.returncode == reference.returncode and compiled.returncode in (0, 1), reference.stderr
-    mine, theirs = _reports(tmp_path / "compiled"), _reports(tmp_path / "reference")
+    mine, theirs = (
+        reports_without_timings(tmp_path / "compiled"),
+        reports_without_timings(tmp_path / "reference"),
+    )
     assert mine.keys() == theirs.keys()
     assert len(mine) >= sessions  # every session reported (subagent files add their own)
     different = [name for name, report in mine.items() if report != theirs[name]]

@@ -3,7 +3,6 @@ and the reports are the same; the install itself goes on with a one-line notice.
 
 from __future__ import annotations
 
-import json
 import os
 import runpy
 import shutil
@@ -20,39 +19,9 @@ from setuptools_rust import Binding, RustExtension
 from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.compiled import NOTICE
 from pipeline.testing.sessions import build_session
+from tests.support.validate_runs import reports_without_timings, validate_from
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def _validate(package_root: Path, fleet: Path, reports: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "validate",
-            str(fleet),
-            "--report-dir",
-            str(reports),
-            "--jobs",
-            "2",
-        ],
-        cwd=package_root,
-        env={**os.environ, "PYTHONPATH": str(package_root), "NO_COLOR": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def _reports(folder: Path) -> dict[str, object]:
-    """Every report under a folder, parsed, without its timings (the one part runs differ in)."""
-    reports = {}
-    for path in folder.rglob("*.report.json"):
-        report = json.loads(path.read_bytes())
-        del report["timing_ms"]
-        reports[path.relative_to(folder).as_posix()] = report
-    return reports
 
 
 def test_without_the_scanner_a_run_says_so_once_and_reports_the_same(tmp_path: Path) -> None:
@@ -64,7 +33,7 @@ def test_without_the_scanner_a_run_says_so_once_and_reports_the_same(tmp_path: P
     fleet = tmp_path / "fleet"
     for seed in range(3):
         build_session(fleet / "project" / f"s{seed}.jsonl", turns=4, seed=seed)
-    without = _validate(plain, fleet, tmp_path / "without")
+    without = validate_from(plain, fleet, tmp_path / "without")
     assert without.returncode in (0, 1), without.stderr
     said = without.stderr.splitlines()
     assert sum(NOTICE in line for line in said) == 1  # once a run, not once a worker
@@ -78,10 +47,10 @@ def test_without_the_scanner_a_run_says_so_once_and_reports_the_same(tmp_path: P
         check=True,
     )
     assert probe.stdout.strip() == "False"
-    with_scanner = _validate(REPO, fleet, tmp_path / "with")
+    with_scanner = validate_from(REPO, fleet, tmp_path / "with")
     assert with_scanner.returncode == without.returncode
     assert (NOTICE in with_scanner.stderr) is not scan.COMPILED
-    mine, theirs = _reports(tmp_path / "with"), _reports(tmp_path / "without")
+    mine, theirs = reports_without_timings(tmp_path / "with"), reports_without_timings(tmp_path / "without")
     assert mine.keys() == theirs.keys() and len(mine) == 3
     for name, report in mine.items():  # the same report, timings aside
         assert report == theirs[name], name
