@@ -21,7 +21,7 @@ import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final, TypeGuard
+from typing import Any, Final, TypeGuard, get_args
 
 import msgspec
 import orjson
@@ -29,15 +29,7 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.jobs.tokens.by_corpus import SUMMARY_SCHEMA as TOKENS_SUMMARY_SCHEMA
 from pipeline.jobs.tokens.by_corpus import TokensSummary
-from pipeline.report.documents import (
-    BriefReport,
-    CompressReport,
-    RolloutCompressReport,
-    RolloutTokensReport,
-    RolloutValidateReport,
-    TokensReport,
-    ValidateReport,
-)
+from pipeline.report.documents import Report
 from pipeline.report.fidelity import PROBE_SCHEMA, ProbeReport
 from pipeline.report.fleet import SUMMARY_SCHEMA, FleetSummary
 from pipeline.report.live_replacement import (
@@ -104,13 +96,7 @@ DOCUMENTS: Final = (
         "One session's `<label>.report.json` of validate, compress (also --in-place) and tokens, "
         "for Claude Code sessions and Codex rollouts.",
         (
-            BriefReport,
-            ValidateReport,
-            RolloutValidateReport,
-            CompressReport,
-            RolloutCompressReport,
-            TokensReport,
-            RolloutTokensReport,
+            *get_args(Report),  # the session reports of validate, compress and tokens
             InPlaceCompressReport,
             InPlaceRolloutReport,
             InPlaceBriefReport,

@@ -9,9 +9,6 @@ paths reads every supported agent's session directory found under a throwaway HO
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from typing import Any
 import pytest
 
 from pipeline.testing import TranscriptBuilder
+from pipeline.testing.invoke import compaction
 from pipeline.vocabulary import SourceFormat
 from tests.support.agent_files import write_agent_files
 from tests.support.rollout_builder import RolloutBuilder
@@ -27,16 +25,6 @@ _NOBODYS = {
     "notes/package.json": b'{"name": "app", "version": "1.0.0"}\n',
     "notes/events.jsonl": b'{"at": 1}\n',
 }
-
-
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +60,7 @@ def test_other_agents_sessions_are_unsupported_by_agent_and_exit_0(
         reports = tmp_path / "out"  # compress writes its reports beside its candidates
     else:
         given += ["--report-dir", str(reports)]
-    completed = _run(command, str(root), *given, "--quiet")
+    completed = compaction(command, str(root), *given, "--quiet")
     assert completed.returncode == 0, completed.stderr
     summary = json.loads((reports / "summary.json").read_text())
     assert summary["unsupported_by_agent"] == dict(
@@ -98,7 +86,7 @@ def test_a_run_without_paths_reads_every_supported_agents_directory(tmp_path: Pa
     rollout.parent.mkdir(parents=True)
     rollout.write_bytes(RolloutBuilder(seed=4).to_bytes())
     env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}
-    completed = _run("validate", "--report-dir", str(tmp_path / "r"), "--quiet", env=env)
+    completed = compaction("validate", "--report-dir", str(tmp_path / "r"), "--quiet", env=env)
     assert completed.returncode == 0, completed.stderr
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["roots"] == [str(home / ".claude" / "projects"), str(home / ".codex" / "sessions")]
@@ -107,6 +95,6 @@ def test_a_run_without_paths_reads_every_supported_agents_directory(tmp_path: Pa
 
 def test_a_run_without_paths_on_a_machine_without_sessions_says_where_it_looked(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}
-    completed = _run("validate", "--report-dir", str(tmp_path / "r"), env=env)
+    completed = compaction("validate", "--report-dir", str(tmp_path / "r"), env=env)
     assert completed.returncode == 2
     assert "no session directory found" in completed.stderr and ".codex/sessions" in completed.stderr

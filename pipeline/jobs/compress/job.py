@@ -3,10 +3,10 @@
 open -> gate -> plan and summarize -> partition -> checkpoint and gain checks -> compose and check
 -> resume proof -> re-read the source -> publish the candidate. The source is never modified; a
 candidate is written only after every check passed and the source was found unchanged. Each
-stage returns its value or a `Stop`; the report is assembled once, from typed sections. Damage
-the gate lets through must end up summarized: a plan that keeps a damaged record raw refuses
-the session with the defect's line and code, and the report of one that does not lists each
-defect the summary replaced (`repairs`).
+stage returns its value or a `Stop`; the report is assembled once, from typed sections
+(`report_assembly`). Damage the gate lets through must end up summarized: a plan that keeps a
+damaged record raw refuses the session with the defect's line and code, and the report of one
+that does not lists each defect the summary replaced (`repairs`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
@@ -33,13 +33,13 @@ from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
 from pipeline.jobs.compress.repair_first import (
     RepairedSource,
-    chain_damaged,
     declined_section,
     guarded,
     remedy_section,
     repair_first,
     repaired_section,
 )
+from pipeline.jobs.compress.report_assembly import Progress, compress_outcome
 from pipeline.jobs.compress.scoring import fidelity_stage
 from pipeline.jobs.compress.stages import (
     Candidate,
@@ -47,10 +47,10 @@ from pipeline.jobs.compress.stages import (
     Stop,
     candidate_partition,
     carried_shells,
+    chain_error_findings,
     compose_and_check,
     gate,
     projected_state,
-    report_findings,
     source_validation,
 )
 from pipeline.jobs.compress.writers import ModelRefusal, Written
@@ -59,67 +59,26 @@ from pipeline.jobs.rollout_compress import compress_rollout
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
-from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section
+from pipeline.report.chain import ChainSection, excluded_section
 from pipeline.report.compression import (
-    BoundedSection,
-    ChecksSection,
-    CompressTokens,
-    MaskSection,
     OutputSection,
     PlanSection,
-    ProjectedSection,
-    RepairEntry,
-    SummarySection,
-    WriterSection,
     bounded_section,
     checks_section,
     mask_section,
     plan_section,
     projected_section,
-    reason_figures,
     repairs_section,
     summary_section,
     writer_section,
 )
-from pipeline.report.documents import Compressed, CompressReport, Failed, Outcome, Refused, Skipped
-from pipeline.report.fidelity import FidelitySection
+from pipeline.report.documents import CompressReport, Outcome
 from pipeline.report.repair_sections import SourceRepairSection
-from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.sections import (
-    PartitionSection,
-    SessionSection,
-    Timing,
-    findings_section,
-    line_set,
-    partition_section,
-    peak_rss_mb,
-)
+from pipeline.report.sections import SessionSection, line_set, partition_section
 from pipeline.summarize import validate_checkpoint
 from pipeline.vocabulary import ResumeGate, SessionStatus, Strategy
 
 __all__ = ["Publisher", "compress_analysis", "compress_session", "output_section", "write_candidate"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Progress:
-    """What the report can say so far; every stage adds its section."""
-
-    plan: PlanSection | UnsetType = UNSET
-    partition: PartitionSection | UnsetType = UNSET
-    chain: ChainSection | UnsetType = UNSET
-    summary: SummarySection | UnsetType = UNSET
-    model_failure: WriterSection | UnsetType = UNSET
-    checks: ChecksSection | UnsetType = UNSET
-    fidelity: FidelitySection | UnsetType = UNSET
-    resume_check: ResumeCheckSection | UnsetType = UNSET
-    output: OutputSection | UnsetType = UNSET
-    output_tokens: int | UnsetType = UNSET
-    bounded: BoundedSection | UnsetType = UNSET
-    mask: MaskSection | UnsetType = UNSET
-    repairs: list[RepairEntry] | UnsetType = UNSET
-    projected: ProjectedSection | UnsetType = UNSET
-    planned: Planned | None = None
-    stop: Stop | None = None
 
 
 def compress_session(path: Path, label: str, options: CompressOptions) -> Outcome:
@@ -151,7 +110,7 @@ def compress_analysis(
     repaired bytes compressed (`repair_first`); with it off, a refusal for damage names the fix.
     """
     source = source_validation(analysis)
-    if options.damage_repair is not None and chain_damaged(source):
+    if options.damage_repair is not None and chain_error_findings(source):
         return _repaired_first(analysis, options, publish, source, started)
     outcome = _compressed(analysis, options, publish, source, started)
     refusal = outcome.report.reasons if isinstance(outcome.report, CompressReport) else UNSET
@@ -165,11 +124,11 @@ def _compressed(
 ) -> Outcome:
     admitted = gate(analysis, options, source)
     progress = (
-        _Progress(stop=admitted)
+        Progress(stop=admitted)
         if isinstance(admitted, Stop)
         else _compress(analysis, options, publish, admitted)
     )
-    return _outcome(analysis, options, progress, started, source)
+    return compress_outcome(analysis, options, progress, started, source)
 
 
 def _repaired_first(
@@ -200,7 +159,7 @@ def _with_repair(
     return replace(outcome, report=msgspec.structs.replace(report, **changes))
 
 
-def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> _Progress:
+def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, damage: Damage) -> Progress:
     masking = options.compress.strategy is Strategy.MASK
     planned = (
         mask_plan(analysis, options)
@@ -210,12 +169,12 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
     if isinstance(planned, Reason):
         budget = planned.code is SkipReason.RUN_TOKEN_BUDGET
         failure = planned.failure if isinstance(planned, ModelRefusal) else None
-        return _Progress(
+        return Progress(
             stop=Stop(SessionStatus.SKIPPED_RUN_BUDGET if budget else SessionStatus.REFUSED, (planned,)),
             model_failure=UNSET if failure is None else writer_section(failure.account, None, failure),
         )
     plan, summary = planned.plan, planned.summary
-    progress = _Progress(plan=plan_section(plan), planned=planned)
+    progress = Progress(plan=plan_section(plan), planned=planned)
     left = damage.left_in(plan)
     if left:  # a damaged record would stay raw: no cut reaches past it (the protected round holds it)
         return replace(progress, stop=Stop(SessionStatus.REFUSED, damage_refusal(left), left))
@@ -256,9 +215,9 @@ def _write(
     partition: Partition,
     side: frozenset[int],
     summary: Written,
-    progress: _Progress,
+    progress: Progress,
     publish: Publisher,
-) -> _Progress:
+) -> Progress:
     text = planned.text
     plan = planned.plan
     before = analysis.tokens_of(analysis.topology.chain)
@@ -290,7 +249,7 @@ def _write(
     return _checked_and_published(analysis, options, plan, partition, candidate, progress, publish)
 
 
-def _low_gain(options: CompressOptions, before: int, after: int, progress: _Progress) -> bool:
+def _low_gain(options: CompressOptions, before: int, after: int, progress: Progress) -> bool:
     """Whether a candidate saves under `min_gain` (a compaction that repairs damage never is)."""
     return after > before * (1 - options.compress.min_gain) and isinstance(progress.repairs, UnsetType)
 
@@ -301,9 +260,9 @@ def _write_masked(
     planned: Planned,
     partition: Partition,
     side: frozenset[int],
-    progress: _Progress,
+    progress: Progress,
     publish: Publisher,
-) -> _Progress:
+) -> Progress:
     """A masked candidate: the gain, its `mask` section, then the same checks, gate and publication."""
     plan = planned.plan
     before = analysis.tokens_of(analysis.topology.chain)
@@ -329,9 +288,9 @@ def _checked_and_published(
     plan: Plan,
     partition: Partition,
     candidate: Candidate | Stop,
-    progress: _Progress,
+    progress: Progress,
     publish: Publisher,
-) -> _Progress:
+) -> Progress:
     """The candidate's checks, fidelity and resume gate, then `publish`: any failure stops it."""
     if isinstance(candidate, Stop):
         return replace(progress, stop=candidate)
@@ -354,8 +313,8 @@ def _judged(
     plan: Plan,
     partition: Partition,
     candidate: Candidate,
-    progress: _Progress,
-) -> _Progress:
+    progress: Progress,
+) -> Progress:
     """The candidate's fidelity (a floor may refuse it), then the resume proof when Claude Code is there."""
     cleared = () if progress.planned is None else progress.planned.bounding.cleared_lines(plan.raw_lines)
     fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate, cleared)
@@ -393,84 +352,3 @@ def output_section(analysis: Analysis, candidate: Candidate, path: str) -> Outpu
         boundary_uuid=composed.boundary_uuid or UNSET,
         summary_uuid=composed.summary_uuid or UNSET,
     )
-
-
-_MISSED_BECAUSE: Final = (
-    PlanNote.MASKING_ALONE_SHORT_OF_TARGET,
-    PlanNote.PROTECTED_ROUND_EXCEEDS_TARGET,
-    PlanNote.NO_ROOM_FOR_SUMMARY,
-    PlanNote.NO_SAFE_CUT_WITHIN_TARGET,
-    PlanNote.SUMMARY_LARGER_THAN_PLANNED,
-)
-
-
-def _tokens(analysis: Analysis, progress: _Progress) -> tuple[CompressTokens, list[str]]:
-    """The token figures, and `target-missed` with the rule that stopped the cut when it was."""
-    chain = analysis.tokens_of(analysis.topology.chain)
-    plan = progress.planned.plan if progress.planned is not None else None
-    target = plan.goal_tokens if plan is not None else UNSET
-    output = progress.output_tokens
-    if isinstance(output, UnsetType) or plan is None:
-        return CompressTokens(estimator="seed", active_chain=chain, target=target), []
-    met = output <= plan.goal_tokens
-    missed: list[str] = []
-    if not met:
-        notes = {*plan.reasons, *(progress.planned.notes if progress.planned else ())}
-        rules = [n.value for n in _MISSED_BECAUSE if n in notes] or [
-            PlanNote.SUMMARY_LARGER_THAN_PLANNED.value
-        ]
-        missed = [PlanNote.TARGET_MISSED.value, *rules]
-    tokens = CompressTokens(
-        estimator="seed",
-        active_chain=chain,
-        target=plan.goal_tokens,
-        output=output,
-        ratio=round(output / max(1, chain), 4),
-        target_met=met,
-    )
-    return tokens, missed
-
-
-def _outcome(
-    analysis: Analysis, options: CompressOptions, progress: _Progress, started: float, source: Validation
-) -> Outcome:
-    topology = analysis.topology
-    stop = progress.stop
-    tokens, missed = _tokens(analysis, progress)
-    reasons = [str(reason) for reason in stop.reasons] if stop is not None else missed
-    report = CompressReport(
-        session=analysis.session(),
-        status=stop.status if stop is not None else SessionStatus.COMPRESSED,
-        strict_status=topology.strict.status,
-        strict=strict_section(topology),
-        leaf=leaf_section(topology),
-        findings=findings_section(
-            report_findings(analysis, source, stop), per_code=options.sweep.findings_per_code
-        ),
-        tokens=tokens,
-        timing_ms=Timing(
-            total=round((time.perf_counter() - started) * 1000, 2), worker_peak_rss_mb=peak_rss_mb()
-        ),
-        reasons=reasons or UNSET,
-        reason_figures=reason_figures(stop.reasons) if stop is not None else UNSET,
-        plan=progress.plan,
-        partition=progress.partition,
-        chain=progress.chain,
-        summary=progress.summary,
-        model_failure=progress.model_failure,
-        repairs=progress.repairs,
-        bounded=progress.bounded,
-        mask=progress.mask,
-        projected=progress.projected,
-        checks=progress.checks,
-        fidelity=progress.fidelity,
-        resume_check=progress.resume_check,
-        output=progress.output,
-    )
-    if stop is None:
-        return Compressed(analysis.label, report)
-    if stop.status is SessionStatus.INTERNAL_ERROR:  # the full report: sha256, plan, figures reproduce it
-        told = "; ".join(f"{reason} {dict(reason.figures)}" for reason in stop.reasons)
-        return Failed(analysis.label, report, f"internal consistency check failed: {told}")
-    kind = Refused if stop.status is SessionStatus.REFUSED else Skipped
-    return kind(analysis.label, report)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pipeline.core.validate.checks import READING_CODES, Validation
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.stages import Candidate, Publisher, Stop
@@ -30,12 +29,11 @@ from pipeline.reasons import Reason, Refusal
 from pipeline.report.compression import OutputSection
 from pipeline.report.repair_documents import edit_entries, proof_section, unrepaired_entry
 from pipeline.report.repair_sections import SourceRepairSection
-from pipeline.vocabulary import SessionStatus, Severity
+from pipeline.vocabulary import SessionStatus
 
 __all__ = [
     "REMEDY",
     "RepairedSource",
-    "chain_damaged",
     "declined_section",
     "guarded",
     "remedy_section",
@@ -56,12 +54,6 @@ class RepairedSource:
 
     job: DamageRepair
     analysis: Analysis
-
-
-def chain_damaged(source: Validation) -> bool:
-    """Whether the validator found the active chain in error (unreadable lines aside: a compaction
-    excludes those as unattributed, and they never refuse it)."""
-    return any(f.severity is Severity.ERROR and f.code not in READING_CODES for f in source.findings)
 
 
 def _staged(original: Path, data: bytes, scratch: Path) -> Path:

@@ -61,6 +61,7 @@ __all__ = [
     "Stop",
     "candidate_partition",
     "carried_shells",
+    "chain_error_findings",
     "compose_and_check",
     "gate",
     "projected_state",
@@ -105,6 +106,12 @@ def report_findings(analysis: Analysis, source: Validation, stop: Stop | None) -
     return tuple(dict.fromkeys((*file_findings(analysis, source), *(stop.findings if stop else ()))))
 
 
+def chain_error_findings(source: Validation) -> tuple[Finding, ...]:
+    """The validator's errors of the active chain itself: unreadable lines aside, which a
+    compaction excludes as unattributed and which never refuse it."""
+    return tuple(f for f in source.findings if f.severity is Severity.ERROR and f.code not in READING_CODES)
+
+
 def gate(analysis: Analysis, options: CompressOptions, source: Validation) -> Stop | Damage:
     """Refuse or skip before any planning: topology, kind, source validity, size.
 
@@ -121,9 +128,7 @@ def gate(analysis: Analysis, options: CompressOptions, source: Validation) -> St
     # Unreadable lines are excluded as unattributed and cannot reach the output. Records the API
     # refuses are replaced by a summary that covers them; any other error concerns the active
     # chain itself, which a summary would only hide.
-    chain_errors = [
-        f for f in source.findings if f.severity is Severity.ERROR and f.code not in READING_CODES
-    ]
+    chain_errors = list(chain_error_findings(source))
     if any(f.code not in API_PAIRING_CODES for f in chain_errors):
         return Stop(SessionStatus.REFUSED, damage_refusal(chain_errors), tuple(chain_errors))
     damage = chain_damage(analysis.index, topology.chain, chain_errors)
