@@ -32,9 +32,9 @@ from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
-from pipeline.report.documents import Compressed, Outcome, Refused, RolloutCompressReport, Skipped
+from pipeline.report.documents import Compressed, ContextCompressReport, Outcome, Refused, Skipped
 from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.resume_context import CutSection, RolloutOutputSection
+from pipeline.report.resume_context import ContextOutputSection, CutSection
 from pipeline.report.sections import (
     PartitionSection,
     Timing,
@@ -189,9 +189,9 @@ def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits:
     return sum(item.tokens for item in sent)
 
 
-def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> RolloutOutputSection:
+def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> ContextOutputSection:
     """The report's `output` of a candidate's bytes, wherever they go (`path`, as reported)."""
-    return RolloutOutputSection(
+    return ContextOutputSection(
         path=path,
         sha256=hashlib.sha256(data).hexdigest(),
         bytes=len(data),
@@ -201,14 +201,14 @@ def context_output(path: str, data: bytes, source: SourceBytes, summary_line: in
     )
 
 
-ContextPublisher = Callable[[SourceBytes, str, CompressOptions, bytes, int], "RolloutOutputSection | Reason"]
+ContextPublisher = Callable[[SourceBytes, str, CompressOptions, bytes, int], "ContextOutputSection | Reason"]
 """What becomes of a candidate that passed its check (its bytes, and its summary's line): written,
 or a refusal why not."""
 
 
 def write_context(
     source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
-) -> RolloutOutputSection | Reason:
+) -> ContextOutputSection | Reason:
     """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
     if file_sha256(source.path) != source.sha256:
         return Reason(Refusal.SOURCE_CHANGED)
@@ -240,11 +240,11 @@ def _report(
     status: SessionStatus,
     started: float,
     made: _Made | _Stop,
-    output: RolloutOutputSection | UnsetType = UNSET,
-) -> RolloutCompressReport:
+    output: ContextOutputSection | UnsetType = UNSET,
+) -> ContextCompressReport:
     read = context.session
     session = session_section(label, source, read.versions, read.line_count, context.agent.format, read.kind)
-    stopped = RolloutCompressReport(
+    stopped = ContextCompressReport(
         session=session,
         status=status,
         findings=findings_section(read.findings, per_code=options.sweep.findings_per_code),
@@ -326,8 +326,8 @@ def compress_context(
     context = _context(agent, source, LineLimits.of(options.sweep))
 
     def report(
-        status: SessionStatus, made: _Made | _Stop, output: RolloutOutputSection | UnsetType = UNSET
-    ) -> RolloutCompressReport:
+        status: SessionStatus, made: _Made | _Stop, output: ContextOutputSection | UnsetType = UNSET
+    ) -> ContextCompressReport:
         return _report(source, label, context, options, status, started, made, output)
 
     stop = _gate(context, options)
