@@ -647,7 +647,6 @@ REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
 SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
 CLAUDE_CODE_JOB_DEBT: Final = frozenset(
     {
-        "execute/process_pool.py",  # says whether the compiled Claude Code index is built
         "jobs/compress/masking.py",
         "jobs/compress/planning.py",
         "jobs/compress/stages.py",
