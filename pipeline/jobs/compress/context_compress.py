@@ -15,7 +15,6 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -25,11 +24,10 @@ from pipeline.core.partition import checked_partition
 from pipeline.findings import Finding
 from pipeline.formats.context_items import TailPlan
 from pipeline.formats.line_guard import LineLimits
-from pipeline.jobs.compress.options import CompressOptions, candidate_path
+from pipeline.jobs.compress.candidate_file import write_candidate_file
+from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import Written
-from pipeline.publish.files import write_bytes_atomic
-from pipeline.read.compressed import compress_as
-from pipeline.read.load import SourceBytes, file_sha256
+from pipeline.read.load import SourceBytes
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
 from pipeline.report.documents import Compressed, ContextCompressReport, Outcome, Refused, Skipped
@@ -209,15 +207,9 @@ or a refusal why not."""
 def write_context(
     source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
 ) -> ContextOutputSection | Reason:
-    """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
-    if file_sha256(source.path) != source.sha256:
-        return Reason(Refusal.SOURCE_CHANGED)
-    destination = candidate_path(Path(options.out_dir), options.root_label, label)
-    if destination.resolve() == source.path.resolve():
-        return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
-    write_bytes_atomic(destination, compress_as(source.compression, data))  # stored as the source is
-    where = destination.relative_to(Path(options.out_dir)).as_posix()
-    return context_output(where, data, source, summary_line)
+    """`--out`: the candidate written by the one candidate writer, or the refusal why not."""
+    written = write_candidate_file(source, label, options, data)
+    return written if isinstance(written, Reason) else context_output(written, data, source, summary_line)
 
 
 @dataclass(frozen=True, slots=True)
