@@ -230,8 +230,10 @@ def vocabulary_table(vocabulary: type[enum.Enum], explain: Mapping[Any, str] | N
     return [*lines, ""]
 
 
-def _subclasses(base: type) -> list[type]:
-    found, pending = [], list(base.__subclasses__())
+def _subclasses(base: type[enum.Enum]) -> list[type[enum.Enum]]:
+    """Every vocabulary deriving from `base`, however deep, by module and name."""
+    found: list[type[enum.Enum]] = []
+    pending = list(base.__subclasses__())
     while pending:
         vocabulary = pending.pop()
         found.append(vocabulary)

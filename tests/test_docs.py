@@ -39,7 +39,8 @@ gen = _generator()
 
 @pytest.fixture(scope="module")
 def pages() -> dict[str, str]:
-    return gen.pages()
+    built: dict[str, str] = gen.pages()
+    return built
 
 
 def _build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
