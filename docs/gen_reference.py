@@ -1,14 +1,15 @@
 """The reference pages of the documentation, generated from the code so nothing is written twice.
 
-MkDocs runs this file as a hook (`hooks:` in mkdocs.yml): `on_files` adds four pages built at
-each build, never stored in `docs/`:
+MkDocs runs this file as a hook (`hooks:` in mkdocs.yml): `on_files` adds the pages below, built
+at each build, never stored in `docs/`:
 
 - `reference/commands.md`: every command and option, from the argument parser (`build_parser`);
 - `reference/configuration.md`: every knob, its default and the comment above it (its reason),
   from `config/default.toml`;
 - `reference/vocabulary.md`: every status, finding code and reason code, from the closed
   vocabularies (the `StrEnum`s the reports' values come from);
-- `reference/exit-codes.md`: every command's exit codes, from the `IntEnum`s and the epilogs.
+- `reference/exit-codes.md`: every command's exit codes, from the `IntEnum`s and the epilogs;
+- `reference/schemas.md`: every JSON Schema the package ships, each file served beside it.
 
 `tests/test_docs.py` builds the site with `--strict` and checks each page against the code.
 """
@@ -31,12 +32,14 @@ from mkdocs.structure.files import File
 import pipeline
 from pipeline.cli.grammar import build_parser
 from pipeline.findings import REASONS
+from pipeline.jobs.report_schemas import DOCUMENTS, shipped
 from pipeline.live_vocabulary import Disposition
 from pipeline.reasons import ReasonCode
 from pipeline.vocabulary import ExitCode, FindingCode, ProbeExit, ResumeExit, SessionStatus, StrictStatus
 
 DEFAULTS: Final = "default.toml"  # config/default.toml, as the package reads it (pipeline/settings/)
-PAGES: Final = ("commands", "configuration", "vocabulary", "exit-codes")
+PAGES: Final = ("commands", "configuration", "vocabulary", "exit-codes", "schemas")
+SCHEMAS: Final = "reference/schemas"  # where the site serves the shipped schema files
 _MEMBER: Final = re.compile(r"^\s+([A-Z][A-Z0-9_]*)\s*=\s*[^#]*?(?:#\s*(.*))?$")
 
 
@@ -302,6 +305,27 @@ def exit_codes_page(parser: argparse.ArgumentParser) -> str:
     return "\n".join([*lines, ""])
 
 
+# --- schemas: the JSON Schemas the package ships -----------------------------------------------
+
+
+def schemas_page() -> str:
+    """Each document's schema: its name, `$id`, what writes it, and the shipped file."""
+    lines = [
+        "# Report schemas",
+        "",
+        "Every document the tool writes carries its `schema` string, the `$id` of a JSON Schema",
+        "(draft 2020-12) shipped in the package (`pipeline/report/schemas/`), generated from the report",
+        "types: validate a report against it, or print it with `compaction schema NAME`.",
+        "",
+        "| name | `$id` | what it describes | file |",
+        "| --- | --- | --- | --- |",
+    ]
+    for doc in DOCUMENTS:
+        link = f"[{doc.file_name}](schemas/{doc.file_name})"
+        lines.append(f"| `{doc.name}` | `{doc.id}` | {_cell(doc.description)} | {link} |")
+    return "\n".join([*lines, ""])
+
+
 # --- the build -------------------------------------------------------------------------------
 
 
@@ -315,6 +339,7 @@ def pages(config_text: str | None = None) -> dict[str, str]:
         "configuration": configuration_page(text),
         "vocabulary": vocabulary_page(),
         "exit-codes": exit_codes_page(parser),
+        "schemas": schemas_page(),
     }
     return {f"reference/{name}.md": built[name] for name in PAGES}
 
@@ -323,4 +348,6 @@ def on_files(files: Any, config: Any) -> Any:
     """MkDocs hook: add the generated pages to the build (nothing is written into docs/)."""
     for path, content in pages().items():
         files.append(File.generated(config, path, content=content))
+    for doc in DOCUMENTS:
+        files.append(File.generated(config, f"{SCHEMAS}/{doc.file_name}", content=shipped(doc)))
     return files

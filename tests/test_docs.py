@@ -19,6 +19,7 @@ import pytest
 
 from pipeline.cli.grammar import build_parser
 from pipeline.findings import REASONS
+from pipeline.jobs.report_schemas import DOCUMENTS, shipped
 from pipeline.reasons import ReasonCode
 from pipeline.vocabulary import ExitCode, FindingCode, ProbeExit, ResumeExit, SessionStatus
 
@@ -52,13 +53,10 @@ def _build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
 def test_the_site_builds_strictly_with_the_generated_reference(tmp_path: Path) -> None:
     done = _build(ROOT / "mkdocs.yml", tmp_path / "site")
     assert done.returncode == 0, done.stderr
-    for page in (
-        "reference/commands",
-        "reference/configuration",
-        "reference/vocabulary",
-        "reference/exit-codes",
-    ):
-        assert (tmp_path / "site" / page / "index.html").is_file(), page
+    for page in gen.PAGES:
+        assert (tmp_path / "site" / "reference" / page / "index.html").is_file(), page
+    for doc in DOCUMENTS:  # each shipped schema is served as is, where its page links it
+        assert (tmp_path / "site" / gen.SCHEMAS / doc.file_name).read_bytes() == shipped(doc)
     home = (tmp_path / "site" / "index.html").read_text()
     assert "Codex CLI 0.171.0" in home  # the README's agents table, included, not copied
     assert not (tmp_path / "site" / "gen_reference.py").exists()
@@ -130,6 +128,12 @@ def test_every_status_finding_and_reason_code_is_in_the_reference(pages: dict[st
     assert len(codes) > 100
     for code in codes:
         assert f"| `{code.value}` |" in page, f"{type(code).__name__}.{code.name}"
+
+
+def test_every_schema_is_in_the_reference(pages: dict[str, str]) -> None:
+    page = pages["reference/schemas.md"]
+    for doc in DOCUMENTS:
+        assert f"| `{doc.name}` | `{doc.id}` |" in page and f"(schemas/{doc.file_name})" in page, doc.id
 
 
 def test_every_exit_code_is_in_the_reference(pages: dict[str, str]) -> None:
