@@ -115,7 +115,8 @@ def commands_page(parser: argparse.ArgumentParser) -> str:
 
 def _knobs(text: str) -> Iterator[tuple[str, str, Any, str]]:
     """(section, key, default, reason) for every key, in file order; a key's reason is the comment
-    block right above it, or, for a key written on the line after another, that key's reason."""
+    block right above it, else the comment after its value, else, for a key written on the line
+    after another, that key's reason."""
     section, comment, reason = "", list[str](), ""
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -127,12 +128,21 @@ def _knobs(text: str) -> Iterator[tuple[str, str, Any, str]]:
             comment, reason = [], ""
         elif section:
             ((key, value),) = tomllib.loads(line).items()
-            reason = " ".join(comment) or reason
+            reason = " ".join(comment) or _inline_comment(line) or reason
             if not reason:
                 where = f"config/default.toml:{number}: [{section}] {key}"
                 raise UndocumentedKnob(f"{where} has no reason above it")
             comment = []
             yield section, key, value, reason
+
+
+def _inline_comment(line: str) -> str:
+    """The comment after a key's value on its own line (`key = 1  # why`), or ""."""
+    head, mark, tail = line.partition(" #")
+    try:
+        return tail.strip() if mark and tomllib.loads(head) == tomllib.loads(line) else ""
+    except tomllib.TOMLDecodeError:  # the mark was inside a string value
+        return ""
 
 
 def _section_comments(text: str) -> dict[str, str]:

@@ -102,6 +102,12 @@ def test_a_knob_without_a_reason_fails_the_generator() -> None:
         gen.configuration_page(documented + "\nquiet = false\n")
 
 
+def test_a_comment_after_the_value_is_a_reason_and_a_hash_in_a_string_is_not() -> None:
+    page = gen.configuration_page('[sweep]\njobs = 0  # one per core\n# A mark.\nmark = "a #b"\n')
+    assert "| `jobs` | `0` | one per core |" in page
+    assert '| `mark` | `"a #b"` | A mark. |' in page
+
+
 def test_grouped_knobs_share_the_comment_above_them() -> None:
     text = "[compress]\n# Below it: skipped.\nmin = 1\n# The target's two bounds.\nratio = 0.3\nshare = 0.4\n"
     page = gen.configuration_page(text)
