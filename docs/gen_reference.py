@@ -100,7 +100,8 @@ def commands_page(parser: argparse.ArgumentParser) -> str:
         "",
     ]
     for name, summary, command in _commands(parser):
-        lines += [f"## `compaction {name}`", "", f"{summary}." if summary else "", ""]
+        sentence = f"{summary[:1].upper()}{summary[1:]}." if summary else ""
+        lines += [f"## `compaction {name}`", "", sentence, ""]
         if command.description:
             lines += [command.description, ""]
         usage = command.format_usage().removeprefix("usage: ").strip()
