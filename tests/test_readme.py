@@ -113,3 +113,12 @@ def test_examples_are_read_from_every_kind_of_block(tmp_path: Path) -> None:
         "```cron\n1 2 * * * $HOME/.local/bin/compaction compress ~/b \\\n    --in-place >>log 2>&1\n```\n"
     )
     assert examples(page) == ["validate ~/a", "compress ~/b      --in-place"]
+
+
+def test_the_readme_stays_a_front_page() -> None:
+    """A new user on a fresh machine runs exactly two commands from it; the manual is docs/."""
+    text = README.read_text()
+    first = next(body for language, body in _FENCE.findall(text) if language == "sh")
+    assert [line.split("#", 1)[0].strip() for line in first.splitlines()] == ["scripts/demo", "scripts/test"]
+    lines = len(text.splitlines())
+    assert lines <= 200, f"README.md has {lines} lines: move the detail to its page under docs/"
