@@ -154,26 +154,27 @@ def _reasons(sessions: Sequence[SessionRow]) -> str:
 
 
 def _findings(sessions: Sequence[SessionRow]) -> str:
-    found: Counter[tuple[str, str]] = Counter()
-    holders: Counter[tuple[str, str]] = Counter()
+    """Per code: its findings (listed and counted only), the sessions holding it, its severities."""
+    found: Counter[str] = Counter()
+    holders: Counter[str] = Counter()
+    severities: dict[str, set[str]] = {}
     for glance in (row.glance for row in sessions if row.glance is not None):
-        severity = {f.code: f.severity for f in glance.findings}
+        for entry in glance.findings:
+            severities.setdefault(entry.code, set()).add(entry.severity)
         per_code = Counter(f.code for f in glance.findings) + Counter(glance.findings_truncated)
-        for code, count in per_code.items():
-            key = (code, severity.get(code, "?"))
-            found[key] += count
-            holders[key] += 1
+        found.update(per_code)
+        holders.update(per_code.keys())
     if not found:
         return "<h2>Findings by code</h2><p class=note>No session report holds a finding.</p>"
     figure = Figure("reports", derived=True)
     rows = [
         (
             escape(code),
-            escape(severity),
+            escape(", ".join(sorted(severities.get(code, ())))),
             figure.value(n, "findings", code),
-            figure.value(holders[(code, severity)], "sessions", code),
+            figure.value(holders[code], "sessions", code),
         )
-        for (code, severity), n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+        for code, n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     return "<h2>Findings by code</h2>" + table(("code", "severity", "findings", "sessions"), rows)
 
