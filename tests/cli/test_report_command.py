@@ -98,22 +98,32 @@ def chromium() -> str:
     return found
 
 
-def render(chromium: str, page: Path, work: Path) -> tuple[Dom, Path]:
-    """The page as headless Chromium renders it (its DOM, parsed) and a screenshot of its top
-    1200x2400 px (about 260 KB; the whole page of a 64-session run would be over 1 MB)."""
+def _chromium(chromium: str, work: Path) -> list[str]:
     base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    base += [f"--user-data-dir={work / 'chromium-profile'}", "--window-size=1200,2400"]
+    return [*base, f"--user-data-dir={work / 'chromium-profile'}", "--window-size=1200,2400"]
+
+
+def render(chromium: str, page: Path, work: Path) -> Dom:
+    """The page as headless Chromium renders it: its DOM, parsed."""
     dumped = subprocess.run(
-        [*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
-    )
-    shot = work / f"{page.parent.name}.png"
-    subprocess.run(
-        [*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, check=True
-    )
-    assert shot.read_bytes()[:8] == PNG_MAGIC, "Chromium wrote no screenshot"
+        [*_chromium(chromium, work), "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
     dom = Dom()
     dom.feed(dumped.stdout)
-    return dom, shot
+    return dom
+
+
+def screenshot(chromium: str, page: Path, work: Path) -> Path:
+    """A screenshot of the page's top 1200x2400 px, kept in `work` (about 260 KB; the whole page of
+    a 64-session run would be over 1 MB)."""
+    shot = work / f"{page.parent.name}.png"
+    subprocess.run(
+        [*_chromium(chromium, work), f"--screenshot={shot}", page.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert shot.read_bytes()[:8] == PNG_MAGIC, "Chromium wrote no screenshot"
+    return shot
 
 
 def _self_contained(page: Path) -> None:
@@ -137,7 +147,9 @@ def validated_page(
     validated: Path, chromium: str, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Dom, Path]:
     """The corpus run's page as Chromium renders it, and its screenshot (kept with the test's tmp)."""
-    return render(chromium, validated / "report.html", tmp_path_factory.mktemp("rendered"))
+    work = tmp_path_factory.mktemp("rendered")
+    page = validated / "report.html"
+    return render(chromium, page, work), screenshot(chromium, page, work)
 
 
 def test_the_corpus_run_renders_and_its_numbers_are_summary_json_s(
@@ -158,6 +170,44 @@ def test_the_corpus_run_renders_and_its_numbers_are_summary_json_s(
     assert expected <= checked
     assert dom.tags["svg"] >= 1 and dom.tags["table"] >= 5
     print(f"screenshot: {shot}")
+
+
+def test_the_corpus_compacted_shows_tokens_and_savings_against_the_target(
+    corpus_files: Path, chromium: str, tmp_path: Path
+) -> None:
+    """`compress --out --html` over the whole corpus (no gate): resume tokens before, after and the
+    target, and bytes saved, per agent and root, each figure equal to summary.json's."""
+    out = tmp_path / "compacted"
+    done = compaction(
+        "compress",
+        str(corpus_files),
+        "--out",
+        str(out),
+        "--no-verify-resume",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--html",
+    )
+    assert done.returncode == 1, done.stderr  # the corpus holds sessions that are refused
+    dom = render(chromium, out / "report.html", tmp_path)
+    print(f"screenshot: {screenshot(chromium, out / 'report.html', tmp_path)}")
+    summary = json.loads((out / "summary.json").read_text())
+    checked = _check_copied(dom, "summary.json", summary)
+    totals = summary["totals"]
+    compacted = {fmt for fmt, group in totals["by_format"].items() if group.get("resume_tokens")}
+    assert compacted, "the corpus run compacted no session"
+    expected = {("by_status", status) for status in summary["by_status"]}
+    for fmt in compacted:
+        at = ("totals", "by_format", fmt)
+        expected |= {(*at, "written"), (*at, "files", "before"), (*at, "files", "after")}
+        for estimator in totals["by_format"][fmt]["resume_tokens"]:
+            expected |= {(*at, "resume_tokens", estimator, key) for key in ("before", "after")}
+    for estimator in totals["all"]["resume_tokens"]:
+        at = ("totals", "all", "resume_tokens", estimator)
+        expected |= {(*at, key) for key in ("before", "after", "ratio", "target", "target_met")}
+    assert expected <= checked
+    assert {unquote(href) for href in dom.links} == {entry["report"] for entry in summary["reports"]}
 
 
 def test_every_session_links_to_its_json_report(validated: Path, validated_page: tuple[Dom, Path]) -> None:
@@ -204,7 +254,7 @@ def gated(
 
 
 def test_resume_verdicts_and_probe_recall_are_the_run_s(gated: Path, chromium: str, tmp_path: Path) -> None:
-    dom, _ = render(chromium, gated / "report.html", tmp_path)
+    dom = render(chromium, gated / "report.html", tmp_path)
     summary = json.loads((gated / "summary.json").read_text())
     checked = _check_copied(dom, "summary.json", summary)
     verdicts = summary["resume_checks"]["by_verdict"]
@@ -230,7 +280,7 @@ def test_a_token_benchmark_shows_its_billed_slopes(corpus_files: Path, chromium:
     out = tmp_path / "bench"
     done = compaction("tokens", str(sessions), "--report-dir", str(out), "--jobs", "2", "--quiet", "--html")
     assert done.returncode == 0, done.stderr
-    dom, _ = render(chromium, out / "report.html", tmp_path)
+    dom = render(chromium, out / "report.html", tmp_path)
     benchmark = json.loads((out / "summary.json").read_text())
     checked = _check_copied(dom, "summary.json", benchmark)
     assert {("all", "usage", name, "median_slope") for name in benchmark["all"]["usage"]} <= checked
