@@ -595,6 +595,7 @@ COMMAND_MODULES: Final = {
     "backups": "backups_command",
     "repair-read-pages": "repair_command",
     "schema": "schema_command",
+    "report": "report_command",
 }
 EXECUTORS: Final = {
     "Executor": "execute/seam.py",  # the protocol

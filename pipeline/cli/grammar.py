@@ -168,6 +168,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress bar or table; warnings and errors only"
     )
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write report.html into the report directory at the end of the run: one "
+        "self-contained page of the run (as `compaction report DIR` writes it)",
+    )
 
 
 def _topology(parser: argparse.ArgumentParser) -> None:
@@ -370,6 +376,26 @@ def _add_schema(commands: Any, wanted: Callable[[str], bool]) -> None:
         )
 
 
+def _add_report(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """The `report` subcommand: a report directory's HTML page."""
+    report = commands.add_parser(
+        "report",
+        help="write one self-contained HTML page of a run from its report directory",
+        description="Read DIR (the report directory of validate, compress or tokens: its summary.json, "
+        "tokens.json when there is one, and the session reports it names) and write one static HTML page: "
+        "statuses and reasons, tokens before and after with the target, savings per agent and root, findings "
+        "by code, resume-proof verdicts, probe recall per class, billed slopes, and every session linking to "
+        "its JSON report. Inline CSS and SVG only: no script, nothing fetched.",
+        epilog="exit codes: 0 written; 1 written, but a session report is missing or unreadable (the page "
+        "lists it); 2 DIR is not a report directory",
+    )
+    if wanted("report"):
+        report.add_argument("directory", type=Path, metavar="DIR", help="a report directory")
+        report.add_argument(
+            "--out", type=Path, metavar="FILE", help="where the page goes (default: DIR/report.html)"
+        )
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with one subcommand per job; given `command`, only that subcommand's arguments
     are built (every command is still listed), which keeps a short run's start-up short."""
@@ -422,6 +448,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_verify_arguments(verify)
     _add_probe(commands, wanted)
     add_live_commands(commands, wanted)
+    _add_report(commands, wanted)
     _add_schema(commands, wanted)
     return parser
 

@@ -25,6 +25,7 @@ from pipeline.cli.fleet_command import FleetRun, run_fleet
 from pipeline.cli.grammar import build_parser, flag_overrides
 from pipeline.cli.live_commands import is_live, run_live
 from pipeline.cli.preflight import check_written_directories
+from pipeline.cli.report_command import run_page
 from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
@@ -94,7 +95,17 @@ def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
     return validate_command(args, settings)
 
 
-def _pair_command(args: argparse.Namespace) -> int:
+def _single_command(args: argparse.Namespace) -> int:
+    """The commands that run no fleet: `schema` (what the package ships), `report` (a finished
+    run's directory), `verify-resume` and `probe` (one original and its compaction)."""
+    if args.command == "schema":
+        from pipeline.cli.schema_command import schema_command  # noqa: PLC0415 - per command
+
+        return schema_command(args)
+    if args.command == "report":
+        from pipeline.cli.report_command import report_command  # noqa: PLC0415 - per command
+
+        return report_command(args)
     if args.command == "verify-resume":
         from pipeline.cli.verify_resume_command import verify_resume_command  # noqa: PLC0415 - per command
 
@@ -102,6 +113,18 @@ def _pair_command(args: argparse.Namespace) -> int:
     from pipeline.cli.probe_command import probe_command  # noqa: PLC0415 - per command
 
     return probe_command(args)
+
+
+def _live_misuse(args: argparse.Namespace) -> str | None:
+    """Why the flags given cannot run in place, if they cannot."""
+    remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
+    cluster = getattr(args, "cluster", None)
+    elsewhere = cluster is not None and not (args.command == "compress" and cluster.startswith("local:"))
+    if elsewhere or remote or isinstance(getattr(args, "report_dir", None), str):
+        return "live files are replaced on this machine only: --cluster local:N at most, no URLs"
+    if getattr(args, "html", False):
+        return "--html is for runs that write a report directory, not --in-place"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,19 +141,11 @@ def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     named = arguments[0] if arguments and not arguments[0].startswith("-") else None
     args = build_parser(named).parse_args(arguments)
-    if args.command == "schema":  # prints what the package ships: no settings, no sessions
-        from pipeline.cli.schema_command import schema_command  # noqa: PLC0415 - per command
-
-        return schema_command(args)
-    if args.command in ("verify-resume", "probe"):  # one original and its compaction, no fleet
-        return _pair_command(args)
+    if args.command in ("schema", "report", "verify-resume", "probe"):
+        return _single_command(args)
     if is_live(args):
-        remote = [str(path) for path in getattr(args, "paths", None) or () if is_url(str(path))]
-        cluster = getattr(args, "cluster", None)
-        elsewhere = cluster is not None and not (args.command == "compress" and cluster.startswith("local:"))
-        if elsewhere or remote or isinstance(getattr(args, "report_dir", None), str):
-            return _usage("live files are replaced on this machine only: --cluster local:N at most, no URLs")
-        return run_live(args)
+        misuse = _live_misuse(args)
+        return _usage(misuse) if misuse is not None else run_live(args)
     try:
         settings = load_settings(args.config, flags=flag_overrides(args))
         configure_logging(settings.sweep.log_format, quiet=args.quiet)
@@ -143,7 +158,8 @@ def _main(argv: Sequence[str] | None) -> int:
         executor = _executor(args, settings, command, cluster)
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
-    return _fleet(command, sessions, roots, executor, quiet=args.quiet)
+    code = _fleet(command, sessions, roots, executor, quiet=args.quiet)
+    return run_page(command.destination, code, quiet=args.quiet) if args.html and sessions else code
 
 
 def _fleet(
