@@ -22,7 +22,7 @@ from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.gemini_cli import GEMINI_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
 from pipeline.formats.unsupported.pi import PI
-from pipeline.formats.unsupported.qwen_code import QWEN_CODE
+from pipeline.formats.qwen_code.signature import QWEN_CODE
 from pipeline.read.discover import RootError
 
 __all__ = ["PROCESSED", "RECOGNIZED", "default_roots", "looked_for_roots", "session_file_names"]
