@@ -112,7 +112,9 @@ SHARED_NAMES: Final = {
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
-TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "fixtures/qwen_code", "core/check/fixtures"})
+TESTS_OWN: Final = frozenset(
+    {"support", "fixtures", "fixtures/fuzz", "fixtures/qwen_code", "core/check/fixtures"}
+)
 TESTS: Final = PACKAGE.parent / "tests"
 
 MAX_FUNCTION_LINES: Final = 60

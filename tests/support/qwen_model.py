@@ -11,6 +11,7 @@ Code's own compression. Regenerate the fixtures with::
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections import deque
@@ -21,8 +22,8 @@ from typing import Final
 
 from pipeline.proof.chat_capture import ChatCaptureServer, ChatRequest, Reply, ToolCall
 from pipeline.proof.process_group import run_in_process_group
+from pipeline.proof.qwen_code.qwen_install import QwenCode, find_qwen_code, require_qwen_code
 from pipeline.proof.qwen_code.resume_run import qwen_environment
-from pipeline.proof.qwen_code.qwen_install import QwenCode, require_qwen_code
 from pipeline.proof.qwen_code.session_staging import sanitized_cwd
 
 MAIN_AGENT: Final = "You are Qwen Code"  # how the main agent's system prompt opens
@@ -139,3 +140,12 @@ def main(target: Path) -> None:
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
+
+
+def installed_qwen_code() -> QwenCode | None:
+    """The pinned Qwen Code, installed by scripts/install-qwen-code when it is missing; None when
+    it cannot be (no npm, no registry): the caller skips, saying why."""
+    if find_qwen_code() is None:
+        script = Path(__file__).resolve().parents[2] / "scripts" / "install-qwen-code"
+        run_in_process_group([str(script)], cwd=script.parent, env=dict(os.environ), timeout=600.0)
+    return find_qwen_code()
