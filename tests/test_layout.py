@@ -79,6 +79,7 @@ PACKAGES: Final = {
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
+    "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -138,6 +139,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
+    "agents/qwen_code/qwen_evidence.py": "a Qwen Code call's JSON arguments become the summarizers' tool input",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with

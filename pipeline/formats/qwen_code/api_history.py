@@ -106,7 +106,11 @@ def curated(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
         if entry.content.role == "user":
             if kept and kept[-1].content.role == "user":
                 last = kept[-1]
-                kept[-1] = Entry(last.content.extended(entry.content.parts), last.lines + entry.lines)
+                kept[-1] = Entry(
+                    last.content.extended(entry.content.parts),
+                    last.lines + entry.lines,
+                    last.from_compression,
+                )
             else:
                 kept.append(entry)
             index += 1

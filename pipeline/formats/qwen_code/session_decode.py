@@ -111,9 +111,11 @@ def _response(response: Mapping[str, Any]) -> Part:
         for p in (nested if isinstance(nested, list) else ())
         if isinstance(p, dict) and _text(p.get("text"))
     )
+    body = response.get("response")
     return Part(
         PartKind.FUNCTION_RESPONSE,
-        text=_response_text(response.get("response")),
+        text=_response_text(body),
+        failed=isinstance(body, dict) and "error" in body and "output" not in body,
         call_id=_text(response.get("id")) or None,
         name=_text(response.get("name")) or "",
         nested=texts,

@@ -80,6 +80,7 @@ class Part:
     nested: tuple[str, ...] = ()  # a response's own text parts, sent after its text
     empty: bool = False  # `{}`, or a non-thought text part with text "": Qwen Code calls it invalid
     signed: bool = False  # carries a `thoughtSignature`
+    failed: bool = False  # a response that reports an `error` (a failed tool call)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ __all__ = [
     "QwenCodeError",
     "QwenCodeNotInstalled",
     "find_qwen_code",
+    "qwen_code_at",
     "require_qwen_code",
 ]
 
@@ -81,6 +82,15 @@ def find_qwen_code(root: Path | None = None) -> QwenCode | None:
     """The configured or pinned Qwen Code and Node.js 22 (root: the checkout, if any), else None."""
     scripts, nodes = _places(root)
     script = next((found for place in scripts if (found := _script_in(place))), None)
+    node = next((found for place in nodes if (found := _node_in(place))), None)
+    return QwenCode(node, script) if script is not None and node is not None else None
+
+
+def qwen_code_at(given: Path, root: Path | None = None) -> QwenCode | None:
+    """The Qwen Code script `given` names (the script or its npm prefix), run by the Node.js 22
+    found as usual; None when either is missing."""
+    script = _script_in(given.expanduser())
+    _, nodes = _places(root)
     node = next((found for place in nodes if (found := _node_in(place))), None)
     return QwenCode(node, script) if script is not None and node is not None else None
 
