@@ -18,7 +18,7 @@ from typing import Final
 from pipeline.formats.qwen_code.active_chain import ChainRecord
 from pipeline.formats.qwen_code.session_records import Content, PartKind, QwenRecord, RecordType
 
-__all__ = ["Entry", "Rebuilt", "curated", "rebuild_history"]
+__all__ = ["Entry", "Rebuilt", "curated", "is_placeholder", "rebuild_history"]
 
 DEGRADED_PLACEHOLDER: Final = "(request timeout)"
 
@@ -90,7 +90,8 @@ def _valid(content: Content) -> bool:
     return bool(content.parts) and not any(part.empty for part in content.parts)
 
 
-def _placeholder(content: Content) -> bool:
+def is_placeholder(content: Content) -> bool:
+    """A model turn that is only the upstream's `(request timeout)` placeholder."""
     parts = content.parts
     if not parts or any(p.kind not in (PartKind.TEXT, PartKind.THOUGHT) for p in parts):
         return False
@@ -123,5 +124,5 @@ def curated(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
             index += 1
             continue
         if all(_valid(e.content) for e in run):
-            kept.extend(e for e in run if not _placeholder(e.content))
+            kept.extend(e for e in run if not is_placeholder(e.content))
     return tuple(kept)

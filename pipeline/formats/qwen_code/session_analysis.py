@@ -25,6 +25,7 @@ from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import SentItem, TailPlan
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
+from pipeline.formats.qwen_code.call_repair import repair_calls
 from pipeline.formats.qwen_code.chat_messages import (
     SentMessage,
     estimate_tokens,
@@ -193,7 +194,7 @@ def analyze_session(data: bytes, limits: LineLimits) -> QwenAnalysis:
     session = decode_session(data, limits)
     chain = active_chain(session.records)
     rebuilt = rebuild_history(chain.records)
-    history = curated(rebuilt.entries)
+    history = curated(repair_calls(rebuilt.entries).entries)
     messages = sent_messages(history)
     findings = session_findings(session, chain, rebuilt)
     return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings)

@@ -28,6 +28,8 @@ __all__ = ["QwenSessionNotFound", "StagedSession", "sanitized_cwd", "session_id_
 _SETTINGS: Final = {
     "general": {"enableAutoUpdate": False},
     "privacy": {"usageStatisticsEnabled": False},
+    # No background memory extraction after the resumed turn: one call is the whole proof.
+    "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
 }
 _SESSION_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a name Qwen Code's file pattern accepts
 _HEAD_LINES: Final = 64  # the first records name the session; a file without one there is not a session

@@ -11,6 +11,7 @@ from typing import Final
 import pytest
 
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.qwen_code.call_repair import UNRECORDED_RESULT
 from pipeline.formats.qwen_code.compression_records import RESUME_INSTRUCTION, summary_message
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, analyze_session, summary_sent
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
@@ -140,7 +141,7 @@ def test_a_missing_parent_a_cycle_and_mixed_sessions_are_findings() -> None:
     assert FindingCode.CROSS_SESSION_PARENT in _codes(analysis) and not analysis.resumable
 
 
-def test_an_unanswered_call_and_an_orphan_response_are_findings_and_not_sent() -> None:
+def test_an_unanswered_call_and_an_orphan_response_are_findings_and_qwen_code_mends_both() -> None:
     records = chain(user(1, "go"), model(2, "", ("c1", "ls")), user(3, "stop"), result(4, "c9", "late"))
     analysis = _read(jsonl(records))
     codes = {(f.code, f.ids) for f in analysis.findings}
@@ -148,7 +149,8 @@ def test_an_unanswered_call_and_an_orphan_response_are_findings_and_not_sent() -
         (FindingCode.TOOL_USE_UNANSWERED, ("c1",)),
         (FindingCode.TOOL_RESULT_WITHOUT_USE, ("c9",)),
     } <= codes
-    assert "tool" not in _roles(analysis)
+    tools = [m.message for m in analysis.messages if m.message["role"] == "tool"]
+    assert [(t["tool_call_id"], t["content"][0]["text"]) for t in tools] == [("c1", UNRECORDED_RESULT)]
     assert all(f.severity is not Severity.ERROR for f in analysis.findings)
 
 
@@ -193,3 +195,27 @@ def test_no_room_gives_the_smallest_safe_tail_and_a_single_turn_has_no_cut() -> 
 
 def test_the_summary_message_is_what_qwen_code_sends_for_its_compression() -> None:
     assert summary_message("S")["content"][0]["text"] == f"S\n\n{RESUME_INSTRUCTION}"
+
+
+def test_a_call_the_file_never_answers_is_sent_with_qwen_codes_failed_answer() -> None:
+    analysis = _read(jsonl(chain(user(1, "go"), model(2, "", ("c1", "ls")))))
+    assert analysis.messages[-1].message == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": [{"type": "text", "text": UNRECORDED_RESULT}],
+    }
+    assert FindingCode.TOOL_USE_UNANSWERED in _codes(analysis)
+
+
+def test_a_response_written_after_a_later_prompt_is_moved_up_to_its_call() -> None:
+    records = chain(
+        user(1, "go"),
+        model(2, "", ("c1", "ls"), ("c2", "pwd")),
+        result(3, "c1", "x"),
+        user(4, "note"),
+        result(5, "c2", "y"),
+        model(6, "done"),
+    )
+    messages = [m.message for m in _read(jsonl(records)).messages]
+    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["c1", "c2"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user", "assistant"]

@@ -1,5 +1,6 @@
 """The real Qwen Code 0.24.4 as the judge: it sends, on resume, exactly the history the reader
-rebuilds (the golden), and resumes a candidate as the summary, then a verbatim suffix.
+rebuilds (the golden), for the real sessions and for damaged and defective ones (the candidate
+it resumes as summary + verbatim suffix is tested through the plug-in's judge).
 
 These run the pinned client (scripts/install-qwen-code, installed here when missing; skipped,
 saying why, only when it cannot be installed). Each resume takes about two seconds.
@@ -13,11 +14,11 @@ from typing import Final
 import pytest
 
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.qwen_code.compression_records import summary_message
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.proof.qwen_code.qwen_install import QwenCode
 from pipeline.proof.qwen_code.resume_run import PROBE, resume_qwen_code, split_request
 from tests.support.qwen_model import installed_qwen_code
+from tests.support.qwen_records import chain, jsonl, model, result, system, turn, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
@@ -44,20 +45,59 @@ def test_qwen_code_sends_the_history_the_reader_rebuilds(qwen: QwenCode, name: s
     assert result.leading[0]["role"] == "system" and PROBE in str(result.turn[-1])
 
 
-def test_qwen_code_resumes_a_candidate_as_the_summary_then_a_verbatim_suffix(
-    qwen: QwenCode, tmp_path: Path
+def _variants() -> dict[str, bytes]:
+    """Sessions Qwen Code must read as the reader does: damaged copies of a real one, and the
+    pairing defects and records it mends or drops, made by hand."""
+    real = (FIXTURES / "tools.jsonl").read_bytes().split(b"\n")[:-1]
+    last_call = max(
+        i for i, line in enumerate(real) if b'"functionCall"' in line and b'"type":"assistant"' in line
+    )
+    truncated = [*real[:7], real[7][:60], *real[8:]]
+    slash = {"phase": "result", "rawCommand": "/stats", "outputHistoryItems": [{"type": "assistant"}]}
+    mid_turn = {**user(4, "also this"), "subtype": "mid_turn_user_message"}
+    return {
+        "truncated-line": b"\n".join(truncated) + b"\n",
+        "interrupted-call": b"\n".join(real[: last_call + 1]) + b"\n",
+        "unanswered-then-prompt": jsonl(
+            chain(user(1, "go"), model(2, "", ("c1", "ls")), user(3, "stop"), model(4, "ok"))
+        ),
+        "answer-after-a-prompt": jsonl(
+            chain(
+                user(1, "go"),
+                model(2, "", ("c1", "ls"), ("c2", "pwd")),
+                result(3, "c1", "x"),
+                user(4, "n"),
+                result(5, "c2", "y"),
+            )
+        ),
+        "duplicate-answer": jsonl(
+            chain(user(1, "go"), model(2, "", ("c1", "ls")), result(3, "c1", "x"), result(4, "c1", "x2"))
+        ),
+        "mid-turn-and-slash": jsonl(
+            chain(
+                *turn(10, "work", "ok"),
+                mid_turn,
+                user(5, "/stats"),
+                system(6, "slash_command", slash),
+                user(7, "next é ✓"),
+                model(8, "(request timeout)"),
+            )
+        ),
+    }
+
+
+VARIANTS: Final = _variants()
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_qwen_code_reads_damage_and_defects_as_the_reader_does(
+    qwen: QwenCode, tmp_path: Path, name: str
 ) -> None:
-    source = FIXTURES / "tools.jsonl"
-    original = analyze_session(source.read_bytes(), LIMITS)
-    plan = original.plan_tail(room=200)
-    assert plan is not None
-    candidate = tmp_path / source.name
-    candidate.write_bytes(original.compose(plan.cut_line, "SUMMARY-OF-THE-EARLIER-WORK"))
-    before = resume_qwen_code(source, qwen=qwen, timeout=TIMEOUT)
-    after = resume_qwen_code(candidate, qwen=qwen, timeout=TIMEOUT)
-    assert after.resumed, after.stderr[-1500:]
-    expected = [summary_message("SUMMARY-OF-THE-EARLIER-WORK"), *before.context[plan.first_item :]]
-    assert list(after.context) == expected
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(VARIANTS[name])
+    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-1500:]
+    assert [m.message for m in analyze_session(VARIANTS[name], LIMITS).messages] == list(result.context)
 
 
 def test_a_request_splits_into_what_qwen_code_adds_the_history_and_the_new_turn() -> None:
