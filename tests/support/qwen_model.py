@@ -7,10 +7,12 @@ session (`qwen -p` first, then `qwen --resume <id> -p`), with `/compress` as a p
 Code's own compression. Regenerate the fixtures with::
 
     .venv/bin/python -m tests.support.qwen_model tests/fixtures/qwen_code
+    .venv/bin/python -m tests.support.qwen_model tests/fixtures/qwen_code <prefix>/node_modules/@qwen-code/qwen-code/cli.js
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -127,11 +129,16 @@ def compressed_steps(project: str) -> tuple[Step, ...]:
     return (*tool_steps(project), Step("/compress"), after)
 
 
-def main(target: Path) -> None:
-    """Write the fixtures into `target` (the project directory is /tmp-based, so paths differ per run)."""
+def main(target: Path, client: Path | None = None) -> None:
+    """Write the fixtures into `target` (the project directory is /tmp-based, so paths differ per
+    run). With `client` (an older Qwen Code's cli.js), write `v<version>.jsonl` with it instead."""
     qwen = require_qwen_code()
     target.mkdir(parents=True, exist_ok=True)
     plans = {"tools.jsonl": tool_steps, "compressed.jsonl": compressed_steps}
+    if client is not None:
+        version = json.loads((client.parent / "package.json").read_text())["version"]
+        qwen = QwenCode(qwen.node, client)
+        plans = {f"v{version}.jsonl": compressed_steps}
     for name, plan in plans.items():
         with tempfile.TemporaryDirectory(prefix="qwen-fixture-") as scratch:
             project = str(Path(scratch) / "project")
@@ -139,7 +146,7 @@ def main(target: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None)
 
 
 def installed_qwen_code() -> QwenCode | None:

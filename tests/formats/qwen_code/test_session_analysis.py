@@ -33,11 +33,13 @@ def _codes(analysis: QwenAnalysis) -> set[FindingCode]:
     return {f.code for f in analysis.findings}
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl"])
+@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "v0.5.0.jsonl", "v0.12.0.jsonl"])
 def test_real_sessions_read_without_findings_and_partition_every_line(name: str) -> None:
     analysis = _read((FIXTURES / name).read_bytes())
     assert analysis.findings == () and analysis.resumable
-    assert set(analysis.versions) == {"0.24.4"}
+    version = name.removesuffix(".jsonl").removeprefix("v") if name.startswith("v") else "0.24.4"
+    assert set(analysis.versions) == {version}
+    assert analysis.plan_tail(room=0) is not None  # every one of them can be cut
     sets = analysis.sweep_sets()
     every = [line for lines in sets.values() for line in lines]
     assert sorted(every) == list(range(1, len(analysis.session) + 1))  # disjoint and complete
