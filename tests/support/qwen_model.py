@@ -129,12 +129,35 @@ def compressed_steps(project: str) -> tuple[Step, ...]:
     return (*tool_steps(project), Step("/compress"), after)
 
 
+def long_steps(project: str) -> tuple[Step, ...]:
+    """A long task: six prompts, each a command with a KB of output, a write and a closing note."""
+    topics = ("parser", "lexer", "cache", "scheduler", "logger", "router")
+    return tuple(
+        Step(
+            f"review the {topic} module and list its numbered checks",
+            (
+                Reply(f"Listing the {topic} checks.", (_shell(f"seq -f '{topic} check %g: ok' 1 40"),)),
+                Reply(
+                    "",
+                    (
+                        ToolCall(
+                            "write_file", {"file_path": f"{project}/{topic}.md", "content": f"# {topic}\n"}
+                        ),
+                    ),
+                ),
+                Reply(f"The {topic} module passes all 40 checks; notes are in {topic}.md."),
+            ),
+        )
+        for topic in topics
+    )
+
+
 def main(target: Path, client: Path | None = None) -> None:
     """Write the fixtures into `target` (the project directory is /tmp-based, so paths differ per
     run). With `client` (an older Qwen Code's cli.js), write `v<version>.jsonl` with it instead."""
     qwen = require_qwen_code()
     target.mkdir(parents=True, exist_ok=True)
-    plans = {"tools.jsonl": tool_steps, "compressed.jsonl": compressed_steps}
+    plans = {"tools.jsonl": tool_steps, "compressed.jsonl": compressed_steps, "long.jsonl": long_steps}
     if client is not None:
         version = json.loads((client.parent / "package.json").read_text())["version"]
         qwen = QwenCode(qwen.node, client)

@@ -90,3 +90,15 @@ def test_the_judge_finds_a_rewound_branchs_text_in_a_candidate_that_would_carry_
     found = agent.judge.excluded(session, sets, leaky, min_chars=20)
     assert [(item.line, item.partition_set) for item in found] == [(5, "excluded_branch")]
     assert agent.judge.excluded(session, sets, session.compose(plan, "SUMMARY"), min_chars=20) == ()
+
+
+def test_a_long_session_compresses_to_a_thirty_percent_target_beside_its_summary() -> None:
+    session = _agent().read((FIXTURES / "long.jsonl").read_bytes(), None, LIMITS)
+    total = sum(item.tokens for item in session.sent())
+    summary = "S" * 1500
+    room = int(total * 0.3) - session.summary_sent(summary).tokens
+    plan = session.plan_tail(room)
+    assert plan is not None and plan.target_met
+    candidate = _agent().read(session.compose(plan, summary), None, LIMITS)
+    assert sum(item.tokens for item in candidate.sent()) <= total * 0.3
+    assert len(session.compose(plan, summary)) < len((FIXTURES / "long.jsonl").read_bytes()) / 4

@@ -33,7 +33,7 @@ def _codes(analysis: QwenAnalysis) -> set[FindingCode]:
     return {f.code for f in analysis.findings}
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "v0.5.0.jsonl", "v0.12.0.jsonl"])
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
 def test_real_sessions_read_without_findings_and_partition_every_line(name: str) -> None:
     analysis = _read((FIXTURES / name).read_bytes())
     assert analysis.findings == () and analysis.resumable

@@ -19,7 +19,7 @@ FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 HEAD_LINES: Final = 64
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "v0.5.0.jsonl", "v0.12.0.jsonl"])
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
 def test_real_sessions_are_qwen_codes_wherever_they_lie(name: str) -> None:
     data = (FIXTURES / name).read_bytes()
     assert detect_format(data, PurePath("/h/.qwen/projects/-w/chats") / name) is SourceFormat.QWEN_CODE

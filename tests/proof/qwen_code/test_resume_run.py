@@ -35,7 +35,7 @@ def qwen() -> QwenCode:
     return found
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "v0.5.0.jsonl", "v0.12.0.jsonl"])
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
 def test_qwen_code_sends_the_history_the_reader_rebuilds(qwen: QwenCode, name: str) -> None:
     session = FIXTURES / name
     result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
