@@ -39,7 +39,7 @@ def message_digest(message: Any) -> str:
 
 def estimate_tokens(text: str) -> int:
     """Qwen Code's own estimate of a text: ASCII characters / 4 plus 1.5 per other character."""
-    ascii_chars = sum(1 for c in text if ord(c) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))  # the characters below 128, counted in C
     return -(-(ascii_chars + 6 * (len(text) - ascii_chars)) // 4)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
@@ -134,10 +135,11 @@ class QwenAnalysis:
         seen_before = 0  # the largest line of the branch's records so far
         previous_role = ""
         by_line = {entry.lines[0]: entry for entry in self.sent_history}
+        later_lines = _suffix_minima([min(record.lines) for record in chain])
         for position, record in enumerate(chain):
             line = record.lines[0]
             entry = by_line.get(line)
-            later = min((min(r.lines) for r in chain[position:]), default=line)
+            later = later_lines[position]
             if (
                 entry is not None
                 and entry.content.role == "model"
@@ -158,9 +160,9 @@ class QwenAnalysis:
         cuts = self.cut_points()
         if not cuts:
             return None
-        tokens = [item.tokens for item in self.items]
+        tail = [*reversed(list(accumulate(reversed([item.tokens for item in self.items])))), 0]
         for first, line in cuts:
-            if sum(tokens[first:]) <= room:
+            if tail[first] <= room:
                 return TailPlan(first, line, target_met=True, at_turn=False)
         first, line = cuts[-1]
         return TailPlan(first, line, target_met=False, at_turn=False)
@@ -179,6 +181,12 @@ class QwenAnalysis:
 def summary_sent(summary: str) -> SentItem:
     """The message Qwen Code sends for a compression record carrying `summary`."""
     return measured(summary_message(summary))
+
+
+def _suffix_minima(values: list[int]) -> list[int]:
+    """For each position, the least value from it to the end."""
+    minima = list(accumulate(reversed(values), min))
+    return minima[::-1]
 
 
 def _track_calls(entry: Entry, open_calls: set[str]) -> None:

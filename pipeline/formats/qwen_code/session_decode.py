@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Final
 
 import orjson
@@ -42,7 +43,7 @@ class Rejected:
 Decoded = QwenRecord | Rejected | LineKind
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Session:
     """Every physical line of one session file (1-based) and what each one is."""
 
@@ -57,7 +58,7 @@ class Session:
     def __len__(self) -> int:
         return len(self.kinds)
 
-    @property
+    @cached_property
     def records(self) -> tuple[QwenRecord, ...]:
         """The lines Qwen Code reads as records, in file order."""
         return tuple(d for d in self.decoded if isinstance(d, QwenRecord))

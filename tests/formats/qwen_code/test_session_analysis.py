@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.qwen_code.call_repair import UNRECORDED_RESULT
+from pipeline.formats.qwen_code.chat_messages import estimate_tokens
 from pipeline.formats.qwen_code.compression_records import RESUME_INSTRUCTION, summary_message
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, analyze_session, summary_sent
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
@@ -221,3 +222,12 @@ def test_a_response_written_after_a_later_prompt_is_moved_up_to_its_call() -> No
     messages = [m.message for m in _read(jsonl(records)).messages]
     assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["c1", "c2"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user", "assistant"]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"), [("", 0), ("abcd", 1), ("abcde", 2), ("é", 2), ("日本", 3), ("ab日", 2), ("abc日", 3)]
+)
+def test_qwen_codes_estimate_counts_ascii_by_four_and_other_characters_by_one_and_a_half(
+    text: str, tokens: int
+) -> None:
+    assert estimate_tokens(text) == tokens
