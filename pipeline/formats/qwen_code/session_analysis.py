@@ -66,8 +66,8 @@ class QwenAnalysis:
 
     @property
     def resumable(self) -> bool:
-        """Qwen Code resumes it: one session id, a branch, no error that stops its reading."""
-        return bool(self.chain.records) and len(self.chain.session_ids) == 1 and self.chain.cycle_uuid is None
+        """Qwen Code resumes it: one session id and a branch (a cycle only stops the walk)."""
+        return bool(self.chain.records) and len(self.chain.session_ids) == 1
 
     @cached_property
     def items(self) -> tuple[SentItem, ...]:

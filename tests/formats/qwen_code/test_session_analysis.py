@@ -138,7 +138,8 @@ def test_a_missing_parent_a_cycle_and_mixed_sessions_are_findings() -> None:
     assert FindingCode.DANGLING_PARENT in _codes(dangling) and dangling.resumable
     looped = chain(user(1, "a"), model(2, "b"))
     looped[0] = {**looped[0], "parentUuid": "u2"}
-    assert FindingCode.CHAIN_LOOP in _codes(_read(jsonl(looped)))
+    cycled = _read(jsonl(looped))
+    assert FindingCode.CHAIN_LOOP in _codes(cycled) and cycled.resumable  # the walk stops; Qwen Code resumes
     mixed = chain(user(1, "a"), {**model(2, "b"), "sessionId": "other"})
     analysis = _read(jsonl(mixed))
     assert FindingCode.CROSS_SESSION_PARENT in _codes(analysis) and not analysis.resumable

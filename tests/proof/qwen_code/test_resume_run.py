@@ -55,6 +55,8 @@ def _variants() -> dict[str, bytes]:
     truncated = [*real[:7], real[7][:60], *real[8:]]
     slash = {"phase": "result", "rawCommand": "/stats", "outputHistoryItems": [{"type": "assistant"}]}
     mid_turn = {**user(4, "also this"), "subtype": "mid_turn_user_message"}
+    loop = chain(user(1, "a"), model(2, "b"))
+    loop[0] = {**loop[0], "parentUuid": "u2"}
     return {
         "truncated-line": b"\n".join(truncated) + b"\n",
         "interrupted-call": b"\n".join(real[: last_call + 1]) + b"\n",
@@ -70,6 +72,7 @@ def _variants() -> dict[str, bytes]:
                 result(5, "c2", "y"),
             )
         ),
+        "parent-cycle": jsonl(loop),
         "duplicate-answer": jsonl(
             chain(user(1, "go"), model(2, "", ("c1", "ls")), result(3, "c1", "x"), result(4, "c1", "x2"))
         ),
