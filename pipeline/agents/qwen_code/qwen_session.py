@@ -81,8 +81,11 @@ class QwenSession:
         return content_tallies(analysis.session.records, analysis.sent_history, estimator, tokenizers)
 
     def billed(self) -> BilledSection:
-        """Qwen Code's own figures: each assistant record's `usageMetadata`, summed; the last input."""
-        usages = [r.usage for r in self.analysis.session.records if r.usage is not None]
+        """Qwen Code's own figures, summed: its `api_response` telemetry (every call, its compression
+        and memory calls too), else the assistant records' `usageMetadata`; the last call's input."""
+        records = self.analysis.session.records
+        usages = [r.api_usage for r in records if r.api_usage is not None]
+        usages = usages or [r.usage for r in records if r.usage is not None]
         return BilledSection(
             events=len(usages),
             input=sum(u.prompt for u in usages),

@@ -189,6 +189,20 @@ def _usage(value: object) -> Usage | None:
     )
 
 
+def _api_usage(payload: Mapping[str, Any]) -> Usage | None:
+    """What one model call billed, as Qwen Code's `qwen-code.api_response` telemetry says."""
+    event = payload.get("uiEvent")
+    if not isinstance(event, dict) or event.get("event.name") != "qwen-code.api_response":
+        return None
+    return Usage(
+        prompt=_count(event.get("input_token_count")),
+        output=_count(event.get("output_token_count")),
+        thoughts=_count(event.get("thoughts_token_count")),
+        cached=_count(event.get("cached_content_token_count")),
+        total=_count(event.get("total_token_count")),
+    )
+
+
 def _identity_problem(value: Mapping[str, Any]) -> FindingCode | None:
     uuid, parent, session = value.get("uuid"), value.get("parentUuid"), value.get("sessionId")
     if not (isinstance(uuid, str) and uuid):
@@ -224,6 +238,7 @@ def record_of(value: Mapping[str, Any], line: int, replaced: bool) -> QwenRecord
         compression_malformed=malformed,
         slash=_slash(payload) if subtype == "slash_command" else None,
         usage=_usage(value.get("usageMetadata")),
+        api_usage=_api_usage(payload) if subtype == "ui_telemetry" else None,
         replaced_utf8=replaced,
     )
 

@@ -131,7 +131,8 @@ class QwenRecord:
     compressed: tuple[Content, ...] | None = None  # a chat_compression's history (None: none given)
     compression_malformed: bool = False  # a compressedHistory that is truthy but not a list
     slash: SlashOutcome | None = None
-    usage: Usage | None = None
+    usage: Usage | None = None  # an assistant record's `usageMetadata`
+    api_usage: Usage | None = None  # a `qwen-code.api_response` telemetry event: any call, billed
     replaced_utf8: bool = False
 
     @property

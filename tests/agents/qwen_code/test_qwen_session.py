@@ -4,6 +4,7 @@ summary followed by the original's messages from the cut, digest for digest."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Final
 
@@ -56,11 +57,18 @@ def test_billed_tokens_and_the_context_section_come_from_what_the_file_records()
     session = _agent().read((FIXTURES / "tools.jsonl").read_bytes(), None, LIMITS)
     billed = session.billed()
     assert billed.events == 7 and billed.input > billed.last_input > 0  # seven model calls recorded
+    compressed = _agent().read((FIXTURES / "compressed.jsonl").read_bytes(), None, LIMITS)
+    assert compressed.billed().events == 11  # its compression call is billed too (telemetry only)
+    no_telemetry = jsonl(
+        json.loads(line)
+        for line in (FIXTURES / "tools.jsonl").read_text().splitlines()
+        if "ui_telemetry" not in line
+    )
+    assert _agent().read(no_telemetry, None, LIMITS).billed().input == billed.input  # usageMetadata agrees
     section = session.context_section(tokens=123)
     assert (
         section.items == len(session.sent()) and section.base_line is None and section.estimated_tokens == 123
     )
-    compressed = _agent().read((FIXTURES / "compressed.jsonl").read_bytes(), None, LIMITS)
     assert compressed.context_section(tokens=1).base_line is not None
 
 
