@@ -15,9 +15,12 @@ import pytest
 
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
+from pipeline.proof.chat_capture import ChatCaptureServer
+from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.qwen_code.qwen_install import QwenCode
-from pipeline.proof.qwen_code.resume_run import PROBE, resume_qwen_code, split_request
-from tests.support.qwen_model import installed_qwen_code
+from pipeline.proof.qwen_code.resume_run import PROBE, qwen_environment, resume_qwen_code, split_request
+from pipeline.proof.qwen_code.session_staging import stage_session
+from tests.support.qwen_model import ScriptedModel, installed_qwen_code
 from tests.support.qwen_records import chain, jsonl, model, result, system, turn, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
@@ -115,3 +118,23 @@ def test_a_request_splits_into_what_qwen_code_adds_the_history_and_the_new_turn(
     assert [m["role"] for m in leading] == ["system", "user"] and leading[1]["content"] == [reminder]
     assert context == ({"role": "user", "content": [{"type": "text", "text": "first"}]}, messages[2])
     assert turn == (messages[3],)
+
+
+def test_qwen_code_compresses_a_candidate_again_with_its_own_compress(qwen: QwenCode, tmp_path: Path) -> None:
+    original = analyze_session((FIXTURES / "long.jsonl").read_bytes(), LIMITS)
+    plan = original.plan_tail(room=sum(item.tokens for item in original.items) // 4)
+    assert plan is not None
+    candidate = tmp_path / "candidate.jsonl"
+    candidate.write_bytes(original.compose(plan.cut_line, "SUMMARY-ONE"))
+    staged = stage_session(candidate, tmp_path / "staged")
+    with ChatCaptureServer(ScriptedModel()) as api:
+        command = qwen.command("--resume", staged.session_id, "-p", "/compress", "--auth-type", "openai")
+        env = qwen_environment(staged.home, f"{api.base_url}/v1")
+        code, _, stderr = run_in_process_group(command, cwd=staged.work_dir, env=env, timeout=TIMEOUT)
+    assert code == 0, stderr[-1500:]
+    compacted = staged.transcript.read_bytes()
+    assert compacted.count(b'"subtype":"chat_compression"') == 2  # ours, then its own
+    again = analyze_session(compacted, LIMITS)
+    assert again.findings == ()
+    result = resume_qwen_code(staged.transcript, qwen=qwen, timeout=TIMEOUT)
+    assert [m.message for m in again.messages] == list(result.context)
