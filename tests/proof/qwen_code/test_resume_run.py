@@ -21,7 +21,7 @@ from pipeline.proof.qwen_code.qwen_install import QwenCode
 from pipeline.proof.qwen_code.resume_run import PROBE, qwen_environment, resume_qwen_code, split_request
 from pipeline.proof.qwen_code.session_staging import stage_session
 from tests.support.qwen_model import ScriptedModel, installed_qwen_code
-from tests.support.qwen_records import chain, jsonl, model, result, system, turn, user
+from tests.support.qwen_records import chain, jsonl, model, result, system, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
@@ -57,38 +57,31 @@ def _variants() -> dict[str, bytes]:
     )
     truncated = [*real[:7], real[7][:60], *real[8:]]
     slash = {"phase": "result", "rawCommand": "/stats", "outputHistoryItems": [{"type": "assistant"}]}
-    mid_turn = {**user(4, "also this"), "subtype": "mid_turn_user_message"}
+    mid_turn = {**user(11, "also this"), "subtype": "mid_turn_user_message"}
     loop = chain(user(1, "a"), model(2, "b"))
     loop[0] = {**loop[0], "parentUuid": "u2"}
+    defects = chain(
+        user(1, "go"),
+        model(2, "", ("c1", "ls")),
+        user(3, "stop"),  # c1 is never answered
+        model(4, "", ("c2", "pwd"), ("c3", "id")),
+        result(5, "c2", "x"),
+        user(6, "n"),
+        result(7, "c3", "y"),  # answered after a prompt
+        model(8, "", ("c4", "date")),
+        result(9, "c4", "z"),
+        result(10, "c4", "z again"),  # answered twice
+        mid_turn,
+        user(12, "/stats"),
+        system(13, "slash_command", slash),
+        user(14, "next é ✓"),
+        model(15, "(request timeout)"),
+    )
     return {
         "truncated-line": b"\n".join(truncated) + b"\n",
         "interrupted-call": b"\n".join(real[: last_call + 1]) + b"\n",
-        "unanswered-then-prompt": jsonl(
-            chain(user(1, "go"), model(2, "", ("c1", "ls")), user(3, "stop"), model(4, "ok"))
-        ),
-        "answer-after-a-prompt": jsonl(
-            chain(
-                user(1, "go"),
-                model(2, "", ("c1", "ls"), ("c2", "pwd")),
-                result(3, "c1", "x"),
-                user(4, "n"),
-                result(5, "c2", "y"),
-            )
-        ),
+        "pairing-defects-and-dropped-turns": jsonl(defects),
         "parent-cycle": jsonl(loop),
-        "duplicate-answer": jsonl(
-            chain(user(1, "go"), model(2, "", ("c1", "ls")), result(3, "c1", "x"), result(4, "c1", "x2"))
-        ),
-        "mid-turn-and-slash": jsonl(
-            chain(
-                *turn(10, "work", "ok"),
-                mid_turn,
-                user(5, "/stats"),
-                system(6, "slash_command", slash),
-                user(7, "next é ✓"),
-                model(8, "(request timeout)"),
-            )
-        ),
     }
 
 
