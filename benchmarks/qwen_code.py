@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import REPO, emit
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 
 SEED = REPO / "tests" / "fixtures" / "qwen_code" / "long.jsonl"

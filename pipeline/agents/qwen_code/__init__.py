@@ -10,7 +10,7 @@ from typing import Final
 from pipeline.agents.protocol import ContextFormat
 from pipeline.agents.qwen_code.qwen_judge import QwenJudge
 from pipeline.agents.qwen_code.qwen_session import QwenSession
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.vocabulary import SourceFormat
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.agents.qwen_code.qwen_session import QwenSession
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.context import ContextSize
 from pipeline.proof.qwen_code.qwen_excluded import session_exclusions

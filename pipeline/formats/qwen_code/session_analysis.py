@@ -22,8 +22,8 @@ from functools import cached_property
 from itertools import accumulate
 
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
 from pipeline.formats.qwen_code.call_repair import repair_calls
@@ -34,10 +34,16 @@ from pipeline.formats.qwen_code.chat_messages import (
     sent_messages,
 )
 from pipeline.formats.qwen_code.compression_records import compose_compression, summary_message
-from pipeline.formats.qwen_code.session_decode import Session, decode_session, js_json, raw_line
+from pipeline.formats.qwen_code.session_decode import (
+    Session,
+    decode_session,
+    holds_json_document,
+    js_json,
+    raw_line,
+)
 from pipeline.formats.qwen_code.session_findings import session_findings
 from pipeline.formats.qwen_code.session_records import PartKind
-from pipeline.vocabulary import PartitionSet
+from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 
 __all__ = ["QwenAnalysis", "analyze_session", "measured"]
 
@@ -197,6 +203,15 @@ def _track_calls(entry: Entry, open_calls: set[str]) -> None:
             open_calls.discard(part.call_id)
 
 
+def _document_findings(data: bytes) -> tuple[Finding, ...] | None:
+    """The one finding of a file holding no record but one JSON document (the older
+    `tmp/<hash>/chats/session-*.json` chats, `/chat save` checkpoints): what it is, not why each of
+    its lines is no record. None when it is no JSON document."""
+    if not holds_json_document(data):
+        return None
+    return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1),)
+
+
 def analyze_session(data: bytes, limits: LineLimits) -> QwenAnalysis:
     """Decode, rebuild and judge one session's bytes (never raises for bad input)."""
     session = decode_session(data, limits)
@@ -204,5 +219,7 @@ def analyze_session(data: bytes, limits: LineLimits) -> QwenAnalysis:
     rebuilt = rebuild_history(chain.records)
     history = curated(repair_calls(rebuilt.entries).entries)
     messages = sent_messages(history)
-    findings = session_findings(session, chain, rebuilt)
+    findings = _document_findings(data) if not session.records else None
+    if findings is None:
+        findings = session_findings(session, chain, rebuilt)
     return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings)

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
+from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.qwen_code.session_records import (
     Content,
     Part,
@@ -28,7 +28,15 @@ from pipeline.formats.qwen_code.session_records import (
 from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import FindingCode, LineKind
 
-__all__ = ["Rejected", "Session", "decode_line", "decode_session", "js_json", "raw_line"]
+__all__ = [
+    "Rejected",
+    "Session",
+    "decode_line",
+    "decode_session",
+    "holds_json_document",
+    "js_json",
+    "raw_line",
+]
 
 _TYPES: Final = frozenset(RecordType)
 
@@ -300,3 +308,15 @@ def raw_line(data: bytes, session: Session, line: int) -> bytes:
     """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
     start, end = content_span(data, session.offsets[line - 1], session.lengths[line - 1], first=line == 1)
     return data[start:end]
+
+
+def holds_json_document(data: bytes) -> bool:
+    """Whether the whole file is one JSON object or array (a chat or checkpoint document)."""
+    body = data.removeprefix(BOM).strip()
+    if body[:1] not in (b"{", b"["):
+        return False
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict | list)

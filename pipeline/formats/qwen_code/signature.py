@@ -45,10 +45,12 @@ def is_qwen_document(document: object, path: PurePath | None) -> bool:
 
 
 def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
-    """Where Qwen Code keeps its sessions (`$QWEN_HOME/projects`, else `~/.qwen/projects`): the
-    signature's `roots` once the format is processed (only processed formats name roots)."""
+    """Where Qwen Code keeps its sessions (`$QWEN_HOME/projects`, else `~/.qwen/projects`): a run
+    without paths reads them beside the other processed formats' roots."""
     base = Path(environ[HOME_ENV]).expanduser() if environ.get(HOME_ENV) else home / QWEN_HOME
     return (base / "projects",)
 
 
-QWEN_CODE: Final = Signature(SourceFormat.QWEN_CODE, record=is_qwen_record, document=is_qwen_document)
+QWEN_CODE: Final = Signature(
+    SourceFormat.QWEN_CODE, record=is_qwen_record, document=is_qwen_document, roots=session_roots
+)

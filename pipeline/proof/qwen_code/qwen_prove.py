@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.formats.qwen_code.session_records import PartKind
 from pipeline.proof.qwen_code.qwen_install import QwenCode

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.agents.qwen_code.qwen_judge import QwenClient
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.qwen_code.qwen_install import QwenCodeNotInstalled
 from pipeline.vocabulary import Verdict
 from tests.support.qwen_model import installed_qwen_code

@@ -10,7 +10,7 @@ from typing import Final
 
 from pipeline.agents.protocol import ContextFormat
 from pipeline.agents.qwen_code import QWEN_CODE
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceKind
 from pipeline.vocabulary import PartitionSet, SourceFormat
 from tests.support.qwen_records import chain, jsonl, turn, user

@@ -10,12 +10,13 @@ from typing import Final
 
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.call_repair import UNRECORDED_RESULT
 from pipeline.formats.qwen_code.chat_messages import estimate_tokens
 from pipeline.formats.qwen_code.compression_records import RESUME_INSTRUCTION, summary_message
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, analyze_session, summary_sent
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
+from tests.support.agent_files import gemini_checkpoint, gemini_legacy
 from tests.support.qwen_records import chain, compression, jsonl, model, record, result, system, turn, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
@@ -131,6 +132,20 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
     analysis = _read(jsonl([*records[:2], line, *records[2:]]))
     assert [(f.code, f.line) for f in analysis.findings if f.code is code] == [(code, 3)]
     assert _roles(analysis) == ["user", "assistant", "tool", "assistant"]  # the rest still reads
+
+
+@pytest.mark.parametrize(
+    "document", [gemini_legacy(), gemini_checkpoint(bare=False), gemini_checkpoint(bare=True)]
+)
+def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
+    analysis = _read(document)
+    assert [(f.code, f.severity, f.line) for f in analysis.findings] == [
+        (FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, 1)
+    ]
+    assert not analysis.resumable and analysis.messages == ()
+    damaged = _read(document[: len(document) // 2])  # no longer a document: its lines say why
+    assert FindingCode.SESSION_DOCUMENT_NOT_RESUMED not in _codes(damaged)
+    assert FindingCode.NO_ACTIVE_CHAIN in _codes(damaged)
 
 
 def test_a_missing_parent_a_cycle_and_mixed_sessions_are_findings() -> None:

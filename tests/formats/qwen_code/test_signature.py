@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.formats.detect import detect_format
 from pipeline.formats.qwen_code.signature import QWEN_CODE, is_qwen_record, session_roots
-from pipeline.formats.registry import PROCESSED, RECOGNIZED
+from pipeline.formats.registry import PROCESSED, default_roots
 from pipeline.vocabulary import SourceFormat
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
@@ -52,7 +52,9 @@ def test_no_corpus_file_of_another_agent_is_taken_for_qwen_codes(
     assert claimed == []
 
 
-def test_its_sessions_live_under_qwen_home_and_it_is_recognized_not_yet_processed(tmp_path: Path) -> None:
+def test_its_sessions_live_under_qwen_home_and_a_run_without_paths_reads_them(tmp_path: Path) -> None:
     assert session_roots({}, tmp_path) == (tmp_path / ".qwen" / "projects",)
     assert session_roots({"QWEN_HOME": "/q"}, tmp_path) == (Path("/q/projects"),)
-    assert QWEN_CODE in RECOGNIZED and QWEN_CODE not in PROCESSED
+    assert QWEN_CODE in PROCESSED and QWEN_CODE.roots is session_roots
+    (tmp_path / ".qwen" / "projects").mkdir(parents=True)
+    assert default_roots({}, tmp_path) == [tmp_path / ".qwen" / "projects"]

@@ -13,7 +13,7 @@ from typing import Final
 
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.process_group import run_in_process_group
