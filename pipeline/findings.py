@@ -72,6 +72,10 @@ REASONS: Final = MappingProxyType(
         C.SESSION_META_MISSING: "the rollout does not start with the session_meta record Codex resumes from",
         C.LEGACY_ROLLOUT_LAYOUT: "a rollout of the oldest layout (bare records): Codex no longer resumes it",
         C.UNKNOWN_RECORD: "a JSON object of no kind Codex writes; Codex skips it on resume",
+        C.SESSION_DOCUMENT_NOT_RESUMED: (
+            "a session saved as one JSON document (an older chat layout, or a checkpoint its client "
+            "loads by tag): not a session file its client resumes, so it is read, never compacted"
+        ),
         C.TURN_UNFINISHED: "a turn started and was neither completed nor aborted before the next one",
         C.COMPACTION_REBUILT: "a compaction without replacement_history: Codex rebuilds it from user texts",
         C.COMPACTION_MALFORMED: "a compacted record whose replacement_history is not a list of items",

@@ -367,6 +367,8 @@ class FindingCode(ReasonCode):
     TURN_UNFINISHED = "turn-unfinished"
     COMPACTION_REBUILT = "compaction-rebuilt"
     COMPACTION_MALFORMED = "compaction-malformed"
+    # Qwen Code sessions
+    SESSION_DOCUMENT_NOT_RESUMED = "session-document-not-resumed"
     # Whole-session outcomes
     UNSUPPORTED_FORMAT = "unsupported-format"
     NOT_A_TRANSCRIPT = "not-a-transcript"

@@ -76,12 +76,15 @@ PACKAGES: Final = {
     "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
+    "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
+    "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
     "proof": "the resume proof: Claude Code as judge",
+    "proof/qwen_code": "the Qwen Code judge: locate, stage, resume against a loopback server, verdict",
     "publish": "the atomic writes",
     "publish/live": "live replacement: transaction, backups, state, recovery, restore",
     "read": "discover and load",
@@ -106,10 +109,13 @@ SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
     "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
     "registry.py": "formats (signatures: detection, default roots) and agents (the plug-ins the jobs drive)",
+    "signature.py": "formats/claude_code and formats/qwen_code: each agent's positive identification",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
-TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "core/check/fixtures"})
+TESTS_OWN: Final = frozenset(
+    {"support", "fixtures", "fixtures/fuzz", "fixtures/qwen_code", "core/check/fixtures"}
+)
 TESTS: Final = PACKAGE.parent / "tests"
 
 MAX_FUNCTION_LINES: Final = 60
@@ -127,10 +133,13 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/client.py": "the captured request body, JSON from Claude Code",
     "proof/context.py": "reads the captured Messages API request into typed blocks",
+    "proof/chat_capture.py": "the Chat Completions wire format the loopback server answers and records",
+    "proof/qwen_code": "the captured Chat Completions messages, JSON from Qwen Code",
     "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
+    "agents/qwen_code/qwen_evidence.py": "a Qwen Code call's JSON arguments become the summarizers' tool input",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with

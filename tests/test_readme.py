@@ -78,6 +78,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert made.returncode == 0 and (root / "compacted" / "session.jsonl").is_file(), made.stderr
     shutil.copytree(projects, root / "work" / "sessions")
     write_rollout(root / ".codex" / "sessions" / "2026" / "03" / "01", conversation(turns=6))
+    qwen = root / ".qwen" / "projects" / "-home-me-app" / "chats"
+    qwen.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "qwen_code" / "tools.jsonl", qwen)
     shutil.copytree(projects, root / "team-b")
     return root
 

@@ -13,6 +13,7 @@ from typing import Final
 
 from pipeline.agents.codex import CODEX
 from pipeline.agents.protocol import ContextFormat
+from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.vocabulary import SourceFormat
 
@@ -22,7 +23,7 @@ CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
-    {agent.format: agent for agent in (CODEX,)}
+    {agent.format: agent for agent in (CODEX, QWEN_CODE)}
 )
 
 

@@ -18,13 +18,13 @@ from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.identity import Signature
+from pipeline.formats.qwen_code.signature import QWEN_CODE
 from pipeline.formats.unsupported.aider import AIDER
 from pipeline.formats.unsupported.cline import CLINE
 from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.gemini_cli import GEMINI_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
 from pipeline.formats.unsupported.pi import PI
-from pipeline.formats.unsupported.qwen_code import QWEN_CODE
 from pipeline.read.discover import RootError
 
 __all__ = [
@@ -36,12 +36,11 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, QWEN_CODE)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
     PI,
     GEMINI_CLI,
-    QWEN_CODE,
     OPENCODE,
     COPILOT_CLI,
     CLINE,

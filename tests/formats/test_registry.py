@@ -17,11 +17,12 @@ from pipeline.read.discover import RootError, discover
 from pipeline.vocabulary import SourceFormat
 
 
-def test_every_agent_is_recognized_once_and_only_claude_code_and_codex_are_processed() -> None:
+def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots() -> None:
     formats = [signature.format for signature in RECOGNIZED]
     assert len(formats) == len(set(formats))
     assert set(formats) == set(SourceFormat) - {SourceFormat.EMPTY, SourceFormat.UNKNOWN}
-    assert [signature.format for signature in PROCESSED] == [SourceFormat.CLAUDE_CODE, SourceFormat.CODEX]
+    processed = [signature.format for signature in PROCESSED]
+    assert processed == [SourceFormat.CLAUDE_CODE, SourceFormat.CODEX, SourceFormat.QWEN_CODE]
     assert all(signature.roots is not None for signature in PROCESSED)
     assert all(signature.roots is None for signature in RECOGNIZED if signature not in PROCESSED)
 
@@ -29,8 +30,10 @@ def test_every_agent_is_recognized_once_and_only_claude_code_and_codex_are_proce
 def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
-    assert looked_for_roots({}, home) == [claude, codex]
-    with pytest.raises(RootError, match=r"no session directory found \(looked in .*projects, .*sessions\)"):
+    assert looked_for_roots({}, home) == [claude, codex, home / ".qwen" / "projects"]
+    with pytest.raises(
+        RootError, match=r"no session directory found \(looked in .*projects, .*sessions, .*projects\)"
+    ):
         default_roots({}, home)
     codex.mkdir(parents=True)
     assert default_roots({}, home) == [codex]  # a Codex-only machine

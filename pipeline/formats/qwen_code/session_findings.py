@@ -1,0 +1,88 @@
+"""What is wrong with a Qwen Code session, as findings: file line, code, severity, never text.
+
+Damaged lines are reading findings. A JSON object Qwen Code skips (bad identity, a type it does not
+write) loses a record. On the active branch: a missing parent (Qwen Code resumes from there on and
+loses what came before), a cycle, fragments of one uuid that disagree on the parent, more than one
+session id (Qwen Code refuses the file), a malformed compression, and the pairing of function
+calls and responses in the history it sends (an unanswered call or an orphan response is dropped
+by Qwen Code before sending, a duplicate id is sent once).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from pipeline.findings import Finding, LineFacts, reading_findings
+from pipeline.formats.qwen_code.active_chain import ActiveChain
+from pipeline.formats.qwen_code.api_history import Entry, Rebuilt
+from pipeline.formats.qwen_code.session_decode import Rejected, Session
+from pipeline.formats.qwen_code.session_records import KNOWN_SUBTYPES, PartKind, QwenRecord
+from pipeline.vocabulary import FindingCode, Severity
+
+__all__ = ["session_findings"]
+
+C = FindingCode
+
+
+def _line_findings(session: Session) -> Iterator[Finding]:
+    replaced = [d.line for d in session.decoded if isinstance(d, QwenRecord) and d.replaced_utf8]
+    facts = LineFacts(session.kinds, replaced, session.has_bom, session.crlf_lines, session.final_newline)
+    yield from reading_findings(facts)
+    for number, decoded in enumerate(session.decoded, 1):
+        if isinstance(decoded, Rejected):
+            yield Finding(decoded.code, Severity.ERROR, line=number)
+        elif isinstance(decoded, QwenRecord) and decoded.subtype and decoded.subtype not in KNOWN_SUBTYPES:
+            yield Finding(C.UNKNOWN_RECORD, Severity.INFO, line=number, uuid=decoded.uuid)
+
+
+def _chain_findings(chain: ActiveChain, rebuilt: Rebuilt) -> Iterator[Finding]:
+    if not chain.records:
+        yield Finding(C.NO_ACTIVE_CHAIN, Severity.ERROR)
+    if len(chain.session_ids) > 1:
+        yield Finding(C.CROSS_SESSION_PARENT, Severity.ERROR, count=len(chain.session_ids))
+    if chain.gap_child is not None:
+        gap = chain.gap_child
+        yield Finding(C.DANGLING_PARENT, Severity.WARNING, line=gap.line, uuid=gap.uuid)
+    if chain.cycle_uuid is not None:
+        yield Finding(C.CHAIN_LOOP, Severity.ERROR, uuid=chain.cycle_uuid)
+    for record in chain.conflicting:
+        yield Finding(C.DUPLICATE_UUID, Severity.WARNING, line=record.line, uuid=record.uuid)
+    for line in rebuilt.malformed_compressions:
+        yield Finding(C.COMPACTION_MALFORMED, Severity.ERROR, line=line)
+
+
+def _pairing_findings(entries: tuple[Entry, ...]) -> Iterator[Finding]:
+    calls: Counter[str] = Counter()
+    responses: Counter[str] = Counter()
+    where: dict[str, int] = {}
+    for entry in entries:
+        for part in entry.content.parts:
+            if part.call_id is None:
+                continue
+            if part.kind is PartKind.FUNCTION_CALL:
+                calls[part.call_id] += 1
+            elif part.kind is PartKind.FUNCTION_RESPONSE:
+                responses[part.call_id] += 1
+            else:
+                continue
+            where.setdefault(part.call_id, entry.lines[-1])
+    for call_id in calls:
+        if calls[call_id] > 1:
+            yield Finding(C.TOOL_USE_ID_DUPLICATE, Severity.WARNING, line=where[call_id], ids=(call_id,))
+        if not responses[call_id]:
+            yield Finding(C.TOOL_USE_UNANSWERED, Severity.WARNING, line=where[call_id], ids=(call_id,))
+    for call_id in responses:
+        if responses[call_id] > 1:
+            yield Finding(C.TOOL_RESULT_ID_DUPLICATE, Severity.WARNING, line=where[call_id], ids=(call_id,))
+        if not calls[call_id]:
+            yield Finding(C.TOOL_RESULT_WITHOUT_USE, Severity.WARNING, line=where[call_id], ids=(call_id,))
+
+
+def session_findings(session: Session, chain: ActiveChain, rebuilt: Rebuilt) -> tuple[Finding, ...]:
+    """Every finding of one session, reading first, then the branch, then the pairing."""
+    return (
+        *_line_findings(session),
+        *_chain_findings(chain, rebuilt),
+        *_pairing_findings(rebuilt.entries),
+    )

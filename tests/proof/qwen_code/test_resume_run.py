@@ -1,0 +1,133 @@
+"""The real Qwen Code 0.24.4 as the judge: it sends, on resume, exactly the history the reader
+rebuilds (the golden), for the real sessions and for damaged and defective ones (the candidate
+it resumes as summary + verbatim suffix is tested through the plug-in's judge).
+
+These run the pinned client (scripts/install-qwen-code, installed here when missing; skipped,
+saying why, only when it cannot be installed). Each resume takes about two seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.qwen_code.session_analysis import analyze_session
+from pipeline.proof.chat_capture import ChatCaptureServer
+from pipeline.proof.process_group import run_in_process_group
+from pipeline.proof.qwen_code.qwen_install import QwenCode
+from pipeline.proof.qwen_code.resume_run import PROBE, qwen_environment, resume_qwen_code, split_request
+from pipeline.proof.qwen_code.session_staging import stage_session
+from tests.support.qwen_model import ScriptedModel, installed_qwen_code
+from tests.support.qwen_records import chain, jsonl, model, result, system, user
+
+FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
+LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
+TIMEOUT: Final = 120.0
+
+
+@pytest.fixture(scope="module")
+def qwen() -> QwenCode:
+    found = installed_qwen_code()
+    if found is None:
+        pytest.skip(
+            "Qwen Code 0.24.4 could not be installed by scripts/install-qwen-code (no npm or registry)"
+        )
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
+def test_qwen_code_sends_the_history_the_reader_rebuilds(qwen: QwenCode, name: str) -> None:
+    session = FIXTURES / name
+    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-1500:]
+    rebuilt = analyze_session(session.read_bytes(), LIMITS)
+    assert [m.message for m in rebuilt.messages] == list(result.context)
+    assert result.leading[0]["role"] == "system" and PROBE in str(result.turn[-1])
+
+
+def _variants() -> dict[str, bytes]:
+    """Sessions Qwen Code must read as the reader does: damaged copies of a real one, and the
+    pairing defects and records it mends or drops, made by hand."""
+    real = (FIXTURES / "tools.jsonl").read_bytes().split(b"\n")[:-1]
+    last_call = max(
+        i for i, line in enumerate(real) if b'"functionCall"' in line and b'"type":"assistant"' in line
+    )
+    truncated = [*real[:7], real[7][:60], *real[8:]]
+    slash = {"phase": "result", "rawCommand": "/stats", "outputHistoryItems": [{"type": "assistant"}]}
+    mid_turn = {**user(11, "also this"), "subtype": "mid_turn_user_message"}
+    loop = chain(user(1, "a"), model(2, "b"))
+    loop[0] = {**loop[0], "parentUuid": "u2"}
+    defects = chain(
+        user(1, "go"),
+        model(2, "", ("c1", "ls")),
+        user(3, "stop"),  # c1 is never answered
+        model(4, "", ("c2", "pwd"), ("c3", "id")),
+        result(5, "c2", "x"),
+        user(6, "n"),
+        result(7, "c3", "y"),  # answered after a prompt
+        model(8, "", ("c4", "date")),
+        result(9, "c4", "z"),
+        result(10, "c4", "z again"),  # answered twice
+        mid_turn,
+        user(12, "/stats"),
+        system(13, "slash_command", slash),
+        user(14, "next é ✓"),
+        model(15, "(request timeout)"),
+    )
+    return {
+        "truncated-line": b"\n".join(truncated) + b"\n",
+        "interrupted-call": b"\n".join(real[: last_call + 1]) + b"\n",
+        "pairing-defects-and-dropped-turns": jsonl(defects),
+        "parent-cycle": jsonl(loop),
+    }
+
+
+VARIANTS: Final = _variants()
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_qwen_code_reads_damage_and_defects_as_the_reader_does(
+    qwen: QwenCode, tmp_path: Path, name: str
+) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(VARIANTS[name])
+    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-1500:]
+    assert [m.message for m in analyze_session(VARIANTS[name], LIMITS).messages] == list(result.context)
+
+
+def test_a_request_splits_into_what_qwen_code_adds_the_history_and_the_new_turn() -> None:
+    reminder = {"type": "text", "text": "<system-reminder>\\nenv\\n</system-reminder>"}
+    messages = [
+        {"role": "system", "content": "You are Qwen Code"},
+        {"role": "user", "content": [reminder, {"type": "text", "text": "first"}]},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": [reminder, {"type": "text", "text": PROBE}]},
+    ]
+    leading, context, turn = split_request(messages, PROBE)
+    assert [m["role"] for m in leading] == ["system", "user"] and leading[1]["content"] == [reminder]
+    assert context == ({"role": "user", "content": [{"type": "text", "text": "first"}]}, messages[2])
+    assert turn == (messages[3],)
+
+
+def test_qwen_code_compresses_a_candidate_again_with_its_own_compress(qwen: QwenCode, tmp_path: Path) -> None:
+    original = analyze_session((FIXTURES / "long.jsonl").read_bytes(), LIMITS)
+    plan = original.plan_tail(room=sum(item.tokens for item in original.items) // 4)
+    assert plan is not None
+    candidate = tmp_path / "candidate.jsonl"
+    candidate.write_bytes(original.compose(plan.cut_line, "SUMMARY-ONE"))
+    staged = stage_session(candidate, tmp_path / "staged")
+    with ChatCaptureServer(ScriptedModel()) as api:
+        command = qwen.command("--resume", staged.session_id, "-p", "/compress", "--auth-type", "openai")
+        env = qwen_environment(staged.home, f"{api.base_url}/v1")
+        code, _, stderr = run_in_process_group(command, cwd=staged.work_dir, env=env, timeout=TIMEOUT)
+    assert code == 0, stderr[-1500:]
+    compacted = staged.transcript.read_bytes()
+    assert compacted.count(b'"subtype":"chat_compression"') == 2  # ours, then its own
+    again = analyze_session(compacted, LIMITS)
+    assert again.findings == ()
+    result = resume_qwen_code(staged.transcript, qwen=qwen, timeout=TIMEOUT)
+    assert [m.message for m in again.messages] == list(result.context)
