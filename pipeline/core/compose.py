@@ -1,7 +1,8 @@
 """Composition: the compacted transcript's bytes, exactly as seed 004 lays them out.
 
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
-its `isCompactSummary` user child, the projected resume state (summarized attachment records
+its `isCompactSummary` user child (carrying the launch result of a background agent the summarized
+span left unfinished, when there is one), the projected resume state (summarized attachment records
 Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
 summary, then the records written afresh for it: a `task_status` per carried background shell),
 the raw suffix (every byte as in the source except the first record's `parentUuid`
@@ -35,7 +36,7 @@ from pipeline.formats.claude_code.build import (
     shared_fields,
     summary_line,
 )
-from pipeline.formats.claude_code.tasks import BackgroundShell, task_status
+from pipeline.formats.claude_code.tasks import BackgroundAgent, BackgroundShell, task_status
 from pipeline.reasons import ReasonCode
 
 __all__ = [
@@ -114,6 +115,7 @@ class ComposeInput:
     state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
     written: tuple[WrittenRecord, ...] = ()  # new attachment records, after the carried ones
     discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
+    carried_agent: BackgroundAgent | None = None  # its launch result rides on the summary record
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +159,10 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
     lines.append(boundary_line(common, ids.boundary_uuid, spec.logical_parent, ids.timestamp, metadata))
-    lines.append(summary_line(common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text))
+    summary = summary_line(
+        common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text, spec.carried_agent
+    )
+    lines.append(summary)
     origins.extend((None, None))
     parent = ids.summary_uuid
     for line, uid in state:

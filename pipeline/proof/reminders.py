@@ -32,6 +32,7 @@ __all__ = [
     "SCRATCH",
     "Reminder",
     "ReminderKind",
+    "closing_paragraphs",
     "folded_reminders",
     "reminder_differences",
     "reminder_kind",
@@ -262,3 +263,11 @@ def _is_closing(reminder: Reminder, blocks: int) -> bool:
 def without_closing(reminders: Sequence[Reminder], blocks: int) -> tuple[Reminder, ...]:
     """The reminders of a context of `blocks` blocks but those of its resume turn."""
     return tuple(r for r in reminders if not _is_closing(r, blocks))
+
+
+def closing_paragraphs(reminders: Sequence[Reminder], blocks: int) -> frozenset[tuple[ReminderKind, str]]:
+    """The paragraphs of the reminders a context of `blocks` blocks sends with its resume turn
+    (those Claude Code derives at resume time), each with its kind."""
+    return frozenset(
+        (kind, text) for r in reminders if _is_closing(r, blocks) for text, kind in _paragraphs(r)
+    )

@@ -20,10 +20,12 @@ import msgspec
 from pipeline.formats import json_text
 from pipeline.formats.claude_code.content import parse_object
 from pipeline.formats.claude_code.records import MASK_STAMP_KEY
+from pipeline.formats.claude_code.tasks import BackgroundAgent
 
 __all__ = [
     "BOUNDARY_CONTENT",
     "COMMON_KEYS",
+    "AgentStamp",
     "BoundStamp",
     "CompactionMetadata",
     "LeafStamp",
@@ -88,6 +90,14 @@ class ShellStamp(msgspec.Struct, frozen=True, rename="camel"):
     uuid: str
 
 
+class AgentStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """A background agent whose launch result the summary record carries
+    (`pipeline.formats.claude_code.tasks`): its agent id and the source line of that result."""
+
+    agent_id: str
+    line: int
+
+
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
 
@@ -106,6 +116,7 @@ class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     bounded_tool_outputs: list[BoundStamp] = msgspec.field(default_factory=list)
     projected_state: list[StateStamp] = msgspec.field(default_factory=list)
     carried_background_shells: list[ShellStamp] = msgspec.field(default_factory=list)
+    carried_background_agents: list[AgentStamp] | msgspec.UnsetType = msgspec.UNSET
 
 
 class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):
@@ -180,20 +191,36 @@ def boundary_line(
     return json_text.dumps(record)
 
 
-def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: str) -> bytes:
-    """The `isCompactSummary` user record that carries the summary text."""
+def summary_line(
+    common: SharedFields,
+    uid: str,
+    parent: str,
+    stamp: str,
+    text: str,
+    agent: BackgroundAgent | None = None,
+) -> bytes:
+    """The `isCompactSummary` user record that carries the summary text.
+
+    With `agent` (a background agent left unfinished, `pipeline.formats.claude_code.tasks`) the
+    record carries its launch result as its `toolUseResult` and its content is a list of one text
+    block, which Claude Code sends as it sends the string and which its resume scan requires.
+    """
     record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
     record.update(common.members())
+    well_formed = json_text.well_formed(text)
+    content: Any = [{"type": "text", "text": well_formed}] if agent is not None else well_formed
     record.update(
         {
             "type": "user",
-            "message": {"role": "user", "content": json_text.well_formed(text)},
+            "message": {"role": "user", "content": content},
             "isVisibleInTranscriptOnly": True,
             "isCompactSummary": True,
             "uuid": uid,
             "timestamp": stamp,
         }
     )
+    if agent is not None:
+        record["toolUseResult"] = agent.launch_result()
     return json_text.dumps(record)
 
 

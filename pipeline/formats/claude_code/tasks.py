@@ -1,4 +1,4 @@
-"""The background shells Claude Code tells the model were left unfinished when it resumes.
+"""The background shells and agents Claude Code tells the model were left unfinished on resume.
 
 On resume Claude Code 2.1.332 scans the chain it loaded (from its latest compact boundary) for
 background shells: a tool result whose `toolUseResult` names a `backgroundTaskId` (with its
@@ -17,6 +17,19 @@ a model reads after Claude Code's own compaction; the gate accepts that reminder
 the candidate declares (`carriedBackgroundShells`). Read off build 2.1.332 (its resume scan, its
 orphan notices, its compaction's task attachments); checked against it in
 `tests/jobs/test_resume_gate_state.py`.
+
+Background agents are found by the same scan: a user record whose `toolUseResult` says
+`async_launched` with an `agentId` and a `description` starts one (Claude Code reads the result
+itself, with or without a tool_result beside it), and a `<task-notification>` naming it (or the
+`__orphan_summary__:agent` marker) ends it; of the rest Claude Code says `Background agent
+"<description>" didn't finish before the previous session ended`. Its own compaction writes a
+`task_status` of a running `local_agent`, from which that notice is never derived again. So the
+candidate's summary record carries the launch result of the first such agent the summarized span
+started (the fields the scan reads, `LAUNCH_FIELDS`), its content a list of one text block as the
+scan requires: Claude Code sends the summary as before and derives the same notice. A summary
+carries one result, so a second such agent is not carried, and the gate names its notice as
+missing. An agent a later call re-dispatched (`resumedAgentId`) reads differently and is not
+carried either. Checked against build 2.1.332 in `tests/jobs/test_resume_gate_agents.py`.
 """
 
 from __future__ import annotations
@@ -32,10 +45,14 @@ from pipeline.formats.claude_code.records import declared_by_ours
 __all__ = [
     "COMMAND_CHARS",
     "DESCRIPTION_CHARS",
+    "LAUNCH_FIELDS",
+    "BackgroundAgent",
     "BackgroundShell",
+    "LaunchValue",
     "declared_shells",
     "may_start_shells",
     "task_status",
+    "unfinished_agents",
     "unfinished_shells",
 ]
 
@@ -45,6 +62,7 @@ DESCRIPTION_CHARS: Final = 200  # Claude Code bounds a task_status description t
 COMMAND_CHARS: Final = 500  # ... and its shell command to this many
 ORPHAN_MARKER: Final = "__orphan_summary"  # ids Claude Code's own notices use as scan markers
 SHELLS_NOTIFIED: Final = "__orphan_summary__:shell"  # every shell known so far was reported
+AGENTS_NOTIFIED: Final = "__orphan_summary__:agent"  # ... every agent known so far
 LIVE_PREFIX: Final = "__orphan_summary_live__:"  # ... but this one, still running then
 # Cheap byte filters: a line holding none of these plays no part in the scan.
 _MARKERS: Final = (
@@ -53,9 +71,27 @@ _MARKERS: Final = (
     b'"task_status"',
     b"<task-notification>",
     b'"task_id"',
+    b'"async_launched"',
+    b'"resumedAgentId"',
     *(f'"{name}"'.encode() for name in sorted(LAUNCH_TOOLS | STOP_TOOLS)),
 )
-_STARTS: Final = (b'"backgroundTaskId"', b'"timeoutMs"', b'"task_status"')  # what starts a shell
+_STARTS: Final = (
+    b'"backgroundTaskId"',
+    b'"timeoutMs"',
+    b'"task_status"',
+    b'"async_launched"',
+)  # starts a task
+LAUNCHED: Final = "async_launched"  # the status of a background agent's launch result
+# The fields of a launch result Claude Code's resume scan reads (2.1.332), which a summary carries.
+LAUNCH_FIELDS: Final = (
+    "isAsync",
+    "status",
+    "agentId",
+    "description",
+    "outputFile",
+    "canReadOutputFile",
+    "canContinueAgent",
+)
 _TASK_ID: Final = re.compile(r"<task-id>([^<]+)</task-id>")
 _ENTITY: Final = re.compile(r"&(?:amp|lt|gt);")  # the escapes Claude Code undoes in a notice's ids
 _ENTITIES: Final = {"&amp;": "&", "&lt;": "<", "&gt;": ">"}
@@ -76,14 +112,35 @@ class BackgroundShell:
     line: int
 
 
+LaunchValue = str | int | float | bool  # a launch field's scalar value, as JSON holds it
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundAgent:
+    """A background agent no record reports finished: its id, the launch result's fields the
+    resume scan reads (`LAUNCH_FIELDS`, as the source holds them; a null or one that is no scalar
+    reads to the scan as absent and is left out), and the 1-based line of that result."""
+
+    agent_id: str
+    launch: tuple[tuple[str, LaunchValue], ...]
+    line: int
+
+    def launch_result(self) -> dict[str, LaunchValue]:
+        """The launch result a summary record carries (`toolUseResult`)."""
+        return dict(self.launch)
+
+
 @dataclass(slots=True)
 class _Scan:
-    """What the scan has learnt so far (private to `unfinished_shells`)."""
+    """What the scan has learnt so far (private to `unfinished_shells` and `unfinished_agents`)."""
 
     inputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_use id -> description, command
     stop_calls: set[str] = field(default_factory=set)
     started: dict[str, BackgroundShell] = field(default_factory=dict)  # in first-start order
     done: set[str] = field(default_factory=set)
+    agents: dict[str, BackgroundAgent] = field(default_factory=dict)  # in first-launch order
+    agents_done: set[str] = field(default_factory=set)
+    redispatched: set[str] = field(default_factory=set)  # read differently by Claude Code: not carried
 
     def start(self, shell: BackgroundShell) -> None:
         if shell.task_id.startswith(ORPHAN_MARKER):
@@ -102,8 +159,29 @@ class _Scan:
         live = {task.removeprefix(LIVE_PREFIX) for task in ids if task.startswith(LIVE_PREFIX)}
         named = [task for task in ids if not task.startswith(LIVE_PREFIX)]
         self.done.update(named)
+        self.agents_done.update(named)
         if SHELLS_NOTIFIED in named:
             self.done.update(set(self.started) - live)
+        if AGENTS_NOTIFIED in named:
+            self.agents_done.update(set(self.agents) - live)
+
+    def launch(self, number: int, result: dict[str, Any]) -> None:
+        """A launch result of a background agent (Claude Code reads it without its tool_result)."""
+        agent, resumed = result.get("agentId"), result.get("resumedAgentId")
+        if isinstance(resumed, str) and result.get("success") is True:
+            self.agents_done.discard(resumed)  # a re-dispatch reopens it, with a notice of its own
+            self.redispatched.add(resumed)
+        if result.get("status") != LAUNCHED or not isinstance(agent, str) or agent.startswith(ORPHAN_MARKER):
+            return
+        if not isinstance(result.get("description"), str):
+            return
+        fields = tuple(
+            (name, value)
+            for name in LAUNCH_FIELDS
+            if isinstance(value := result.get(name), str | int | float | bool)
+        )
+        first = self.agents.get(agent)
+        self.agents[agent] = BackgroundAgent(agent, fields, first.line if first is not None else number)
 
 
 def _str(value: Any) -> str:
@@ -193,26 +271,43 @@ def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
         _calls(scan, content)
     elif kind == "user":
         scan.notice("" if _voice(record) else _text(content))
-        if isinstance(record.get("toolUseResult"), dict):
+        if isinstance(record.get("toolUseResult"), dict) and isinstance(content, list):
             _results(scan, number, content, record["toolUseResult"])
+            scan.launch(number, record["toolUseResult"])
     elif kind == "attachment":
         _attachment(scan, number, record)
 
 
 def may_start_shells(data: bytes) -> bool:
-    """Whether a transcript holds anything that starts a background shell (most do not: their
-    chain need not be scanned)."""
+    """Whether a transcript holds anything that starts a background shell or agent (most do not:
+    their chain need not be scanned)."""
     return any(marker in data for marker in _STARTS)
+
+
+def _scanned(rows: Iterable[tuple[int, bytes]]) -> _Scan:
+    scan = _Scan()
+    for number, line in rows:
+        if any(marker in line for marker in _MARKERS) and (record := parse_object(line)) is not None:
+            _record(scan, number, record)
+    return scan
 
 
 def unfinished_shells(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundShell, ...]:
     """Of a loaded chain's (line number, line) rows, root first, the background shells Claude Code
     reports unfinished on resume, in the order it names them."""
-    scan = _Scan()
-    for number, line in rows:
-        if any(marker in line for marker in _MARKERS) and (record := parse_object(line)) is not None:
-            _record(scan, number, record)
+    scan = _scanned(rows)
     return tuple(shell for task, shell in scan.started.items() if task not in scan.done)
+
+
+def unfinished_agents(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundAgent, ...]:
+    """Of a loaded chain's rows, root first, the background agents Claude Code reports unfinished
+    on resume as launched (a re-dispatched one aside), in the order it names them."""
+    scan = _scanned(rows)
+    return tuple(
+        agent
+        for agent_id, agent in scan.agents.items()
+        if agent_id not in scan.agents_done and agent_id not in scan.redispatched
+    )
 
 
 def _bounded(text: str, limit: int) -> str:

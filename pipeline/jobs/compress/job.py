@@ -46,6 +46,7 @@ from pipeline.jobs.compress.stages import (
     Publisher,
     Stop,
     candidate_partition,
+    carried_agent,
     carried_shells,
     chain_error_findings,
     compose_and_check,
@@ -197,7 +198,9 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
-        projected=projected_section(projected_state(analysis, plan), carried_shells(analysis, plan)),
+        projected=projected_section(
+            projected_state(analysis, plan), carried_shells(analysis, plan), carried_agent(analysis, plan)
+        ),
     )
     if summary is None:  # masked: nothing summarized, every record kept
         return _write_masked(analysis, options, planned, partition, side, progress, publish)

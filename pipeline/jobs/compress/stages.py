@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import msgspec
+
 from pipeline import __version__
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.compose import (
@@ -30,6 +32,7 @@ from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.bounded_output import bound_line
 from pipeline.formats.claude_code.build import (
+    AgentStamp,
     BoundStamp,
     LeafStamp,
     ShellStamp,
@@ -41,9 +44,11 @@ from pipeline.formats.claude_code.build import (
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.resume_state import StateRecord, discovered_tools, resume_state
 from pipeline.formats.claude_code.tasks import (
+    BackgroundAgent,
     BackgroundShell,
     may_start_shells,
     task_status,
+    unfinished_agents,
     unfinished_shells,
 )
 from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
@@ -60,6 +65,7 @@ __all__ = [
     "Publisher",
     "Stop",
     "candidate_partition",
+    "carried_agent",
     "carried_shells",
     "chain_error_findings",
     "compose_and_check",
@@ -156,6 +162,16 @@ def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...
     return tuple(shell for shell in shells if shell.line in summarized)
 
 
+def carried_agent(analysis: Analysis, plan: Plan) -> BackgroundAgent | None:
+    """The first background agent Claude Code reports unfinished on resume that the summarized span
+    launched: the summary record carries its launch result (`formats.claude_code.tasks`)."""
+    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
+    if not may_start_shells(data):
+        return None
+    agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
+    return next((agent for agent in agents if agent.line in summarized), None)
+
+
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
@@ -203,6 +219,7 @@ def tool_metadata(
     post_tokens: int,
     state: tuple[StateRecord, ...],
     shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
+    agent: BackgroundAgent | None = None,
 ) -> ToolMetadata:
     """What the candidate records about this compaction (`compactMetadata.sessionCompaction`)."""
     topology, plan = analysis.topology, planned.plan
@@ -226,6 +243,7 @@ def tool_metadata(
         carried_background_shells=[
             ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
         ],
+        carried_background_agents=[AgentStamp(agent.agent_id, agent.line)] if agent else msgspec.UNSET,
     )
 
 
@@ -246,6 +264,7 @@ def _compose(
     pointer = topology.strict.pointer_line
     state = projected_state(analysis, plan)
     shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
+    agent = carried_agent(analysis, plan)
     carried = {record.line for record in state} | ({pointer} if pointer else set())
     control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
@@ -254,7 +273,8 @@ def _compose(
         tuple(sorted(carried - {pointer}))
     )
     written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
-    post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
+    launch = estimate_text(str(agent.launch_result())) if agent else 0
+    post_tokens = kept + written + launch + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
             data=analysis.source.data,
@@ -266,7 +286,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells),
+            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells, agent),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={
@@ -276,6 +296,7 @@ def _compose(
             },
             state_lines=tuple(record.line for record in state),
             written=tuple(record for _, record in shells),
+            carried_agent=agent,
             discovered_tools=discovered_tools(
                 (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
             ),
