@@ -1,10 +1,10 @@
 """Composition: the compacted transcript's bytes, exactly as seed 004 lays them out.
 
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
-its `isCompactSummary` user child (carrying the launch result of a background agent the summarized
-span left unfinished, when there is one), the projected resume state (summarized attachment records
+its `isCompactSummary` user child, the projected resume state (summarized attachment records
 Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
-summary, then the records written afresh for it: a `task_status` per carried background shell),
+summary, then the records written afresh for it: a `task_status` per carried background shell, a
+user record of no content carrying the launch result of each carried background agent),
 the raw suffix (every byte as in the source except the first record's `parentUuid`
 and tool outputs bounded as declared), and a final `last-prompt`
 deep-copied from the source pointer with its leaf updated (or, for a source without one, a new
@@ -26,10 +26,12 @@ from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.build import (
     CompactionMetadata,
     PreservedSegmentStamp,
+    SharedFields,
     ToolMetadata,
     attachment_line,
     boundary_line,
     declaring_pointer,
+    launch_line,
     new_pointer,
     projected_pointer,
     replace_parent,
@@ -88,11 +90,18 @@ class PairIds:
 
 @dataclass(frozen=True, slots=True)
 class WrittenRecord:
-    """A record the compaction writes after the summary: the `task_status` of a background shell
-    it carries (`pipeline.formats.claude_code.tasks`), with its uuid (drawn by the caller)."""
+    """A record the compaction writes after the summary, with its uuid (drawn by the caller): the
+    `task_status` of a background shell it carries, or the launch result of a background agent
+    (`pipeline.formats.claude_code.tasks`)."""
 
     uuid: str
-    shell: BackgroundShell
+    task: BackgroundShell | BackgroundAgent
+
+    def line(self, common: SharedFields, parent: str, stamp: str) -> bytes:
+        """The record's line, hung off `parent`."""
+        if isinstance(self.task, BackgroundAgent):
+            return launch_line(common, self.uuid, parent, stamp, self.task)
+        return attachment_line(common, self.uuid, parent, stamp, task_status(self.task))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +122,8 @@ class ComposeInput:
     ids: PairIds
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
     state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
-    written: tuple[WrittenRecord, ...] = ()  # new attachment records, after the carried ones
+    written: tuple[WrittenRecord, ...] = ()  # new records (shells, then agents), after the carried ones
     discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
-    carried_agent: BackgroundAgent | None = None  # its launch result rides on the summary record
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +167,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
     lines.append(boundary_line(common, ids.boundary_uuid, spec.logical_parent, ids.timestamp, metadata))
-    summary = summary_line(
-        common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text, spec.carried_agent
-    )
-    lines.append(summary)
+    lines.append(summary_line(common, ids.summary_uuid, ids.boundary_uuid, ids.timestamp, spec.summary_text))
     origins.extend((None, None))
     parent = ids.summary_uuid
     for line, uid in state:
@@ -170,7 +175,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         origins.append(line)
         parent = uid
     for record in spec.written:
-        lines.append(attachment_line(common, record.uuid, parent, ids.timestamp, task_status(record.shell)))
+        lines.append(record.line(common, parent, ids.timestamp))
         origins.append(None)
         parent = record.uuid
     for position, line in enumerate(spec.raw_lines):

@@ -110,8 +110,8 @@ class ProjectedSection(Section, frozen=True, kw_only=True):
     reminders: the summarized attachment records it carries verbatim (how many, of which kinds,
     on which source lines), the background shells left unfinished that the summarized span
     started, one `task_status` record written for each (the source line that started it), and
-    the background agent left unfinished whose launch result the summary record carries (the
-    source line of that result). Never their text."""
+    the background agents left unfinished that it launched, one record written to carry each
+    one's launch result (the source line of that result). Never their text."""
 
     records: int
     kinds: dict[str, int]
@@ -312,10 +312,10 @@ def reason_figures(reasons: Sequence[Reason]) -> dict[str, dict[str, int]] | Uns
 def projected_section(
     state: Sequence[StateRecord],
     shells: Sequence[BackgroundShell] = (),
-    agent: BackgroundAgent | None = None,
+    agents: Sequence[BackgroundAgent] = (),
 ) -> ProjectedSection | UnsetType:
     """The projected resume state; unset when the summarized span holds none."""
-    if not state and not shells and agent is None:
+    if not state and not shells and not agents:
         return UNSET
     kinds: dict[str, int] = {}
     for record in state:
@@ -325,7 +325,7 @@ def projected_section(
         kinds=kinds,
         lines=[record.line for record in state],
         background_shells=[shell.line for shell in shells],
-        background_agents=[agent.line] if agent is not None else UNSET,
+        background_agents=[agent.line for agent in agents] or UNSET,
     )
 
 

@@ -101,6 +101,17 @@ def background_agent(b: TranscriptBuilder) -> None:
     _work(b)
 
 
+def background_agents(b: TranscriptBuilder) -> None:
+    """Three agents launched in the background, two never reported back (one notice names both)."""
+    b.user("Survey the tests, audit the licenses and review the API in the background")
+    _agent(b, "a3c4d5e6f708192a3", "Survey the test coverage")
+    _agent(b, "a4d5e6f708192a3b4", "Audit the dependency licenses")
+    _agent(b, "a5e6f708192a3b4c5", "Review the public API")
+    b.assistant(b.text("Three agents run in the background."))
+    _notified(b, "a4d5e6f708192a3b4", 'Agent "Audit the dependency licenses" completed')
+    _work(b)
+
+
 def background_shells(b: TranscriptBuilder) -> None:
     """Two servers left running in the background (one notice for both), one command that
     reported back, and one stopped."""
@@ -164,6 +175,7 @@ def listings(b: TranscriptBuilder) -> None:
 REMINDER_SCENARIOS: Final = MappingProxyType(
     {
         "background-agent": background_agent,
+        "background-agents": background_agents,
         "background-shells": background_shells,
         "deferred-tools": deferred_tools,
         "listings": listings,

@@ -37,6 +37,7 @@ __all__ = [
     "boundary_line",
     "claude_timestamp",
     "declaring_pointer",
+    "launch_line",
     "new_pointer",
     "projected_pointer",
     "replace_parent",
@@ -91,11 +92,13 @@ class ShellStamp(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class AgentStamp(msgspec.Struct, frozen=True, rename="camel"):
-    """A background agent whose launch result the summary record carries
-    (`pipeline.formats.claude_code.tasks`): its agent id and the source line of that result."""
+    """A background agent carried after the summary (`pipeline.formats.claude_code.tasks`): its
+    agent id, the source line of its launch result (1-based), and the uuid of the record written
+    to carry that result."""
 
     agent_id: str
     line: int
+    uuid: str
 
 
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
@@ -191,36 +194,39 @@ def boundary_line(
     return json_text.dumps(record)
 
 
-def summary_line(
-    common: SharedFields,
-    uid: str,
-    parent: str,
-    stamp: str,
-    text: str,
-    agent: BackgroundAgent | None = None,
-) -> bytes:
-    """The `isCompactSummary` user record that carries the summary text.
-
-    With `agent` (a background agent left unfinished, `pipeline.formats.claude_code.tasks`) the
-    record carries its launch result as its `toolUseResult` and its content is a list of one text
-    block, which Claude Code sends as it sends the string and which its resume scan requires.
-    """
+def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: str) -> bytes:
+    """The `isCompactSummary` user record that carries the summary text."""
     record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
     record.update(common.members())
-    well_formed = json_text.well_formed(text)
-    content: Any = [{"type": "text", "text": well_formed}] if agent is not None else well_formed
     record.update(
         {
             "type": "user",
-            "message": {"role": "user", "content": content},
+            "message": {"role": "user", "content": json_text.well_formed(text)},
             "isVisibleInTranscriptOnly": True,
             "isCompactSummary": True,
             "uuid": uid,
             "timestamp": stamp,
         }
     )
-    if agent is not None:
-        record["toolUseResult"] = agent.launch_result()
+    return json_text.dumps(record)
+
+
+def launch_line(common: SharedFields, uid: str, parent: str, stamp: str, agent: BackgroundAgent) -> bytes:
+    """A user record written afresh that carries a background agent's launch result
+    (`pipeline.formats.claude_code.tasks`) as its `toolUseResult`, its content an empty list:
+    Claude Code's resume scan reads the result off it, and it sends no message for it."""
+    record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
+    record.update(common.members())
+    record.update(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": []},
+            "isMeta": True,
+            "uuid": uid,
+            "timestamp": stamp,
+            "toolUseResult": agent.launch_result(),
+        }
+    )
     return json_text.dumps(record)
 
 

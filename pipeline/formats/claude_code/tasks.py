@@ -20,16 +20,16 @@ orphan notices, its compaction's task attachments); checked against it in
 
 Background agents are found by the same scan: a user record whose `toolUseResult` says
 `async_launched` with an `agentId` and a `description` starts one (Claude Code reads the result
-itself, with or without a tool_result beside it), and a `<task-notification>` naming it (or the
-`__orphan_summary__:agent` marker) ends it; of the rest Claude Code says `Background agent
-"<description>" didn't finish before the previous session ended`. Its own compaction writes a
-`task_status` of a running `local_agent`, from which that notice is never derived again. So the
-candidate's summary record carries the launch result of the first such agent the summarized span
-started (the fields the scan reads, `LAUNCH_FIELDS`), its content a list of one text block as the
-scan requires: Claude Code sends the summary as before and derives the same notice. A summary
-carries one result, so a second such agent is not carried, and the gate names its notice as
-missing. An agent a later call re-dispatched (`resumedAgentId`) reads differently and is not
-carried either. Checked against build 2.1.332 in `tests/jobs/test_resume_gate_agents.py`.
+off any user record whose content is a list, with or without a tool_result in it), and a
+`<task-notification>` naming it (or the `__orphan_summary__:agent` marker) ends it; of the rest
+Claude Code says `Background agent "<description>" didn't finish before the previous session
+ended` (several: one notice naming them all). Its own compaction writes a `task_status` of a
+running `local_agent`, from which that notice is never derived again. So the candidate carries,
+after the shells' records, one user record per such agent the summarized span launched: its
+content an empty list (Claude Code sends no message for it), its `toolUseResult` the fields of the
+launch result the scan reads (`LAUNCH_FIELDS`), so Claude Code derives the same notice. An agent a
+later call re-dispatched (`resumedAgentId`) reads differently and is not carried. Checked against
+build 2.1.332 in `tests/jobs/test_resume_gate_reminders.py`.
 """
 
 from __future__ import annotations

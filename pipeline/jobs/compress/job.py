@@ -46,7 +46,7 @@ from pipeline.jobs.compress.stages import (
     Publisher,
     Stop,
     candidate_partition,
-    carried_agent,
+    carried_agents,
     carried_shells,
     chain_error_findings,
     compose_and_check,
@@ -199,7 +199,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
         projected=projected_section(
-            projected_state(analysis, plan), carried_shells(analysis, plan), carried_agent(analysis, plan)
+            projected_state(analysis, plan), carried_shells(analysis, plan), carried_agents(analysis, plan)
         ),
     )
     if summary is None:  # masked: nothing summarized, every record kept

@@ -65,7 +65,7 @@ __all__ = [
     "Publisher",
     "Stop",
     "candidate_partition",
-    "carried_agent",
+    "carried_agents",
     "carried_shells",
     "chain_error_findings",
     "compose_and_check",
@@ -162,14 +162,15 @@ def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...
     return tuple(shell for shell in shells if shell.line in summarized)
 
 
-def carried_agent(analysis: Analysis, plan: Plan) -> BackgroundAgent | None:
-    """The first background agent Claude Code reports unfinished on resume that the summarized span
-    launched: the summary record carries its launch result (`formats.claude_code.tasks`)."""
+def carried_agents(analysis: Analysis, plan: Plan) -> tuple[BackgroundAgent, ...]:
+    """The background agents Claude Code reports unfinished on resume that the summarized span
+    launched: the candidate writes a record carrying each one's launch result
+    (`formats.claude_code.tasks`)."""
     data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
     if not may_start_shells(data):
-        return None
+        return ()
     agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
-    return next((agent for agent in agents if agent.line in summarized), None)
+    return tuple(agent for agent in agents if agent.line in summarized)
 
 
 def candidate_partition(
@@ -219,7 +220,7 @@ def tool_metadata(
     post_tokens: int,
     state: tuple[StateRecord, ...],
     shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
-    agent: BackgroundAgent | None = None,
+    agents: tuple[tuple[BackgroundAgent, WrittenRecord], ...] = (),
 ) -> ToolMetadata:
     """What the candidate records about this compaction (`compactMetadata.sessionCompaction`)."""
     topology, plan = analysis.topology, planned.plan
@@ -243,7 +244,8 @@ def tool_metadata(
         carried_background_shells=[
             ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
         ],
-        carried_background_agents=[AgentStamp(agent.agent_id, agent.line)] if agent else msgspec.UNSET,
+        carried_background_agents=[AgentStamp(a.agent_id, a.line, record.uuid) for a, record in agents]
+        or msgspec.UNSET,
     )
 
 
@@ -264,7 +266,7 @@ def _compose(
     pointer = topology.strict.pointer_line
     state = projected_state(analysis, plan)
     shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
-    agent = carried_agent(analysis, plan)
+    agents = tuple((a, WrittenRecord(str(uuid.uuid4()), a)) for a in carried_agents(analysis, plan))
     carried = {record.line for record in state} | ({pointer} if pointer else set())
     control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
@@ -273,8 +275,8 @@ def _compose(
         tuple(sorted(carried - {pointer}))
     )
     written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
-    launch = estimate_text(str(agent.launch_result())) if agent else 0
-    post_tokens = kept + written + launch + estimate_text(summary_text) + RECORD_ALLOWANCE
+    written += sum(estimate_text(str(agent.launch_result())) + RECORD_ALLOWANCE for agent, _ in agents)
+    post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
             data=analysis.source.data,
@@ -286,7 +288,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells, agent),
+            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells, agents),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={
@@ -295,8 +297,7 @@ def _compose(
                 if line in planned.bounding.lines
             },
             state_lines=tuple(record.line for record in state),
-            written=tuple(record for _, record in shells),
-            carried_agent=agent,
+            written=tuple(record for _, record in (*shells, *agents)),
             discovered_tools=discovered_tools(
                 (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
             ),
