@@ -111,13 +111,15 @@ class ProjectedSection(Section, frozen=True, kw_only=True):
     on which source lines), the background shells left unfinished that the summarized span
     started, one `task_status` record written for each (the source line that started it), and
     the background agents left unfinished that it launched, one record written to carry each
-    one's launch result (the source line of that result). Never their text."""
+    one's launch result (the source line of that result), and the deferred tools it loaded,
+    carried as loaded on the boundary (their names). Never their text."""
 
     records: int
     kinds: dict[str, int]
     lines: list[int]
     background_shells: list[int]
     background_agents: list[int] | UnsetType = UNSET
+    loaded_tools: list[str] | UnsetType = UNSET
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -313,9 +315,10 @@ def projected_section(
     state: Sequence[StateRecord],
     shells: Sequence[BackgroundShell] = (),
     agents: Sequence[BackgroundAgent] = (),
+    loaded_tools: Sequence[str] = (),
 ) -> ProjectedSection | UnsetType:
     """The projected resume state; unset when the summarized span holds none."""
-    if not state and not shells and not agents:
+    if not state and not shells and not agents and not loaded_tools:
         return UNSET
     kinds: dict[str, int] = {}
     for record in state:
@@ -326,6 +329,7 @@ def projected_section(
         lines=[record.line for record in state],
         background_shells=[shell.line for shell in shells],
         background_agents=[agent.line for agent in agents] or UNSET,
+        loaded_tools=list(loaded_tools) or UNSET,
     )
 
 

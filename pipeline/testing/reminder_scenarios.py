@@ -158,6 +158,19 @@ def deferred_tools(b: TranscriptBuilder) -> None:
     _work(b)
 
 
+def loaded_tool(b: TranscriptBuilder) -> None:
+    """A tool ToolSearch loaded in a session that announced no deferred tools on record."""
+    b.user("Load the web fetch tool and look up the release notes")
+    b.tool_call(
+        "ToolSearch",
+        {"query": "select:WebFetch", "max_results": 1},
+        [{"type": "tool_reference", "tool_name": "WebFetch"}],
+        tool_use_result={"matches": ["WebFetch"], "query": "select:WebFetch", "total_deferred_tools": 12},
+    )
+    b.assistant(b.text("WebFetch is loaded."))
+    _work(b)
+
+
 def listings(b: TranscriptBuilder) -> None:
     """The agent types, skills and MCP instructions announced at start, and a skill found later."""
     StateWriter("listings").session_start(b)
@@ -179,6 +192,7 @@ REMINDER_SCENARIOS: Final = MappingProxyType(
         "background-shells": background_shells,
         "deferred-tools": deferred_tools,
         "listings": listings,
+        "loaded-tool": loaded_tool,
     }
 )
 """Every reminder scenario by name (kebab-case): the reminder kind its older part derives."""

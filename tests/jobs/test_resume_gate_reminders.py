@@ -2,10 +2,12 @@
 
 One builder scenario per kind (`pipeline.testing.reminder_scenarios`) puts the state the reminder
 derives from in the part a compaction summarizes: a background agent never reported back (and two,
-which Claude Code names in one notice), two background servers left running, deferred tools (a server dropping and coming back, a tool
-ToolSearch loaded), the agent, skill and MCP listings. With the gate on, each compresses and the
-verdict holds, and resuming the original and the candidate sends the same resume-time reminders,
-paragraph for paragraph (the task-tool nudge aside, which counts turns sent, not state). Without
+which Claude Code names in one notice), two background servers left running, deferred tools (a
+server dropping and coming back, a tool ToolSearch loaded), the agent, skill and MCP listings, a
+tool loaded where no deferred tools were announced on record. With the gate on, each compresses
+and the verdict holds, and resuming the original and the candidate sends the same resume-time
+reminders, paragraph for paragraph (the task-tool nudge aside, which counts turns sent, not
+state; and the loaded tool Claude Code lists again after any compaction, noted). Without
 the launch result it carries, a candidate loses the background agent's notice and the gate names
 it.
 """
@@ -37,7 +39,12 @@ DERIVED = {
     "background-shells": ReminderKind.BACKGROUND_TASKS,
     "deferred-tools": ReminderKind.DEFERRED_TOOLS,
     "listings": ReminderKind.SKILL_LISTING,
+    "loaded-tool": ReminderKind.DEFERRED_TOOLS,
 }
+# Claude Code counts as loaded only the ToolSearch results after the last boundary, so after a
+# compaction (its own or ours) it lists a tool loaded before it among the deferred tools again,
+# while it still sends the tool's definition: the only difference, which the gate notes.
+LISTED_AGAIN = {"loaded-tool": "WebFetch"}
 LOST_AGENT = "Research the build system"  # the background-agent scenario's unreported agent
 
 
@@ -90,6 +97,15 @@ def test_each_reminder_kind_passes_the_gate_and_both_resumes_send_the_same_remin
     original = resume_time(resume(session.source, executable=claude_code, timeout=TIMEOUT))
     compacted = resume_time(resume(session.candidate, executable=claude_code, timeout=TIMEOUT))
     assert any(kind is DERIVED[name] for kind, _ in original), sorted(k for k, _ in original)
+    if name in LISTED_AGAIN:
+        [before] = [text for kind, text in original - compacted if kind is ReminderKind.DEFERRED_TOOLS]
+        [after] = [text for kind, text in compacted - original if kind is ReminderKind.DEFERRED_TOOLS]
+        assert set(after.splitlines()) - set(before.splitlines()) == {LISTED_AGAIN[name]}
+        assert set(before.splitlines()) <= set(after.splitlines())
+        assert any(f"also lists {LISTED_AGAIN[name]}, loaded" in n for n in report["resume_check"]["notes"])
+        assert report["projected"]["loaded_tools"] == [LISTED_AGAIN[name]]
+        original -= {(ReminderKind.DEFERRED_TOOLS, before)}
+        compacted -= {(ReminderKind.DEFERRED_TOOLS, after)}
     assert original == compacted, original ^ compacted
 
 

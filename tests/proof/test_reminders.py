@@ -234,3 +234,27 @@ def test_a_bounded_result_closed_by_a_reminder_matches_whatever_whitespace_stood
         ).verdict
         is Verdict.MISMATCH
     )
+
+
+LISTED = "The following deferred tools are now available via ToolSearch:\nCronCreate\nMonitor"
+
+
+def test_a_deferred_listing_that_only_adds_a_declared_loaded_tool_is_a_note_and_otherwise_a_difference() -> (
+    None
+):
+    again = LISTED + "\nWebFetch"  # Claude Code lists a tool loaded before the last boundary again
+    original, compacted = [Reminder(4, tag(LISTED))], [Reminder(2, tag(again))]
+    differences, notes = reminder_differences(original, compacted, 1, loaded=frozenset({"WebFetch"}))
+    assert differences == []
+    assert notes == [
+        f"compacted deferred-tools reminder before block 2 ({len(again)} chars) also lists WebFetch, loaded "
+        "before its boundary (preCompactDiscoveredTools), as after Claude Code's own compaction"
+    ]
+    assert reminder_differences(original, compacted, 1)[0]  # undeclared: both named
+    other = LISTED.replace("Monitor", "WebSearch") + "\nWebFetch"  # a tool also went missing: named
+    differences, _ = reminder_differences(
+        original, [Reminder(2, tag(other))], 1, loaded=frozenset({"WebFetch"})
+    )
+    assert len(differences) == 2
+    only = "The following deferred tools are now available via ToolSearch:\nWebFetch"  # nothing else to list
+    assert reminder_differences([], [Reminder(2, tag(only))], 1, loaded=frozenset({"WebFetch"}))[0] == []

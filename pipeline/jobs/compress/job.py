@@ -51,6 +51,7 @@ from pipeline.jobs.compress.stages import (
     chain_error_findings,
     compose_and_check,
     gate,
+    loaded_tools,
     projected_state,
     source_validation,
 )
@@ -199,7 +200,10 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
         projected=projected_section(
-            projected_state(analysis, plan), carried_shells(analysis, plan), carried_agents(analysis, plan)
+            projected_state(analysis, plan),
+            carried_shells(analysis, plan),
+            carried_agents(analysis, plan),
+            loaded_tools(analysis, plan),
         ),
     )
     if summary is None:  # masked: nothing summarized, every record kept

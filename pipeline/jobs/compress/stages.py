@@ -70,6 +70,7 @@ __all__ = [
     "chain_error_findings",
     "compose_and_check",
     "gate",
+    "loaded_tools",
     "projected_state",
     "report_findings",
     "source_validation",
@@ -171,6 +172,12 @@ def carried_agents(analysis: Analysis, plan: Plan) -> tuple[BackgroundAgent, ...
         return ()
     agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
     return tuple(agent for agent in agents if agent.line in summarized)
+
+
+def loaded_tools(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
+    """The deferred tools the summarized span loaded, which the new boundary carries as loaded."""
+    data, index = analysis.source.data, analysis.index
+    return discovered_tools((line, index.raw_line(data, line)) for line in plan.summary_lines)
 
 
 def candidate_partition(
@@ -298,9 +305,7 @@ def _compose(
             },
             state_lines=tuple(record.line for record in state),
             written=tuple(record for _, record in (*shells, *agents)),
-            discovered_tools=discovered_tools(
-                (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
-            ),
+            discovered_tools=loaded_tools(analysis, plan),
         )
     )
 
