@@ -82,7 +82,7 @@ _STARTS: Final = (
     b'"async_launched"',
 )  # starts a task
 LAUNCHED: Final = "async_launched"  # the status of a background agent's launch result
-# The fields of a launch result Claude Code's resume scan reads (2.1.332), which a summary carries.
+# The fields of a launch result Claude Code's resume scan reads (2.1.332), which a candidate carries.
 LAUNCH_FIELDS: Final = (
     "isAsync",
     "status",
@@ -126,7 +126,7 @@ class BackgroundAgent:
     line: int
 
     def launch_result(self) -> dict[str, LaunchValue]:
-        """The launch result a summary record carries (`toolUseResult`)."""
+        """The launch result the record a candidate writes for the agent holds (`toolUseResult`)."""
         return dict(self.launch)
 
 
