@@ -81,14 +81,15 @@ def _notified(b: TranscriptBuilder, task: str, summary: str) -> None:
     b.assistant(b.text("Noted: that background task is done."))
 
 
-def _work(b: TranscriptBuilder, turns: int = WORK_TURNS) -> None:
+def _work(b: TranscriptBuilder, turns: int = WORK_TURNS, *, pointer: bool = True) -> None:
     """Ordinary turns after the state, then the pointer."""
     for turn in range(turns):
         b.user(f"Next, check module {turn} and fix what the tests report (round {turn})")
         b.tool_call("Bash", {"command": f"pytest tests/test_{turn}.py -q"}, _PASSED)
         b.tool_call("Read", {"file_path": f"/home/dev/project/src/m{turn}.py"}, _SOURCE)
         b.assistant(b.text(f"Module {turn} is fixed; its tests pass."))
-    b.last_prompt()
+    if pointer:
+        b.last_prompt()
 
 
 def background_agent(b: TranscriptBuilder) -> None:
@@ -110,6 +111,28 @@ def background_agents(b: TranscriptBuilder) -> None:
     b.assistant(b.text("Three agents run in the background."))
     _notified(b, "a4d5e6f708192a3b4", 'Agent "Audit the dependency licenses" completed')
     _work(b)
+
+
+def redispatched_agent(b: TranscriptBuilder) -> None:
+    """An agent launched in the background early on, sent a follow-up in the last turn (Claude Code
+    words its notice from the re-dispatch and the launch's description), never reported back."""
+    b.user("Research the release process in the background")
+    _agent(b, "a6f708192a3b4c5d6", "Research the release process")
+    b.assistant(b.text("The research agent runs in the background."))
+    _work(b, pointer=False)
+    b.user("Ask the research agent to cover the hotfix branches too")
+    b.tool_call(
+        "SendMessage",
+        {"to": "a6f708192a3b4c5d6", "message": "Cover the hotfix branches too."},
+        "Message sent; the agent resumed in the background.",
+        tool_use_result={
+            "success": True,
+            "message": "Cover the hotfix branches too.",
+            "resumedAgentId": "a6f708192a3b4c5d6",
+        },
+    )
+    b.assistant(b.text("The agent now covers the hotfix branches as well."))
+    b.last_prompt()
 
 
 def background_shells(b: TranscriptBuilder) -> None:
@@ -190,6 +213,7 @@ REMINDER_SCENARIOS: Final = MappingProxyType(
         "background-agent": background_agent,
         "background-agents": background_agents,
         "background-shells": background_shells,
+        "redispatched-agent": redispatched_agent,
         "deferred-tools": deferred_tools,
         "listings": listings,
         "loaded-tool": loaded_tool,

@@ -2,14 +2,14 @@
 
 One builder scenario per kind (`pipeline.testing.reminder_scenarios`) puts the state the reminder
 derives from in the part a compaction summarizes: a background agent never reported back (and two,
-which Claude Code names in one notice), two background servers left running, deferred tools (a
-server dropping and coming back, a tool ToolSearch loaded), the agent, skill and MCP listings, a
-tool loaded where no deferred tools were announced on record. With the gate on, each compresses
-and the verdict holds, and resuming the original and the candidate sends the same resume-time
-reminders, paragraph for paragraph (the task-tool nudge aside, which counts turns sent, not
-state; and the loaded tool Claude Code lists again after any compaction, noted). Without
-the launch result it carries, a candidate loses the background agent's notice and the gate names
-it.
+which Claude Code names in one notice, and one sent a follow-up in the kept part), two background
+servers left running, deferred tools (a server dropping and coming back, a tool ToolSearch
+loaded), the agent, skill and MCP listings, a tool loaded where no deferred tools were announced
+on record. With the gate on, each compresses and the verdict holds, and resuming the original
+and the candidate sends the same resume-time reminders, paragraph for paragraph (the task-tool
+nudge aside, which counts turns sent, not state; and the loaded tool Claude Code lists again after
+any compaction, noted). Without the launch result it carries, a candidate loses the background
+agent's notice and the gate names it.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ DERIVED = {
     "background-agent": ReminderKind.BACKGROUND_TASKS,
     "background-agents": ReminderKind.BACKGROUND_TASKS,
     "background-shells": ReminderKind.BACKGROUND_TASKS,
+    "redispatched-agent": ReminderKind.BACKGROUND_TASKS,
     "deferred-tools": ReminderKind.DEFERRED_TOOLS,
     "listings": ReminderKind.SKILL_LISTING,
     "loaded-tool": ReminderKind.DEFERRED_TOOLS,

@@ -27,8 +27,10 @@ ended` (several: one notice naming them all). Its own compaction writes a `task_
 running `local_agent`, from which that notice is never derived again. So the candidate carries,
 after the shells' records, one user record per such agent the summarized span launched: its
 content an empty list (Claude Code sends no message for it), its `toolUseResult` the fields of the
-launch result the scan reads (`LAUNCH_FIELDS`), so Claude Code derives the same notice. An agent a
-later call re-dispatched (`resumedAgentId`) reads differently and is not carried. Checked against
+launch result the scan reads (`LAUNCH_FIELDS`), so Claude Code derives the same notice. A
+re-dispatch (`resumedAgentId`) is read only beside a tool_result, which no carried record can
+hold, so an agent re-dispatched within the summarized span is not carried (its notice is worded
+from the re-dispatch); one re-dispatched in the kept part is. Checked against
 build 2.1.332 in `tests/jobs/test_resume_gate_reminders.py`.
 """
 
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pipeline.formats.claude_code.content import parse_object
@@ -119,11 +121,13 @@ LaunchValue = str | int | float | bool  # a launch field's scalar value, as JSON
 class BackgroundAgent:
     """A background agent no record reports finished: its id, the launch result's fields the
     resume scan reads (`LAUNCH_FIELDS`, as the source holds them; a null or one that is no scalar
-    reads to the scan as absent and is left out), and the 1-based line of that result."""
+    reads to the scan as absent and is left out), the 1-based line of that result, and of the
+    latest result that re-dispatched it (a `SendMessage` naming `resumedAgentId`), if any."""
 
     agent_id: str
     launch: tuple[tuple[str, LaunchValue], ...]
     line: int
+    redispatched_at: int | None = None
 
     def launch_result(self) -> dict[str, LaunchValue]:
         """The launch result the record a candidate writes for the agent holds (`toolUseResult`)."""
@@ -140,7 +144,7 @@ class _Scan:
     done: set[str] = field(default_factory=set)
     agents: dict[str, BackgroundAgent] = field(default_factory=dict)  # in first-launch order
     agents_done: set[str] = field(default_factory=set)
-    redispatched: set[str] = field(default_factory=set)  # read differently by Claude Code: not carried
+    redispatched: dict[str, int] = field(default_factory=dict)  # agent id -> line of its latest re-dispatch
 
     def start(self, shell: BackgroundShell) -> None:
         if shell.task_id.startswith(ORPHAN_MARKER):
@@ -165,12 +169,13 @@ class _Scan:
         if AGENTS_NOTIFIED in named:
             self.agents_done.update(set(self.agents) - live)
 
-    def launch(self, number: int, result: dict[str, Any]) -> None:
-        """A launch result of a background agent (Claude Code reads it without its tool_result)."""
+    def launch(self, number: int, result: dict[str, Any], answered: bool) -> None:
+        """A launch result of a background agent (Claude Code reads it without its tool_result), or
+        a re-dispatch of one (read only beside a tool_result that is no error: `answered`)."""
         agent, resumed = result.get("agentId"), result.get("resumedAgentId")
-        if isinstance(resumed, str) and result.get("success") is True:
+        if answered and isinstance(resumed, str) and result.get("success") is True:
             self.agents_done.discard(resumed)  # a re-dispatch reopens it, with a notice of its own
-            self.redispatched.add(resumed)
+            self.redispatched[resumed] = number
         if result.get("status") != LAUNCHED or not isinstance(agent, str) or agent.startswith(ORPHAN_MARKER):
             return
         if not isinstance(result.get("description"), str):
@@ -264,6 +269,11 @@ def _attachment(scan: _Scan, number: int, record: dict[str, Any]) -> None:
         )
 
 
+def _answers(block: Any) -> bool:
+    """A tool_result that is no error (what Claude Code reads a re-dispatch beside)."""
+    return isinstance(block, dict) and block.get("type") == "tool_result" and not block.get("is_error")
+
+
 def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
     kind, message = record.get("type"), record.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -273,7 +283,7 @@ def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
         scan.notice("" if _voice(record) else _text(content))
         if isinstance(record.get("toolUseResult"), dict) and isinstance(content, list):
             _results(scan, number, content, record["toolUseResult"])
-            scan.launch(number, record["toolUseResult"])
+            scan.launch(number, record["toolUseResult"], any(_answers(block) for block in content))
     elif kind == "attachment":
         _attachment(scan, number, record)
 
@@ -301,12 +311,12 @@ def unfinished_shells(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundShel
 
 def unfinished_agents(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundAgent, ...]:
     """Of a loaded chain's rows, root first, the background agents Claude Code reports unfinished
-    on resume as launched (a re-dispatched one aside), in the order it names them."""
+    on resume, in the order it names them, each with the line that last re-dispatched it."""
     scan = _scanned(rows)
     return tuple(
-        agent
+        replace(agent, redispatched_at=scan.redispatched.get(agent_id))
         for agent_id, agent in scan.agents.items()
-        if agent_id not in scan.agents_done and agent_id not in scan.redispatched
+        if agent_id not in scan.agents_done
     )
 
 

@@ -165,13 +165,15 @@ def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...
 
 def carried_agents(analysis: Analysis, plan: Plan) -> tuple[BackgroundAgent, ...]:
     """The background agents Claude Code reports unfinished on resume that the summarized span
-    launched: the candidate writes a record carrying each one's launch result
-    (`formats.claude_code.tasks`)."""
+    launched (and did not re-dispatch): the candidate writes a record carrying each one's launch
+    result (`formats.claude_code.tasks`)."""
     data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
     if not may_start_shells(data):
         return ()
     agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
-    return tuple(agent for agent in agents if agent.line in summarized)
+    return tuple(
+        agent for agent in agents if agent.line in summarized and agent.redispatched_at not in summarized
+    )
 
 
 def loaded_tools(analysis: Analysis, plan: Plan) -> tuple[str, ...]:

@@ -187,7 +187,7 @@ def test_an_agent_nothing_reports_is_unfinished_with_the_launch_fields_claude_co
         assert "prompt" not in agent.launch_result()  # the scan never reads it: not carried
 
 
-def test_a_notice_or_the_agent_marker_finishes_an_agent_and_a_re_dispatched_one_is_not_carried() -> None:
+def test_a_notice_or_the_agent_marker_finishes_an_agent_and_a_re_dispatch_reopens_one() -> None:
     b = launched("a1", "a2", "a3", "a4")
     task_notification(b, "a1")
     b.user(
@@ -195,13 +195,15 @@ def test_a_notice_or_the_agent_marker_finishes_an_agent_and_a_re_dispatched_one_
         "</task-notification>"
     )  # the shell marker says nothing of agents
     assert [agent.agent_id for agent in agents(b)] == ["a2", "a3", "a4"]
+    task_notification(b, "a3")
     b.tool_call(
         "SendMessage",
         {"to": "a3", "message": "go on"},
         "Sent",
         tool_use_result={"success": True, "message": "Research a3", "resumedAgentId": "a3"},
     )
-    assert [agent.agent_id for agent in agents(b)] == ["a2", "a4"]
+    found = {agent.agent_id: agent.redispatched_at for agent in agents(b)}
+    assert list(found) == ["a2", "a3", "a4"] and found["a2"] is None and found["a3"] is not None
     b.user(
         "<task-notification>\n<task-id>__orphan_summary__:agent</task-id>\n"
         "<task-id>__orphan_summary_live__:a4</task-id>\n<status>stopped</status>\n</task-notification>"
