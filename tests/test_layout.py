@@ -43,6 +43,7 @@ STAGES: Final = (
     frozenset({"proof"}),  # the resume proof: Claude Code as judge
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),  # atomic writes (files); live replacement (live/)
+    frozenset({"agents"}),  # each agent's plug-in: reading, evidence, report part, judge (the seam)
     frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
     frozenset({"execute"}),  # the executor seam: batches, markers, the process pool, Dask
     frozenset({"cli"}),  # grammar, one module per command, console output
@@ -75,6 +76,8 @@ PACKAGES: Final = {
     "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
+    "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
+    "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -102,6 +105,7 @@ CRATE_BUILD: Final = PACKAGE / "formats" / "claude_code" / "rust" / "target"
 SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
     "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
+    "registry.py": "formats (signatures: detection, default roots) and agents (the plug-ins the jobs drive)",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
@@ -126,7 +130,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
-    "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
+    "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with
@@ -136,7 +140,7 @@ UNTYPED_JSON_CROSSINGS: Final = {
     "formats.claude_code.build.attachment_line": "core/compose builds a state attachment from the raw one it kept",
     "formats.claude_code.content.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
     "formats.claude_code.tasks.task_status": "the task-list state compose carries and the compress job reports, raw",
-    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in jobs/rollout_evidence",
+    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in agents/codex/evidence",
     "jobs.compress.in_place.config_digest": "the model settings enter the in-place config digest as TOML-shaped values",
 }
 MAX_UNTYPED_JSON_CROSSINGS: Final = 5
@@ -632,3 +636,86 @@ def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
         if len(paths) > 1
     ]
     assert not shared, f"module names used twice: {shared}"
+
+
+# An agent is named only in its own packages (`formats/<agent>`, `proof/<agent>*`, `agents/<agent>`)
+# and the registries: the jobs, the executors, the reports and the command line reach it through
+# the seam (`agents/protocol.py`). Claude Code's own jobs still live in jobs/ (its active chain has
+# no item-context form yet): these modules import its format directly, a debt that only shrinks.
+AGENTS: Final = tuple(
+    sorted(path.name for path in (PACKAGE / "formats").iterdir() if (path / "__init__.py").is_file())
+)  # every agent with a package of its own under formats/ (`unsupported` holds only signatures)
+AGENT_PACKAGES: Final = (
+    *(
+        f"{stage}.{agent}"
+        for agent in AGENTS
+        if agent != "unsupported"
+        for stage in ("formats", "proof", "agents")
+    ),
+    "proof.codex_",  # Codex's judge modules sit in proof/ itself, prefixed
+)
+REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
+SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
+CLAUDE_CODE_JOB_DEBT: Final = frozenset(
+    {
+        "jobs/compress/masking.py",
+        "jobs/compress/planning.py",
+        "jobs/compress/stages.py",
+        "jobs/fidelity_inputs.py",
+        "jobs/tokens/auto.py",
+        "jobs/tokens/by_corpus.py",
+        "jobs/tokens/job.py",
+        "report/compression.py",
+    }
+)
+
+
+def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            inner = name.removeprefix("pipeline.")
+            if name.startswith("pipeline.") and inner.startswith(AGENT_PACKAGES):
+                yield node.lineno, inner
+
+
+def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
+    against = []
+    for relative, tree in _modules():
+        if not relative.startswith(SEAM_SIDE) or relative in REGISTRIES:
+            continue
+        for line, target in _agent_imports(tree):
+            if target.startswith("formats.claude_code") and relative in CLAUDE_CODE_JOB_DEBT:
+                continue
+            against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+    assert not against, "an agent named outside its packages (reach it through the seam):\n" + "\n".join(
+        against
+    )
+
+
+def test_the_claude_code_job_debt_lists_only_modules_that_still_owe_it() -> None:
+    owing = {
+        relative
+        for relative, tree in _modules()
+        if any(target.startswith("formats.claude_code") for _, target in _agent_imports(tree))
+    }
+    assert owing >= CLAUDE_CODE_JOB_DEBT, (
+        f"paid off, remove from the list: {sorted(CLAUDE_CODE_JOB_DEBT - owing)}"
+    )
+
+
+def test_the_agent_check_knows_every_agent_package() -> None:
+    assert {"claude_code", "codex"} <= set(AGENTS)
+    assert "formats.codex" in AGENT_PACKAGES and "agents.codex" in AGENT_PACKAGES
+
+
+def test_the_agent_check_sees_an_agents_import() -> None:
+    tree = ast.parse(
+        "from pipeline.formats.codex.analysis import analyze_rollout\nimport pipeline.read.load\n"
+    )
+    assert [target for _, target in _agent_imports(tree)] == ["formats.codex.analysis"]
