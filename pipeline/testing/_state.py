@@ -8,10 +8,12 @@ typed while it worked, and todo/task reminders. Now and then a turn leaves a com
 the background (`backgroundTaskId` in its result); a later turn gap may bring the
 `<task-notification>` that it finished, and a server or a watcher never reports back (Claude Code
 names it unfinished on resume); a turn may launch an agent in the background (`async_launched`
-in its result) that reports back later or never. Field sets follow the real records of the
+in its result) that reports back later or never; a turn of a session that announced deferred tools
+may load one through ToolSearch (a `tool_reference` result). Field sets follow the real records of the
 shared corpus (`jazzyalex__agent-sessions__..._claude_small.jsonl`, `iansherr__..._ef958aa1...`,
 `marot__spotter__..._4d5611e5...`). The draws come from a generator of their own, so a plan's
-other choices do not move with them (the agents' from one more, so the rest stay as they were).
+other choices do not move with them (the agents' and the tool loads' from one more each, so the
+rest stay as they were).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Protocol
 __all__ = ["StateWriter"]
 
 BUILTIN_DEFERRED = ("AskUserQuestion", "CronCreate", "EnterPlanMode", "NotebookEdit", "WebFetch", "WebSearch")
+LOADABLE = ("NotebookEdit", "WebFetch", "WebSearch")  # the deferred tools a turn may load
 MCP_SERVERS = ("github", "linear", "sentry")
 MCP_TOOLS = ("search", "get_issue", "create_comment", "list_projects")
 AGENTS = (
@@ -48,6 +51,7 @@ BACKGROUND_COMMANDS = (
     ("tail -f logs/app.log", "Follow the app log", False),
     ("cargo build --release", "Build the release binary", True),
 )
+LOAD_RATE = 0.03  # share of turns that load a deferred tool through ToolSearch
 AGENT_RATE = 0.03  # share of turns that launch an agent in the background
 AGENT_FINISHED_RATE = 0.3  # share of turn gaps that report the oldest background agent finished
 # (description, whether it ever reports back): a long review may outlive the session.
@@ -72,7 +76,12 @@ class SessionSink(AttachmentSink, Protocol):
     """... and for background commands: a tool call, a prompt-like user record, a reply."""
 
     def tool_call(
-        self, name: str, input: dict[str, Any], result: str, *, tool_use_result: Any = None
+        self,
+        name: str,
+        input: dict[str, Any],
+        result: str | list[dict[str, Any]],
+        *,
+        tool_use_result: Any = None,
     ) -> Any: ...
 
     def user(self, content: str) -> str: ...
@@ -98,6 +107,9 @@ class StateWriter:
         # Background agents draw from a generator of their own, so the other draws stay as they were.
         self._agent_rng = random.Random(f"agents:{seed}")
         self._agents: list[tuple[str, str]] = []  # background agents that will report back
+        self._load_rng = random.Random(f"loads:{seed}")  # ToolSearch loads: their own generator too
+        self._deferred = list(LOADABLE)  # the built-in deferred tools not loaded yet
+        self._announced = False  # deferred tools are announced (2.1.x sessions only)
 
     @property
     def rng(self) -> random.Random:
@@ -106,6 +118,7 @@ class StateWriter:
 
     def session_start(self, b: AttachmentSink) -> None:
         """The announcements of a session start (or a resume): tools, agents, MCP, skills."""
+        self._announced = True
         names = [*BUILTIN_DEFERRED, *(n for s in sorted(self._connected) for n in _mcp_names(s))]
         b.attachment(
             "deferred_tools_delta",
@@ -156,6 +169,7 @@ class StateWriter:
     def background(self, b: SessionSink) -> None:
         """Now and then: the turn leaves a command or an agent running in the background."""
         self._background_agent(b)
+        self._tool_load(b)
         if self._rng.random() >= BACKGROUND_RATE:
             return
         task = f"b{self._rng.getrandbits(24):06x}"
@@ -197,6 +211,20 @@ class StateWriter:
         )  # fmt: skip
         if reports:
             self._agents.append((agent, description))
+
+    def _tool_load(self, b: SessionSink) -> None:
+        """Now and then: ToolSearch loads one of the deferred tools announced (Claude Code then sends
+        its definition on every later request, and lists it loaded, not deferred, on resume)."""
+        rng = self._load_rng
+        if not self._announced or not self._deferred or rng.random() >= LOAD_RATE:
+            return
+        name = self._deferred.pop(rng.randrange(len(self._deferred)))
+        b.tool_call(
+            "ToolSearch",
+            {"query": f"select:{name}", "max_results": 1},
+            [{"type": "tool_reference", "tool_name": name}],
+            tool_use_result={"matches": [name], "query": f"select:{name}", "total_deferred_tools": 18},
+        )
 
     def _agent_finished(self, b: SessionSink) -> None:
         if not self._agents or self._agent_rng.random() >= AGENT_FINISHED_RATE:
