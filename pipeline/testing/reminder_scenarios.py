@@ -3,7 +3,9 @@
 Claude Code 2.1.332 derives reminders at resume time from the state a session's records hold:
 background agents and shells started and never reported back, the deferred tools it announced
 (MCP servers dropping and coming back, tools ToolSearch loaded), its listings of agents, skills
-and MCP instructions, and the environment, model and date it last told. Each scenario puts one
+and MCP instructions, and the environment, model and date it last told, and the short notices
+with none of those openers (the proof's `other` kind: MCP servers whose instructions it told and
+that are gone, the ambient-context line after them). Each scenario puts one
 kind in the older part of a session and then works on for enough turns that a compaction
 summarizes it, so a test can hold the candidate's resume against the original's in the real
 Claude Code: the same reminders, derived from the state the candidate carries.
@@ -208,6 +210,30 @@ def listings(b: TranscriptBuilder) -> None:
     _work(b)
 
 
+def other_reminders(b: TranscriptBuilder) -> None:
+    """The MCP servers' instructions announced at start (one server dropping and coming back), and
+    no deferred tools, agent or skill listing on record: at resume Claude Code says the servers it
+    told of are gone (the resume runs with none), followed by its ambient-context line, notices
+    with no opener of their own."""
+    blocks = {
+        s: f"## {s}\nUse the {s} tools for {s} work; prefer search before get." for s in ("linear", "sentry")
+    }
+    b.attachment(
+        "mcp_instructions_delta",
+        addedNames=sorted(blocks),
+        addedBlocks=list(blocks.values()),
+        removedNames=[],
+    )
+    b.user("File the crash report against the release")
+    b.attachment("mcp_instructions_delta", addedNames=[], addedBlocks=[], removedNames=["sentry"])
+    b.assistant(b.text("The sentry server dropped; the report waits until it is back."))
+    b.attachment(
+        "mcp_instructions_delta", addedNames=["sentry"], addedBlocks=[blocks["sentry"]], removedNames=[]
+    )
+    b.assistant(b.text("Sentry is back; the crash report is filed."))
+    _work(b)
+
+
 REMINDER_SCENARIOS: Final = MappingProxyType(
     {
         "background-agent": background_agent,
@@ -217,6 +243,7 @@ REMINDER_SCENARIOS: Final = MappingProxyType(
         "deferred-tools": deferred_tools,
         "listings": listings,
         "loaded-tool": loaded_tool,
+        "other-reminders": other_reminders,
     }
 )
 """Every reminder scenario by name (kebab-case): the reminder kind its older part derives."""

@@ -5,7 +5,7 @@ derives from in the part a compaction summarizes: a background agent never repor
 which Claude Code names in one notice, and one sent a follow-up in the kept part), two background
 servers left running, deferred tools (a server dropping and coming back, a tool ToolSearch
 loaded), the agent, skill and MCP listings, a tool loaded where no deferred tools were announced
-on record. With the gate on, each compresses and the verdict holds, and resuming the original
+on record, the short notices with no opener of their own (MCP servers told of and gone). With the gate on, each compresses and the verdict holds, and resuming the original
 and the candidate sends the same resume-time reminders, paragraph for paragraph (the task-tool
 nudge aside, which counts turns sent, not state; and the loaded tool Claude Code lists again after
 any compaction, noted). Without the launch result it carries, a candidate loses the background
@@ -41,6 +41,7 @@ DERIVED = {
     "deferred-tools": ReminderKind.DEFERRED_TOOLS,
     "listings": ReminderKind.SKILL_LISTING,
     "loaded-tool": ReminderKind.DEFERRED_TOOLS,
+    "other-reminders": ReminderKind.OTHER,
 }
 # Claude Code counts as loaded only the ToolSearch results after the last boundary, so after a
 # compaction (its own or ours) it lists a tool loaded before it among the deferred tools again,
