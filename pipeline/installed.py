@@ -185,7 +185,8 @@ def reported_version(executable: Path, env: Mapping[str, str] | None = None) -> 
 def _executable_in(candidate: Path, package_exe: Path = _PACKAGE_EXE) -> Path | None:
     if candidate.is_dir():
         candidate = candidate / package_exe
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    # Absolute: the resume runs the executable from the throwaway project, not from here.
+    return candidate.absolute() if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 def _search_places(root: Path | None) -> list[Path]:

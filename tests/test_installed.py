@@ -12,6 +12,7 @@ from pipeline.installed import (
     CodexNotInstalled,
     find_codex,
     reported_version,
+    require_claude_code,
     require_codex,
     source_checkout,
 )
@@ -55,6 +56,17 @@ def test_codex_is_found_in_an_npm_prefix_or_where_the_environment_says(
     assert find_codex(tmp_path / "no-repo") == exe
     with pytest.raises(CodexNotInstalled, match=r"Codex not found .*scripts/install-codex"):
         require_codex(tmp_path / "empty")
+
+
+def test_a_judge_given_by_a_relative_path_is_found_as_an_absolute_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume runs Claude Code from a throwaway project folder: `--claude ./x` relative to the
+    user's folder failed every session (internal-error) before it was made absolute."""
+    exe = _script(tmp_path / "bin" / "claude", "2.1.332 (Claude Code)")
+    monkeypatch.chdir(tmp_path)
+    found = require_claude_code(Path("bin/claude"))
+    assert found.is_absolute() and found == exe
 
 
 def test_the_checkout_is_known_only_when_the_package_runs_from_one() -> None:

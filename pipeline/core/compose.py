@@ -3,7 +3,8 @@
 Order: the projected control prefix, side snapshots, one `system`/`compact_boundary` record and
 its `isCompactSummary` user child, the projected resume state (summarized attachment records
 Claude Code folds on resume, each as in the source but for its `parentUuid`, chained after the
-summary, then the records written afresh for it: a `task_status` per carried background shell),
+summary, then the records written afresh for it: a `task_status` per carried background shell, a
+user record of no content carrying the launch result of each carried background agent),
 the raw suffix (every byte as in the source except the first record's `parentUuid`
 and tool outputs bounded as declared), and a final `last-prompt`
 deep-copied from the source pointer with its leaf updated (or, for a source without one, a new
@@ -25,17 +26,19 @@ from pipeline.errors import CompactionError
 from pipeline.formats.claude_code.build import (
     CompactionMetadata,
     PreservedSegmentStamp,
+    SharedFields,
     ToolMetadata,
     attachment_line,
     boundary_line,
     declaring_pointer,
+    launch_line,
     new_pointer,
     projected_pointer,
     replace_parent,
     shared_fields,
     summary_line,
 )
-from pipeline.formats.claude_code.tasks import BackgroundShell, task_status
+from pipeline.formats.claude_code.tasks import BackgroundAgent, BackgroundShell, task_status
 from pipeline.reasons import ReasonCode
 
 __all__ = [
@@ -87,11 +90,18 @@ class PairIds:
 
 @dataclass(frozen=True, slots=True)
 class WrittenRecord:
-    """A record the compaction writes after the summary: the `task_status` of a background shell
-    it carries (`pipeline.formats.claude_code.tasks`), with its uuid (drawn by the caller)."""
+    """A record the compaction writes after the summary, with its uuid (drawn by the caller): the
+    `task_status` of a background shell it carries, or the launch result of a background agent
+    (`pipeline.formats.claude_code.tasks`)."""
 
     uuid: str
-    shell: BackgroundShell
+    task: BackgroundShell | BackgroundAgent
+
+    def line(self, common: SharedFields, parent: str, stamp: str) -> bytes:
+        """The record's line, hung off `parent`."""
+        if isinstance(self.task, BackgroundAgent):
+            return launch_line(common, self.uuid, parent, stamp, self.task)
+        return attachment_line(common, self.uuid, parent, stamp, task_status(self.task))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +122,7 @@ class ComposeInput:
     ids: PairIds
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # kept lines with bounded tool outputs
     state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
-    written: tuple[WrittenRecord, ...] = ()  # new attachment records, after the carried ones
+    written: tuple[WrittenRecord, ...] = ()  # new records (shells, then agents), after the carried ones
     discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
 
 
@@ -165,7 +175,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         origins.append(line)
         parent = uid
     for record in spec.written:
-        lines.append(attachment_line(common, record.uuid, parent, ids.timestamp, task_status(record.shell)))
+        lines.append(record.line(common, parent, ids.timestamp))
         origins.append(None)
         parent = record.uuid
     for position, line in enumerate(spec.raw_lines):

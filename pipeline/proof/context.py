@@ -162,9 +162,10 @@ def read_request(body: Mapping[str, Any], probe: str, scratch: tuple[str, ...] =
 
 
 def closing_prompt(body: Mapping[str, Any]) -> str | None:
-    """The text of the last block of the last message (Claude Code's compaction instructions)."""
-    messages = body.get("messages") or ()
-    last = messages[-1] if messages and isinstance(messages[-1], Mapping) else {}
+    """The text of the last block of the last message not of the `system` role (Claude Code's
+    compaction instructions: a reminder it sends as a system message, such as the date, may follow)."""
+    messages = [m for m in body.get("messages") or () if isinstance(m, Mapping) and m.get("role") != "system"]
+    last = messages[-1] if messages else {}
     content = last.get("content")
     if isinstance(content, str):
         return content

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pipeline.formats.claude_code.bounded_output import declared_bounds, declared_cleared_inputs
 from pipeline.formats.claude_code.content import iter_contents
+from pipeline.formats.claude_code.resume_state import declared_loaded_tools
 from pipeline.formats.claude_code.stamp import mask_stamp
 from pipeline.formats.claude_code.tasks import declared_shells
 from pipeline.proof.api_rules import ApiViolation
@@ -136,6 +137,7 @@ def _judged(
         carried=declared_shells(written),
         cleared_inputs=declared_cleared_inputs(written),
         masked=mask_stamp(written) is not None,
+        loaded=declared_loaded_tools(written),
     )
 
 

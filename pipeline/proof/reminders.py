@@ -32,6 +32,7 @@ __all__ = [
     "SCRATCH",
     "Reminder",
     "ReminderKind",
+    "closing_paragraphs",
     "folded_reminders",
     "reminder_differences",
     "reminder_kind",
@@ -216,11 +217,62 @@ def _carried(text: str, carried: frozenset[str]) -> bool:
     return found is not None and found.group(1) in carried
 
 
+def _listing(text: str) -> tuple[str, frozenset[str]]:
+    """A deferred-tools paragraph's opening line and the tool names listed on the lines after it."""
+    head, _, rest = text.partition("\n")
+    return head, frozenset(line.strip() for line in rest.splitlines() if line.strip())
+
+
+def _lists_loaded(new: str, lost: Sequence[str], loaded: frozenset[str]) -> str | None:
+    """Whether a deferred-tools paragraph the compacted resume sends is one the original sends but
+    for tools the candidate declares loaded before its boundary: the original's paragraph it
+    stands for ("" when the original sends none), or None."""
+    head, names = _listing(new)
+    extra = names & loaded
+    if not extra:
+        return None
+    for text in lost:
+        their_head, theirs = _listing(text)
+        if their_head == head and theirs <= names and names - theirs <= loaded:
+            return text
+    return "" if names <= loaded else None
+
+
+def _loaded_note(position: int, new: str, loaded: frozenset[str]) -> str:
+    listed = ", ".join(sorted(_listing(new)[1] & loaded))
+    return (
+        f"compacted deferred-tools reminder before block {position} ({len(new)} chars) also lists {listed}, "
+        "loaded before its boundary (preCompactDiscoveredTools), as after Claude Code's own compaction"
+    )
+
+
+_Paragraph = tuple[int, str, ReminderKind]  # where it stood, its text, its kind
+
+
+def _listed_again(
+    lost: Sequence[_Paragraph], new: Sequence[_Paragraph], loaded: frozenset[str]
+) -> tuple[set[str], list[str]]:
+    """The deferred-tools paragraphs explained by tools declared loaded (each new one and the lost
+    one it stands for), and a note for each."""
+    seen: set[str] = set()
+    notes: list[str] = []
+    listings = [text for _, text, kind in lost if kind is ReminderKind.DEFERRED_TOOLS]
+    for position, text, kind in new:
+        if kind is not ReminderKind.DEFERRED_TOOLS or text in seen:
+            continue
+        explained = _lists_loaded(text, listings, loaded)
+        if explained is not None:
+            seen.update((text, explained))
+            notes.append(_loaded_note(position, text, loaded))
+    return seen, notes
+
+
 def reminder_differences(
     original: Sequence[Reminder],
     compacted: Sequence[Reminder],
     kept_from: int,
     carried: frozenset[str] = frozenset(),
+    loaded: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """What the compacted resume leaves out of, or adds to, the original's reminders: (differences,
     notes); a cadence's differences are notes.
@@ -229,29 +281,44 @@ def reminder_differences(
     reminder the original sends within or after its kept part that the compacted resume never
     sends. New: a paragraph the compacted resume sends that the original sends nowhere (a
     reminder rendered from a projected record repeats one of the original's history), but for the
-    one announcing a background shell the candidate declares it carries (`carried` task ids): a
-    note, as a model reads it after Claude Code's own compaction.
+    one announcing a background shell the candidate declares it carries (`carried` task ids), and
+    the deferred-tools listing that differs from the original's only by naming tools the candidate
+    declares loaded before its boundary (`loaded`: Claude Code counts as loaded only the ToolSearch
+    results after the last boundary, yet sends those tools' definitions): notes, as a model reads
+    them after Claude Code's own compaction.
     """
     sent = {text for reminder in compacted for text, _ in _paragraphs(reminder)}
     anywhere = {text for reminder in original for text, _ in _paragraphs(reminder)}
+    lost = [
+        (reminder.position, text, kind)
+        for reminder in original
+        if _after(reminder, kept_from)
+        for text, kind in _paragraphs(reminder)
+        if text not in sent
+    ]
+    new = [
+        (reminder.position, text, kind)
+        for reminder in compacted
+        for text, kind in _paragraphs(reminder)
+        if text not in anywhere
+    ]
     differences: list[str] = []
-    notes: list[str] = []
-    seen: set[str] = set()
-    lost = ((r, True) for r in original if _after(r, kept_from))
-    new = ((r, False) for r in compacted)
-    for reminder, is_lost in (*lost, *new):
-        for text, kind in _paragraphs(reminder):
-            if text in seen or text in (sent if is_lost else anywhere):
-                continue
-            seen.add(text)
-            if not is_lost and _carried(text, carried):
-                notes.append(
-                    f"compacted {kind.value} reminder before block {reminder.position} ({len(text)} chars) "
-                    "announces a background shell the candidate declares it carries"
-                )
-                continue
-            described = _describe(kind, reminder.position, text, is_lost)
-            (notes if kind in CADENCES else differences).append(described)
+    seen, notes = _listed_again(lost, new, loaded)
+    for (position, text, kind), is_lost in (
+        *((item, True) for item in lost),
+        *((item, False) for item in new),
+    ):
+        if text in seen:
+            continue
+        seen.add(text)
+        if not is_lost and _carried(text, carried):
+            notes.append(
+                f"compacted {kind.value} reminder before block {position} ({len(text)} chars) "
+                "announces a background shell the candidate declares it carries"
+            )
+            continue
+        described = _describe(kind, position, text, is_lost)
+        (notes if kind in CADENCES else differences).append(described)
     return differences, notes
 
 
@@ -262,3 +329,11 @@ def _is_closing(reminder: Reminder, blocks: int) -> bool:
 def without_closing(reminders: Sequence[Reminder], blocks: int) -> tuple[Reminder, ...]:
     """The reminders of a context of `blocks` blocks but those of its resume turn."""
     return tuple(r for r in reminders if not _is_closing(r, blocks))
+
+
+def closing_paragraphs(reminders: Sequence[Reminder], blocks: int) -> frozenset[tuple[ReminderKind, str]]:
+    """The paragraphs of the reminders a context of `blocks` blocks sends with its resume turn
+    (those Claude Code derives at resume time), each with its kind."""
+    return frozenset(
+        (kind, text) for r in reminders if _is_closing(r, blocks) for text, kind in _paragraphs(r)
+    )

@@ -11,7 +11,8 @@ tool_result are compared apart), (3) every tool_result answers a tool_use sent b
 every tool_use is answered (unless the original leaves the same call unanswered), (4) no text of
 an excluded record appears anywhere in it, (5) it says every reminder the original says
 over its kept part and at resume time, and none the original never says but for the
-announcement of a background shell it declares it carries (`pipeline.proof.reminders`), and
+announcement of a background shell it declares it carries and the deferred-tools listing that
+also names tools it declares loaded before its boundary (`pipeline.proof.reminders`), and
 (6) it sends the definitions of the same tools (a deferred tool the summarized part loaded stays
 loaded). Every difference is
 described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
@@ -227,9 +228,11 @@ def judge(
     carried: frozenset[str] = frozenset(),
     cleared_inputs: frozenset[str] = frozenset(),
     masked: bool = False,
+    loaded: frozenset[str] = frozenset(),
 ) -> ResumeVerdict:
     """Compare the two contexts Claude Code sent; `summaries` are the compacted file's summary
-    texts, `carried` the task ids of the background shells it declares it carries,
+    texts, `carried` the task ids of the background shells it declares it carries, `loaded` the
+    deferred tools it declares loaded before its boundary,
     `cleared_inputs` the tool_use ids whose bulky input it declares cleared; a `masked` file
     (`--strategy mask`: no summary of ours) must send the original's whole context."""
     original, compacted, notes = _without_synthetic_close(original, compacted)
@@ -258,7 +261,8 @@ def judge(
     if tail and len(tail) <= len(original.blocks) and not original.modelled:
         judged, unjudged = _without_cleared_reminders(original, bounded or {})
         notes += unjudged
-        found, more = _reminder_differences(judged, compacted, len(original.blocks) - len(tail), carried)
+        kept_from = len(original.blocks) - len(tail)
+        found, more = _reminder_differences(judged, compacted, kept_from, carried, loaded)
         differences += found
         notes += more
     return ResumeVerdict(
@@ -310,7 +314,11 @@ def _without_cleared_reminders(
 
 
 def _reminder_differences(
-    original: SentContext, compacted: SentContext, kept_from: int, carried: frozenset[str]
+    original: SentContext,
+    compacted: SentContext,
+    kept_from: int,
+    carried: frozenset[str],
+    loaded: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """Reminders compared as `reminder_differences` says; the resume turn's only when Claude Code
     resumed both alike (compacting both first, or neither)."""
@@ -321,5 +329,5 @@ def _reminder_differences(
         notes.append(f"Claude Code compacted the {which} on resume: the resume turn's reminders go unjudged")
         before = without_closing(before, len(original.blocks))
         after = without_closing(after, len(compacted.blocks))
-    found, cadence = reminder_differences(before, after, kept_from, carried)
+    found, cadence = reminder_differences(before, after, kept_from, carried, loaded)
     return found, notes + cadence

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not impor
     from pipeline.findings import Finding
     from pipeline.formats.claude_code.bounded_output import BoundedRecord
     from pipeline.formats.claude_code.resume_state import StateRecord
-    from pipeline.formats.claude_code.tasks import BackgroundShell
+    from pipeline.formats.claude_code.tasks import BackgroundAgent, BackgroundShell
     from pipeline.summarize.model.outcomes import DefectNote, RepairFacts, SummaryAccount, SummaryFailure
 
 __all__ = [
@@ -108,14 +108,18 @@ class MaskSection(Section, frozen=True, kw_only=True):
 class ProjectedSection(Section, frozen=True, kw_only=True):
     """The resume state the candidate carries after its summary so Claude Code derives the same
     reminders: the summarized attachment records it carries verbatim (how many, of which kinds,
-    on which source lines), and the background shells left unfinished that the summarized span
-    started, one `task_status` record written for each (the source line that started it). Never
-    their text."""
+    on which source lines), the background shells left unfinished that the summarized span
+    started, one `task_status` record written for each (the source line that started it), and
+    the background agents left unfinished that it launched, one record written to carry each
+    one's launch result (the source line of that result), and the deferred tools it loaded,
+    carried as loaded on the boundary (their names). Never their text."""
 
     records: int
     kinds: dict[str, int]
     lines: list[int]
     background_shells: list[int]
+    background_agents: list[int] | UnsetType = UNSET
+    loaded_tools: list[str] | UnsetType = UNSET
 
 
 class PlanSection(Section, frozen=True, kw_only=True):
@@ -308,10 +312,13 @@ def reason_figures(reasons: Sequence[Reason]) -> dict[str, dict[str, int]] | Uns
 
 
 def projected_section(
-    state: Sequence[StateRecord], shells: Sequence[BackgroundShell] = ()
+    state: Sequence[StateRecord],
+    shells: Sequence[BackgroundShell] = (),
+    agents: Sequence[BackgroundAgent] = (),
+    loaded_tools: Sequence[str] = (),
 ) -> ProjectedSection | UnsetType:
     """The projected resume state; unset when the summarized span holds none."""
-    if not state and not shells:
+    if not state and not shells and not agents and not loaded_tools:
         return UNSET
     kinds: dict[str, int] = {}
     for record in state:
@@ -321,6 +328,8 @@ def projected_section(
         kinds=kinds,
         lines=[record.line for record in state],
         background_shells=[shell.line for shell in shells],
+        background_agents=[agent.line for agent in agents] or UNSET,
+        loaded_tools=list(loaded_tools) or UNSET,
     )
 
 

@@ -29,6 +29,7 @@ from pipeline.jobs.validate import sweep_partition, validate_session
 from pipeline.proof.excluded import EXCLUDED_SETS
 from pipeline.testing.fuzz import Mutation, mutate
 from pipeline.testing.invoke import compaction
+from pipeline.testing.reminder_scenarios import REMINDER_SCENARIOS, build_reminder_scenario
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS, validate_options
@@ -91,8 +92,10 @@ class FuzzRun:
 
 
 def builder_sources() -> dict[str, bytes]:
-    """Generated sessions of several shapes: tool work, rewinds, damaged lines, every scenario."""
+    """Generated sessions of several shapes: tool work, rewinds, damaged lines, every scenario
+    (those of a context's end and those of each resume-time reminder's state)."""
     sources = {name: build_scenario(name, seed=3) for name in sorted(SCENARIOS)}
+    sources |= {name: build_reminder_scenario(name, seed=3) for name in sorted(REMINDER_SCENARIOS)}
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(2):
             path = Path(folder) / f"session{seed}.jsonl"

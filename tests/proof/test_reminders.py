@@ -13,7 +13,7 @@ import json
 import pytest
 
 from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
-from pipeline.proof.context import ContextBlock, ContextSize, SentContext, read_request
+from pipeline.proof.context import ContextBlock, ContextSize, SentContext, closing_prompt, read_request
 from pipeline.proof.reminders import (
     Reminder,
     ReminderKind,
@@ -96,6 +96,27 @@ def test_a_request_keeps_each_reminder_with_where_it_stood() -> None:
     positions = [(r.position, r.inside) for r in context.reminders]
     assert positions == [(1, False), (2, True), (3, False)]
     assert "<scratch>/project" in context.reminders[2].text and "/tmp/cc-x" not in context.reminders[2].text
+
+
+def test_compaction_instructions_followed_by_a_system_reminder_are_still_the_closing_prompt() -> None:
+    # Claude Code 2.1.332 may send the date as a system message after its compaction instructions
+    # (seen on a generated 1.0.98 session compacted on resume): the instructions are no block.
+    instructions = "CRITICAL: Respond with TEXT ONLY. Summarize the conversation above."
+    body = {
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "## Current state"}]},
+            {"role": "user", "content": instructions},
+            {"role": "system", "content": "Today's date is 2026-12-07."},
+        ]
+    }
+    assert closing_prompt(body) == instructions
+    context = read_request(body, instructions)
+    assert [(b.role, b.text) for b in context.blocks] == [
+        ("user", "hello"),
+        ("assistant", "## Current state"),
+    ]
+    assert [reminder_kind(r.text) for r in context.reminders] == [ReminderKind.DATE]
 
 
 @pytest.mark.parametrize(
@@ -234,3 +255,27 @@ def test_a_bounded_result_closed_by_a_reminder_matches_whatever_whitespace_stood
         ).verdict
         is Verdict.MISMATCH
     )
+
+
+LISTED = "The following deferred tools are now available via ToolSearch:\nCronCreate\nMonitor"
+
+
+def test_a_deferred_listing_that_only_adds_a_declared_loaded_tool_is_a_note_and_otherwise_a_difference() -> (
+    None
+):
+    again = LISTED + "\nWebFetch"  # Claude Code lists a tool loaded before the last boundary again
+    original, compacted = [Reminder(4, tag(LISTED))], [Reminder(2, tag(again))]
+    differences, notes = reminder_differences(original, compacted, 1, loaded=frozenset({"WebFetch"}))
+    assert differences == []
+    assert notes == [
+        f"compacted deferred-tools reminder before block 2 ({len(again)} chars) also lists WebFetch, loaded "
+        "before its boundary (preCompactDiscoveredTools), as after Claude Code's own compaction"
+    ]
+    assert reminder_differences(original, compacted, 1)[0]  # undeclared: both named
+    other = LISTED.replace("Monitor", "WebSearch") + "\nWebFetch"  # a tool also went missing: named
+    differences, _ = reminder_differences(
+        original, [Reminder(2, tag(other))], 1, loaded=frozenset({"WebFetch"})
+    )
+    assert len(differences) == 2
+    only = "The following deferred tools are now available via ToolSearch:\nWebFetch"  # nothing else to list
+    assert reminder_differences([], [Reminder(2, tag(only))], 1, loaded=frozenset({"WebFetch"}))[0] == []

@@ -125,6 +125,26 @@ def test_fleet_is_varied(fleet: tuple[Path, FleetManifest]) -> None:
     assert sizes[-1] > 400_000
 
 
+def test_the_fleet_holds_every_kind_of_state_claude_code_derives_resume_reminders_from(
+    fleet: tuple[Path, FleetManifest],
+) -> None:
+    # The resume gate is measured on fleets: each kind must occur (issue 35).
+    markers = {
+        "background shell": b'"backgroundTaskId"',
+        "background agent": b'"async_launched"',
+        "tool loaded through ToolSearch": b'"tool_reference"',
+        "deferred tools announced": b'"deferred_tools_delta"',
+        "MCP instructions": b'"mcp_instructions_delta"',
+    }
+    found = Counter(
+        name
+        for path in fleet_files(fleet[0])
+        for name, marker in markers.items()
+        if marker in path.read_bytes()
+    )
+    assert set(found) == set(markers), found
+
+
 # ---------------------------------------------------------------------------- per file structure
 def test_every_parent_resolves_except_subagent_roots(fleet: tuple[Path, FleetManifest]) -> None:
     root, manifest = fleet

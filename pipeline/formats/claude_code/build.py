@@ -20,10 +20,12 @@ import msgspec
 from pipeline.formats import json_text
 from pipeline.formats.claude_code.content import parse_object
 from pipeline.formats.claude_code.records import MASK_STAMP_KEY
+from pipeline.formats.claude_code.tasks import BackgroundAgent
 
 __all__ = [
     "BOUNDARY_CONTENT",
     "COMMON_KEYS",
+    "AgentStamp",
     "BoundStamp",
     "CompactionMetadata",
     "LeafStamp",
@@ -35,6 +37,7 @@ __all__ = [
     "boundary_line",
     "claude_timestamp",
     "declaring_pointer",
+    "launch_line",
     "new_pointer",
     "projected_pointer",
     "replace_parent",
@@ -88,6 +91,16 @@ class ShellStamp(msgspec.Struct, frozen=True, rename="camel"):
     uuid: str
 
 
+class AgentStamp(msgspec.Struct, frozen=True, rename="camel"):
+    """A background agent carried after the summary (`pipeline.formats.claude_code.tasks`): its
+    agent id, the source line of its launch result (1-based), and the uuid of the record written
+    to carry that result."""
+
+    agent_id: str
+    line: int
+    uuid: str
+
+
 class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """What this tool records about its compaction (`compactMetadata.sessionCompaction`)."""
 
@@ -106,6 +119,7 @@ class ToolMetadata(msgspec.Struct, frozen=True, rename="camel"):
     bounded_tool_outputs: list[BoundStamp] = msgspec.field(default_factory=list)
     projected_state: list[StateStamp] = msgspec.field(default_factory=list)
     carried_background_shells: list[ShellStamp] = msgspec.field(default_factory=list)
+    carried_background_agents: list[AgentStamp] | msgspec.UnsetType = msgspec.UNSET
 
 
 class PreservedSegmentStamp(msgspec.Struct, frozen=True, rename="camel"):
@@ -192,6 +206,25 @@ def summary_line(common: SharedFields, uid: str, parent: str, stamp: str, text: 
             "isCompactSummary": True,
             "uuid": uid,
             "timestamp": stamp,
+        }
+    )
+    return json_text.dumps(record)
+
+
+def launch_line(common: SharedFields, uid: str, parent: str, stamp: str, agent: BackgroundAgent) -> bytes:
+    """A user record written afresh that carries a background agent's launch result
+    (`pipeline.formats.claude_code.tasks`) as its `toolUseResult`, its content an empty list:
+    Claude Code's resume scan reads the result off it, and it sends no message for it."""
+    record: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
+    record.update(common.members())
+    record.update(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": []},
+            "isMeta": True,
+            "uuid": uid,
+            "timestamp": stamp,
+            "toolUseResult": agent.launch_result(),
         }
     )
     return json_text.dumps(record)

@@ -19,9 +19,17 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.formats.claude_code.content import parse_object
+from pipeline.formats.claude_code.records import MASK_STAMP_KEY
 from pipeline.vocabulary import RecordType, StateAttachment
 
-__all__ = ["FOLDED", "NEWEST_ONLY", "StateRecord", "discovered_tools", "resume_state"]
+__all__ = [
+    "FOLDED",
+    "NEWEST_ONLY",
+    "StateRecord",
+    "declared_loaded_tools",
+    "discovered_tools",
+    "resume_state",
+]
 
 # Every record counts: Claude Code folds them in order (names added, removed, re-added).
 FOLDED: Final = frozenset(
@@ -107,3 +115,22 @@ def discovered_tools(rows: Iterable[tuple[int, bytes]]) -> tuple[str, ...]:
         if record.get("type") == RecordType.USER and isinstance(message, dict):
             found.update(_references(message.get("content")))
     return tuple(sorted(found))
+
+
+def declared_loaded_tools(data: bytes) -> frozenset[str]:
+    """The deferred tools a compaction of ours carries as loaded (`preCompactDiscoveredTools` on its
+    boundary). Claude Code sends their definitions but, counting as loaded only the ToolSearch
+    results after the last boundary, lists them again among the deferred tools at resume, as it
+    does after its own compaction: the resume gate notes that listing rather than refusing it."""
+    found: set[str] = set()
+    for line in data.split(b"\n"):
+        if b'"preCompactDiscoveredTools"' not in line or MASK_STAMP_KEY.encode() not in line:
+            continue
+        record = parse_object(line)
+        metadata = record.get("compactMetadata") if record is not None else None
+        if record is None or record.get("subtype") != "compact_boundary" or not isinstance(metadata, dict):
+            continue
+        if isinstance(metadata.get(MASK_STAMP_KEY), dict):
+            names = metadata.get("preCompactDiscoveredTools")
+            found.update(n for n in (names if isinstance(names, list) else ()) if isinstance(n, str))
+    return frozenset(found)

@@ -63,6 +63,7 @@ def compaction_stamp(line: bytes) -> CompactionStamp | None:
         frozenset(
             [state.uuid for state in ours.projected_state]
             + [shell.uuid for shell in ours.carried_background_shells]
+            + [agent.uuid for agent in ours.carried_background_agents or ()]
         ),
         tuple(state.line for state in ours.projected_state),
     )

@@ -1,4 +1,4 @@
-"""The background shells Claude Code tells the model were left unfinished when it resumes.
+"""The background shells and agents Claude Code tells the model were left unfinished on resume.
 
 On resume Claude Code 2.1.332 scans the chain it loaded (from its latest compact boundary) for
 background shells: a tool result whose `toolUseResult` names a `backgroundTaskId` (with its
@@ -17,13 +17,28 @@ a model reads after Claude Code's own compaction; the gate accepts that reminder
 the candidate declares (`carriedBackgroundShells`). Read off build 2.1.332 (its resume scan, its
 orphan notices, its compaction's task attachments); checked against it in
 `tests/jobs/test_resume_gate_state.py`.
+
+Background agents are found by the same scan: a user record whose `toolUseResult` says
+`async_launched` with an `agentId` and a `description` starts one (Claude Code reads the result
+off any user record whose content is a list, with or without a tool_result in it), and a
+`<task-notification>` naming it (or the `__orphan_summary__:agent` marker) ends it; of the rest
+Claude Code says `Background agent "<description>" didn't finish before the previous session
+ended` (several: one notice naming them all). Its own compaction writes a `task_status` of a
+running `local_agent`, from which that notice is never derived again. So the candidate carries,
+after the shells' records, one user record per such agent the summarized span launched: its
+content an empty list (Claude Code sends no message for it), its `toolUseResult` the fields of the
+launch result the scan reads (`LAUNCH_FIELDS`), so Claude Code derives the same notice. A
+re-dispatch (`resumedAgentId`) is read only beside a tool_result, which no carried record can
+hold, so an agent re-dispatched within the summarized span is not carried (its notice is worded
+from the re-dispatch); one re-dispatched in the kept part is. Checked against
+build 2.1.332 in `tests/jobs/test_resume_gate_reminders.py`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pipeline.formats.claude_code.content import parse_object
@@ -32,10 +47,14 @@ from pipeline.formats.claude_code.records import declared_by_ours
 __all__ = [
     "COMMAND_CHARS",
     "DESCRIPTION_CHARS",
+    "LAUNCH_FIELDS",
+    "BackgroundAgent",
     "BackgroundShell",
+    "LaunchValue",
     "declared_shells",
     "may_start_shells",
     "task_status",
+    "unfinished_agents",
     "unfinished_shells",
 ]
 
@@ -45,6 +64,7 @@ DESCRIPTION_CHARS: Final = 200  # Claude Code bounds a task_status description t
 COMMAND_CHARS: Final = 500  # ... and its shell command to this many
 ORPHAN_MARKER: Final = "__orphan_summary"  # ids Claude Code's own notices use as scan markers
 SHELLS_NOTIFIED: Final = "__orphan_summary__:shell"  # every shell known so far was reported
+AGENTS_NOTIFIED: Final = "__orphan_summary__:agent"  # ... every agent known so far
 LIVE_PREFIX: Final = "__orphan_summary_live__:"  # ... but this one, still running then
 # Cheap byte filters: a line holding none of these plays no part in the scan.
 _MARKERS: Final = (
@@ -53,9 +73,27 @@ _MARKERS: Final = (
     b'"task_status"',
     b"<task-notification>",
     b'"task_id"',
+    b'"async_launched"',
+    b'"resumedAgentId"',
     *(f'"{name}"'.encode() for name in sorted(LAUNCH_TOOLS | STOP_TOOLS)),
 )
-_STARTS: Final = (b'"backgroundTaskId"', b'"timeoutMs"', b'"task_status"')  # what starts a shell
+_STARTS: Final = (
+    b'"backgroundTaskId"',
+    b'"timeoutMs"',
+    b'"task_status"',
+    b'"async_launched"',
+)  # starts a task
+LAUNCHED: Final = "async_launched"  # the status of a background agent's launch result
+# The fields of a launch result Claude Code's resume scan reads (2.1.332), which a candidate carries.
+LAUNCH_FIELDS: Final = (
+    "isAsync",
+    "status",
+    "agentId",
+    "description",
+    "outputFile",
+    "canReadOutputFile",
+    "canContinueAgent",
+)
 _TASK_ID: Final = re.compile(r"<task-id>([^<]+)</task-id>")
 _ENTITY: Final = re.compile(r"&(?:amp|lt|gt);")  # the escapes Claude Code undoes in a notice's ids
 _ENTITIES: Final = {"&amp;": "&", "&lt;": "<", "&gt;": ">"}
@@ -76,14 +114,37 @@ class BackgroundShell:
     line: int
 
 
+LaunchValue = str | int | float | bool  # a launch field's scalar value, as JSON holds it
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundAgent:
+    """A background agent no record reports finished: its id, the launch result's fields the
+    resume scan reads (`LAUNCH_FIELDS`, as the source holds them; a null or one that is no scalar
+    reads to the scan as absent and is left out), the 1-based line of that result, and of the
+    latest result that re-dispatched it (a `SendMessage` naming `resumedAgentId`), if any."""
+
+    agent_id: str
+    launch: tuple[tuple[str, LaunchValue], ...]
+    line: int
+    redispatched_at: int | None = None
+
+    def launch_result(self) -> dict[str, LaunchValue]:
+        """The launch result the record a candidate writes for the agent holds (`toolUseResult`)."""
+        return dict(self.launch)
+
+
 @dataclass(slots=True)
 class _Scan:
-    """What the scan has learnt so far (private to `unfinished_shells`)."""
+    """What the scan has learnt so far (private to `unfinished_shells` and `unfinished_agents`)."""
 
     inputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_use id -> description, command
     stop_calls: set[str] = field(default_factory=set)
     started: dict[str, BackgroundShell] = field(default_factory=dict)  # in first-start order
     done: set[str] = field(default_factory=set)
+    agents: dict[str, BackgroundAgent] = field(default_factory=dict)  # in first-launch order
+    agents_done: set[str] = field(default_factory=set)
+    redispatched: dict[str, int] = field(default_factory=dict)  # agent id -> line of its latest re-dispatch
 
     def start(self, shell: BackgroundShell) -> None:
         if shell.task_id.startswith(ORPHAN_MARKER):
@@ -102,8 +163,30 @@ class _Scan:
         live = {task.removeprefix(LIVE_PREFIX) for task in ids if task.startswith(LIVE_PREFIX)}
         named = [task for task in ids if not task.startswith(LIVE_PREFIX)]
         self.done.update(named)
+        self.agents_done.update(named)
         if SHELLS_NOTIFIED in named:
             self.done.update(set(self.started) - live)
+        if AGENTS_NOTIFIED in named:
+            self.agents_done.update(set(self.agents) - live)
+
+    def launch(self, number: int, result: dict[str, Any], answered: bool) -> None:
+        """A launch result of a background agent (Claude Code reads it without its tool_result), or
+        a re-dispatch of one (read only beside a tool_result that is no error: `answered`)."""
+        agent, resumed = result.get("agentId"), result.get("resumedAgentId")
+        if answered and isinstance(resumed, str) and result.get("success") is True:
+            self.agents_done.discard(resumed)  # a re-dispatch reopens it, with a notice of its own
+            self.redispatched[resumed] = number
+        if result.get("status") != LAUNCHED or not isinstance(agent, str) or agent.startswith(ORPHAN_MARKER):
+            return
+        if not isinstance(result.get("description"), str):
+            return
+        fields = tuple(
+            (name, value)
+            for name in LAUNCH_FIELDS
+            if isinstance(value := result.get(name), str | int | float | bool)
+        )
+        first = self.agents.get(agent)
+        self.agents[agent] = BackgroundAgent(agent, fields, first.line if first is not None else number)
 
 
 def _str(value: Any) -> str:
@@ -186,6 +269,11 @@ def _attachment(scan: _Scan, number: int, record: dict[str, Any]) -> None:
         )
 
 
+def _answers(block: Any) -> bool:
+    """A tool_result that is no error (what Claude Code reads a re-dispatch beside)."""
+    return isinstance(block, dict) and block.get("type") == "tool_result" and not block.get("is_error")
+
+
 def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
     kind, message = record.get("type"), record.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -193,26 +281,43 @@ def _record(scan: _Scan, number: int, record: dict[str, Any]) -> None:
         _calls(scan, content)
     elif kind == "user":
         scan.notice("" if _voice(record) else _text(content))
-        if isinstance(record.get("toolUseResult"), dict):
+        if isinstance(record.get("toolUseResult"), dict) and isinstance(content, list):
             _results(scan, number, content, record["toolUseResult"])
+            scan.launch(number, record["toolUseResult"], any(_answers(block) for block in content))
     elif kind == "attachment":
         _attachment(scan, number, record)
 
 
 def may_start_shells(data: bytes) -> bool:
-    """Whether a transcript holds anything that starts a background shell (most do not: their
-    chain need not be scanned)."""
+    """Whether a transcript holds anything that starts a background shell or agent (most do not:
+    their chain need not be scanned)."""
     return any(marker in data for marker in _STARTS)
+
+
+def _scanned(rows: Iterable[tuple[int, bytes]]) -> _Scan:
+    scan = _Scan()
+    for number, line in rows:
+        if any(marker in line for marker in _MARKERS) and (record := parse_object(line)) is not None:
+            _record(scan, number, record)
+    return scan
 
 
 def unfinished_shells(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundShell, ...]:
     """Of a loaded chain's (line number, line) rows, root first, the background shells Claude Code
     reports unfinished on resume, in the order it names them."""
-    scan = _Scan()
-    for number, line in rows:
-        if any(marker in line for marker in _MARKERS) and (record := parse_object(line)) is not None:
-            _record(scan, number, record)
+    scan = _scanned(rows)
     return tuple(shell for task, shell in scan.started.items() if task not in scan.done)
+
+
+def unfinished_agents(rows: Iterable[tuple[int, bytes]]) -> tuple[BackgroundAgent, ...]:
+    """Of a loaded chain's rows, root first, the background agents Claude Code reports unfinished
+    on resume, in the order it names them, each with the line that last re-dispatched it."""
+    scan = _scanned(rows)
+    return tuple(
+        replace(agent, redispatched_at=scan.redispatched.get(agent_id))
+        for agent_id, agent in scan.agents.items()
+        if agent_id not in scan.agents_done
+    )
 
 
 def _bounded(text: str, limit: int) -> str:

@@ -48,10 +48,12 @@ from pipeline.jobs.compress.stages import (
     Publisher,
     Stop,
     candidate_partition,
+    carried_agents,
     carried_shells,
     chain_error_findings,
     compose_and_check,
     gate,
+    loaded_tools,
     projected_state,
     source_validation,
 )
@@ -196,7 +198,12 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
-        projected=projected_section(projected_state(analysis, plan), carried_shells(analysis, plan)),
+        projected=projected_section(
+            projected_state(analysis, plan),
+            carried_shells(analysis, plan),
+            carried_agents(analysis, plan),
+            loaded_tools(analysis, plan),
+        ),
     )
     if summary is None:  # masked: nothing summarized, every record kept
         return _write_masked(analysis, options, planned, partition, side, progress, publish)

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import msgspec
+
 from pipeline import __version__
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.compose import (
@@ -30,6 +32,7 @@ from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.bounded_output import bound_line
 from pipeline.formats.claude_code.build import (
+    AgentStamp,
     BoundStamp,
     LeafStamp,
     ShellStamp,
@@ -40,9 +43,11 @@ from pipeline.formats.claude_code.build import (
 )
 from pipeline.formats.claude_code.resume_state import StateRecord, discovered_tools, resume_state
 from pipeline.formats.claude_code.tasks import (
+    BackgroundAgent,
     BackgroundShell,
     may_start_shells,
     task_status,
+    unfinished_agents,
     unfinished_shells,
 )
 from pipeline.formats.line_guard import LineLimits
@@ -60,10 +65,12 @@ __all__ = [
     "Publisher",
     "Stop",
     "candidate_partition",
+    "carried_agents",
     "carried_shells",
     "chain_error_findings",
     "compose_and_check",
     "gate",
+    "loaded_tools",
     "projected_state",
     "report_findings",
     "source_validation",
@@ -156,6 +163,25 @@ def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...
     return tuple(shell for shell in shells if shell.line in summarized)
 
 
+def carried_agents(analysis: Analysis, plan: Plan) -> tuple[BackgroundAgent, ...]:
+    """The background agents Claude Code reports unfinished on resume that the summarized span
+    launched (and did not re-dispatch): the candidate writes a record carrying each one's launch
+    result (`formats.claude_code.tasks`)."""
+    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
+    if not may_start_shells(data):
+        return ()
+    agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
+    return tuple(
+        agent for agent in agents if agent.line in summarized and agent.redispatched_at not in summarized
+    )
+
+
+def loaded_tools(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
+    """The deferred tools the summarized span loaded, which the new boundary carries as loaded."""
+    data, index = analysis.source.data, analysis.index
+    return discovered_tools((line, index.raw_line(data, line)) for line in plan.summary_lines)
+
+
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
@@ -203,6 +229,7 @@ def tool_metadata(
     post_tokens: int,
     state: tuple[StateRecord, ...],
     shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
+    agents: tuple[tuple[BackgroundAgent, WrittenRecord], ...] = (),
 ) -> ToolMetadata:
     """What the candidate records about this compaction (`compactMetadata.sessionCompaction`)."""
     topology, plan = analysis.topology, planned.plan
@@ -226,6 +253,8 @@ def tool_metadata(
         carried_background_shells=[
             ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
         ],
+        carried_background_agents=[AgentStamp(a.agent_id, a.line, record.uuid) for a, record in agents]
+        or msgspec.UNSET,
     )
 
 
@@ -246,6 +275,7 @@ def _compose(
     pointer = topology.strict.pointer_line
     state = projected_state(analysis, plan)
     shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
+    agents = tuple((a, WrittenRecord(str(uuid.uuid4()), a)) for a in carried_agents(analysis, plan))
     carried = {record.line for record in state} | ({pointer} if pointer else set())
     control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
     last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
@@ -254,6 +284,7 @@ def _compose(
         tuple(sorted(carried - {pointer}))
     )
     written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
+    written += sum(estimate_text(str(agent.launch_result())) + RECORD_ALLOWANCE for agent, _ in agents)
     post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
     return compose(
         ComposeInput(
@@ -266,7 +297,7 @@ def _compose(
             pointer_line=pointer,
             session_id=lineage.current_session if lineage and lineage.transitions else None,
             logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells),
+            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells, agents),
             pre_tokens=analysis.tokens_of(topology.chain),
             ids=ids,
             bounded={
@@ -275,10 +306,8 @@ def _compose(
                 if line in planned.bounding.lines
             },
             state_lines=tuple(record.line for record in state),
-            written=tuple(record for _, record in shells),
-            discovered_tools=discovered_tools(
-                (line, index.raw_line(analysis.source.data, line)) for line in plan.summary_lines
-            ),
+            written=tuple(record for _, record in (*shells, *agents)),
+            discovered_tools=loaded_tools(analysis, plan),
         )
     )
 

@@ -1,7 +1,8 @@
-"""Background shells Claude Code names unfinished on resume, read the way build 2.1.332 reads them.
+"""Background shells and agents Claude Code names unfinished on resume, read the way build 2.1.332
+reads them.
 
 Builder sessions only; the real Claude Code deriving the same notice from a candidate is in
-tests/jobs/test_resume_gate_state.py.
+tests/jobs/test_resume_gate_state.py and tests/jobs/test_resume_gate_reminders.py.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import orjson
 from pipeline.formats.claude_code.tasks import (
     COMMAND_CHARS,
     DESCRIPTION_CHARS,
+    LAUNCH_FIELDS,
+    BackgroundAgent,
     BackgroundShell,
     declared_shells,
     may_start_shells,
     task_status,
+    unfinished_agents,
     unfinished_shells,
 )
 from pipeline.testing.builder import TranscriptBuilder
+from pipeline.testing.reminder_scenarios import background_agent_result
 from tests.support.resolved import resolve
 from tests.support.stateful import background_shell, stop_task, task_notification
 
@@ -149,3 +154,69 @@ def test_declared_shells_are_read_off_our_boundary() -> None:
     data = orjson.dumps({"type": "user"}) + b"\n" + orjson.dumps(boundary) + b"\n"
     assert declared_shells(data) == frozenset({"b1"})
     assert declared_shells(orjson.dumps({"type": "user"})) == frozenset()
+
+
+def agents(b: TranscriptBuilder) -> tuple[BackgroundAgent, ...]:
+    b.last_prompt()
+    session = resolve(b.to_bytes())
+    return unfinished_agents((line, session.index.raw_line(session.data, line)) for line in session.chain)
+
+
+def launched(*ids: str) -> TranscriptBuilder:
+    b = TranscriptBuilder(seed=5)
+    b.user("Research these in the background")
+    for agent in ids:
+        b.tool_call(
+            "Agent",
+            {"description": f"Research {agent}", "prompt": "look", "run_in_background": True},
+            f"Async agent launched successfully.\nagentId: {agent}",
+            tool_use_result=background_agent_result(agent, f"Research {agent}", "look"),
+        )
+    b.assistant(b.text("They run in the background."))
+    return b
+
+
+def test_an_agent_nothing_reports_is_unfinished_with_the_launch_fields_claude_code_reads() -> None:
+    b = launched("a1", "a2")
+    found = agents(b)
+    assert [agent.agent_id for agent in found] == ["a1", "a2"]
+    session = resolve(b.to_bytes())
+    for agent in found:
+        source = orjson.loads(session.index.raw_line(session.data, agent.line))["toolUseResult"]
+        assert agent.launch_result() == {name: source[name] for name in LAUNCH_FIELDS}
+        assert "prompt" not in agent.launch_result()  # the scan never reads it: not carried
+
+
+def test_a_notice_or_the_agent_marker_finishes_an_agent_and_a_re_dispatch_reopens_one() -> None:
+    b = launched("a1", "a2", "a3", "a4")
+    task_notification(b, "a1")
+    b.user(
+        "<task-notification>\n<task-id>__orphan_summary__:shell</task-id>\n<status>stopped</status>\n"
+        "</task-notification>"
+    )  # the shell marker says nothing of agents
+    assert [agent.agent_id for agent in agents(b)] == ["a2", "a3", "a4"]
+    task_notification(b, "a3")
+    b.tool_call(
+        "SendMessage",
+        {"to": "a3", "message": "go on"},
+        "Sent",
+        tool_use_result={"success": True, "message": "Research a3", "resumedAgentId": "a3"},
+    )
+    found = {agent.agent_id: agent.redispatched_at for agent in agents(b)}
+    assert list(found) == ["a2", "a3", "a4"] and found["a2"] is None and found["a3"] is not None
+    b.user(
+        "<task-notification>\n<task-id>__orphan_summary__:agent</task-id>\n"
+        "<task-id>__orphan_summary_live__:a4</task-id>\n<status>stopped</status>\n</task-notification>"
+    )
+    assert [agent.agent_id for agent in agents(b)] == ["a4"]  # every agent known then, but the live one
+
+
+def test_a_launch_without_a_description_or_in_string_content_starts_no_agent() -> None:
+    b = TranscriptBuilder(seed=5)
+    b.user("Launch")
+    result = background_agent_result("a1", "Research", "look")
+    del result["description"]
+    b.tool_call("Agent", {"prompt": "look"}, "launched", tool_use_result=result)
+    b.user("a text", toolUseResult=background_agent_result("a2", "Research", "look"))
+    assert may_start_shells(b.to_bytes())
+    assert agents(b) == ()
