@@ -29,7 +29,7 @@ from pipeline.formats.codex.rollout_decode import RolloutKind
 from pipeline.formats.codex.tail import TailPlan, plan_tail
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.writers import Written
-from pipeline.jobs.rollout_evidence import rollout_evidence
+from pipeline.agents.codex.evidence import rollout_evidence
 from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.compressed import compress_as
