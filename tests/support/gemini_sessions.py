@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pipeline.proof.gemini_cli.api_capture import GeminiApiServer, function_call_part, text_part
-from pipeline.proof.gemini_cli.client import GeminiHome, make_home, require_gemini_cli, run_gemini
+from pipeline.proof.gemini_cli.gemini_run import GeminiHome, make_home, require_gemini_cli, run_gemini
 
 __all__ = ["SCENARIOS", "GeminiStep", "record", "run_scenario"]
 

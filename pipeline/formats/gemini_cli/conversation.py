@@ -15,9 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.formats.gemini_cli.records import ChatFile, ChatLine, RecordKind, is_str
+import orjson
 
-__all__ = ["Conversation", "LoadedMessage", "load_conversation"]
+from pipeline.formats.gemini_cli.chat_lines import ChatFile, ChatLine, RecordKind, is_str
+
+__all__ = ["Conversation", "LoadedMessage", "load_conversation", "load_legacy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +110,23 @@ def load_conversation(chat: ChatFile) -> Conversation:
             unknown.append(record.line)
     metadata.pop("messages", None)
     return Conversation(metadata, tuple(messages.values()), tuple(meta_lines), tuple(rewinds), tuple(unknown))
+
+
+def load_legacy(data: bytes) -> Conversation | None:
+    """A legacy one-document session (`session-*.json` before JSONL) as Gemini CLI falls back to
+    reading it when no line names a session: the document's `messages` as they are (no id is
+    deduplicated). None when the bytes are no JSON object with a `sessionId`."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or "sessionId" not in document:
+        return None
+    listed = document.get("messages")
+    messages = tuple(
+        LoadedMessage(m["id"] if is_str(m.get("id")) else "", 1, m, in_snapshot=True)
+        for m in (listed if isinstance(listed, list) else ())
+        if isinstance(m, dict)
+    )
+    metadata = {k: v for k, v in document.items() if k != "messages"}
+    return Conversation(metadata, messages, (1,), (), ())

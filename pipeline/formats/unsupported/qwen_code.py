@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Final
 
+from pipeline.formats.gemini_cli.signature import QWEN_HOME, is_chat_document, under_home
 from pipeline.formats.identity import Record, Signature
-from pipeline.formats.unsupported.gemini_cli import QWEN_HOME, is_chat_document, under_home
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["QWEN_CODE"]

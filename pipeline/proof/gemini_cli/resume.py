@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pipeline.proof.gemini_cli.api_capture import GeminiApiServer, GeminiRequest
-from pipeline.proof.gemini_cli.client import GeminiCliError, make_home, run_gemini
+from pipeline.proof.gemini_cli.gemini_run import GeminiCliError, make_home, run_gemini
 
 __all__ = [
     "PROBE",

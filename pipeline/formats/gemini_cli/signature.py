@@ -12,13 +12,14 @@ stays nobody's transcript.
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Final
 
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["GEMINI_CLI", "QWEN_HOME", "is_chat_document", "under_home"]
+__all__ = ["GEMINI_CLI", "GEMINI_HOME_ENV", "QWEN_HOME", "is_chat_document", "session_roots", "under_home"]
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
 _CHECKPOINT_PREFIX: Final = "checkpoint-"
@@ -74,4 +75,14 @@ def is_gemini_document(document: object, path: PurePath | None) -> bool:
     return is_chat_document(document, path) and not under_home(path, QWEN_HOME)
 
 
+GEMINI_HOME_ENV: Final = "GEMINI_CLI_HOME"  # Gemini CLI's relocation of the home its `.gemini` is in
+
+
+def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    """`$GEMINI_CLI_HOME/.gemini/tmp` when set, else `~/.gemini/tmp`: every project's chats."""
+    base = Path(environ[GEMINI_HOME_ENV]) if environ.get(GEMINI_HOME_ENV) else home
+    return (base / ".gemini" / "tmp",)
+
+
+# `roots=session_roots` goes in when the format is processed (the registry's test: only then).
 GEMINI_CLI: Final = Signature(SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document)

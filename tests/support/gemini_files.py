@@ -1,0 +1,69 @@
+"""The Gemini CLI fixtures (written by the real client) and variants of them built line by line.
+
+Variants add what the scripted runs cannot reach non-interactively (a `/rewind`, a message
+re-appended with new content, damaged lines), so the reader and the real client can be held to
+each other over them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import pytest
+
+from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
+from tests.conftest import CORPUS
+
+__all__ = [
+    "FIXTURES",
+    "LEGACY_CORPUS",
+    "fixture",
+    "gemini_cli",
+    "lines_of",
+    "rewound_and_reappended",
+    "with_lines",
+]
+
+FIXTURES: Final = Path(__file__).resolve().parent.parent / "fixtures" / "gemini_cli"
+# The one public Gemini CLI session found (a legacy JSON document, Apache-2.0), read in place.
+LEGACY_CORPUS: Final = (
+    CORPUS
+    / "files"
+    / "codemie-ai__codemie-code__tests_integration_metrics_fixtures_gemini_session-2025-12-01T21-45-5b959dae.json"
+)
+
+
+def fixture(name: str) -> Path:
+    """A fixture file by name (`tools.jsonl`, ...)."""
+    return FIXTURES / name
+
+
+def gemini_cli() -> Path:
+    """The pinned Gemini CLI's script, or a skip saying how to install it."""
+    found = find_gemini_cli()
+    if found is None:
+        pytest.skip("Gemini CLI 0.61.0 is not installed: run scripts/install-gemini-cli")
+    return found
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    """The records of a fixture, in order."""
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def with_lines(path: Path, *extra: object) -> bytes:
+    """A fixture's bytes with `extra` records (or raw bytes) appended."""
+    tail = b"".join(e if isinstance(e, bytes) else orjson.dumps(e) + b"\n" for e in extra)
+    return path.read_bytes() + tail
+
+
+def rewound_and_reappended(path: Path) -> bytes:
+    """`path` with its first prompt re-appended with new text (it keeps its place) and a rewind to
+    its last user prompt (dropping it and the reply after it), as Gemini CLI appends them."""
+    records = lines_of(path)
+    prompts = [r for r in records if r.get("type") == "user" and isinstance(r.get("content"), list)]
+    typed = [r for r in prompts if "text" in r["content"][0] and not r["content"][0]["text"].startswith("<")]
+    first = {**typed[0], "content": [{"text": "the first prompt, edited"}]}
+    return with_lines(path, first, {"$rewindTo": typed[-1]["id"]})
