@@ -21,7 +21,7 @@ from typing import Final
 import orjson
 
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.gemini_cli.analysis import ChatAnalysis, analyze_chat
+from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, analyze_chat
 from pipeline.formats.gemini_cli.chat_lines import RecordKind
 from pipeline.formats.gemini_cli.conversation import Conversation
 from pipeline.vocabulary import LineKind

@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.gemini_cli.analysis import analyze_chat
+from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.vocabulary import FindingCode, PartitionSet
 from tests.support.gemini_files import LEGACY_CORPUS, fixture, lines_of, with_lines

@@ -22,11 +22,11 @@ import orjson
 from pipeline.findings import Finding, LineFacts, reading_findings
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import SentItem
+from pipeline.formats.gemini_cli.chat_findings import chat_findings
 from pipeline.formats.gemini_cli.chat_lines import ChatFile, RecordKind, decode_chat
 from pipeline.formats.gemini_cli.conversation import Conversation, load_conversation, load_legacy
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import SentTurn, rebuild_history
-from pipeline.formats.gemini_cli.integrity import chat_findings
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["ACKNOWLEDGEMENT", "ChatAnalysis", "analyze_chat", "group_digest", "head_length"]
