@@ -13,7 +13,7 @@ a line it cannot account for. A legacy JSON document is left as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -23,10 +23,10 @@ import orjson
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, analyze_chat
 from pipeline.formats.gemini_cli.chat_lines import RecordKind
-from pipeline.formats.gemini_cli.conversation import Conversation
+from pipeline.formats.gemini_cli.conversation import Conversation, LoadedMessage
 from pipeline.vocabulary import LineKind
 
-__all__ = ["VacuumOutcome", "VacuumResult", "vacuum"]
+__all__ = ["VacuumOutcome", "VacuumRefusal", "VacuumResult", "message_lines", "vacuum"]
 
 _SCRATCHPAD: Final = "memoryScratchpad"
 
@@ -70,6 +70,15 @@ def _scratchpad_stale(analysis: ChatAnalysis) -> bool:
     return stale
 
 
+def message_lines(analysis: ChatAnalysis, messages: Sequence[LoadedMessage]) -> Iterator[bytes]:
+    """Each message as a record line: its own line byte for byte, or as its snapshot holds it."""
+    for message in messages:
+        if message.in_snapshot or analysis.legacy:
+            yield orjson.dumps(message.value)
+        else:
+            yield analysis.chat.raw_line(analysis.data, message.line).rstrip(b"\r")
+
+
 def _lines(analysis: ChatAnalysis, conversation: Conversation) -> Iterator[bytes]:
     metadata = dict(conversation.metadata)
     scratchpad = {_SCRATCHPAD: metadata.pop(_SCRATCHPAD)} if _SCRATCHPAD in metadata else None
@@ -77,13 +86,7 @@ def _lines(analysis: ChatAnalysis, conversation: Conversation) -> Iterator[bytes
     yield orjson.dumps(metadata)
     if scratchpad is not None and stale:
         yield orjson.dumps({"$set": scratchpad})
-    for message in conversation.messages:
-        own = not message.in_snapshot
-        yield (
-            analysis.chat.raw_line(analysis.data, message.line).rstrip(b"\r")
-            if own
-            else orjson.dumps(message.value)
-        )
+    yield from message_lines(analysis, conversation.messages)
     if scratchpad is not None and not stale:
         yield orjson.dumps({"$set": scratchpad})
 

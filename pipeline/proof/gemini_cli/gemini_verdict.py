@@ -1,0 +1,135 @@
+"""Judge a Gemini CLI compaction by what Gemini CLI sends: the summary, then a suffix of the original.
+
+Given the contents Gemini CLI rebuilt and sent for the original session and for its candidate
+(`resume.resume_gemini`), the candidate holds when (1) its context opens with the summary as a
+user `Content` (one of the summary texts, when they are known) and Gemini CLI's acknowledgement,
+(2) what follows is a non-empty suffix of the original's contents, `Content` for `Content`
+(JSON equality), (3) every function call is answered by a response of its id in the `Content`
+after it, and (4) no text of an excluded record appears in it. Differences name positions, roles
+and counts only, never text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT
+from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.gemini_cli.resume import GeminiResumeResult, resume_gemini
+from pipeline.proof.verdict import ExcludedText
+from pipeline.vocabulary import Verdict
+
+__all__ = ["GeminiVerdict", "judge_gemini", "prove_gemini_resume"]
+
+_HEAD: Final = 2  # the summary's user Content and the acknowledgement's model Content
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiVerdict:
+    """The verdict, content-free differences, and the size of what each side sent."""
+
+    verdict: Verdict
+    differences: tuple[str, ...]
+    summary_items: int
+    kept_items: int
+    original: ContextSize | None
+    compacted: ContextSize | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """A match."""
+        return self.verdict is Verdict.MATCH
+
+
+def _texts(content: Any) -> list[str]:
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return [p["text"] for p in parts or () if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+
+
+def _ids(content: Any, key: str) -> list[str]:
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return [
+        str(p[key].get("id"))
+        for p in parts or ()
+        if isinstance(p, Mapping) and isinstance(p.get(key), Mapping)
+    ]
+
+
+def _head_differences(sent: Sequence[Any], summaries: Sequence[str] | None) -> Iterator[str]:
+    if len(sent) < _HEAD + 1:
+        yield f"the candidate sent {len(sent)} contents: fewer than a summary, its acknowledgement and a tail"
+        return
+    if sent[0].get("role") != "user" or len(_texts(sent[0])) != 1:
+        yield "content 0 is not one user text (the summary)"
+    elif summaries is not None and _texts(sent[0])[0] not in summaries:
+        yield "content 0 is not the summary the candidate was written with"
+    if sent[1].get("role") != "model" or _texts(sent[1]) != [ACKNOWLEDGEMENT]:
+        yield "content 1 is not Gemini CLI's acknowledgement of the summary"
+
+
+def _pairing_differences(sent: Sequence[Any]) -> Iterator[str]:
+    for index, content in enumerate(sent):
+        calls = _ids(content, "functionCall")
+        answered = set(_ids(sent[index + 1], "functionResponse")) if index + 1 < len(sent) else set()
+        missing = [call for call in calls if call not in answered]
+        if missing:
+            yield f"content {index}: {len(missing)} call(s) unanswered: {', '.join(missing)}"
+
+
+def judge_gemini(
+    original: Sequence[Any],
+    candidate: Sequence[Any],
+    *,
+    excluded: Sequence[ExcludedText] = (),
+    summaries: Sequence[str] | None = None,
+) -> GeminiVerdict:
+    """The verdict on two captured contexts (each without its environment part and its probe)."""
+    differences = list(_head_differences(candidate, summaries))
+    tail = list(candidate[_HEAD:])
+    if not tail or len(tail) > len(original) or list(original[len(original) - len(tail) :]) != tail:
+        differences.append(
+            f"the {len(tail)} contents after the summary are not a suffix of the original's {len(original)}"
+        )
+    differences.extend(_pairing_differences(candidate))
+    sent_text = orjson.dumps(list(candidate)).decode()
+    leaked = sorted({e.line for e in excluded if orjson.dumps(e.text).decode()[1:-1] in sent_text})
+    if leaked:
+        differences.append(f"text of excluded lines {leaked} is sent")
+    return GeminiVerdict(
+        verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
+        differences=tuple(differences),
+        summary_items=_HEAD,
+        kept_items=len(tail),
+        original=json_size(list(original)),
+        compacted=json_size(list(candidate)),
+    )
+
+
+def _unresumed(result: GeminiResumeResult, side: str) -> str | None:
+    if result.returncode != 0:
+        return f"Gemini CLI exited {result.returncode} resuming the {side}"
+    return None if result.resumed else f"Gemini CLI sent no request resuming the {side}"
+
+
+def prove_gemini_resume(
+    original: Path,
+    candidate: Path,
+    *,
+    script: Path,
+    timeout: float,
+    excluded: Sequence[ExcludedText] = (),
+    summaries: Sequence[str] | None = None,
+) -> GeminiVerdict:
+    """Resume both files in the real Gemini CLI and judge what it sent."""
+    before = resume_gemini(original, script=script, timeout=timeout)
+    after = resume_gemini(candidate, script=script, timeout=timeout)
+    failures = [why for why in (_unresumed(before, "original"), _unresumed(after, "candidate")) if why]
+    if failures:
+        return GeminiVerdict(Verdict.NOT_RESUMABLE, tuple(failures), 0, 0, None, None)
+    return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)
