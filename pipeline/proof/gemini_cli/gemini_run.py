@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pipeline.errors import CompactionError
-from pipeline.installed import source_checkout
+from pipeline.installed import JudgeError, source_checkout
 from pipeline.proof.process_group import run_in_process_group
+from pipeline.vocabulary import ResumeExit
 
 __all__ = [
     "GEMINI_CLI_ENV",
@@ -49,12 +49,17 @@ _OFFLINE_ENV: Final = {
 }
 
 
-class GeminiCliError(CompactionError):
+class GeminiCliError(JudgeError):
     """Gemini CLI could not be found, started or resumed."""
+
+    # No exit code names Gemini CLI yet: its failures share the other item-context client's.
+    resume_exit = ResumeExit.CODEX_FAILED
 
 
 class GeminiCliNotInstalled(GeminiCliError):
     """No Gemini CLI where it was looked for."""
+
+    resume_exit = ResumeExit.USAGE
 
     def __init__(self, looked_in: tuple[str, ...]) -> None:
         self.looked_in = looked_in
