@@ -45,6 +45,11 @@ class Scenario:
 
 
 _RESUME: Final = ("--resume", "latest")
+_REPORT: Final = {
+    "SummaryOfFindings": "notes.txt says hello",
+    "ExplorationTrace": ["read notes.txt"],
+    "RelevantLocations": [],
+}
 _YOLO: Final = ("--approval-mode", "yolo")
 
 SCENARIOS: Final = (
@@ -74,6 +79,26 @@ SCENARIOS: Final = (
             GeminiStep(("-p", "thanks, that is all", *_RESUME), ((text_part("You are welcome."),),)),
         ),
         files={"notes.txt": "hello from the notes\n"},
+    ),
+    Scenario(
+        "subagent",
+        (
+            GeminiStep(
+                ("-p", "ask an investigator about the notes", *_YOLO),
+                (
+                    (
+                        function_call_part(
+                            "invoke_agent",
+                            {"agent_name": "codebase_investigator", "prompt": "read notes.txt"},
+                        ),
+                    ),
+                    (function_call_part("read_file", {"file_path": "notes.txt"}),),
+                    (function_call_part("complete_task", {"report": _REPORT}),),
+                    (text_part("The investigator read the notes."),),
+                ),
+            ),
+        ),
+        files={"notes.txt": "notes for the investigator\n"},
     ),
     Scenario(
         "compressed",
@@ -109,22 +134,32 @@ def run_scenario(script: Path, scenario: Scenario, scratch: Path) -> GeminiHome:
     return staged
 
 
+def _fixture_name(scenario: str, session: Path, chats: Path, index: int) -> str:
+    """`<scenario>.jsonl` for the main session, `<scenario>-subagent[-n].jsonl` for one under
+    `chats/<parent>/`."""
+    nested = session.parent != chats
+    base = f"{scenario}-subagent" if nested else scenario
+    return f"{base}{f'-{index}' if index else ''}{session.suffix}"
+
+
 def record(out: Path, scenarios: Sequence[Scenario] = SCENARIOS) -> list[Path]:
-    """Run the scenarios and copy each session file written to `out/<scenario>[-<n>].<ext>`."""
+    """Run the scenarios and copy each session file written into `out`, named by scenario."""
     script = require_gemini_cli()
     written: list[Path] = []
     for scenario in scenarios:
         with tempfile.TemporaryDirectory(prefix="gemini-record-") as scratch:
             staged = run_scenario(script, scenario, Path(scratch))
-            sessions = sorted(p for p in staged.chats.rglob("*") if p.is_file())
-            for index, session in enumerate(sessions):
-                suffix = "" if index == 0 else f"-{index}"
-                target = out / f"{scenario.name}{suffix}{session.suffix}"
-                shutil.copyfile(session, target)
-                written.append(target)
+            mains = sorted(staged.chats.glob("*.json*"))
+            nested = sorted(p for p in staged.chats.glob("*/*.json*"))
+            for group in (mains, nested):
+                for index, session in enumerate(group):
+                    target = out / _fixture_name(scenario.name, session, staged.chats, index)
+                    shutil.copyfile(session, target)
+                    written.append(target)
     return written
 
 
 if __name__ == "__main__":
-    for path in record(Path(sys.argv[1])):
+    chosen = [s for s in SCENARIOS if s.name in sys.argv[2:]] or SCENARIOS
+    for path in record(Path(sys.argv[1]), chosen):
         print(path)

@@ -10,7 +10,7 @@ from pipeline.agents.gemini_cli.chat_evidence import chat_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
-from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
+from pipeline.formats.gemini_cli.chat_analysis import SUBAGENT_KIND, ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.compression_records import (
     SUMMARY_LINE,
     compose_compression,
@@ -25,8 +25,6 @@ from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import SessionKind
 
 __all__ = ["GeminiSession"]
-
-_SUBAGENT_KIND = "subagent"  # a subagent's session header says `kind: subagent`
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class GeminiSession:
     @property
     def kind(self) -> SessionKind:
         conversation = self.analysis.conversation
-        subagent = conversation is not None and conversation.metadata.get("kind") == _SUBAGENT_KIND
+        subagent = conversation is not None and conversation.metadata.get("kind") == SUBAGENT_KIND
         return SessionKind.SUBAGENT if subagent else SessionKind.MAIN
 
     @property

@@ -27,11 +27,13 @@ from pipeline.formats.gemini_cli.chat_lines import ChatFile, RecordKind, decode_
 from pipeline.formats.gemini_cli.conversation import Conversation, load_conversation, load_legacy
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import SentTurn, rebuild_history
+from pipeline.formats.gemini_cli.parts import is_resumable_message
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["ACKNOWLEDGEMENT", "ChatAnalysis", "analyze_chat", "group_digest", "head_length"]
+__all__ = ["ACKNOWLEDGEMENT", "SUBAGENT_KIND", "ChatAnalysis", "analyze_chat", "group_digest", "head_length"]
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"  # Gemini CLI's reply to its summary
+SUBAGENT_KIND = "subagent"  # a subagent's header says `kind: subagent`; Gemini CLI never lists it
 
 
 def group_digest(turns: Sequence[SentTurn]) -> SentItem:
@@ -71,8 +73,12 @@ class ChatAnalysis:
 
     @property
     def resumable(self) -> bool:
-        """Whether Gemini CLI loads a session from it at all."""
-        return self.conversation is not None
+        """Whether Gemini CLI lists it to resume: a session it loads, not a subagent's, with a
+        message it would resume (a prompt it does not skip, or a reply with text, calls or thoughts)."""
+        conversation = self.conversation
+        if conversation is None or conversation.metadata.get("kind") == SUBAGENT_KIND:
+            return False
+        return any(is_resumable_message(message.value) for message in conversation.messages)
 
     @cached_property
     def items(self) -> tuple[tuple[tuple[SentTurn, ...], SentItem], ...]:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["IGNORED_PREFIXES", "as_parts", "content_text", "is_ignored_user_text"]
+__all__ = ["IGNORED_PREFIXES", "as_parts", "content_text", "is_ignored_user_text", "is_resumable_message"]
 
 IGNORED_PREFIXES: Final = ("/", "?", "<session_context>", "<hook_context>")
 _MARKERS: Final = (
@@ -84,3 +84,14 @@ def as_parts(content: Any) -> list[Any]:
     if isinstance(content, str):
         return [{"text": content}]
     return [content]
+
+
+def is_resumable_message(message: Mapping[str, Any]) -> bool:
+    """`isResumableMessageRecord`: a prompt Gemini CLI does not skip, or a reply with text, calls
+    or thoughts (what makes a session worth listing to resume)."""
+    text = content_text(message.get("content")) if message.get("content") else ""
+    if message.get("type") == "user":
+        return not is_ignored_user_text(text)
+    if message.get("type") == "gemini":
+        return bool(text.strip() or message.get("toolCalls") or message.get("thoughts"))
+    return False

@@ -72,13 +72,13 @@ def test_texts_only_rewound_lines_held_are_found_in_a_candidate_that_sends_them(
 def test_the_real_gemini_cli_judges_a_candidate_through_the_seam(tmp_path: Path) -> None:
     script = gemini_cli()
     assert GEMINI_CLI.judge.client.locate(script) == script
-    session = _read(fixture("tools.jsonl"))
+    session = _read(fixture("compressed.jsonl"))  # a session Gemini CLI compressed itself before
     plan = session.plan_tail(room=60)
     assert plan is not None
     candidate = tmp_path / "candidate.jsonl"
     candidate.write_bytes(session.compose(plan, SUMMARY))
     judged = GEMINI_CLI.judge.prove(
-        fixture("tools.jsonl"),
+        fixture("compressed.jsonl"),
         candidate,
         executable=script,
         timeout=120,
@@ -89,6 +89,12 @@ def test_the_real_gemini_cli_judges_a_candidate_through_the_seam(tmp_path: Path)
     assert judged.ok, judged.section(0).differences
     section = judged.section(1.0)
     assert section.verdict == "match" and section.elapsed_ms == 1.0
+
+
+def test_a_subagents_session_is_read_but_never_resumed() -> None:
+    session = _read(fixture("subagent-subagent.jsonl"))
+    assert session.kind is SessionKind.SUBAGENT and not session.resumable
+    assert session.findings == () and len(session.sent()) > 0
 
 
 def test_a_missing_client_is_the_judges_own_error(tmp_path: Path) -> None:
