@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pipeline.proof.gemini_cli.api_capture import GeminiApiServer, function_call_part, text_part
 from pipeline.proof.gemini_cli.gemini_run import GeminiHome, make_home, require_gemini_cli, run_gemini
+from tests.support.gemini_tty import REWIND_KEYS, REWIND_REPLIES, run_interactive
 
 __all__ = ["SCENARIOS", "GeminiStep", "record", "run_scenario"]
 
@@ -134,6 +135,19 @@ def run_scenario(script: Path, scenario: Scenario, scratch: Path) -> GeminiHome:
     return staged
 
 
+def record_rewound(out: Path) -> Path:
+    """Record `rewound.jsonl`: two prompts, `/rewind` to the second, the rewound prompt sent again
+    (typed into the interactive Gemini CLI: `-p` has no `/rewind`)."""
+    script = require_gemini_cli()
+    with tempfile.TemporaryDirectory(prefix="gemini-record-") as scratch:
+        staged = make_home(Path(scratch))
+        run_interactive(script, staged, REWIND_KEYS, REWIND_REPLIES)
+        (session,) = staged.chats.glob("*.jsonl")
+        target = out / "rewound.jsonl"
+        shutil.copyfile(session, target)
+    return target
+
+
 def _fixture_name(scenario: str, session: Path, chats: Path, index: int) -> str:
     """`<scenario>.jsonl` for the main session, `<scenario>-subagent[-n].jsonl` for one under
     `chats/<parent>/`."""
@@ -160,6 +174,9 @@ def record(out: Path, scenarios: Sequence[Scenario] = SCENARIOS) -> list[Path]:
 
 
 if __name__ == "__main__":
-    chosen = [s for s in SCENARIOS if s.name in sys.argv[2:]] or SCENARIOS
+    names = sys.argv[2:]
+    chosen = [s for s in SCENARIOS if s.name in names] if names else SCENARIOS
     for path in record(Path(sys.argv[1]), chosen):
         print(path)
+    if not names or "rewound" in names:
+        print(record_rewound(Path(sys.argv[1])))

@@ -29,6 +29,7 @@ __all__ = [
     "GeminiHome",
     "GeminiRun",
     "find_gemini_cli",
+    "gemini_environment",
     "make_home",
     "require_gemini_cli",
     "run_gemini",
@@ -150,18 +151,23 @@ def _node() -> str:
     return shutil.which("node") or "node"
 
 
-def run_gemini(
-    script: Path, staged: GeminiHome, args: Sequence[str], *, base_url: str, timeout: float
-) -> GeminiRun:
-    """Run `gemini ARGS` in `staged` against the Gemini API at `base_url`, in its own process
-    group (killed whole after `timeout` s: `subprocess.TimeoutExpired`)."""
-    env = {
+def gemini_environment(staged: GeminiHome, base_url: str) -> dict[str, str]:
+    """A clean environment: nothing of the user's but PATH, the throwaway home, the loopback API."""
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(staged.home),
         "TMPDIR": str(staged.home),
         "GOOGLE_GEMINI_BASE_URL": base_url,
         **_OFFLINE_ENV,
     }
+
+
+def run_gemini(
+    script: Path, staged: GeminiHome, args: Sequence[str], *, base_url: str, timeout: float
+) -> GeminiRun:
+    """Run `gemini ARGS` in `staged` against the Gemini API at `base_url`, in its own process
+    group (killed whole after `timeout` s: `subprocess.TimeoutExpired`)."""
+    env = gemini_environment(staged, base_url)
     command = [_node(), str(script.absolute()), *args]
     try:
         code, out, err = run_in_process_group(command, cwd=staged.work_dir, env=env, timeout=timeout)

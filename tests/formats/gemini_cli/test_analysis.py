@@ -14,7 +14,7 @@ from tests.support.gemini_files import LEGACY_CORPUS, fixture, lines_of, with_li
 LIMITS = LineLimits(64 << 20, 256)
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl"])
+@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl"])
 def test_every_file_the_real_client_wrote_validates_clean(name: str) -> None:
     analysis = analyze_chat(fixture(name).read_bytes(), LIMITS)
     assert analysis.resumable and not analysis.legacy

@@ -22,14 +22,16 @@ def _rebuilt(data: bytes) -> list[dict[str, object]]:
 
 
 def _variant(tmp_path: Path, name: str) -> Path:
-    if name == "rewound.jsonl":
+    if name == "edited.jsonl":
         path = tmp_path / name
         path.write_bytes(rewound_and_reappended(fixture("tools.jsonl")))
         return path
     return fixture(name)
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl", "edited.jsonl"]
+)
 def test_rebuilt_context_equals_what_gemini_cli_sends(name: str, tmp_path: Path) -> None:
     script = gemini_cli()
     path = _variant(tmp_path, name)
@@ -55,9 +57,3 @@ def test_a_legacy_json_session_from_the_corpus_is_read_as_gemini_cli_reads_it() 
     result = resume_gemini(LEGACY_CORPUS, script=script, timeout=120)
     assert result.resumed, result.stderr[-2000:]
     assert [dict(c) for c in result.context] == coalesce(rebuild_history(conversation.messages))
-
-
-def test_gemini_cli_does_not_resume_a_subagents_session() -> None:
-    """It lists no subagent session: `--resume latest` starts afresh (the reader says not resumable)."""
-    result = resume_gemini(fixture("subagent-subagent.jsonl"), script=gemini_cli(), timeout=120)
-    assert result.resumed and result.context == ()
