@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from pipeline.proof.gemini_cli.api_capture import GeminiApiServer, function_call_part, text_part
 from pipeline.proof.gemini_cli.gemini_run import GeminiHome, make_home, require_gemini_cli, run_gemini
-from tests.support.gemini_tty import REWIND_KEYS, REWIND_REPLIES, run_interactive
+from tests.support.gemini_tty import (
+    CHECKPOINT_KEYS,
+    CHECKPOINT_TAG,
+    REWIND_KEYS,
+    REWIND_REPLIES,
+    run_interactive,
+)
 
 __all__ = ["SCENARIOS", "GeminiStep", "record", "run_scenario"]
 
@@ -148,6 +154,19 @@ def record_rewound(out: Path) -> Path:
     return target
 
 
+def record_checkpoint(out: Path) -> Path:
+    """Record `checkpoint-fixture-tag.json`: one exchange, then `/chat save fixture-tag` (typed:
+    `-p` runs no `/chat save`)."""
+    script = require_gemini_cli()
+    with tempfile.TemporaryDirectory(prefix="gemini-record-") as scratch:
+        staged = make_home(Path(scratch))
+        run_interactive(script, staged, CHECKPOINT_KEYS, REWIND_REPLIES)
+        saved = staged.project_dir / f"checkpoint-{CHECKPOINT_TAG}.json"
+        target = out / saved.name
+        shutil.copyfile(saved, target)
+    return target
+
+
 def _fixture_name(scenario: str, session: Path, chats: Path, index: int) -> str:
     """`<scenario>.jsonl` for the main session, `<scenario>-subagent[-n].jsonl` for one under
     `chats/<parent>/`."""
@@ -180,3 +199,5 @@ if __name__ == "__main__":
         print(path)
     if not names or "rewound" in names:
         print(record_rewound(Path(sys.argv[1])))
+    if not names or "checkpoint" in names:
+        print(record_checkpoint(Path(sys.argv[1])))

@@ -27,7 +27,7 @@ from typing import Final
 from pipeline.proof.gemini_cli.api_capture import GeminiApiServer, text_part
 from pipeline.proof.gemini_cli.gemini_run import GeminiHome, gemini_environment
 
-__all__ = ["REWIND_KEYS", "Key", "run_interactive"]
+__all__ = ["CHECKPOINT_KEYS", "CHECKPOINT_TAG", "REWIND_KEYS", "REWIND_REPLIES", "Key", "run_interactive"]
 
 _ANSI: Final = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]|\x1b\][^\x07]*\x07")
 _ROWS, _COLUMNS = 50, 120  # the dialogs need room to draw
@@ -63,6 +63,16 @@ REWIND_KEYS: Final = (
     Key(b""),
     Key(ENTER, REWIND_REPLIES[2]),  # sent again as it is
     Key(b"", READY),
+)
+
+
+CHECKPOINT_TAG: Final = "fixture-tag"
+CHECKPOINT_KEYS: Final = (
+    Key(b"", READY),
+    *_prompt("remember the number 42", REWIND_REPLIES[0]),
+    Key(f"/chat save {CHECKPOINT_TAG}".encode()),
+    Key(ENTER, "/chat save"),
+    Key(ENTER, "saved"),
 )
 
 

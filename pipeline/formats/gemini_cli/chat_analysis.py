@@ -13,24 +13,38 @@ records, `excluded_unattributed` damaged lines and records of no kind Gemini CLI
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import orjson
 
 from pipeline.findings import Finding, LineFacts, reading_findings
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import SentItem
-from pipeline.formats.gemini_cli.chat_findings import chat_findings
+from pipeline.formats.gemini_cli.chat_findings import chat_findings, pairing_findings
 from pipeline.formats.gemini_cli.chat_lines import ChatFile, RecordKind, decode_chat
-from pipeline.formats.gemini_cli.conversation import Conversation, load_conversation, load_legacy
+from pipeline.formats.gemini_cli.conversation import (
+    Conversation,
+    load_checkpoint,
+    load_conversation,
+    load_legacy,
+)
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import SentTurn, rebuild_history
 from pipeline.formats.gemini_cli.parts import is_resumable_message
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["ACKNOWLEDGEMENT", "SUBAGENT_KIND", "ChatAnalysis", "analyze_chat", "group_digest", "head_length"]
+__all__ = [
+    "ACKNOWLEDGEMENT",
+    "SUBAGENT_KIND",
+    "ChatAnalysis",
+    "analyze_chat",
+    "analyze_checkpoint",
+    "group_digest",
+    "head_length",
+]
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"  # Gemini CLI's reply to its summary
 SUBAGENT_KIND = "subagent"  # a subagent's header says `kind: subagent`; Gemini CLI never lists it
@@ -70,6 +84,7 @@ class ChatAnalysis:
     legacy: bool
     turns: tuple[SentTurn, ...]
     findings: tuple[Finding, ...]
+    checkpoint: bool = False  # a `/chat save` checkpoint: its API history, restored by `/chat resume`
 
     @property
     def resumable(self) -> bool:
@@ -116,7 +131,7 @@ class ChatAnalysis:
     def sweep_sets(self) -> dict[PartitionSet, frozenset[int]]:
         """The six sets of a sweep (no cut), before the partition checks them."""
         everything = frozenset(range(1, len(self.chat) + 1))
-        if self.legacy:
+        if self.legacy or self.checkpoint:
             return _sets(raw=everything, control=frozenset(), branch=frozenset(), everything=everything)
         raw = self.sent_lines()
         control, branch = set(self.live_lines() - raw), set()
@@ -154,11 +169,35 @@ def _facts(chat: ChatFile) -> LineFacts:
     return LineFacts(chat.kinds, replaced, chat.has_bom, chat.crlf_lines, chat.final_newline)
 
 
+def _checkpoint_turns(contents: Sequence[Mapping[str, Any]]) -> tuple[SentTurn, ...]:
+    return tuple(
+        SentTurn(f"history-{index}", 1, {"role": str(c.get("role")), "parts": list(c["parts"])})
+        for index, c in enumerate(contents)
+    )
+
+
+def analyze_checkpoint(data: bytes, limits: LineLimits) -> ChatAnalysis | None:
+    """A `/chat save` checkpoint read whole (its history is what `/chat resume` restores; Gemini
+    CLI's `--resume` never lists it); None when the bytes are no checkpoint."""
+    contents = load_checkpoint(data)
+    if contents is None:
+        return None
+    turns = _checkpoint_turns(contents)
+    return ChatAnalysis(
+        data, decode_chat(data, limits), None, False, turns, tuple(pairing_findings(turns)), checkpoint=True
+    )
+
+
 def analyze_chat(data: bytes, limits: LineLimits) -> ChatAnalysis:
-    """Decode, rebuild and judge one Gemini CLI session's bytes (JSONL, or a legacy document)."""
+    """Decode, rebuild and judge one Gemini CLI file's bytes (JSONL, a legacy document, or a
+    `/chat save` checkpoint)."""
     chat = decode_chat(data, limits)
     loaded = load_conversation(chat)
     conversation, legacy = (loaded, False) if loaded.identified else (load_legacy(data), True)
+    if conversation is None:
+        checkpoint = analyze_checkpoint(data, limits)
+        if checkpoint is not None:
+            return checkpoint
     turns = rebuild_history(conversation.messages) if conversation is not None else ()
     findings = [] if legacy else reading_findings(_facts(chat))
     findings.extend(chat_findings(chat, conversation, turns, legacy=legacy))

@@ -22,7 +22,7 @@ from pipeline.formats.gemini_cli.history import SentTurn
 from pipeline.vocabulary import FindingCode as C
 from pipeline.vocabulary import Severity
 
-__all__ = ["FINAL_STATUSES", "chat_findings"]
+__all__ = ["FINAL_STATUSES", "chat_findings", "pairing_findings"]
 
 FINAL_STATUSES: Final = frozenset({"success", "error", "cancelled"})
 
@@ -46,7 +46,8 @@ def _answers(turns: Sequence[SentTurn], start: int) -> set[str]:
     return answered
 
 
-def _pairing(turns: Sequence[SentTurn]) -> Iterator[Finding]:
+def pairing_findings(turns: Sequence[SentTurn]) -> Iterator[Finding]:
+    """Calls no following user turn answers, responses the model turn before them did not call."""
     calls: set[str] = set()
     for index, turn in enumerate(turns):
         if turn.role == "model":
@@ -87,6 +88,6 @@ def chat_findings(
         findings.extend(
             Finding(C.DANGLING_PARENT, Severity.WARNING, line=line) for line in conversation.unknown_rewinds
         )
-    findings.extend(_pairing(turns))
+    findings.extend(pairing_findings(turns))
     findings.extend(_statuses(conversation))
     return findings

@@ -19,7 +19,7 @@ import orjson
 
 from pipeline.formats.gemini_cli.chat_lines import ChatFile, ChatLine, RecordKind, is_str
 
-__all__ = ["Conversation", "LoadedMessage", "load_conversation", "load_legacy"]
+__all__ = ["Conversation", "LoadedMessage", "load_checkpoint", "load_conversation", "load_legacy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +130,17 @@ def load_legacy(data: bytes) -> Conversation | None:
     )
     metadata = {k: v for k, v in document.items() if k != "messages"}
     return Conversation(metadata, messages, (1,), (), ())
+
+
+def load_checkpoint(data: bytes) -> tuple[Mapping[str, Any], ...] | None:
+    """A `/chat save` checkpoint's API history (`{"history": [Content]}`, or the bare list of old
+    versions): the contents `/chat resume` restores, as saved. None for anything else."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    history = document.get("history") if isinstance(document, dict) else document
+    if not isinstance(history, list):
+        return None
+    contents = tuple(c for c in history if isinstance(c, dict) and isinstance(c.get("parts"), list))
+    return contents if len(contents) == len(history) else None

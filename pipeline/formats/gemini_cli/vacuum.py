@@ -8,7 +8,7 @@ its order: the record's own line byte for byte when the message came from one, e
 message as its snapshot holds it. It is proven by re-reading: the metadata, the loaded messages
 and the history sent must be identical, else nothing is written (`VacuumOutcome.REFUSED`). A
 file with a damaged line or a record Gemini CLI does not read is refused too: vacuum never drops
-a line it cannot account for. A legacy JSON document is left as it is.
+a line it cannot account for. A legacy JSON document and a checkpoint are left as they are.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def vacuum(data: bytes, limits: LineLimits) -> VacuumResult:
     """The vacuumed bytes of one Gemini CLI chat file, proven by re-reading them."""
     analysis = analyze_chat(data, limits)
     conversation = analysis.conversation
-    if conversation is not None and analysis.legacy:
+    if analysis.checkpoint or (conversation is not None and analysis.legacy):
         return VacuumResult(VacuumOutcome.UNCHANGED, data, len(data), len(data))
     refusal = _refusal(analysis)
     if refusal is not None or conversation is None:

@@ -75,3 +75,11 @@ def test_a_legacy_document_is_read_whole() -> None:
 )
 def test_gemini_clis_own_estimate(parts: list[object], tokens: int) -> None:
     assert estimate_parts(parts) == tokens
+
+
+def test_a_checkpoint_the_real_client_saved_is_read_as_its_api_history() -> None:
+    analysis = analyze_chat(fixture("checkpoint-fixture-tag.json").read_bytes(), LIMITS)
+    assert analysis.checkpoint and not analysis.resumable and analysis.findings == ()
+    assert [turn.role for turn in analysis.turns] == ["user", "model"]
+    assert analysis.turns[0].content["parts"][-1] == {"text": "remember the number 42"}
+    assert analysis.sweep_sets()[PartitionSet.RAW_KEEP] == frozenset(range(1, len(analysis.chat) + 1))

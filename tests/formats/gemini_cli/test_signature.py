@@ -13,7 +13,7 @@ from pipeline.formats.gemini_cli.signature import GEMINI_CLI, session_roots
 from pipeline.formats.registry import PROCESSED, RECOGNIZED
 from pipeline.vocabulary import SourceFormat
 from tests.conftest import CORPUS
-from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, lines_of
+from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, fixture, lines_of
 
 CHATS = PurePath("/home/u/.gemini/tmp/proj/chats")
 
@@ -31,6 +31,16 @@ def test_the_legacy_document_of_the_corpus_is_gemini_clis() -> None:
     if not LEGACY_CORPUS.is_file():
         pytest.skip(f"the shared corpus is not here: {LEGACY_CORPUS}")
     assert detect_format(LEGACY_CORPUS.read_bytes(), CHATS / "session-x.json") is SourceFormat.GEMINI_CLI
+
+
+def test_a_checkpoint_the_real_client_saved_is_gemini_clis() -> None:
+    data = fixture("checkpoint-fixture-tag.json").read_bytes()
+    path = PurePath("/home/u/.gemini/tmp/proj/checkpoint-fixture-tag.json")
+    assert detect_format(data, path) is SourceFormat.GEMINI_CLI
+    assert (
+        detect_format(data, PurePath("/home/u/.qwen/tmp/proj/checkpoint-fixture-tag.json"))
+        is SourceFormat.QWEN_CODE
+    )
 
 
 def test_no_other_corpus_file_is_taken_for_gemini_clis() -> None:

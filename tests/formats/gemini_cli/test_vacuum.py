@@ -53,6 +53,9 @@ def test_vacuum_never_drops_a_line_it_cannot_account_for(extra: object, refusal:
 
 
 def test_vacuum_leaves_a_legacy_document_and_refuses_what_is_no_session() -> None:
+    assert (
+        vacuum(fixture("checkpoint-fixture-tag.json").read_bytes(), LIMITS).outcome is VacuumOutcome.UNCHANGED
+    )
     if LEGACY_CORPUS.is_file():
         assert vacuum(LEGACY_CORPUS.read_bytes(), LIMITS).outcome is VacuumOutcome.UNCHANGED
     assert vacuum(orjson.dumps({"$set": {"a": 1}}) + b"\n", LIMITS).refusal is VacuumRefusal.NOT_A_SESSION
