@@ -25,14 +25,14 @@ _MAX_DEPTH: Final = 3
 
 
 def _js_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
 def _text_tokens(text: str) -> float:
     length = _js_length(text)
     if length > _FULL_HEURISTIC_CHARS:
         return length * _ASCII_PER_CHAR
-    ascii_units = sum(1 for ch in text if ord(ch) <= 127)
+    ascii_units = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     return ascii_units * _ASCII_PER_CHAR + (length - ascii_units) * _OTHER_PER_CHAR
 
 

@@ -14,7 +14,6 @@ comparing with what was sent, while the turns stay the items a compaction keeps 
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -125,41 +124,61 @@ def _client_history(messages: Sequence[LoadedMessage]) -> Iterator[_Turn]:
             yield from _model_turns(loaded)
 
 
+def _owned(turn: _Turn, position: int, key: str) -> dict[str, Any]:
+    """The `key` object of a part, copied (part and object) before an id is written into it: the
+    loaded records are never changed."""
+    part = dict(turn.parts[position])
+    part[key] = dict(part[key])
+    turn.parts[position] = part
+    return part[key]  # type: ignore[no-any-return]
+
+
+def _unpaired(turn: _Turn, key: str, name: object) -> dict[str, Any] | None:
+    for position, part in enumerate(turn.parts):
+        inner = part.get(key) if isinstance(part, dict) else None
+        if isinstance(inner, dict) and inner.get("name") == name and not inner.get("id"):
+            return _owned(turn, position, key)
+    return None
+
+
+def _ensure_call_id(history: list[_Turn], index: int, position: int) -> None:
+    turn = history[index]
+    call = _owned(turn, position, "functionCall")
+    name = call.get("name")
+    made = f"synth_{name}_{stable_id([turn.id, str(index), str(position)])}"
+    following = history[index + 1] if index + 1 < len(history) else None
+    match = _unpaired(following, "functionResponse", name) if following and following.role == "user" else None
+    if match is not None:
+        match["id"] = made
+    call["id"] = made
+
+
+def _ensure_response_id(history: list[_Turn], index: int, position: int) -> None:
+    turn = history[index]
+    response = _owned(turn, position, "functionResponse")
+    name = response.get("name")
+    before = history[index - 1] if index > 0 else None
+    match = _unpaired(before, "functionCall", name) if before and before.role == "model" else None
+    if match is not None:
+        made = f"synth_{name}_{stable_id([before.id, str(index - 1), str(position)])}" if before else ""
+        match["id"] = response["id"] = made
+    else:
+        response["id"] = f"synth_orph_{name}_{stable_id([turn.id, str(index), str(position)])}"
+
+
 def _ensure_ids(history: list[_Turn]) -> None:
     """`ensureStableToolIds`: pair calls and responses without ids by name, else make one up."""
     for index, turn in enumerate(history):
-        for position, part in enumerate(turn.parts):
+        for position in range(len(turn.parts)):
+            part = turn.parts[position]
             if not isinstance(part, dict):
                 continue
             call = part.get("functionCall")
             if isinstance(call, dict) and not call.get("id"):
-                name = call.get("name")
-                made = f"synth_{name}_{stable_id([turn.id, str(index), str(position)])}"
-                following = history[index + 1] if index + 1 < len(history) else None
-                if following is not None and following.role == "user":
-                    match = _unpaired(following.parts, "functionResponse", name)
-                    if match is not None:
-                        match["id"] = made
-                call["id"] = made
-            response = part.get("functionResponse")
+                _ensure_call_id(history, index, position)
+            response = turn.parts[position].get("functionResponse")
             if isinstance(response, dict) and not response.get("id"):
-                name = response.get("name")
-                before = history[index - 1] if index > 0 else None
-                if before is not None and before.role == "model":
-                    match = _unpaired(before.parts, "functionCall", name)
-                    if match is not None:
-                        made = f"synth_{name}_{stable_id([before.id, str(index - 1), str(position)])}"
-                        match["id"] = response["id"] = made
-                if not response.get("id"):
-                    response["id"] = f"synth_orph_{name}_{stable_id([turn.id, str(index), str(position)])}"
-
-
-def _unpaired(parts: Sequence[Any], key: str, name: object) -> dict[str, Any] | None:
-    for part in parts:
-        inner = part.get(key) if isinstance(part, dict) else None
-        if isinstance(inner, dict) and inner.get("name") == name and not inner.get("id"):
-            return inner
-    return None
+                _ensure_response_id(history, index, position)
 
 
 def _valid_model_part(part: Any) -> bool:
@@ -226,7 +245,7 @@ def _wire_part(part: Any) -> Any:
 def rebuild_history(messages: Sequence[LoadedMessage]) -> tuple[SentTurn, ...]:
     """The turns Gemini CLI sends from `messages` on resume (after its environment turn)."""
     history = [_Turn(ENVIRONMENT_ID, None, "user", [{"text": ""}])]
-    history.extend(copy.deepcopy(list(_client_history(messages))))
+    history.extend(_client_history(messages))
     _ensure_ids(history)
     turns = [_strip_thoughts(t) for t in _curated(history)]
     return tuple(
