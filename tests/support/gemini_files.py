@@ -67,3 +67,24 @@ def rewound_and_reappended(path: Path) -> bytes:
     typed = [r for r in prompts if "text" in r["content"][0] and not r["content"][0]["text"].startswith("<")]
     first = {**typed[0], "content": [{"text": "the first prompt, edited"}]}
     return with_lines(path, first, {"$rewindTo": typed[-1]["id"]})
+
+
+def without_call_ids(path: Path) -> bytes:
+    """A short session in `path`'s header whose tool call and its results carry no ids (as older
+    Gemini CLI versions wrote them), so Gemini CLI makes up stable ones on resume."""
+    header = lines_of(path)[0]
+    response = {"functionResponse": {"name": "read_file", "response": {"output": "the notes"}}}
+    call = {
+        "name": "read_file",
+        "args": {"file_path": "notes.txt"},
+        "status": "success",
+        "result": [response],
+    }
+    records = [
+        header,
+        {"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "read the notes"}]},
+        {"id": "m2", "timestamp": "t", "type": "gemini", "content": "", "toolCalls": [call]},
+        {"id": "m3", "timestamp": "t", "type": "user", "content": [response]},
+        {"id": "m4", "timestamp": "t", "type": "gemini", "content": "Read."},
+    ]
+    return b"".join(orjson.dumps(record) + b"\n" for record in records)

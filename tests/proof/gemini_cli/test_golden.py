@@ -12,7 +12,13 @@ from pipeline.formats.gemini_cli.chat_lines import decode_chat
 from pipeline.formats.gemini_cli.conversation import load_conversation, load_legacy
 from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
 from pipeline.proof.gemini_cli.resume import resume_gemini
-from tests.support.gemini_files import LEGACY_CORPUS, fixture, gemini_cli, rewound_and_reappended
+from tests.support.gemini_files import (
+    LEGACY_CORPUS,
+    fixture,
+    gemini_cli,
+    rewound_and_reappended,
+    without_call_ids,
+)
 
 LIMITS = LineLimits(64 << 20, 256)
 
@@ -22,15 +28,24 @@ def _rebuilt(data: bytes) -> list[dict[str, object]]:
 
 
 def _variant(tmp_path: Path, name: str) -> Path:
-    if name == "edited.jsonl":
+    built = {"edited.jsonl": rewound_and_reappended, "unidentified.jsonl": without_call_ids}
+    if name in built:
         path = tmp_path / name
-        path.write_bytes(rewound_and_reappended(fixture("tools.jsonl")))
+        path.write_bytes(built[name](fixture("tools.jsonl")))
         return path
     return fixture(name)
 
 
 @pytest.mark.parametrize(
-    "name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl", "edited.jsonl"]
+    "name",
+    [
+        "tools.jsonl",
+        "compressed.jsonl",
+        "subagent.jsonl",
+        "rewound.jsonl",
+        "edited.jsonl",
+        "unidentified.jsonl",
+    ],
 )
 def test_rebuilt_context_equals_what_gemini_cli_sends(name: str, tmp_path: Path) -> None:
     script = gemini_cli()
