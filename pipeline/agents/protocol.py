@@ -19,15 +19,14 @@ client), one under `agents/` (binding them, with its evidence and report part) a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Protocol
 
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.verdict import ExcludedText
-from pipeline.read.load import SourceBytes
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -195,6 +194,7 @@ class ContextFormat(Protocol):
         """The client that proves its compactions."""
         ...
 
-    def read(self, source: SourceBytes, limits: LineLimits) -> ContextSession:
-        """Decode, rebuild and judge one session's bytes (never raises for bad input)."""
+    def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> ContextSession:
+        """Decode, rebuild and judge one session's bytes (never raises for bad input); `path`: where
+        the file is (a subagent's session is told by it), None for a candidate in memory."""
         ...

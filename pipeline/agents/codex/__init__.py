@@ -4,12 +4,12 @@ and the Codex CLI as judge (`proof/codex_*`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from pipeline.agents.codex.judge import CodexJudge
 from pipeline.agents.codex.session import CodexSession
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import analyze_rollout
-from pipeline.read.load import SourceBytes
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["CODEX", "CodexFormat"]
@@ -25,8 +25,8 @@ class CodexFormat:
     compressed_sessions: bool = True  # Codex archives cold rollouts as .jsonl.zst
     judge: CodexJudge = field(default_factory=CodexJudge)
 
-    def read(self, source: SourceBytes, limits: LineLimits) -> CodexSession:
-        return CodexSession(analyze_rollout(source.data, limits))
+    def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> CodexSession:
+        return CodexSession(analyze_rollout(data, limits))
 
 
 CODEX = CodexFormat()

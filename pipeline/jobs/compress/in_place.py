@@ -28,13 +28,13 @@ from msgspec import UNSET
 
 from pipeline import __version__
 from pipeline.errors import UnreadableSource
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
+from pipeline.jobs.compress.context_compress import compress_context, context_output
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.jobs.rollout_compress import compress_rollout, rollout_output
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
@@ -42,8 +42,8 @@ from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
-from pipeline.report.documents import CompressReport, Outcome, RolloutCompressReport, crashed
-from pipeline.report.resume_context import RolloutOutputSection
+from pipeline.report.documents import CompressReport, ContextCompressReport, Outcome, crashed
+from pipeline.report.resume_context import ContextOutputSection
 from pipeline.summarize.model.outcomes import SummaryOutcome
 from pipeline.vocabulary import SessionStatus, Verdict
 
@@ -104,7 +104,7 @@ class Built:
         """Claude Code (Codex, for a rollout) resumed the candidate as the original (the resume
         gate's verdict is a match)."""
         report = self.outcome.report if self.outcome is not None else None
-        if not isinstance(report, CompressReport | RolloutCompressReport) or report.resume_check is UNSET:
+        if not isinstance(report, CompressReport | ContextCompressReport) or report.resume_check is UNSET:
             return False
         return report.resume_check.verdict is Verdict.MATCH
 
@@ -122,17 +122,18 @@ class _Kept:
         return output_section(analysis, candidate, analysis.label)
 
 
-class _KeptRollout:
-    """The same for a Codex rollout's candidate (a Codex-native checkpoint, checked in the job)."""
+class _KeptContext:
+    """The same for a candidate read through the seam (the agent's own compaction form, checked
+    in the job)."""
 
     def __init__(self) -> None:
         self.data: bytes | None = None
 
     def __call__(
-        self, source: SourceBytes, label: str, options: CompressOptions, data: bytes
-    ) -> RolloutOutputSection:
-        self.data = compress_as(source.compression, data)  # a cold rollout goes back compressed
-        return rollout_output(label, data, source)
+        self, source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
+    ) -> ContextOutputSection:
+        self.data = compress_as(source.compression, data)  # a compressed session goes back compressed
+        return context_output(label, data, source, summary_line)
 
 
 @contextlib.contextmanager
@@ -156,8 +157,8 @@ def build_frozen(
 
 def _build_source(source: SourceBytes, label: str, options: CompressOptions, scratch: str | None) -> Built:
     started = time.perf_counter()
-    rollout = _KeptRollout()
-    with _scratch_in(scratch):  # a rollout's resume gate runs in here
+    kept_context = _KeptContext()
+    with _scratch_in(scratch):  # a session's resume gate runs in here
         opened = open_source(
             label,
             source,
@@ -165,14 +166,14 @@ def _build_source(source: SourceBytes, label: str, options: CompressOptions, scr
             command="compress",
             per_code=options.sweep.findings_per_code,
             limits=LineLimits.of(options.sweep),
-            rollouts=lambda rollout_label, rollout_source: compress_rollout(
-                rollout_label, rollout_source, options, rollout
+            contexts=lambda agent, context_label, context_source: compress_context(
+                agent, context_label, context_source, options, kept_context
             ),
         )
     if not isinstance(opened, Analysis):
-        if rollout.data is None or opened.status is not SessionStatus.COMPRESSED:
+        if kept_context.data is None or opened.status is not SessionStatus.COMPRESSED:
             return Built(opened, None, None)
-        return Built(opened, rollout.data, hashlib.sha256(rollout.data).hexdigest())
+        return Built(opened, kept_context.data, hashlib.sha256(kept_context.data).hexdigest())
     kept = _Kept()
     with _scratch_in(scratch):
         outcome = compress_analysis(opened, options, kept, started=started)
@@ -211,7 +212,7 @@ def as_candidate(built: Built) -> Candidate | Declined:
     if built.candidate is None or built.candidate_sha256 is None:
         report = outcome.report
         reasons = (
-            tuple(report.reasons or ()) if isinstance(report, CompressReport | RolloutCompressReport) else ()
+            tuple(report.reasons or ()) if isinstance(report, CompressReport | ContextCompressReport) else ()
         )
         final = outcome.status in _FINAL and not _TRANSIENT.intersection(reasons)
         return Declined(outcome.status.value, reasons, final, failed=outcome.failed, job=outcome)

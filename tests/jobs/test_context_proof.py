@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from pipeline.agents.codex import CODEX
+from pipeline.jobs.compress.context_proof import not_run_note
 from pipeline.jobs.compress.job import compress_session
 from pipeline.jobs.compress.writers import DeterministicWriter, Written
-from pipeline.jobs.rollout_proof import NOT_RUN_NOTE
 from pipeline.reasons import Reason
 from pipeline.report.documents import Compressed, Refused
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -58,7 +59,7 @@ def test_without_codex_auto_publishes_and_the_report_says_the_gate_could_not_run
     assert isinstance(outcome, Compressed), report.get("reasons")
     check = report["resume_check"]
     assert check["verdict"] == "error" and check["error"] == "CodexNotInstalled"
-    assert check["notes"] == [NOT_RUN_NOTE]
+    assert check["notes"] == [not_run_note(CODEX)]
     assert (tmp_path / "out" / "root" / NAME).is_file()
 
 
@@ -101,13 +102,13 @@ def _elapsed(report: dict[str, Any]) -> dict[str, Any]:
     return {"elapsed_ms": report["resume_check"]["elapsed_ms"]}
 
 
-def test_a_codex_named_on_the_command_line_but_missing_is_a_usage_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--codex", "--judge"])
+def test_a_codex_named_on_the_command_line_but_missing_is_a_usage_error(tmp_path: Path, flag: str) -> None:
     source = _rollout(tmp_path / "in" / NAME)
     missing = str(tmp_path / "none")
-    done = compaction(
-        "compress", str(source), "--out", str(tmp_path / "out"), "--codex", missing, unset=(GATE,)
-    )
-    assert done.returncode == 2 and "Codex not found" in done.stderr
+    named = (flag, missing) if flag == "--codex" else (flag, f"codex-rollout={missing}")
+    done = compaction("compress", str(source), "--out", str(tmp_path / "out"), *named, unset=(GATE,))
+    assert done.returncode == 2 and "Codex not found" in done.stderr and missing in done.stderr
     assert not (tmp_path / "out").exists()
 
 
