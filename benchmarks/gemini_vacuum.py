@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, MB, REPO, baseline_seconds
 
 sys.path.insert(0, str(REPO))
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, vacuum
+from pipeline.formats.line_guard import LineLimits
 
 LIMITS = LineLimits(256 * MB, 512)
 OUTPUT_BYTES = 2_000  # a tool output's size: a file read, a command's log

@@ -4,12 +4,13 @@ report part and the real Gemini CLI as judge (`proof/gemini_cli`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from pipeline.agents.gemini_cli.gemini_judge import GeminiJudge
 from pipeline.agents.gemini_cli.gemini_session import GeminiSession
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
-from pipeline.read.load import SourceBytes
+from pipeline.formats.gemini_cli.signature import is_subagent_path
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["GEMINI_CLI", "GeminiCliFormat"]
@@ -26,8 +27,9 @@ class GeminiCliFormat:
     compressed_sessions: bool = False  # Gemini CLI keeps no compressed sessions
     judge: GeminiJudge = field(default_factory=GeminiJudge)
 
-    def read(self, source: SourceBytes, limits: LineLimits) -> GeminiSession:
-        return GeminiSession(analyze_chat(source.data, limits))
+    def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> GeminiSession:
+        """A session under `chats/<parent>/` is a subagent's whatever its header says."""
+        return GeminiSession(analyze_chat(data, limits), nested=is_subagent_path(path))
 
 
 GEMINI_CLI = GeminiCliFormat()

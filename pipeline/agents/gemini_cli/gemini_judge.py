@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.agents.gemini_cli.gemini_session import GeminiSession
 from pipeline.agents.protocol import ContextSession, PartitionSets
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.context import ContextSize
 from pipeline.proof.gemini_cli.excluded_text import chat_exclusions
@@ -28,9 +28,12 @@ class GeminiCliClient:
 
     source_format: SourceFormat = SourceFormat.GEMINI_CLI
     name: str = "Gemini CLI"
+    flag: str = ""  # no flag of its own: `--judge gemini-cli=PATH` or `[judges]` names it
+    install_hint: str = "scripts/install-gemini-cli installs it, [judges] gemini-cli names one"
+    not_installed: str = "GeminiCliNotInstalled"
 
     def named(self, verify: VerifySettings) -> str:
-        """No `[verify]` key names Gemini CLI yet: the environment or the pinned build."""
+        """No `[verify]` key names Gemini CLI: `[judges]`, its environment variable or the pinned build."""
         return ""
 
     def locate(self, given: Path | None) -> Path:

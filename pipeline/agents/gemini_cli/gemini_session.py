@@ -32,6 +32,7 @@ class GeminiSession:
     """One Gemini CLI session read: the history Gemini CLI sends, and how a compaction cuts it."""
 
     analysis: ChatAnalysis
+    nested: bool = False  # found under `chats/<parent>/`, where Gemini CLI keeps subagents' sessions
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -52,11 +53,12 @@ class GeminiSession:
     def kind(self) -> SessionKind:
         conversation = self.analysis.conversation
         subagent = conversation is not None and conversation.metadata.get("kind") == SUBAGENT_KIND
-        return SessionKind.SUBAGENT if subagent else SessionKind.MAIN
+        return SessionKind.SUBAGENT if subagent or self.nested else SessionKind.MAIN
 
     @property
     def resumable(self) -> bool:
-        return self.analysis.resumable
+        """Gemini CLI lists it to resume (never a subagent's session)."""
+        return self.analysis.resumable and not self.nested
 
     def sent(self) -> Sequence[SentItem]:
         return self.analysis.sent()

@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 
 from pipeline.findings import Finding, LineFacts, reading_findings
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import SentItem
 from pipeline.formats.gemini_cli.chat_findings import chat_findings, pairing_findings
 from pipeline.formats.gemini_cli.chat_lines import ChatFile, RecordKind, decode_chat
@@ -34,6 +33,7 @@ from pipeline.formats.gemini_cli.conversation import (
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import SentTurn, rebuild_history
 from pipeline.formats.gemini_cli.parts import is_resumable_message
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import PartitionSet
 
 __all__ = [

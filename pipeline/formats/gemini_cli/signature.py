@@ -19,10 +19,19 @@ from typing import Final
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["GEMINI_CLI", "GEMINI_HOME_ENV", "QWEN_HOME", "is_chat_document", "session_roots", "under_home"]
+__all__ = [
+    "GEMINI_CLI",
+    "GEMINI_HOME_ENV",
+    "QWEN_HOME",
+    "is_chat_document",
+    "is_subagent_path",
+    "session_roots",
+    "under_home",
+]
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
 _CHECKPOINT_PREFIX: Final = "checkpoint-"
+_CHATS: Final = "chats"
 QWEN_HOME: Final = ".qwen"
 
 
@@ -53,6 +62,11 @@ def is_api_history(document: object, path: PurePath | None) -> bool:
         return False
     named = path is not None and path.name.startswith(_CHECKPOINT_PREFIX)
     return bool(history) or named
+
+
+def is_subagent_path(path: PurePath | None) -> bool:
+    """Whether a session file lies in `chats/<parent-session>/`, where subagents' sessions are."""
+    return path is not None and len(path.parents) > 1 and path.parent.parent.name == _CHATS
 
 
 def under_home(path: PurePath | None, home: str) -> bool:

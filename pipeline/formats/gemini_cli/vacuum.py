@@ -20,10 +20,10 @@ from typing import Final
 
 import orjson
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, analyze_chat
 from pipeline.formats.gemini_cli.chat_lines import RecordKind
 from pipeline.formats.gemini_cli.conversation import Conversation, LoadedMessage
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import LineKind
 
 __all__ = ["VacuumOutcome", "VacuumRefusal", "VacuumResult", "message_lines", "vacuum"]

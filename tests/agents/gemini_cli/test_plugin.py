@@ -9,8 +9,7 @@ import pytest
 
 from pipeline.agents.gemini_cli import GEMINI_CLI
 from pipeline.agents.gemini_cli.gemini_session import GeminiSession
-from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.read.load import read_source
+from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceKind
 from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
 from tests.support.gemini_files import fixture, gemini_cli, rewound_and_reappended
@@ -20,7 +19,7 @@ SUMMARY = "<state_snapshot>\nthe work so far\n</state_snapshot>"
 
 
 def _read(path: Path) -> GeminiSession:
-    return GEMINI_CLI.read(read_source(path), LIMITS)
+    return GEMINI_CLI.read(path.read_bytes(), path, LIMITS)
 
 
 def test_a_session_reads_validates_and_counts_through_the_seam() -> None:
@@ -36,7 +35,7 @@ def test_a_session_reads_validates_and_counts_through_the_seam() -> None:
     assert session.file_tokens() > 0
 
 
-def test_the_compaction_checks_as_the_generic_job_checks_it(tmp_path: Path) -> None:
+def test_the_compaction_checks_as_the_generic_job_checks_it() -> None:
     session = _read(fixture("tools.jsonl"))
     plan = session.plan_tail(room=60)
     assert plan is not None
@@ -46,9 +45,7 @@ def test_the_compaction_checks_as_the_generic_job_checks_it(tmp_path: Path) -> N
     }
     assert any(e.is_error for e in evidence if e.kind is EvidenceKind.TOOL_RESULT)  # the missing file
     candidate = session.compose(plan, SUMMARY)
-    written = tmp_path / "candidate.jsonl"
-    written.write_bytes(candidate)
-    reread = GEMINI_CLI.read(read_source(written), LIMITS)
+    reread = GEMINI_CLI.read(candidate, None, LIMITS)
     assert reread.sent()[0] == session.summary_sent(SUMMARY)
     assert list(reread.sent()[1:]) == list(session.sent()[plan.first_item :])
     assert SUMMARY.split("\n")[1].encode() in candidate.splitlines()[session.summary_line() - 1]
@@ -91,10 +88,16 @@ def test_the_real_gemini_cli_judges_a_candidate_through_the_seam(tmp_path: Path)
     assert section.verdict == "match" and section.elapsed_ms == 1.0
 
 
-def test_a_subagents_session_is_read_but_never_resumed() -> None:
+def test_a_subagents_session_is_read_but_never_resumed(tmp_path: Path) -> None:
     session = _read(fixture("subagent-subagent.jsonl"))
     assert session.kind is SessionKind.SUBAGENT and not session.resumable
     assert session.findings == () and len(session.sent()) > 0
+    nested = tmp_path / "chats" / "0657b303-3c5a-4c59-a76e-a73d26f2f9bb" / "session-x.jsonl"
+    main = fixture("tools.jsonl")
+    assert (
+        GEMINI_CLI.read(main.read_bytes(), nested, LIMITS).kind is SessionKind.SUBAGENT
+    )  # told by its folder
+    assert _read(main).kind is SessionKind.MAIN
 
 
 def test_a_missing_client_is_the_judges_own_error(tmp_path: Path) -> None:

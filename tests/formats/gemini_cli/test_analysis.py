@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.estimate import estimate_parts
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import FindingCode, PartitionSet
 from tests.support.gemini_files import LEGACY_CORPUS, fixture, lines_of, with_lines
 

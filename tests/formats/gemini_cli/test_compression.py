@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.compression_records import (
     SUMMARY_LINE,
@@ -16,6 +15,7 @@ from pipeline.formats.gemini_cli.compression_records import (
     plan_tail,
     summary_sent,
 )
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import PartitionSet
 from tests.support.gemini_files import LEGACY_CORPUS, fixture
 

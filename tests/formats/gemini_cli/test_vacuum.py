@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.history import coalesce
 from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, VacuumRefusal, vacuum
+from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.resume import resume_gemini
 from tests.support.gemini_files import LEGACY_CORPUS, fixture, gemini_cli, rewound_and_reappended, with_lines
 

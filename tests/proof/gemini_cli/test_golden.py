@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.gemini_cli.chat_lines import decode_chat
 from pipeline.formats.gemini_cli.conversation import load_conversation, load_legacy
 from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
+from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.resume import resume_gemini
 from tests.support.gemini_files import (
     LEGACY_CORPUS,
