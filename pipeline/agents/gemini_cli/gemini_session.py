@@ -19,6 +19,7 @@ from pipeline.formats.gemini_cli.compression_records import (
     summary_sent,
 )
 from pipeline.formats.gemini_cli.part_classes import class_tallies
+from pipeline.formats.gemini_cli.usage import billed_usage
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -90,21 +91,15 @@ class GeminiSession:
         return class_tallies(self.analysis, estimator, tokenizers)
 
     def billed(self) -> BilledSection:
-        """The `tokens` each loaded Gemini message records: their sums, and the last one's input."""
-        conversation = self.analysis.conversation
-        loaded = conversation.messages if conversation is not None else ()
-        usage = [m.value["tokens"] for m in loaded if isinstance(m.value.get("tokens"), dict)]
-
-        def total(key: str) -> int:
-            return sum(int(u.get(key) or 0) for u in usage if isinstance(u.get(key) or 0, int))
-
+        """The `tokens` each reply recorded (once per reply, rewound and superseded ones too)."""
+        usage = billed_usage(self.analysis)
         return BilledSection(
-            events=len(usage),
-            input=total("input"),
-            cached_input=total("cached"),
-            output=total("output"),
-            reasoning_output=total("thoughts"),
-            last_input=int(usage[-1].get("input") or 0) if usage else None,
+            events=usage.replies,
+            input=usage.input,
+            cached_input=usage.cached_input,
+            output=usage.output,
+            reasoning_output=usage.thoughts,
+            last_input=usage.last_input,
         )
 
     def plan_tail(self, room: int) -> TailPlan | None:

@@ -16,9 +16,9 @@ import orjson
 
 from pipeline.formats.context_items import ClassTallies, Key, Tally
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
-from pipeline.formats.gemini_cli.chat_lines import RecordKind
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.parts import as_parts
+from pipeline.formats.gemini_cli.usage import file_messages
 
 __all__ = ["class_tallies", "part_class", "visible_text"]
 
@@ -68,18 +68,6 @@ def _message_parts(message: Mapping[str, Any]) -> Iterator[ClassedPart]:
             yield ("tool_use", str(call.get("name") or "unknown")), {"functionCall": call}
 
 
-def _file_messages(analysis: ChatAnalysis) -> Iterator[Mapping[str, Any]]:
-    """Every message version the file holds: records, and each snapshot's messages."""
-    if analysis.legacy and analysis.conversation is not None:
-        yield from (m.value for m in analysis.conversation.messages)
-        return
-    for record in analysis.chat.lines():
-        if record.kind is RecordKind.MESSAGE:
-            yield record.value
-        elif record.kind is RecordKind.SET and isinstance(record.value["$set"].get("messages"), list):
-            yield from (m for m in record.value["$set"]["messages"] if isinstance(m, Mapping))
-
-
 def _tally(
     parts: Iterable[ClassedPart], counters: Mapping[str, Callable[[Mapping[str, Any]], int]]
 ) -> dict[Key, Tally]:
@@ -105,5 +93,5 @@ def class_tallies(
     Gemini CLI's own estimate (named `estimator`) and each tokenizer over a part's visible text."""
     counters: dict[str, Callable[[Mapping[str, Any]], int]] = {estimator: lambda part: estimate_parts([part])}
     counters.update({name: _text_counter(count) for name, count in tokenizers.items()})
-    file_parts = (classed for message in _file_messages(analysis) for classed in _message_parts(message))
+    file_parts = (classed for message in file_messages(analysis) for classed in _message_parts(message))
     return ClassTallies(_tally(file_parts, counters), _tally(_sent_parts(analysis), counters))

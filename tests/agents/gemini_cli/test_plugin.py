@@ -28,7 +28,8 @@ def test_a_session_reads_validates_and_counts_through_the_seam() -> None:
     assert session.resumable and session.findings == ()
     assert session.context_section(123).items == len(session.sent())
     billed = session.billed()
-    assert billed.events > 0 and billed.input >= billed.events  # each reply recorded its prompt's tokens
+    assert billed.events == 8 and billed.input == 80  # the scripted model's 8 replies, 10 input tokens each
+    assert _read(fixture("rewound.jsonl")).billed().events == 3  # the rewound reply was billed too
     tallies = session.class_tallies(GEMINI_CLI.estimator, {"words": lambda text: len(text.split())})
     assert ("tool_use", "read_file") in tallies.sent and ("tool_result", "read_file") in tallies.sent
     assert tallies.file[("human", None)].items >= tallies.sent[("human", None)].items
