@@ -71,7 +71,8 @@ def rewound_and_reappended(path: Path) -> bytes:
 
 def without_call_ids(path: Path) -> bytes:
     """A short session in `path`'s header whose tool call and its results carry no ids (as older
-    Gemini CLI versions wrote them), so Gemini CLI makes up stable ones on resume."""
+    Gemini CLI versions wrote them), so Gemini CLI makes up stable ones on resume; its first prompt
+    is re-appended edited (the new text in the old place) and its last rewound."""
     header = lines_of(path)[0]
     response = {"functionResponse": {"name": "read_file", "response": {"output": "the notes"}}}
     call = {
@@ -86,5 +87,8 @@ def without_call_ids(path: Path) -> bytes:
         {"id": "m2", "timestamp": "t", "type": "gemini", "content": "", "toolCalls": [call]},
         {"id": "m3", "timestamp": "t", "type": "user", "content": [response]},
         {"id": "m4", "timestamp": "t", "type": "gemini", "content": "Read."},
+        {"id": "m5", "timestamp": "t", "type": "user", "content": [{"text": "and then?"}]},
+        {"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "read the notes, edited"}]},
+        {"$rewindTo": "m5"},
     ]
     return b"".join(orjson.dumps(record) + b"\n" for record in records)

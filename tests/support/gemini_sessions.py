@@ -52,6 +52,7 @@ class Scenario:
 
 
 _RESUME: Final = ("--resume", "latest")
+_SOURCE: Final = "def parse(line):\n    return line.split(',')\n" * 6  # a source file's text
 _REPORT: Final = {
     "SummaryOfFindings": "notes.txt says hello",
     "ExplorationTrace": ["read notes.txt"],
@@ -106,6 +107,23 @@ SCENARIOS: Final = (
             ),
         ),
         files={"notes.txt": "notes for the investigator\n"},
+    ),
+    Scenario(
+        "long",
+        tuple(
+            GeminiStep(
+                ("-p", f"part {run} of the long task: read the sources", *(_RESUME if run else ()), *_YOLO),
+                (
+                    *(
+                        (function_call_part("read_file", {"file_path": f"src{run}_{n}.txt"}),)
+                        for n in range(4)
+                    ),
+                    (text_part(f"Part {run} is read: the sources define the parser."),),
+                ),
+            )
+            for run in range(3)
+        ),
+        files={f"src{run}_{n}.txt": _SOURCE for run in range(3) for n in range(4)},
     ),
     Scenario(
         "compressed",

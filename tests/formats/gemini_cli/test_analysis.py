@@ -14,7 +14,9 @@ from tests.support.gemini_files import LEGACY_CORPUS, fixture, lines_of, with_li
 LIMITS = LineLimits(64 << 20, 256)
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["tools.jsonl", "compressed.jsonl", "subagent.jsonl", "rewound.jsonl", "long.jsonl"]
+)
 def test_every_file_the_real_client_wrote_validates_clean(name: str) -> None:
     analysis = analyze_chat(fixture(name).read_bytes(), LIMITS)
     assert analysis.resumable and not analysis.legacy
@@ -83,3 +85,23 @@ def test_a_checkpoint_the_real_client_saved_is_read_as_its_api_history() -> None
     assert [turn.role for turn in analysis.turns] == ["user", "model"]
     assert analysis.turns[0].content["parts"][-1] == {"text": "remember the number 42"}
     assert analysis.sweep_sets()[PartitionSet.RAW_KEEP] == frozenset(range(1, len(analysis.chat) + 1))
+
+
+def test_a_file_of_headers_and_snapshots_only_loads_its_last_snapshot() -> None:
+    """Cloud Shell's a2a-server writes no message records: headers and `$set` snapshots only."""
+    records = lines_of(fixture("compressed.jsonl"))
+    header = records[0]
+    snapshots = [r for r in records if isinstance(r.get("$set", {}).get("messages"), list)]
+    data = b"".join(orjson.dumps(r) + b"\n" for s in snapshots for r in (header, s))
+    served, written = (
+        analyze_chat(data, LIMITS),
+        analyze_chat(fixture("compressed.jsonl").read_bytes(), LIMITS),
+    )
+    assert served.findings == () and served.resumable
+    assert (
+        served.sent()
+        == analyze_chat(orjson.dumps(header) + b"\n" + orjson.dumps(snapshots[-1]) + b"\n", LIMITS).sent()
+    )
+    assert (
+        served.sent() == written.sent()[: len(served.sent())]
+    )  # the last snapshot: all but the last exchange

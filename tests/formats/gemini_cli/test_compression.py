@@ -24,7 +24,7 @@ SUMMARY = "<state_snapshot>\nthe work so far\n</state_snapshot>"
 
 
 def _sources() -> list[Path]:
-    found = [fixture("tools.jsonl"), fixture("compressed.jsonl")]
+    found = [fixture("tools.jsonl"), fixture("compressed.jsonl"), fixture("long.jsonl")]
     return [*found, LEGACY_CORPUS] if LEGACY_CORPUS.is_file() else found
 
 
@@ -58,3 +58,11 @@ def test_the_compaction_sets_partition_the_lines() -> None:
     sets = compress_sets(original, plan)
     assert sum(map(len, sets.values())) == len(original.chat)
     assert sets[PartitionSet.RAW_KEEP] and sets[PartitionSet.SUMMARY]
+
+
+def test_a_long_task_meets_a_target_its_prompts_allow() -> None:
+    original = analyze_chat(fixture("long.jsonl").read_bytes(), LIMITS)
+    total = sum(item.tokens for item in original.sent())
+    plan = plan_tail(original, room=total // 2)
+    assert plan is not None and plan.target_met
+    assert sum(item.tokens for item in original.sent()[plan.first_item :]) <= total // 2

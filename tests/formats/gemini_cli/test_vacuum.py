@@ -18,7 +18,7 @@ from tests.support.gemini_files import LEGACY_CORPUS, fixture, gemini_cli, rewou
 LIMITS = LineLimits(64 << 20, 256)
 
 
-@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "rewound.jsonl"])
+@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "rewound.jsonl", "long.jsonl"])
 def test_vacuum_shrinks_a_real_session_and_its_history_reads_the_same(name: str) -> None:
     data = fixture(name).read_bytes()
     result = vacuum(data, LIMITS)

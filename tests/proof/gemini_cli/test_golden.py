@@ -28,7 +28,7 @@ def _rebuilt(data: bytes) -> list[dict[str, object]]:
 
 
 def _variant(tmp_path: Path, name: str) -> Path:
-    built = {"edited.jsonl": rewound_and_reappended, "unidentified.jsonl": without_call_ids}
+    built = {"unidentified.jsonl": without_call_ids}
     if name in built:
         path = tmp_path / name
         path.write_bytes(built[name](fixture("tools.jsonl")))
@@ -43,7 +43,7 @@ def _variant(tmp_path: Path, name: str) -> Path:
         "compressed.jsonl",
         "subagent.jsonl",
         "rewound.jsonl",
-        "edited.jsonl",
+        "long.jsonl",
         "unidentified.jsonl",
     ],
 )
