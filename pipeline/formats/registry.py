@@ -36,11 +36,10 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, GEMINI_CLI)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
     PI,
-    GEMINI_CLI,
     QWEN_CODE,
     OPENCODE,
     COPILOT_CLI,

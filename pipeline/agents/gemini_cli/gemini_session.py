@@ -19,7 +19,7 @@ from pipeline.formats.gemini_cli.compression_records import (
     summary_sent,
 )
 from pipeline.formats.gemini_cli.part_classes import class_tallies
-from pipeline.formats.gemini_cli.usage import billed_usage
+from pipeline.formats.gemini_cli.billed_tokens import billed_usage
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem

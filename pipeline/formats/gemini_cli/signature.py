@@ -98,5 +98,6 @@ def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     return (base / ".gemini" / "tmp",)
 
 
-# `roots=session_roots` goes in when the format is processed (the registry's test: only then).
-GEMINI_CLI: Final = Signature(SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document)
+GEMINI_CLI: Final = Signature(
+    SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document, roots=session_roots
+)
