@@ -10,6 +10,7 @@ from pipeline.agents.gemini_cli.chat_evidence import chat_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.gemini_cli.billed_tokens import billed_usage
 from pipeline.formats.gemini_cli.chat_analysis import SUBAGENT_KIND, ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.compression_records import (
     SUMMARY_LINE,
@@ -19,7 +20,6 @@ from pipeline.formats.gemini_cli.compression_records import (
     summary_sent,
 )
 from pipeline.formats.gemini_cli.part_classes import class_tallies
-from pipeline.formats.gemini_cli.billed_tokens import billed_usage
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem

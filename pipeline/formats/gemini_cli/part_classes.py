@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 
 from pipeline.formats.context_items import ClassTallies, Key, Tally
+from pipeline.formats.gemini_cli.billed_tokens import file_messages
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.parts import as_parts
-from pipeline.formats.gemini_cli.billed_tokens import file_messages
 
 __all__ = ["class_tallies", "part_class", "visible_text"]
 

@@ -20,7 +20,7 @@ import orjson
 
 from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT
 from pipeline.proof.context import ContextSize, json_size
-from pipeline.proof.gemini_cli.resume import GeminiResumeResult, resume_gemini
+from pipeline.proof.gemini_cli.resume import GeminiResumeFailed, GeminiResumeResult, resume_gemini
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
@@ -111,9 +111,16 @@ def judge_gemini(
     )
 
 
+# What Gemini CLI prints when `--resume latest` finds no session it lists (it then goes on as a
+# new session: the request it sends holds no history).
+_NO_SESSION: Final = "No previous sessions found"
+
+
 def _unresumed(result: GeminiResumeResult, side: str) -> str | None:
     if result.returncode != 0:
         return f"Gemini CLI exited {result.returncode} resuming the {side}"
+    if _NO_SESSION in result.stderr:
+        return f"Gemini CLI found no session to resume in the {side}"
     return None if result.resumed else f"Gemini CLI sent no request resuming the {side}"
 
 
@@ -126,10 +133,15 @@ def prove_gemini_resume(
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
 ) -> GeminiVerdict:
-    """Resume both files in the real Gemini CLI and judge what it sent."""
+    """Resume both files in the real Gemini CLI and judge what it sent: Gemini CLI failing on the
+    original is the client's failure (`GeminiResumeFailed`), an original it does not resume is
+    `not-resumable`, a candidate it fails on or does not resume is a mismatch."""
     before = resume_gemini(original, script=script, timeout=timeout)
+    if before.returncode != 0:
+        raise GeminiResumeFailed(original.name, before.returncode)
+    if (why := _unresumed(before, "original")) is not None:
+        return GeminiVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
     after = resume_gemini(candidate, script=script, timeout=timeout)
-    failures = [why for why in (_unresumed(before, "original"), _unresumed(after, "candidate")) if why]
-    if failures:
-        return GeminiVerdict(Verdict.NOT_RESUMABLE, tuple(failures), 0, 0, None, None)
+    if (why := _unresumed(after, "candidate")) is not None:
+        return GeminiVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
     return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)

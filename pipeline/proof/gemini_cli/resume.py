@@ -23,6 +23,7 @@ from pipeline.proof.gemini_cli.gemini_run import GeminiCliError, make_home, run_
 
 __all__ = [
     "PROBE",
+    "GeminiResumeFailed",
     "GeminiResumeResult",
     "GeminiResumeTimedOut",
     "resume_gemini",
@@ -42,6 +43,15 @@ class GeminiResumeTimedOut(GeminiCliError):
         self.name = name
         self.seconds = seconds
         super().__init__(f"gemini --resume of {name} did not finish within {seconds:g} s")
+
+
+class GeminiResumeFailed(GeminiCliError):
+    """Gemini CLI exited non-zero resuming a file: the client failed, whatever the file holds."""
+
+    def __init__(self, name: str, returncode: int) -> None:
+        self.name = name
+        self.returncode = returncode
+        super().__init__(f"gemini --resume of {name} exited {returncode}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,17 @@
 """The verdict on what Gemini CLI sent for an original and its candidate (the real client's run of
-it is tests/agents/gemini_cli's)."""
+it is tests/agents/gemini_cli's), and how a run that resumes nothing or fails is told apart."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pipeline.proof.gemini_cli.gemini_verdict import judge_gemini
+from pipeline.proof.gemini_cli.gemini_verdict import judge_gemini, prove_gemini_resume
+from pipeline.proof.gemini_cli.resume import GeminiResumeFailed
 from pipeline.proof.verdict import ExcludedText
-from pipeline.vocabulary import Verdict
+from pipeline.vocabulary import ResumeExit, Verdict
+from tests.support.gemini_files import fixture, gemini_cli
 
 ORIGINAL = (
     {"role": "user", "parts": [{"text": "one"}]},
@@ -41,3 +45,22 @@ def test_the_verdict_on_captured_contexts(
     judged = judge_gemini(ORIGINAL, candidate, excluded=excluded, summaries=summaries)
     assert judged.verdict is verdict
     assert all("two" not in difference for difference in judged.differences)  # no text in reports
+
+
+def test_a_candidate_gemini_cli_does_not_resume_is_a_mismatch() -> None:
+    """Gemini CLI goes on as a new session when `--resume latest` finds none (exit 0, a request
+    with no history): a candidate it does not list is refused, never taken for an empty match."""
+    session, checkpoint = fixture("rewound.jsonl"), fixture("checkpoint-fixture-tag.json")
+    judged = prove_gemini_resume(session, checkpoint, script=gemini_cli(), timeout=120)
+    assert judged.verdict is Verdict.MISMATCH and judged.differences == (
+        "Gemini CLI found no session to resume in the candidate",
+    )
+
+
+def test_gemini_cli_failing_on_the_original_is_the_clients_failure(tmp_path: Path) -> None:
+    gemini_cli()  # node is what runs the script: the same skip when it is not there
+    broken = tmp_path / "gemini.js"
+    broken.write_text("this is not JavaScript(\n")
+    with pytest.raises(GeminiResumeFailed, match="exited 1") as raised:
+        prove_gemini_resume(fixture("rewound.jsonl"), fixture("rewound.jsonl"), script=broken, timeout=60)
+    assert raised.value.resume_exit is ResumeExit.CODEX_FAILED  # the item-context clients' failure code
