@@ -15,6 +15,7 @@ from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
 from tests.support.codex_rollouts import conversation, write_rollout
+from tests.support.gemini_files import write_gemini_chats
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -78,6 +79,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert made.returncode == 0 and (root / "compacted" / "session.jsonl").is_file(), made.stderr
     shutil.copytree(projects, root / "work" / "sessions")
     write_rollout(root / ".codex" / "sessions" / "2026" / "03" / "01", conversation(turns=6))
+    write_gemini_chats(root / ".gemini" / "tmp" / "0123abcd" / "chats")
     shutil.copytree(projects, root / "team-b")
     return root
 

@@ -24,6 +24,7 @@ __all__ = [
     "lines_of",
     "rewound_and_reappended",
     "with_lines",
+    "write_gemini_chats",
 ]
 
 FIXTURES: Final = Path(__file__).resolve().parent.parent / "fixtures" / "gemini_cli"
@@ -38,6 +39,16 @@ LEGACY_CORPUS: Final = (
 def fixture(name: str) -> Path:
     """A fixture file by name (`tools.jsonl`, ...)."""
     return FIXTURES / name
+
+
+def write_gemini_chats(folder: Path) -> list[Path]:
+    """Copies of the recorded chat files in `folder` (a project's `chats/`), as Gemini CLI names them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for source in sorted(FIXTURES.glob("*.jsonl")):
+        written.append(folder / f"session-2026-12-07T07-00-{source.stem}.jsonl")
+        written[-1].write_bytes(source.read_bytes())
+    return written
 
 
 def gemini_cli() -> Path:

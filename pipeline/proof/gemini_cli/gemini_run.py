@@ -82,11 +82,15 @@ def _places(root: Path | None) -> list[Path]:
     checkout = root if root is not None else source_checkout()
     if checkout is not None:
         places.append(checkout / _CACHE_PREFIX)
+    on_path = shutil.which("gemini")  # npm's global `gemini` links to the bundle's script
+    if on_path is not None:
+        places.append(Path(on_path).resolve())
     return places
 
 
 def find_gemini_cli(root: Path | None = None) -> Path | None:
-    """`$COMPACTION_GEMINI_CLI`, else the pinned build of a source checkout; None when neither."""
+    """`$COMPACTION_GEMINI_CLI`, else the pinned build of a source checkout, else `gemini` on
+    `PATH`; None when none."""
     for place in _places(root):
         found = _script_in(place)
         if found is not None:
