@@ -19,7 +19,7 @@ from pipeline.formats.gemini_cli.compression_records import (
     plan_tail,
     summary_sent,
 )
-from pipeline.formats.gemini_cli.part_classes import class_tallies
+from pipeline.formats.gemini_cli.part_classes import class_tallies, file_tokens
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -65,7 +65,7 @@ class GeminiSession:
         return self.analysis.sent()
 
     def file_tokens(self) -> int:
-        return self.analysis.file_tokens()
+        return file_tokens(self.analysis)
 
     def sweep_sets(self) -> PartitionSets:
         return self.analysis.sweep_sets()

@@ -120,14 +120,6 @@ class ChatAnalysis:
         loaded = self.conversation.messages if self.conversation is not None else ()
         return frozenset(message.line for message in loaded)
 
-    def file_tokens(self) -> int:
-        """Gemini CLI's estimate of every message version the file holds (each message record's
-        parts; a legacy document's messages)."""
-        if self.legacy and self.conversation is not None:
-            return sum(estimate_parts(_parts(m.value.get("content"))) for m in self.conversation.messages)
-        records = (r for r in self.chat.lines() if r.kind is RecordKind.MESSAGE)
-        return sum(estimate_parts(_parts(record.value.get("content"))) for record in records)
-
     def sweep_sets(self) -> dict[PartitionSet, frozenset[int]]:
         """The six sets of a sweep (no cut), before the partition checks them."""
         everything = frozenset(range(1, len(self.chat) + 1))
@@ -145,10 +137,6 @@ class ChatAnalysis:
             elif record.kind is not RecordKind.OTHER:
                 branch.add(record.line)
         return _sets(raw=raw, control=frozenset(control), branch=frozenset(branch), everything=everything)
-
-
-def _parts(content: object) -> list[object]:
-    return content if isinstance(content, list) else [{"text": content}] if isinstance(content, str) else []
 
 
 def _sets(

@@ -20,7 +20,7 @@ from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.parts import as_parts
 
-__all__ = ["class_tallies", "part_class", "visible_text"]
+__all__ = ["class_tallies", "file_tokens", "part_class", "visible_text"]
 
 ClassedPart = tuple[Key, Mapping[str, Any]]
 
@@ -66,6 +66,15 @@ def _message_parts(message: Mapping[str, Any]) -> Iterator[ClassedPart]:
     for call in message.get("toolCalls") or ():
         if isinstance(call, Mapping):
             yield ("tool_use", str(call.get("name") or "unknown")), {"functionCall": call}
+
+
+def file_tokens(analysis: ChatAnalysis) -> int:
+    """Gemini CLI's estimate of every message version the file holds, each with its tool calls
+    (their results included): what the file costs, where the sent history is what a resume costs.
+    A checkpoint holds the API history itself."""
+    if analysis.checkpoint:
+        return sum(estimate_parts(turn.content["parts"]) for turn in analysis.turns)
+    return sum(estimate_parts([part for _, part in _message_parts(m)]) for m in file_messages(analysis))
 
 
 def _tally(

@@ -12,7 +12,7 @@ from pipeline.agents.gemini_cli.gemini_session import GeminiSession
 from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceKind
 from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
-from tests.support.gemini_files import fixture, gemini_cli, rewound_and_reappended
+from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, fixture, gemini_cli, rewound_and_reappended
 
 LIMITS = LineLimits(64 << 20, 256)
 SUMMARY = "<state_snapshot>\nthe work so far\n</state_snapshot>"
@@ -33,7 +33,16 @@ def test_a_session_reads_validates_and_counts_through_the_seam() -> None:
     tallies = session.class_tallies(GEMINI_CLI.estimator, {"words": lambda text: len(text.split())})
     assert ("tool_use", "read_file") in tallies.sent and ("tool_result", "read_file") in tallies.sent
     assert tallies.file[("human", None)].items >= tallies.sent[("human", None)].items
-    assert session.file_tokens() > 0
+
+
+@pytest.mark.parametrize(
+    "path", [*sorted(FIXTURES.glob("*.json*")), LEGACY_CORPUS], ids=lambda p: p.name[-30:]
+)
+def test_the_whole_file_costs_at_least_what_a_resume_sends(path: Path) -> None:
+    """Every message version with its tool calls and results: a file never counts fewer tokens
+    than the history it resumes to (a legacy chat's tool results live in its calls)."""
+    session = _read(path)
+    assert session.file_tokens() >= sum(item.tokens for item in session.sent()) > 0
 
 
 def test_the_compaction_checks_as_the_generic_job_checks_it() -> None:

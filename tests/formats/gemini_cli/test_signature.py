@@ -65,5 +65,5 @@ def test_sessions_are_looked_for_under_the_relocated_home_when_one_is_set(tmp_pa
     assert session_roots({"GEMINI_CLI_HOME": "/srv/g"}, tmp_path) == (Path("/srv/g/.gemini/tmp"),)
 
 
-def test_gemini_cli_is_recognized_but_not_yet_processed() -> None:
-    assert GEMINI_CLI in RECOGNIZED and GEMINI_CLI not in PROCESSED
+def test_gemini_cli_is_processed_with_its_session_roots() -> None:
+    assert GEMINI_CLI in RECOGNIZED and GEMINI_CLI in PROCESSED and GEMINI_CLI.roots is session_roots
