@@ -4,9 +4,9 @@ Given the contents Gemini CLI rebuilt and sent for the original session and for 
 (`resume.resume_gemini`), the candidate holds when (1) its context opens with the summary as a
 user `Content` (one of the summary texts, when they are known) and Gemini CLI's acknowledgement,
 (2) what follows is a non-empty suffix of the original's contents, `Content` for `Content`
-(JSON equality), (3) every function call is answered by a response of its id in the `Content`
-after it, and (4) no text of an excluded record appears in it. Differences name positions, roles
-and counts only, never text.
+(JSON equality; a tool output Gemini CLI masked compares by its call's id and name), (3) every
+function call is answered by a response of its id in the `Content` after it, and (4) no text of
+an excluded record appears in it. Differences name positions, roles and counts only, never text.
 """
 
 from __future__ import annotations
@@ -82,6 +82,55 @@ def _pairing_differences(sent: Sequence[Any]) -> Iterator[str]:
             yield f"content {index}: {len(missing)} call(s) unanswered: {', '.join(missing)}"
 
 
+# Gemini CLI masks older tool outputs of a long history before each request (its tool output
+# masking: past the newest 50k tokens of them, a preview and the path of a file it writes, under a
+# random name). What it masks depends on the whole history, so the candidate's and the original's
+# masking differ: a masked response is compared by its call's id and name.
+_MASKED: Final = "<tool_output_masked>"
+
+
+def _masked(part: Any) -> bool:
+    response = part.get("functionResponse") if isinstance(part, Mapping) else None
+    body = response.get("response") if isinstance(response, Mapping) else None
+    output = body.get("output") if isinstance(body, Mapping) else None
+    return isinstance(output, str) and output.startswith(_MASKED)
+
+
+def _same_part(before: Any, after: Any) -> bool:
+    if before == after:
+        return True
+    if not (_masked(before) or _masked(after)):
+        return False
+    key = ("id", "name")
+    first, second = before.get("functionResponse"), after.get("functionResponse")  # both parts: masked
+    return (
+        isinstance(first, Mapping)
+        and isinstance(second, Mapping)
+        and [first.get(k) for k in key] == [second.get(k) for k in key]
+    )
+
+
+def _same_content(before: Any, after: Any) -> bool:
+    if before == after:
+        return True
+    if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+        return False
+    if before.get("role") != after.get("role"):
+        return False
+    first, second = before.get("parts") or [], after.get("parts") or []
+    return len(first) == len(second) and all(_same_part(a, b) for a, b in zip(first, second, strict=True))
+
+
+def _is_suffix(original: Sequence[Any], tail: Sequence[Any]) -> bool:
+    start = len(original) - len(tail)
+    kept = original[start:] if start >= 0 else ()
+    return bool(tail) and len(kept) == len(tail) and all(map(_same_content, kept, tail))
+
+
+def _masked_count(contents: Sequence[Any]) -> int:
+    return sum(1 for c in contents if isinstance(c, Mapping) for p in c.get("parts") or () if _masked(p))
+
+
 def judge_gemini(
     original: Sequence[Any],
     candidate: Sequence[Any],
@@ -92,7 +141,7 @@ def judge_gemini(
     """The verdict on two captured contexts (each without its environment part and its probe)."""
     differences = list(_head_differences(candidate, summaries))
     tail = list(candidate[_HEAD:])
-    if not tail or len(tail) > len(original) or list(original[len(original) - len(tail) :]) != tail:
+    if not _is_suffix(original, tail):
         differences.append(
             f"the {len(tail)} contents after the summary are not a suffix of the original's {len(original)}"
         )
@@ -108,6 +157,17 @@ def judge_gemini(
         kept_items=len(tail),
         original=json_size(list(original)),
         compacted=json_size(list(candidate)),
+        notes=_masking_notes(original, candidate),
+    )
+
+
+def _masking_notes(original: Sequence[Any], candidate: Sequence[Any]) -> tuple[str, ...]:
+    masked = (_masked_count(original), _masked_count(candidate))
+    if not any(masked):
+        return ()
+    return (
+        f"Gemini CLI masked {masked[0]} of the original's and {masked[1]} of the candidate's tool "
+        "outputs (compared by call id and name)",
     )
 
 

@@ -47,6 +47,37 @@ def test_the_verdict_on_captured_contexts(
     assert all("two" not in difference for difference in judged.differences)  # no text in reports
 
 
+def _response(ident: str, output: str) -> dict[str, object]:
+    body = {"id": ident, "name": "read_file", "response": {"output": output}}
+    return {"role": "user", "parts": [{"functionResponse": body}]}
+
+
+MASKED = "<tool_output_masked>\n{...}\nOutput too large. Full output available at: /t/x_1.txt\n</tool_output_masked>"
+
+
+@pytest.mark.parametrize(
+    ("kept", "verdict"),
+    [
+        (_response("c1", "the file"), Verdict.MATCH),  # masked in the original's request only
+        (_response("c1", MASKED.replace("x_1", "x_2")), Verdict.MATCH),  # masked in both, named apart
+        (_response("c2", "the file"), Verdict.MISMATCH),  # another call's output
+        (_response("c1", "another file"), Verdict.MATCH),  # the masked text is the client's: id and name
+    ],
+)
+def test_a_tool_output_gemini_cli_masked_compares_by_its_call(
+    kept: dict[str, object], verdict: Verdict
+) -> None:
+    """Gemini CLI masks old tool outputs of a long history per request, under random file names."""
+    call = {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "read_file", "args": {}}}]}
+    original = ({"role": "user", "parts": [{"text": "one"}]}, call, _response("c1", MASKED))
+    judged = judge_gemini(original, (*HEAD, call, kept), summaries=["S"])
+    assert judged.verdict is verdict, judged.differences
+    assert judged.notes == (
+        "Gemini CLI masked 1 of the original's and "
+        f"{int('masked' in str(kept))} of the candidate's tool outputs (compared by call id and name)",
+    )
+
+
 def test_a_candidate_gemini_cli_does_not_resume_is_a_mismatch() -> None:
     """Gemini CLI goes on as a new session when `--resume latest` finds none (exit 0, a request
     with no history): a candidate it does not list is refused, never taken for an empty match."""
