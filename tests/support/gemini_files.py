@@ -22,6 +22,7 @@ __all__ = [
     "fixture",
     "gemini_cli",
     "lines_of",
+    "long_task",
     "rewound_and_reappended",
     "with_lines",
     "write_gemini_chats",
@@ -102,4 +103,36 @@ def without_call_ids(path: Path) -> bytes:
         {"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "read the notes, edited"}]},
         {"$rewindTo": "m5"},
     ]
+    return b"".join(orjson.dumps(record) + b"\n" for record in records)
+
+
+def _read_records(task: int, read: int, output_bytes: int) -> list[dict[str, Any]]:
+    """One `read_file` call as Gemini CLI 0.61 records it (see `long.jsonl`): the reply, the reply
+    re-appended with its completed call, the response as a user record."""
+    stamp, call_id = f"2026-12-07T08:{task % 60:02d}:{read:02d}.000Z", f"read_file__read_file_{task}_{read}"
+    output = f"task {task} source {read}: " + "def parse(line):\n    return line.split(',')\n" * (
+        output_bytes // 44
+    )
+    response = {"functionResponse": {"id": call_id, "name": "read_file", "response": {"output": output}}}
+    reply = {"id": f"g{task}-{read}", "timestamp": stamp, "type": "gemini", "content": "", "thoughts": []}
+    call = {"id": call_id, "name": "read_file", "args": {"file_path": f"src{task}_{read}.txt"}}
+    done = {**reply, "toolCalls": [{**call, "result": [response], "status": "success"}]}
+    result = {"id": f"r{task}-{read}", "timestamp": stamp, "type": "user", "content": [response]}
+    return [reply, {"$set": {"lastUpdated": stamp}}, done, result]
+
+
+def long_task(tasks: int, reads: int, output_bytes: int) -> bytes:
+    """A session in `long.jsonl`'s header grown as the real client grows one, larger: `tasks`
+    prompts, each reading `reads` files of about `output_bytes` and answering."""
+    records: list[dict[str, Any]] = [lines_of(fixture("long.jsonl"))[0]]
+    for task in range(tasks):
+        stamp = f"2026-12-07T08:{task % 60:02d}:00.000Z"
+        records.append(
+            {"id": f"u{task}", "timestamp": stamp, "type": "user", "content": [{"text": f"task {task}"}]}
+        )
+        for read in range(reads):
+            records.extend(_read_records(task, read, output_bytes))
+        records.append(
+            {"id": f"a{task}", "timestamp": stamp, "type": "gemini", "content": f"Task {task} is read."}
+        )
     return b"".join(orjson.dumps(record) + b"\n" for record in records)

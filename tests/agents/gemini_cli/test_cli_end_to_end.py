@@ -18,7 +18,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
 from pipeline.testing.invoke import compaction, reports
 from tests.conftest import CODEX_FILES, CORPUS_FILES
-from tests.support.gemini_files import FIXTURES
+from tests.support.gemini_files import FIXTURES, gemini_cli, long_task
 
 LIMITS = LineLimits(64 << 20, 256)
 SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "600")  # the fixtures are a few k tokens
@@ -146,3 +146,23 @@ def test_a_mixed_tree_reports_each_session_in_its_own_format(project: Path, tmp_
     assert done.returncode == 0, done.stderr
     formats = {name: report["session"]["format"] for name, report in _by_name(tmp_path / "v").items()}
     assert formats == {"claude.jsonl": "claude-code", ROLLOUT: "codex-rollout", LONG: "gemini-cli"}
+
+
+def test_a_long_session_compresses_to_its_target_and_gemini_cli_resumes_it(tmp_path: Path) -> None:
+    """Over the token floor and long enough that Gemini CLI masks old tool outputs in its request,
+    the kept tail among them (its tool outputs over the 50k tokens Gemini CLI protects): the target
+    is met and the real client resumes the candidate as summary and suffix."""
+    script = gemini_cli()
+    source = tmp_path / "chats" / "session-2026-12-07T08-00-longtask.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(long_task(tasks=20, reads=3, output_bytes=3000))
+    gate = ("--verify-resume", "--judge", f"gemini-cli={script}")
+    target = ("--target-estimated-tokens", "70000")
+    done = compaction("compress", str(source), "--out", str(tmp_path / "out"), "--quiet", *target, *gate)
+    assert done.returncode == 0, done.stderr
+    (report,) = reports(tmp_path / "out")
+    assert report["status"] == "compressed" and report["tokens"]["target_met"], report.get("reasons")
+    assert report["tokens"]["active_chain"] > 20_000  # compress.min_tokens, the floor
+    check = report["resume_check"]
+    assert check["verdict"] == "match", check["differences"]
+    assert check["notes"] and "masked" in check["notes"][0]  # Gemini CLI masked the original's old outputs
