@@ -75,16 +75,19 @@ PACKAGES: Final = {
     "formats/claude_code/rust": "the compiled line index, a Rust crate (PyO3) that setup.py builds",
     "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
+    "formats/gemini_cli": "Gemini CLI chats: decode, its loader and resume history, signature, vacuum",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
+    "agents/gemini_cli": "Gemini CLI sessions through the seam: session, evidence, the Gemini CLI as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
     "proof": "the resume proof: Claude Code as judge",
     "proof/qwen_code": "the Qwen Code judge: locate, stage, resume against a loopback server, verdict",
+    "proof/gemini_cli": "the real Gemini CLI against a loopback Gemini API: run, resume, capture",
     "publish": "the atomic writes",
     "publish/live": "live replacement: transaction, backups, state, recovery, restore",
     "read": "discover and load",
@@ -109,12 +112,19 @@ SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
     "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
     "registry.py": "formats (signatures: detection, default roots) and agents (the plug-ins the jobs drive)",
-    "signature.py": "formats/claude_code and formats/qwen_code: each agent's positive identification",
+    "signature.py": "formats/<agent>: each agent's positive identification (claude_code, gemini_cli, qwen_code)",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
 TESTS_OWN: Final = frozenset(
-    {"support", "fixtures", "fixtures/fuzz", "fixtures/qwen_code", "core/check/fixtures"}
+    {
+        "support",
+        "fixtures",
+        "fixtures/fuzz",
+        "fixtures/gemini_cli",
+        "fixtures/qwen_code",
+        "core/check/fixtures",
+    }
 )
 TESTS: Final = PACKAGE.parent / "tests"
 
@@ -136,6 +146,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/chat_capture.py": "the Chat Completions wire format the loopback server answers and records",
     "proof/qwen_code": "the captured Chat Completions messages, JSON from Qwen Code",
     "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
+    "proof/gemini_cli": "the Gemini API wire format the loopback server answers and captures",
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",

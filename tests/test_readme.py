@@ -15,6 +15,7 @@ from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
 from tests.support.codex_rollouts import conversation, write_rollout
+from tests.support.gemini_files import write_gemini_chats
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -81,6 +82,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     qwen = root / ".qwen" / "projects" / "-home-me-app" / "chats"
     qwen.mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "fixtures" / "qwen_code" / "tools.jsonl", qwen)
+    write_gemini_chats(root / ".gemini" / "tmp" / "0123abcd" / "chats")
     shutil.copytree(projects, root / "team-b")
     return root
 

@@ -22,7 +22,12 @@ def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots(
     assert len(formats) == len(set(formats))
     assert set(formats) == set(SourceFormat) - {SourceFormat.EMPTY, SourceFormat.UNKNOWN}
     processed = [signature.format for signature in PROCESSED]
-    assert processed == [SourceFormat.CLAUDE_CODE, SourceFormat.CODEX, SourceFormat.QWEN_CODE]
+    assert processed == [
+        SourceFormat.CLAUDE_CODE,
+        SourceFormat.CODEX,
+        SourceFormat.GEMINI_CLI,
+        SourceFormat.QWEN_CODE,
+    ]
     assert all(signature.roots is not None for signature in PROCESSED)
     assert all(signature.roots is None for signature in RECOGNIZED if signature not in PROCESSED)
 
@@ -30,9 +35,10 @@ def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots(
 def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
-    assert looked_for_roots({}, home) == [claude, codex, home / ".qwen" / "projects"]
+    gemini = home / ".gemini" / "tmp"
+    assert looked_for_roots({}, home) == [claude, codex, gemini, home / ".qwen" / "projects"]
     with pytest.raises(
-        RootError, match=r"no session directory found \(looked in .*projects, .*sessions, .*projects\)"
+        RootError, match=r"no session directory found \(looked in .*projects, .*sessions, .*tmp, .*projects\)"
     ):
         default_roots({}, home)
     codex.mkdir(parents=True)
@@ -46,8 +52,15 @@ def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -
     (config / "projects").mkdir(parents=True)
     (codex_home / "sessions").mkdir(parents=True)
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)  # not read: the variable wins
-    environ = {"CLAUDE_CONFIG_DIR": str(config), "CODEX_HOME": str(codex_home)}
-    assert default_roots(environ, tmp_path / "home") == [config / "projects", codex_home / "sessions"]
+    gemini_home = tmp_path / "gemini-home"  # GEMINI_CLI_HOME stands for the home `.gemini` is in
+    (gemini_home / ".gemini" / "tmp").mkdir(parents=True)
+    environ = {
+        "CLAUDE_CONFIG_DIR": str(config),
+        "CODEX_HOME": str(codex_home),
+        "GEMINI_CLI_HOME": str(gemini_home),
+    }
+    expected = [config / "projects", codex_home / "sessions", gemini_home / ".gemini" / "tmp"]
+    assert default_roots(environ, tmp_path / "home") == expected
 
 
 def test_discovery_takes_the_agents_named_files_whatever_their_suffix(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ status, leaf source and compression outcome is the one written down here after i
 Why the non-obvious rows are what they are:
 - Codex rollouts validate and compress (their reports have Codex's rebuilt `context` where a chain
   would be, so no leaf source; the two smallest miss their target: a summary of a few hundred
-  tokens is all they have to replace); pi and gemini-cli files are `unsupported-format`.
+  tokens is all they have to replace); pi files are `unsupported-format`.
+- The Gemini CLI session (a legacy one-document chat) validates and compresses into the JSONL form
+  Gemini CLI migrates such chats to; it misses its target (`no-safe-cut-within-target`): the
+  shortest tail that starts at a prompt (its last turn, tool calls and all) is over it already.
 - `daaain ... edge_cases.jsonl` reuses uuids on the chain Claude Code would resume (its leaf row
   shares a uuid with another row) and has no parent links: the topology is ambiguous, so it is
   refused rather than guessed.
@@ -43,6 +46,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.agents.registry import context_format
 from pipeline.core.partition import line_digest
 from pipeline.formats.codex.analysis import analyze_rollout, compress_sets
 from pipeline.formats.detect import detect_format
@@ -82,9 +86,9 @@ EXPECTED: dict[str, tuple[str, str | None, str]] = {
         "compressed",
     ),
     "codemie-ai__codemie-code__tests_integration_metrics_fixtures_gemini_session-2025-12-01T21-45-5b959dae.json": (
-        "unsupported-format",
+        "valid",
         None,
-        "unsupported-format",
+        "compressed",
     ),
     "codemie-ai__codemie-code__tests_integration_session_fixtures_claude_-tmp-private_4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl": (
         "valid",
@@ -451,6 +455,10 @@ def test_partitions_are_disjoint_complete_and_the_reported_ones(
                 cut_sets = compress_sets(rollout, runs["compress"][name]["cut"]["cut_line"])
                 _proved_partition(cut_sets, len(rollout.rollout))
                 assert runs["compress"][name]["partition"] == _reported(cut_sets)
+        elif (agent := context_format(detect_format((corpus_files / name).read_bytes()))) is not None:
+            session = agent.read((corpus_files / name).read_bytes(), corpus_files / name, LIMITS)
+            _proved_partition(dict(session.sweep_sets()), session.line_count)
+            assert runs["validate"][name]["partition"] == _reported(dict(session.sweep_sets()))
         else:
             assert "partition" not in runs["validate"][name]
         return

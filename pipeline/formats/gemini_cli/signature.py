@@ -12,16 +12,26 @@ stays nobody's transcript.
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Final
 
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["GEMINI_CLI", "QWEN_HOME", "is_chat_document", "under_home"]
+__all__ = [
+    "GEMINI_CLI",
+    "GEMINI_HOME_ENV",
+    "QWEN_HOME",
+    "is_chat_document",
+    "is_subagent_path",
+    "session_roots",
+    "under_home",
+]
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
 _CHECKPOINT_PREFIX: Final = "checkpoint-"
+_CHATS: Final = "chats"
 QWEN_HOME: Final = ".qwen"
 
 
@@ -54,6 +64,11 @@ def is_api_history(document: object, path: PurePath | None) -> bool:
     return bool(history) or named
 
 
+def is_subagent_path(path: PurePath | None) -> bool:
+    """Whether a session file lies in `chats/<parent-session>/`, where subagents' sessions are."""
+    return path is not None and len(path.parents) > 1 and path.parent.parent.name == _CHATS
+
+
 def under_home(path: PurePath | None, home: str) -> bool:
     """Whether a file lies under an agent's home directory (`.gemini`, `.qwen`, ...)."""
     return path is not None and any(parent.name == home for parent in path.parents)
@@ -74,4 +89,15 @@ def is_gemini_document(document: object, path: PurePath | None) -> bool:
     return is_chat_document(document, path) and not under_home(path, QWEN_HOME)
 
 
-GEMINI_CLI: Final = Signature(SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document)
+GEMINI_HOME_ENV: Final = "GEMINI_CLI_HOME"  # Gemini CLI's relocation of the home its `.gemini` is in
+
+
+def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    """`$GEMINI_CLI_HOME/.gemini/tmp` when set, else `~/.gemini/tmp`: every project's chats."""
+    base = Path(environ[GEMINI_HOME_ENV]) if environ.get(GEMINI_HOME_ENV) else home
+    return (base / ".gemini" / "tmp",)
+
+
+GEMINI_CLI: Final = Signature(
+    SourceFormat.GEMINI_CLI, record=is_gemini_record, document=is_gemini_document, roots=session_roots
+)

@@ -1,0 +1,1 @@
+"""Gemini CLI sessions: decoding, the context Gemini CLI rebuilds on resume, findings, vacuum."""

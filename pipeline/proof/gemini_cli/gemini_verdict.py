@@ -1,0 +1,207 @@
+"""Judge a Gemini CLI compaction by what Gemini CLI sends: the summary, then a suffix of the original.
+
+Given the contents Gemini CLI rebuilt and sent for the original session and for its candidate
+(`resume.resume_gemini`), the candidate holds when (1) its context opens with the summary as a
+user `Content` (one of the summary texts, when they are known) and Gemini CLI's acknowledgement,
+(2) what follows is a non-empty suffix of the original's contents, `Content` for `Content`
+(JSON equality; a tool output Gemini CLI masked compares by its call's id and name), (3) every
+function call is answered by a response of its id in the `Content` after it, and (4) no text of
+an excluded record appears in it. Differences name positions, roles and counts only, never text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT
+from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.gemini_cli.resume import GeminiResumeFailed, GeminiResumeResult, resume_gemini
+from pipeline.proof.verdict import ExcludedText
+from pipeline.vocabulary import Verdict
+
+__all__ = ["GeminiVerdict", "judge_gemini", "prove_gemini_resume"]
+
+_HEAD: Final = 2  # the summary's user Content and the acknowledgement's model Content
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiVerdict:
+    """The verdict, content-free differences, and the size of what each side sent."""
+
+    verdict: Verdict
+    differences: tuple[str, ...]
+    summary_items: int
+    kept_items: int
+    original: ContextSize | None
+    compacted: ContextSize | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """A match."""
+        return self.verdict is Verdict.MATCH
+
+
+def _texts(content: Any) -> list[str]:
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return [p["text"] for p in parts or () if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+
+
+def _ids(content: Any, key: str) -> list[str]:
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return [
+        str(p[key].get("id"))
+        for p in parts or ()
+        if isinstance(p, Mapping) and isinstance(p.get(key), Mapping)
+    ]
+
+
+def _head_differences(sent: Sequence[Any], summaries: Sequence[str] | None) -> Iterator[str]:
+    if len(sent) < _HEAD + 1:
+        yield f"the candidate sent {len(sent)} contents: fewer than a summary, its acknowledgement and a tail"
+        return
+    if sent[0].get("role") != "user" or len(_texts(sent[0])) != 1:
+        yield "content 0 is not one user text (the summary)"
+    elif summaries is not None and _texts(sent[0])[0] not in summaries:
+        yield "content 0 is not the summary the candidate was written with"
+    if sent[1].get("role") != "model" or _texts(sent[1]) != [ACKNOWLEDGEMENT]:
+        yield "content 1 is not Gemini CLI's acknowledgement of the summary"
+
+
+def _pairing_differences(sent: Sequence[Any]) -> Iterator[str]:
+    for index, content in enumerate(sent):
+        calls = _ids(content, "functionCall")
+        answered = set(_ids(sent[index + 1], "functionResponse")) if index + 1 < len(sent) else set()
+        missing = [call for call in calls if call not in answered]
+        if missing:
+            yield f"content {index}: {len(missing)} call(s) unanswered: {', '.join(missing)}"
+
+
+# Gemini CLI masks older tool outputs of a long history before each request (its tool output
+# masking: past the newest 50k tokens of them, a preview and the path of a file it writes, under a
+# random name). What it masks depends on the whole history, so the candidate's and the original's
+# masking differ: a masked response is compared by its call's id and name.
+_MASKED: Final = "<tool_output_masked>"
+
+
+def _masked(part: Any) -> bool:
+    response = part.get("functionResponse") if isinstance(part, Mapping) else None
+    body = response.get("response") if isinstance(response, Mapping) else None
+    output = body.get("output") if isinstance(body, Mapping) else None
+    return isinstance(output, str) and output.startswith(_MASKED)
+
+
+def _same_part(before: Any, after: Any) -> bool:
+    if before == after:
+        return True
+    if not (_masked(before) or _masked(after)):
+        return False
+    key = ("id", "name")
+    first, second = before.get("functionResponse"), after.get("functionResponse")  # both parts: masked
+    return (
+        isinstance(first, Mapping)
+        and isinstance(second, Mapping)
+        and [first.get(k) for k in key] == [second.get(k) for k in key]
+    )
+
+
+def _same_content(before: Any, after: Any) -> bool:
+    if before == after:
+        return True
+    if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+        return False
+    if before.get("role") != after.get("role"):
+        return False
+    first, second = before.get("parts") or [], after.get("parts") or []
+    return len(first) == len(second) and all(_same_part(a, b) for a, b in zip(first, second, strict=True))
+
+
+def _is_suffix(original: Sequence[Any], tail: Sequence[Any]) -> bool:
+    start = len(original) - len(tail)
+    kept = original[start:] if start >= 0 else ()
+    return bool(tail) and len(kept) == len(tail) and all(map(_same_content, kept, tail))
+
+
+def _masked_count(contents: Sequence[Any]) -> int:
+    return sum(1 for c in contents if isinstance(c, Mapping) for p in c.get("parts") or () if _masked(p))
+
+
+def judge_gemini(
+    original: Sequence[Any],
+    candidate: Sequence[Any],
+    *,
+    excluded: Sequence[ExcludedText] = (),
+    summaries: Sequence[str] | None = None,
+) -> GeminiVerdict:
+    """The verdict on two captured contexts (each without its environment part and its probe)."""
+    differences = list(_head_differences(candidate, summaries))
+    tail = list(candidate[_HEAD:])
+    if not _is_suffix(original, tail):
+        differences.append(
+            f"the {len(tail)} contents after the summary are not a suffix of the original's {len(original)}"
+        )
+    differences.extend(_pairing_differences(candidate))
+    sent_text = orjson.dumps(list(candidate)).decode()
+    leaked = sorted({e.line for e in excluded if orjson.dumps(e.text).decode()[1:-1] in sent_text})
+    if leaked:
+        differences.append(f"text of excluded lines {leaked} is sent")
+    return GeminiVerdict(
+        verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
+        differences=tuple(differences),
+        summary_items=_HEAD,
+        kept_items=len(tail),
+        original=json_size(list(original)),
+        compacted=json_size(list(candidate)),
+        notes=_masking_notes(original, candidate),
+    )
+
+
+def _masking_notes(original: Sequence[Any], candidate: Sequence[Any]) -> tuple[str, ...]:
+    masked = (_masked_count(original), _masked_count(candidate))
+    if not any(masked):
+        return ()
+    return (
+        f"Gemini CLI masked {masked[0]} of the original's and {masked[1]} of the candidate's tool "
+        "outputs (compared by call id and name)",
+    )
+
+
+# What Gemini CLI prints when `--resume latest` finds no session it lists (it then goes on as a
+# new session: the request it sends holds no history).
+_NO_SESSION: Final = "No previous sessions found"
+
+
+def _unresumed(result: GeminiResumeResult, side: str) -> str | None:
+    if result.returncode != 0:
+        return f"Gemini CLI exited {result.returncode} resuming the {side}"
+    if _NO_SESSION in result.stderr:
+        return f"Gemini CLI found no session to resume in the {side}"
+    return None if result.resumed else f"Gemini CLI sent no request resuming the {side}"
+
+
+def prove_gemini_resume(
+    original: Path,
+    candidate: Path,
+    *,
+    script: Path,
+    timeout: float,
+    excluded: Sequence[ExcludedText] = (),
+    summaries: Sequence[str] | None = None,
+) -> GeminiVerdict:
+    """Resume both files in the real Gemini CLI and judge what it sent: Gemini CLI failing on the
+    original is the client's failure (`GeminiResumeFailed`), an original it does not resume is
+    `not-resumable`, a candidate it fails on or does not resume is a mismatch."""
+    before = resume_gemini(original, script=script, timeout=timeout)
+    if before.returncode != 0:
+        raise GeminiResumeFailed(original.name, before.returncode)
+    if (why := _unresumed(before, "original")) is not None:
+        return GeminiVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
+    after = resume_gemini(candidate, script=script, timeout=timeout)
+    if (why := _unresumed(after, "candidate")) is not None:
+        return GeminiVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
+    return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)

@@ -1,0 +1,168 @@
+"""Gemini CLI sessions through the real command line, as a user runs it, on copies of the real
+client's files: validate, tokens, compress (`--out` and `--in-place`, proven by the real Gemini
+CLI when it is installed), restore; and a mixed tree where each agent's session is its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.agents.gemini_cli import GEMINI_CLI
+from pipeline.formats.line_guard import LineLimits
+from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
+from pipeline.testing.invoke import compaction, reports
+from tests.conftest import CODEX_FILES, CORPUS_FILES
+from tests.support.gemini_files import FIXTURES, gemini_cli, long_task
+
+LIMITS = LineLimits(64 << 20, 256)
+SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "600")  # the fixtures are a few k tokens
+PROJECT = Path(".gemini") / "tmp" / "0123abcd"  # a project's folder, as Gemini CLI names it
+LONG = "session-2026-12-07T07-14-long.jsonl"
+CODEX_ROLLOUT = (
+    "EdofEngland__code_butler__.codex_sessions_2025_11_24_rollout-2025-11-24T13-38-49-"
+    "019ab760-3d78-7fd0-9ea1-4c39e889b87b.jsonl"
+)
+ROLLOUT = "rollout-2025-11-24T13-38-49-019ab760-3d78-7fd0-9ea1-4c39e889b87b.jsonl"
+CLAUDE_SESSION = "codemie-ai__codemie-code__tests_integration_session_fixtures_session-196820da.jsonl"
+
+
+def _gate() -> tuple[str, ...]:
+    """The resume proof by the real Gemini CLI when it is installed, else none (said in the name)."""
+    script = find_gemini_cli()
+    if script is None:
+        return ("--no-verify-resume",)
+    return ("--verify-resume", "--judge", f"gemini-cli={script}")
+
+
+# Each fixture where Gemini CLI keeps it: chats in `chats/`, a subagent's under its parent
+# session's folder, a `/chat save` checkpoint in the project's folder.
+PLACES = {
+    "long.jsonl": f"chats/{LONG}",
+    "subagent-subagent.jsonl": "chats/4d074cff-2339-48fc-b146-d29901be3085/subagent-bbbd1f57.jsonl",
+    "checkpoint-fixture-tag.json": "checkpoint-fixture-tag.json",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Gemini CLI project folder holding a copy of every recorded fixture, last written two days ago."""
+    folder = tmp_path / "home" / PROJECT
+    old = time.time() - 2 * 86400
+    for source in sorted(FIXTURES.iterdir()):
+        if source.suffix in (".jsonl", ".json"):
+            copy = folder / PLACES.get(source.name, f"chats/{source.name}")
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
+            os.utime(copy, (old, old))
+    return folder
+
+
+def _by_name(folder: Path) -> dict[str, dict[str, Any]]:
+    return {Path(str(report["session"]["label"])).name: report for report in reports(folder)}
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_validate_and_tokens_read_every_recorded_file_as_gemini_cli(project: Path, tmp_path: Path) -> None:
+    done = compaction("validate", str(project), "--report-dir", str(tmp_path / "v"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    validated = _by_name(tmp_path / "v")
+    assert len(validated) == len(_files(project))
+    assert {(r["status"], r["session"]["format"]) for r in validated.values()} == {("valid", "gemini-cli")}
+    kinds = {name: report["session"]["kind"] for name, report in validated.items()}
+    assert kinds["subagent-bbbd1f57.jsonl"] == "subagent" and kinds[LONG] == "main"
+    assert validated[LONG]["context"]["resumable"] and validated[LONG]["tokens"]["active_chain"] > 600
+    done = compaction("tokens", str(project), "--report-dir", str(tmp_path / "t"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert list(summary["by_format"]) == ["gemini-cli"]
+    assert summary["by_format"]["gemini-cli"]["sessions"] == len(validated)
+    counted = _by_name(tmp_path / "t")[LONG]["tokens"]
+    assert counted["context"] == {"gemini-cli-estimate": validated[LONG]["tokens"]["active_chain"]}
+    assert counted["classes"]["tool_use"]["names"]["read_file"]["context_items"] > 0
+    assert counted["billed"]["events"] > 0  # the replies' own `tokens` records
+
+
+def test_compress_out_writes_a_candidate_gemini_cli_resumes_as_summary_and_suffix(
+    project: Path, tmp_path: Path
+) -> None:
+    source = project / "chats" / LONG
+    before = source.read_bytes()
+    done = compaction("compress", str(source), "--out", str(tmp_path / "out"), "--quiet", *SMALL, *_gate())
+    assert done.returncode == 0, done.stderr
+    (report,) = reports(tmp_path / "out")
+    assert report["status"] == "compressed" and report["session"]["format"] == "gemini-cli"
+    if find_gemini_cli() is not None:
+        assert report["resume_check"]["verdict"] == "match", report["resume_check"]
+    candidate = Path(report["output"]["path"])
+    candidate = candidate if candidate.is_absolute() else tmp_path / "out" / candidate
+    original = GEMINI_CLI.read(before, source, LIMITS)
+    compacted = GEMINI_CLI.read(candidate.read_bytes(), None, LIMITS)
+    kept = [item.digest for item in compacted.sent()[1:]]
+    assert kept and kept == [item.digest for item in original.sent()[-len(kept) :]]
+    assert compacted.findings == () and len(candidate.read_bytes()) < len(before)
+    assert source.read_bytes() == before  # --out never touches the source
+
+
+def test_compress_in_place_then_restore_gives_back_the_original_byte_for_byte(
+    project: Path, tmp_path: Path
+) -> None:
+    # The main chats only: the generic job refuses (`topology`) what Gemini CLI never resumes, a
+    # subagent's session or a checkpoint, where a Claude Code subagent is `skipped-subagent`.
+    chats = project / "chats"
+    shutil.rmtree(chats / "4d074cff-2339-48fc-b146-d29901be3085")
+    originals = _files(chats)
+    state = ("--state-dir", str(tmp_path / "state"))
+    done = compaction(
+        "compress", str(chats), "--in-place", *state, "--report-dir", str(tmp_path / "r"), "--quiet",
+        *SMALL, *_gate(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert {path for path, data in originals.items() if path.read_bytes() != data} == {chats / LONG}
+    report = _by_name(tmp_path / "r")[LONG]
+    assert report["in_place"]["disposition"] == "committed"
+    replaced = GEMINI_CLI.read((chats / LONG).read_bytes(), chats / LONG, LIMITS)
+    assert replaced.resumable and replaced.context_section(0).compactions == 1
+    done = compaction("restore", str(chats / LONG), *state, "--report-dir", str(tmp_path / "back"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert _files(chats) == originals
+
+
+def test_a_mixed_tree_reports_each_session_in_its_own_format(project: Path, tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copyfile(CORPUS_FILES / CLAUDE_SESSION, mixed / "claude.jsonl")
+    shutil.copyfile(CODEX_FILES / CODEX_ROLLOUT, mixed / ROLLOUT)
+    shutil.copyfile(project / "chats" / LONG, mixed / LONG)
+    done = compaction("validate", str(mixed), "--report-dir", str(tmp_path / "v"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    formats = {name: report["session"]["format"] for name, report in _by_name(tmp_path / "v").items()}
+    assert formats == {"claude.jsonl": "claude-code", ROLLOUT: "codex-rollout", LONG: "gemini-cli"}
+
+
+def test_a_long_session_compresses_to_its_target_and_gemini_cli_resumes_it(tmp_path: Path) -> None:
+    """Over the token floor and long enough that Gemini CLI masks old tool outputs in its request,
+    the kept tail among them (its tool outputs over the 50k tokens Gemini CLI protects): the target
+    is met and the real client resumes the candidate as summary and suffix."""
+    script = gemini_cli()
+    source = tmp_path / "chats" / "session-2026-12-07T08-00-longtask.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(long_task(tasks=20, reads=3, output_bytes=3000))
+    gate = ("--verify-resume", "--judge", f"gemini-cli={script}")
+    target = ("--target-estimated-tokens", "70000")
+    done = compaction("compress", str(source), "--out", str(tmp_path / "out"), "--quiet", *target, *gate)
+    assert done.returncode == 0, done.stderr
+    (report,) = reports(tmp_path / "out")
+    assert report["status"] == "compressed" and report["tokens"]["target_met"], report.get("reasons")
+    assert report["tokens"]["active_chain"] > 20_000  # compress.min_tokens, the floor
+    check = report["resume_check"]
+    assert check["verdict"] == "match", check["differences"]
+    assert check["notes"] and "masked" in check["notes"][0]  # Gemini CLI masked the original's old outputs

@@ -1,0 +1,74 @@
+"""The golden: the context the reader rebuilds equals what the real Gemini CLI 0.61.0 sends when
+it resumes the same file (its environment part and the probe set aside)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.formats.gemini_cli.chat_lines import decode_chat
+from pipeline.formats.gemini_cli.conversation import load_conversation, load_legacy
+from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
+from pipeline.formats.line_guard import LineLimits
+from pipeline.proof.gemini_cli.resume import resume_gemini
+from tests.support.gemini_files import (
+    LEGACY_CORPUS,
+    fixture,
+    gemini_cli,
+    rewound_and_reappended,
+    without_call_ids,
+)
+
+LIMITS = LineLimits(64 << 20, 256)
+
+
+def _rebuilt(data: bytes) -> list[dict[str, object]]:
+    return coalesce(rebuild_history(load_conversation(decode_chat(data, LIMITS)).messages))
+
+
+def _variant(tmp_path: Path, name: str) -> Path:
+    built = {"unidentified.jsonl": without_call_ids}
+    if name in built:
+        path = tmp_path / name
+        path.write_bytes(built[name](fixture("tools.jsonl")))
+        return path
+    return fixture(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tools.jsonl",
+        "compressed.jsonl",
+        "subagent.jsonl",
+        "rewound.jsonl",
+        "long.jsonl",
+        "unidentified.jsonl",
+    ],
+)
+def test_rebuilt_context_equals_what_gemini_cli_sends(name: str, tmp_path: Path) -> None:
+    script = gemini_cli()
+    path = _variant(tmp_path, name)
+    result = resume_gemini(path, script=script, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.resumed
+    assert [dict(c) for c in result.context] == _rebuilt(path.read_bytes())
+
+
+def test_a_rewind_drops_the_rewound_prompt_and_an_edit_keeps_its_place(tmp_path: Path) -> None:
+    original = _rebuilt(fixture("tools.jsonl").read_bytes())
+    edited = _rebuilt(rewound_and_reappended(fixture("tools.jsonl")))
+    assert edited[0]["parts"] == [{"text": "the first prompt, edited"}]
+    assert edited[1:] == original[1:-2]  # the last prompt and its reply are rewound
+
+
+def test_a_legacy_json_session_from_the_corpus_is_read_as_gemini_cli_reads_it() -> None:
+    script = gemini_cli()
+    if not LEGACY_CORPUS.is_file():
+        pytest.skip(f"the shared corpus is not here: {LEGACY_CORPUS}")
+    conversation = load_legacy(LEGACY_CORPUS.read_bytes())
+    assert conversation is not None
+    result = resume_gemini(LEGACY_CORPUS, script=script, timeout=120)
+    assert result.resumed, result.stderr[-2000:]
+    assert [dict(c) for c in result.context] == coalesce(rebuild_history(conversation.messages))
