@@ -79,6 +79,7 @@ PACKAGES: Final = {
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
     "proof": "the resume proof: Claude Code as judge",
+    "proof/pi": "the pi judge: its Node.js process, staging, the chat capture server, the resume",
     "publish": "the atomic writes",
     "publish/live": "live replacement: transaction, backups, state, recovery, restore",
     "read": "discover and load",
@@ -105,7 +106,7 @@ SHARED_NAMES: Final = {
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
-TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "core/check/fixtures"})
+TESTS_OWN: Final = frozenset({"support", "fixtures", "fixtures/fuzz", "fixtures/pi", "core/check/fixtures"})
 TESTS: Final = PACKAGE.parent / "tests"
 
 MAX_FUNCTION_LINES: Final = 60
@@ -120,6 +121,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "cli/live_grammar.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
     "proof/capture.py": "the Messages API wire format the loopback server answers",
+    "proof/pi/chat_capture.py": "the Chat Completions wire format the loopback server answers",
     "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/client.py": "the captured request body, JSON from Claude Code",
     "proof/context.py": "reads the captured Messages API request into typed blocks",
