@@ -368,6 +368,11 @@ class FindingCode(ReasonCode):
     TURN_UNFINISHED = "turn-unfinished"
     COMPACTION_REBUILT = "compaction-rebuilt"
     COMPACTION_MALFORMED = "compaction-malformed"
+    # pi sessions
+    LINE_RECORDS_JOINED = "line-records-joined"
+    SESSION_HEADER_MISSING = "session-header-missing"
+    UNKNOWN_ENTRY = "unknown-entry"
+    COMPACTION_KEPT_MISSING = "compaction-kept-missing"
     # Whole-session outcomes
     UNSUPPORTED_FORMAT = "unsupported-format"
     NOT_A_TRANSCRIPT = "not-a-transcript"

@@ -74,6 +74,7 @@ PACKAGES: Final = {
     "formats/claude_code/rust": "the compiled line index, a Rust crate (PyO3) that setup.py builds",
     "formats/claude_code/rust/src": "the crate's sources: scanner, kept members, estimate, records",
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
+    "formats/pi": "pi and OpenClaw sessions: signature, decode, the branch and context pi rebuilds, findings",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
@@ -103,6 +104,7 @@ CRATE_BUILD: Final = PACKAGE / "formats" / "claude_code" / "rust" / "target"
 SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
     "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
+    "signature.py": "formats/claude_code and formats/pi: each format's positive identification",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.

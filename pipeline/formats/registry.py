@@ -16,12 +16,12 @@ from typing import Final
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.identity import Signature
+from pipeline.formats.pi.signature import PI
 from pipeline.formats.unsupported.aider import AIDER
 from pipeline.formats.unsupported.cline import CLINE
 from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.gemini_cli import GEMINI_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
-from pipeline.formats.unsupported.pi import PI
 from pipeline.formats.unsupported.qwen_code import QWEN_CODE
 from pipeline.read.discover import RootError
 

@@ -1,0 +1,120 @@
+"""One pi session read and judged: its lines, the context pi rebuilds, its findings, and the
+lines of each of the six partition sets for a sweep.
+
+The sweep's partition, for a pi session: `raw_keep` holds the lines whose messages pi sends (the
+latest compaction, for its summary, and the entries of its context); `control_projection` the
+records pi reads but does not send (the header, and on the active branch the model and thinking
+level changes, system prompt messages, labels, names, extension state, context edits, and messages
+pi skips such as errored turns); `excluded_branch` the entries pi will not read (other branches,
+and messages before the latest compaction's kept range, already summarized); and
+`excluded_unattributed` the lines pi cannot load (damaged, blank). `summary` is empty: a sweep cuts
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import orjson
+
+from pipeline.findings import Finding
+from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.pi.agent_messages import agent_messages
+from pipeline.formats.pi.branch import PiBranch, active_branch
+from pipeline.formats.pi.chat_form import ChatMessage, MessageOrigin, chat_messages
+from pipeline.formats.pi.session_decode import PiKind, PiSession, decode_session
+from pipeline.formats.pi.session_findings import session_findings
+from pipeline.vocabulary import PartitionSet
+
+__all__ = ["PiAnalysis", "SentMessage", "analyze_session", "approx_tokens", "message_digest"]
+
+# Settings pi reads from the whole branch, compacted part included (`getSessionContextSettings`).
+_SETTINGS = frozenset({PiKind.MODEL_CHANGE, PiKind.THINKING_LEVEL_CHANGE})
+
+
+def approx_tokens(size: int) -> int:
+    """pi's own estimate of a text's tokens (characters / 4, rounded up), over the JSON sent."""
+    return math.ceil(size / 4)
+
+
+def message_digest(body: object) -> str:
+    """SHA-256 of a sent message's canonical JSON (sorted keys): how goldens and checks name it."""
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage:
+    """A message pi sends on resume, without its text: what a compaction's check compares and counts."""
+
+    digest: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PiAnalysis:
+    """A session, the context pi rebuilds from it, and what validation found."""
+
+    data: bytes
+    session: PiSession
+    branch: PiBranch
+    messages: tuple[ChatMessage, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The session format version pi reads the file as (pi records no client version)."""
+        return (str(self.session.version),) if self.session.header is not None else ()
+
+    def sent(self) -> Iterator[tuple[ChatMessage, SentMessage]]:
+        """Each message of the rebuilt context as pi sends it, measured, in order."""
+        for message in self.messages:
+            yield (
+                message,
+                SentMessage(message_digest(message.body), approx_tokens(len(orjson.dumps(message.body)))),
+            )
+
+    def context_digests(self) -> list[str]:
+        """The digest of each sent message, in order (what the goldens compare)."""
+        return [message_digest(message.body) for message in self.messages]
+
+    def context_tokens(self) -> int:
+        """pi's estimate of the rebuilt context."""
+        return sum(sent.tokens for _, sent in self.sent())
+
+    def context_lines(self) -> frozenset[int]:
+        """Lines whose messages pi sends (a compaction counts for its summary)."""
+        return frozenset(m.line for m in self.messages if m.origin is not MessageOrigin.SYNTHETIC)
+
+    def sweep_sets(self) -> dict[PartitionSet, frozenset[int]]:
+        """The six sets of a sweep (no cut), before the partition checks them."""
+        raw = self.context_lines()
+        header = self.session.header
+        read = {entry.line for entry in self.branch.context}
+        read |= {entry.line for entry in self.branch.path if entry.kind in _SETTINGS}
+        read |= {header.line} if header is not None else set()
+        control: set[int] = set()
+        branch: set[int] = set()
+        for entry in self.session.entries:
+            if entry.line not in raw:
+                (control if entry.line in read else branch).add(entry.line)
+        everything = frozenset(range(1, len(self.session) + 1))
+        return {
+            PartitionSet.SUMMARY: frozenset(),
+            PartitionSet.RAW_KEEP: raw,
+            PartitionSet.SIDE_KEEP: frozenset(),
+            PartitionSet.CONTROL_PROJECTION: frozenset(control),
+            PartitionSet.EXCLUDED_BRANCH: frozenset(branch),
+            PartitionSet.EXCLUDED_UNATTRIBUTED: everything - raw - control - branch,
+        }
+
+
+def analyze_session(data: bytes, limits: LineLimits) -> PiAnalysis:
+    """Decode, rebuild and judge one session's bytes."""
+    session = decode_session(data, limits)
+    branch = active_branch(session)
+    messages = chat_messages(list(agent_messages(branch.context)))
+    findings = session_findings(session, branch, messages)
+    return PiAnalysis(data, session, branch, tuple(messages), findings)
