@@ -267,6 +267,21 @@ class ResumeJudge(Protocol):
         """The client's name, as messages say it (`Claude Code`, `Codex`)."""
         ...
 
+    @property
+    def flag(self) -> str:
+        """Its own command-line flag (`--claude`, `--codex`), "" when it has none (`--judge` names it)."""
+        ...
+
+    @property
+    def install_hint(self) -> str:
+        """How a user gets the client (the script of a checkout, the package, the flag)."""
+        ...
+
+    @property
+    def not_installed(self) -> str:
+        """The code a report gives when the client is not found (its `*NotInstalled` class name)."""
+        ...
+
     def named(self, verify: VerifySettings) -> str:
         """The client the user named (`--claude`, `[verify] claude`, ...), or "" when none."""
         ...
@@ -281,6 +296,9 @@ class ResumeJudge(Protocol):
 class _ClaudeCodeJudge:
     source_format: SourceFormat = SourceFormat.CLAUDE_CODE
     name: str = "Claude Code"
+    flag: str = "--claude"
+    install_hint: str = "scripts/install-claude-code installs it, [verify] claude names one"
+    not_installed: str = "ClaudeCodeNotInstalled"
 
     def named(self, verify: VerifySettings) -> str:
         return verify.claude
@@ -293,6 +311,9 @@ class _ClaudeCodeJudge:
 class _CodexJudge:
     source_format: SourceFormat = SourceFormat.CODEX
     name: str = "Codex"
+    flag: str = "--codex"
+    install_hint: str = "scripts/install-codex installs it, [verify] codex names one"
+    not_installed: str = "CodexNotInstalled"
 
     def named(self, verify: VerifySettings) -> str:
         return verify.codex

@@ -43,6 +43,7 @@ STAGES: Final = (
     frozenset({"proof"}),  # the resume proof: Claude Code as judge
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),  # atomic writes (files); live replacement (live/)
+    frozenset({"agents"}),  # each agent's plug-in: reading, evidence, report part, judge (the seam)
     frozenset({"jobs"}),  # validate, compress, tokens, verify-resume: compositions of the stages
     frozenset({"execute"}),  # the executor seam: batches, markers, the process pool, Dask
     frozenset({"cli"}),  # grammar, one module per command, console output
@@ -76,6 +77,8 @@ PACKAGES: Final = {
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "formats/pi": "pi and OpenClaw sessions: signature, decode, the branch and context pi rebuilds, findings",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
+    "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
+    "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -105,6 +108,7 @@ SHARED_NAMES: Final = {
     "job.py": "jobs/compress and jobs/tokens: each job's composition of its stages",
     "options.py": "jobs/compress and jobs/tokens: each job's options, as values a worker receives",
     "signature.py": "formats/claude_code and formats/pi: each format's positive identification",
+    "registry.py": "formats (signatures: detection, default roots) and agents (the plug-ins the jobs drive)",
 }
 MAX_SHARED_NAMES: Final = 4
 # What tests/ holds besides the mirror of pipeline/.
@@ -130,7 +134,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
-    "jobs/rollout_evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
+    "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with
@@ -140,7 +144,7 @@ UNTYPED_JSON_CROSSINGS: Final = {
     "formats.claude_code.build.attachment_line": "core/compose builds a state attachment from the raw one it kept",
     "formats.claude_code.content.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
     "formats.claude_code.tasks.task_status": "the task-list state compose carries and the compress job reports, raw",
-    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in jobs/rollout_evidence",
+    "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in agents/codex/evidence",
     "jobs.compress.in_place.config_digest": "the model settings enter the in-place config digest as TOML-shaped values",
 }
 MAX_UNTYPED_JSON_CROSSINGS: Final = 5

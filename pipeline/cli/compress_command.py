@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,26 +31,27 @@ __all__ = [
     "compress_command",
     "compress_options",
     "compress_run",
-    "find_gate_claude",
-    "find_gate_codex",
+    "find_gate_judges",
     "gate_judge",
 ]
 
 
 def gate_judge(settings: Settings, source_format: SourceFormat) -> str | None:
     """The judge the resume gate runs for one format's sessions, resolved once before any session
-    starts (`installed.JUDGES`: flag, [verify], environment, the pinned build, PATH).
+    starts (`agents.registry.RESUME_JUDGES`: --judge, the flag, [verify], environment, the pinned
+    build, PATH).
 
     None when the gate is off, or when the judge is found nowhere: the sessions of that format then
     say so in their reports (`on` refuses them, `auto` writes them unproven, in place leaves them
     as they are), and a tree without them never needs it. A judge named but not there is a mistake.
     """
-    from pipeline.installed import JUDGES, JudgeError  # noqa: PLC0415
+    from pipeline.agents.registry import RESUME_JUDGES  # noqa: PLC0415
+    from pipeline.installed import JudgeError  # noqa: PLC0415
 
     if settings.compress.verify_resume is ResumeGate.OFF:
         return None
-    judge = JUDGES[source_format]
-    named = judge.named(settings.verify)
+    judge = RESUME_JUDGES[source_format]
+    named = settings.judges.get(source_format.value) or judge.named(settings.verify)
     try:
         return str(judge.locate(Path(named) if named else None))
     except JudgeError as exc:
@@ -62,24 +63,26 @@ def gate_judge(settings: Settings, source_format: SourceFormat) -> str | None:
     return None
 
 
-def find_gate_claude(settings: Settings) -> str | None:
-    """The Claude Code the resume gate runs (`gate_judge`), saying in one line when it is missing."""
-    found = gate_judge(settings, SourceFormat.CLAUDE_CODE)
-    gate = settings.compress.verify_resume
-    if found is None and gate is not ResumeGate.OFF:
-        outcome = "refused" if gate is ResumeGate.ON else "written without the resume proof"
-        print(
-            f"compaction: note: Claude Code not found, so its sessions' candidates are {outcome} "
-            "(scripts/install-claude-code installs it; --no-verify-resume silences this note)",
-            file=sys.stderr,
-        )
+def find_gate_judges(settings: Settings) -> dict[SourceFormat, str]:
+    """The client the resume gate runs for each format (`gate_judge`), those found. A missing one
+    of the active-chain formats is said in one line here; the others' absence is said in each of
+    their sessions' reports only (a fleet without them needs none)."""
+    from pipeline.agents.registry import CHAIN_FORMATS, RESUME_JUDGES  # noqa: PLC0415
+
+    gate, found = settings.compress.verify_resume, {}
+    for source_format, judge in RESUME_JUDGES.items():
+        executable = gate_judge(settings, source_format)
+        if executable is not None:
+            found[source_format] = executable
+        elif gate is not ResumeGate.OFF and source_format in CHAIN_FORMATS:
+            outcome = "refused" if gate is ResumeGate.ON else "written without the resume proof"
+            hint = judge.install_hint.split(",")[0]
+            print(
+                f"compaction: note: {judge.name} not found, so its sessions' candidates are {outcome} "
+                f"({hint}; --no-verify-resume silences this note)",
+                file=sys.stderr,
+            )
     return found
-
-
-def find_gate_codex(settings: Settings) -> str | None:
-    """The Codex CLI the resume gate runs for rollouts (`gate_judge`); a fleet without rollouts
-    needs none, so its absence is said in each rollout's report only."""
-    return gate_judge(settings, SourceFormat.CODEX)
 
 
 def check_apart(path: Path, roots: Sequence[Path], what: str) -> None:
@@ -116,10 +119,13 @@ def check_compress_paths(args: argparse.Namespace) -> None:
 
 
 def compress_run(
-    args: argparse.Namespace, settings: Settings, claude: str | None, codex: str | None
+    args: argparse.Namespace, settings: Settings, judges: Mapping[SourceFormat, str]
 ) -> CompressRun:
     """The options a compress run used, as its summary records them (`out_dir` empty in place);
-    `verify_resume` when the gate had a judge for some format (Claude Code, or Codex for rollouts)."""
+    `verify_resume` when the gate had a judge for some format; `claude`: the active-chain
+    format's judge."""
+    from pipeline.agents.registry import CHAIN_FORMATS  # noqa: PLC0415
+
     compress, verify, base = settings.compress, settings.verify, validate_run(args, settings)
     return CompressRun(
         **{field: getattr(base, field) for field in base.__struct_fields__},
@@ -133,8 +139,8 @@ def compress_run(
         preserve_prior_verbatim=compress.preserve_prior_summaries_verbatim,
         anchors=list(args.anchor),
         summary_limits=sorted(asdict(settings.summary).items()),
-        verify_resume=claude is not None or codex is not None,
-        claude=claude,
+        verify_resume=bool(judges),
+        claude=next((judges[chain] for chain in sorted(CHAIN_FORMATS) if chain in judges), None),
         resume_timeout=verify.resume_timeout_seconds,
         min_excluded_chars=verify.min_excluded_text_chars,
     )
@@ -143,11 +149,10 @@ def compress_run(
 def compress_options(
     args: argparse.Namespace,
     settings: Settings,
-    claude: str | None,
+    judges: Mapping[SourceFormat, str],
     *,
     out_dir: str,
     root_label: str,
-    codex_gate: str | None = None,
     in_place: bool = False,
 ) -> CompressOptions:
     """What one compression needs: the settings sections and what the command line decided
@@ -167,14 +172,13 @@ def compress_options(
         out_dir=out_dir,
         root_label=root_label,
         anchors=tuple(args.anchor),
-        claude=claude,
-        codex_gate=codex_gate,
+        judges=dict(judges),
         damage_repair=SessionRepairOptions.of(settings) if repair else None,
     )
 
 
 def compress_command(
-    args: argparse.Namespace, settings: Settings, claude: str | None
+    args: argparse.Namespace, settings: Settings, judges: Mapping[SourceFormat, str]
 ) -> FleetCommand[FleetSummary]:
     """`compress --out` (or `--dry-run`) over the discovered sessions, reports beside the candidates."""
     from pipeline.execute.model_services import (  # noqa: PLC0415 - httpx on use only
@@ -186,14 +190,11 @@ def compress_command(
 
     report_dir = args.report_dir.resolve() if args.report_dir else args.out.resolve()
     out_dir = str(args.out.resolve())
-    codex = find_gate_codex(settings)
 
     def options_for(session: SessionFile) -> CompressOptions:
-        return compress_options(
-            args, settings, claude, out_dir=out_dir, root_label=session.root_label, codex_gate=codex
-        )
+        return compress_options(args, settings, judges, out_dir=out_dir, root_label=session.root_label)
 
-    record = compress_run(args, settings, claude, codex)
+    record = compress_run(args, settings, judges)
     if args.dry_run:
         from pipeline.cli.dry_run_command import dry_run_command  # noqa: PLC0415 - per command
 

@@ -58,6 +58,10 @@ class InPlaceGate:
     judges: Mapping[SourceFormat, str | None]
     required: bool
 
+    def found(self) -> dict[SourceFormat, str]:
+        """The judges found, by format."""
+        return {source_format: path for source_format, path in self.judges.items() if path is not None}
+
 
 def in_place_gate(settings: Settings, *, quiet: bool) -> InPlaceGate:
     """Every format's judge, found once before any session (`gate_judge`).
@@ -68,7 +72,7 @@ def in_place_gate(settings: Settings, *, quiet: bool) -> InPlaceGate:
     (`refused-unproven`) and never stops the run, so a Codex-only tree needs no Claude Code and a
     Claude Code-only tree no Codex. A judge named but not there stops the run (exit 2).
     """
-    from pipeline.installed import JUDGES  # noqa: PLC0415
+    from pipeline.agents.registry import RESUME_JUDGES as JUDGES  # noqa: PLC0415
 
     judges = {source_format: gate_judge(settings, source_format) for source_format in JUDGES}
     required = settings.compress.verify_resume is not ResumeGate.OFF
@@ -211,9 +215,7 @@ def _summary(
     fleet = summary_report(
         jobs,
         command="compress",
-        options=compress_run(
-            args, settings, gate.judges.get(SourceFormat.CLAUDE_CODE), gate.judges.get(SourceFormat.CODEX)
-        ),
+        options=compress_run(args, settings, gate.found()),
         report_paths=paths,
         elapsed_ms=done.elapsed_ms,
         roots=[str(root) for root in roots],
@@ -228,10 +230,7 @@ def compress_in_place(live: LiveRun) -> int:
     args, settings, roots = live.args, live.settings, live.roots
     check_in_place_summarizer(args, settings)
     gate = in_place_gate(settings, quiet=args.quiet)
-    claude, codex = gate.judges[SourceFormat.CLAUDE_CODE], gate.judges[SourceFormat.CODEX]
-    options = compress_options(
-        args, settings, claude, out_dir="", root_label="", codex_gate=codex, in_place=True
-    )
+    options = compress_options(args, settings, gate.found(), out_dir="", root_label="", in_place=True)
     model = _model(args, settings, options)
     command = LiveCommand(
         name="compress-in-place",

@@ -55,6 +55,9 @@ def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("compacted", type=Path, help="its compacted candidate")
     for flag, judge in _JUDGE_HELP.items():
         parser.add_argument(flag, type=Path, metavar="PATH", help=judge)
+    parser.add_argument(
+        "--judge", type=judge_pair, action="append", default=[], metavar="FORMAT=PATH", help=JUDGE_FLAG_HELP
+    )
     parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS", help="limit for one resume")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
@@ -98,6 +101,25 @@ def positive_seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
     return value
+
+
+def judge_pair(text: str) -> tuple[str, str]:
+    """`--judge FORMAT=PATH`: a processed format's name (as reports name it) and its client."""
+    from pipeline.agents.registry import RESUME_JUDGES  # noqa: PLC0415
+
+    name, equals, path = text.partition("=")
+    names = sorted(source_format.value for source_format in RESUME_JUDGES)
+    if not equals or not path:
+        raise argparse.ArgumentTypeError(f"not FORMAT=PATH: {text!r} (formats: {', '.join(names)})")
+    if name not in names:
+        raise argparse.ArgumentTypeError(f"no judge for format {name!r} (formats: {', '.join(names)})")
+    return name, path
+
+
+JUDGE_FLAG_HELP: Final = (
+    "the client the resume proof runs for one format's sessions, e.g. codex=/opt/codex (repeatable; "
+    "over [judges] and the format's own flag)"
+)
 
 
 def count(text: str) -> int:
@@ -260,6 +282,7 @@ def _compress(parser: argparse.ArgumentParser) -> None:
     )
     for flag, judge in (("--claude", "Claude Code"), ("--codex", "the Codex CLI, for rollouts,")):
         add(flag, type=Path, metavar="PATH", help=f"{judge} for the resume gate (executable or npm prefix)")
+    add("--judge", type=judge_pair, action="append", default=[], metavar="FORMAT=PATH", help=JUDGE_FLAG_HELP)
     add("--anchor", action="append", metavar="TEXT", default=[], help="text that must survive (repeatable)")
     _strategy(parser)
 
@@ -442,6 +465,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         }
         judges = {"claude": args.claude, "codex": args.codex}
         flags["verify"] = {name: str(path) if path else None for name, path in judges.items()}
+    if args.command in ("compress", "verify-resume"):
+        flags["judges"] = dict(args.judge)
     if args.command == "tokens":
         flags["tokens"] = {"estimators": args.estimators}
     return flags

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pipeline.cli.compress_command import (
     check_compress_paths,
     compress_command,
-    find_gate_claude,
+    find_gate_judges,
 )
 from pipeline.cli.console import configure_logging, pipe_safe_stdout
 from pipeline.cli.fleet_command import FleetRun, run_fleet
@@ -86,7 +86,7 @@ def _executor(
 def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
     """The fleet command asked for, with everything it needs resolved before any session runs."""
     if args.command == "compress":
-        return compress_command(args, settings, find_gate_claude(settings))
+        return compress_command(args, settings, find_gate_judges(settings))
     if args.command == "tokens":
         from pipeline.cli.tokens_command import tokens_command  # noqa: PLC0415 - loaded for tokens only
 

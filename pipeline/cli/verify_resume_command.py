@@ -17,10 +17,10 @@ __all__ = ["verify_resume_command"]
 def verify_resume_command(args: argparse.Namespace) -> int:
     """Load the settings (a bad one exits 2), then prove the pair."""
     try:
-        settings = load_settings(args.config)
+        settings = load_settings(args.config, flags={"judges": dict(args.judge)})
     except ConfigError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     from pipeline.jobs import verify_resume  # noqa: PLC0415 - Claude Code's proof on use only
 
-    return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep))
+    return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep), settings.judges)

@@ -12,7 +12,7 @@ Excluded sets leave this module only as counts and digests.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -161,7 +161,7 @@ def partition_lines(
     return checked_partition(sets, len(index))
 
 
-def checked_partition(sets: dict[PartitionSet, frozenset[int]], lines: int) -> Partition:
+def checked_partition(sets: Mapping[PartitionSet, frozenset[int]], lines: int) -> Partition:
     """The six sets as a `Partition`, once they are proven disjoint and complete over `lines`.
 
     A format decides which line goes where (Claude Code above, a Codex rollout in its format);

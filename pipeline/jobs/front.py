@@ -2,8 +2,9 @@
 
 `open_session` returns either an `Analysis` to continue from, or the outcome of a file that goes
 no further (unreadable, or not a Claude Code transcript). Every job starts here. A job that
-handles Codex rollouts passes its `RolloutJob`, which a rollout is handed to instead; for the
-others a rollout stays `unsupported-format`.
+handles the formats read through the seam (`agents/registry.py`) passes its `ContextJob`, which
+such a session is handed to with its format's plug-in; for the others it stays
+`unsupported-format`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.agents.protocol import ContextFormat
+from pipeline.agents.registry import CHAIN_FORMATS, context_format
 from pipeline.core.graph import UuidGraph, build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
@@ -26,10 +29,11 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "RolloutJob", "open_session", "open_source", "topology_options", "unsafe_key"]
+__all__ = ["Analysis", "ContextJob", "open_session", "open_source", "topology_options", "unsafe_key"]
 
-RolloutJob = Callable[[str, "SourceBytes"], "Outcome"]
-"""What a job does with a Codex rollout: its label and bytes in, its outcome out."""
+ContextJob = Callable[[ContextFormat, str, SourceBytes], "Outcome"]
+"""What a job does with a session read through the seam: its format's plug-in, label and bytes
+in, its outcome out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +126,7 @@ def open_session(
     command: str,
     per_code: int,
     limits: LineLimits,
-    rollouts: RolloutJob | None = None,
+    contexts: ContextJob | None = None,
 ) -> Analysis | Outcome:
     """Read, detect, index and resolve; or the outcome of a file that goes no further."""
     try:
@@ -136,7 +140,7 @@ def open_session(
         status = SessionStatus.UNREADABLE
         return Unreadable(label, _brief(label, status, finding, command=command, per_code=per_code))
     return open_source(
-        label, source, options, command=command, per_code=per_code, limits=limits, rollouts=rollouts
+        label, source, options, command=command, per_code=per_code, limits=limits, contexts=contexts
     )
 
 
@@ -148,15 +152,17 @@ def open_source(
     command: str,
     per_code: int,
     limits: LineLimits,
-    rollouts: RolloutJob | None = None,
+    contexts: ContextJob | None = None,
 ) -> Analysis | Outcome:
     """Detect, index and resolve bytes already read; or the outcome of a file that goes no further."""
     fmt = detect_format(source.data, source.path)
-    if fmt is SourceFormat.CODEX and rollouts is not None:
-        return rollouts(label, source)
-    # Claude Code never compresses its transcripts: a compressed one is left as it is, never
+    plain = source.compression is Compression.NONE
+    agent = context_format(fmt)
+    if agent is not None and contexts is not None and (plain or agent.compressed_sessions):
+        return contexts(agent, label, source)
+    # A client that never compresses its sessions leaves a compressed one as it is: never
     # rewritten plain under its compressed name.
-    if fmt is not SourceFormat.CLAUDE_CODE or source.compression is not Compression.NONE:
+    if fmt not in CHAIN_FORMATS or not plain:
         return _not_processed(label, source, fmt, command=command, per_code=per_code)
     index = build_index(source.data, fmt, limits)
     graph = build_graph(index)

@@ -14,8 +14,8 @@ from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.validate.checks import Validation, validate
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.jobs.context_validate import validate_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
-from pipeline.jobs.rollout_validate import validate_rollout
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section
 from pipeline.report.documents import Outcome, SweepTokens, Validated, ValidateReport
 from pipeline.report.sections import (
@@ -51,7 +51,7 @@ def validate_session(path: Path, label: str, options: ValidateOptions) -> Outcom
         command="validate",
         per_code=sweep.findings_per_code,
         limits=LineLimits.of(sweep),
-        rollouts=lambda rollout_label, source: validate_rollout(rollout_label, source, sweep),
+        contexts=lambda agent, context_label, source: validate_context(agent, context_label, source, sweep),
     )
     if not isinstance(opened, Analysis):
         return opened

@@ -1,6 +1,7 @@
 """`compaction verify-resume ORIGINAL COMPACTED`: does Claude Code resume the compaction correctly?
 
-A Codex rollout is judged by the Codex CLI instead (`verify_codex_resume.py`), by its detected format.
+A session of a format read through the seam (`agents/registry.py`) is judged by its own client
+instead (`verify_context_resume.py`), by its detected format.
 
 Resumes both files in Claude Code against the loopback capture server, compares the two contexts
 (`verdict.py`), prints the verdict and what Claude Code would send before and after, and exits 0
@@ -13,6 +14,7 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Final
@@ -21,6 +23,7 @@ import msgspec
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.agents.registry import context_format
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
 from pipeline.formats.claude_code.line_guard import LineLimits
@@ -113,23 +116,31 @@ def _usage(message: str) -> ResumeExit:
     return ResumeExit.USAGE
 
 
-def _is_codex(path: Path) -> bool:
-    """Whether a file is a Codex rollout (its head says so: the judge is then Codex)."""
+def _format_of(path: Path) -> SourceFormat:
+    """The file's format, told by its head (the judge is then its own client)."""
     with path.open("rb") as head:
-        return detect_format(head.read(_DETECT_BYTES), path) is SourceFormat.CODEX
+        return detect_format(head.read(_DETECT_BYTES), path)
 
 
-def run(args: argparse.Namespace, verify: VerifySettings, limits: LineLimits) -> ResumeExit:
-    """Run the check; print it; return the exit code."""
+def run(
+    args: argparse.Namespace, verify: VerifySettings, limits: LineLimits, judges: Mapping[str, str]
+) -> ResumeExit:
+    """Run the check; print it; return the exit code (`judges`: the clients named by format)."""
     for path in (args.original, args.compacted):
         if not path.is_file():
             return _usage(f"not a file: {path}")
-    if _is_codex(args.original):
-        from pipeline.jobs.verify_codex_resume import run_codex  # noqa: PLC0415 - Codex's proof on use only
+    source_format = _format_of(args.original)
+    agent = context_format(source_format)
+    if agent is not None:
+        from pipeline.jobs.verify_context_resume import run_context  # noqa: PLC0415 - the client on use only
 
-        return run_codex(args, verify, limits)
+        client = agent.judge.client
+        own = getattr(args, client.flag.lstrip("-"), None) if client.flag else None  # its own flag
+        named = judges.get(agent.format.value) or (str(own) if own else client.named(verify))
+        return run_context(agent, args, verify, limits, named)
+    named = judges.get(source_format.value) or (str(args.claude) if args.claude else verify.claude)
     try:
-        executable = require_claude_code(args.claude or (Path(verify.claude) if verify.claude else None))
+        executable = require_claude_code(Path(named) if named else None)
     except ClaudeCodeError as exc:
         return _usage(str(exc))
     options = ProofOptions(

@@ -95,7 +95,7 @@ _RANGES: Final[dict[str, tuple[Callable[[Any], bool], str]]] = {
 }
 # Sections whose bounds are at least 1 unless listed above.
 _POSITIVE_SECTIONS: Final = frozenset({"summary", "model_summary", "limits", "cluster"})
-FREE_TABLES: Final = frozenset({"prices", "model_windows"})  # tables whose keys are the user's (models)
+FREE_TABLES: Final = frozenset({"prices", "model_windows", "judges"})  # tables whose keys are the user's
 
 
 """The typed section of every `[section]` of the defaults file."""

@@ -335,6 +335,7 @@ class Settings:
     openai: OpenAISettings
     claude_code: ClaudeCodeSettings
     cluster: ClusterSettings
+    judges: dict[str, str]  # a table: format name -> the client its resume proof runs
     prices: dict[str, tuple[float, float]]  # a table: models are the user's to add
     model_windows: dict[str, tuple[int, int]]  # per model: context window and output bound, tokens
     in_place: InPlaceSettings

@@ -20,7 +20,7 @@ from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.validate import ValidateOptions
 from pipeline.settings import SECTIONS, Settings, load_settings
 from pipeline.summarize import SummaryOptions
-from pipeline.vocabulary import CompressRepair
+from pipeline.vocabulary import CompressRepair, SourceFormat
 
 __all__ = [
     "LIMITS",
@@ -83,8 +83,11 @@ def compress_options(
         out_dir=str(out),
         root_label=root_label,
         anchors=anchors,
-        claude=gate,
-        codex_gate=codex_gate,
+        judges={
+            source_format: path
+            for source_format, path in ((SourceFormat.CLAUDE_CODE, gate), (SourceFormat.CODEX, codex_gate))
+            if path
+        },
         # `repair="on"` repairs a damaged chain first; auto is the command line's (on in place only)
         damage_repair=SessionRepairOptions.of(settings) if repair else None,
     )

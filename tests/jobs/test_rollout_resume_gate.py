@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from pipeline.agents.codex import CODEX
+from pipeline.jobs.compress.context_proof import not_run_note
 from pipeline.jobs.compress.job import compress_session
 from pipeline.jobs.compress.writers import DeterministicWriter, Written
-from pipeline.jobs.rollout_proof import NOT_RUN_NOTE
 from pipeline.reasons import Reason
 from pipeline.report.documents import Compressed, Refused
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -58,7 +59,7 @@ def test_without_codex_auto_publishes_and_the_report_says_the_gate_could_not_run
     assert isinstance(outcome, Compressed), report.get("reasons")
     check = report["resume_check"]
     assert check["verdict"] == "error" and check["error"] == "CodexNotInstalled"
-    assert check["notes"] == [NOT_RUN_NOTE]
+    assert check["notes"] == [not_run_note(CODEX)]
     assert (tmp_path / "out" / "root" / NAME).is_file()
 
 

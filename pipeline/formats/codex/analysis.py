@@ -28,6 +28,7 @@ from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt,
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_rollout
 from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items, sent_pairs
 from pipeline.formats.codex.sent_form import sent_item
+from pipeline.formats.context_items import SentItem
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["RolloutAnalysis", "SentItem", "analyze_rollout", "approx_tokens", "compress_sets", "summary_sent"]
@@ -38,14 +39,6 @@ _CONTROL_AFTER_BASE = frozenset(RolloutKind(kind) for kind in CONTROL_RECORD_KIN
 def approx_tokens(size: int) -> int:
     """Codex's own estimate of a text's tokens (`approx_token_count`: bytes / 4, rounded up)."""
     return math.ceil(size / 4)
-
-
-@dataclass(frozen=True, slots=True)
-class SentItem:
-    """An item Codex sends on resume, without its text: what a compaction's check compares and counts."""
-
-    digest: str  # SHA-256 of its canonical JSON (`item_digest`), as the goldens name items
-    tokens: int  # Codex's estimate of it (its JSON bytes / 4)
 
 
 def _measured(item: dict[str, Any]) -> SentItem:

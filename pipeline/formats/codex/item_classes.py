@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
@@ -19,16 +18,13 @@ from pipeline.formats.codex.item_types import API_ITEM_TYPES, CALL_TYPES, OUTPUT
 from pipeline.formats.codex.reconstruct import Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, is_user_turn
 from pipeline.formats.codex.rollout_items import payload_of, sent_items
+from pipeline.formats.context_items import ClassTallies, Key, Tally
 
 ItemCounter = Callable[[Mapping[str, Any]], int]
 """One estimator's tokens of one item."""
-Key = tuple[str, str | None]  # a class, and a tool name within it
 
 __all__ = [
-    "ClassTallies",
     "ItemCounter",
-    "Key",
-    "Tally",
     "call_tools",
     "class_tallies",
     "codex_estimate",
@@ -120,14 +116,6 @@ def call_tools(items: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     }
 
 
-@dataclass(slots=True)
-class Tally:
-    """Items of one class (or tool) and each estimator's tokens of them."""
-
-    items: int = 0
-    tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-
-
 def tally_items(
     items: Iterable[Mapping[str, Any]], tools: Mapping[str, str], counters: Mapping[str, ItemCounter]
 ) -> dict[Key, Tally]:
@@ -142,14 +130,6 @@ def tally_items(
             for estimator, value in counts.items():
                 tally.tokens[estimator] += value
     return table
-
-
-@dataclass(frozen=True, slots=True)
-class ClassTallies:
-    """Items and tokens by class (and tool), over the file and over the context Codex sends."""
-
-    file: dict[Key, Tally]
-    sent: dict[Key, Tally]
 
 
 def class_tallies(

@@ -11,25 +11,15 @@ missed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind
+from pipeline.formats.context_items import TailPlan
 
 __all__ = ["TailPlan", "plan_tail"]
 
 _TURN_HEAD = ("task_started", "turn_started", "user_message")
-
-
-@dataclass(frozen=True, slots=True)
-class TailPlan:
-    """The first kept item (an index into the sent items) and the first kept line."""
-
-    first_item: int
-    cut_line: int
-    target_met: bool
-    at_turn: bool  # the tail starts with a user turn
 
 
 def _safe(items: Sequence[ContextItem], floor: int) -> list[int]:

@@ -2,9 +2,9 @@
 
 The same front, gate, bounding and plan as a real run (the summary's room is the model's planned
 output), then the evidence pack is built and the engine's own planner predicts its calls,
-rounds, tokens and cost; a Codex rollout gets its own gate and first cut (`plan_rollout`) and the
-same prediction. No model is called, no candidate is written; the report of each session says
-`planned` and holds the prediction, the run's summary the totals.
+rounds, tokens and cost; a session read through the seam gets its own gate and first cut
+(`plan_context`) and the same prediction. No model is called, no candidate is written; the
+report of each session says `planned` and holds the prediction, the run's summary the totals.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from pathlib import Path
 from msgspec import UNSET
 
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.jobs.compress.context_compress import plan_context
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import first_plan
 from pipeline.jobs.compress.stages import Stop, gate, report_findings, source_validation
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.jobs.rollout_compress import plan_rollout
 from pipeline.reasons import Reason
 from pipeline.report.chain import leaf_section, strict_section
 from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section, reason_figures
@@ -83,8 +83,8 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         command="compress",
         per_code=compress.sweep.findings_per_code,
         limits=LineLimits.of(compress.sweep),
-        rollouts=lambda name, source: plan_rollout(
-            name, source, compress, partial(_predicted, options=options)
+        contexts=lambda agent, name, source: plan_context(
+            agent, name, source, compress, partial(_predicted, options=options)
         ),
     )
     if not isinstance(opened, Analysis):

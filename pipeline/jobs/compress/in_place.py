@@ -29,12 +29,12 @@ from msgspec import UNSET
 from pipeline import __version__
 from pipeline.errors import UnreadableSource
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.jobs.compress.context_compress import compress_context, context_output
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.stages import Candidate as Checked
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.jobs.rollout_compress import compress_rollout, rollout_output
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.session_pass import BuildCandidate
 from pipeline.publish.live.source import FrozenSource
@@ -122,17 +122,18 @@ class _Kept:
         return output_section(analysis, candidate, analysis.label)
 
 
-class _KeptRollout:
-    """The same for a Codex rollout's candidate (a Codex-native checkpoint, checked in the job)."""
+class _KeptContext:
+    """The same for a candidate read through the seam (the agent's own compaction form, checked
+    in the job)."""
 
     def __init__(self) -> None:
         self.data: bytes | None = None
 
     def __call__(
-        self, source: SourceBytes, label: str, options: CompressOptions, data: bytes
+        self, source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
     ) -> RolloutOutputSection:
-        self.data = compress_as(source.compression, data)  # a cold rollout goes back compressed
-        return rollout_output(label, data, source)
+        self.data = compress_as(source.compression, data)  # a compressed session goes back compressed
+        return context_output(label, data, source, summary_line)
 
 
 @contextlib.contextmanager
@@ -156,8 +157,8 @@ def build_frozen(
 
 def _build_source(source: SourceBytes, label: str, options: CompressOptions, scratch: str | None) -> Built:
     started = time.perf_counter()
-    rollout = _KeptRollout()
-    with _scratch_in(scratch):  # a rollout's resume gate runs in here
+    kept_context = _KeptContext()
+    with _scratch_in(scratch):  # a session's resume gate runs in here
         opened = open_source(
             label,
             source,
@@ -165,14 +166,14 @@ def _build_source(source: SourceBytes, label: str, options: CompressOptions, scr
             command="compress",
             per_code=options.sweep.findings_per_code,
             limits=LineLimits.of(options.sweep),
-            rollouts=lambda rollout_label, rollout_source: compress_rollout(
-                rollout_label, rollout_source, options, rollout
+            contexts=lambda agent, context_label, context_source: compress_context(
+                agent, context_label, context_source, options, kept_context
             ),
         )
     if not isinstance(opened, Analysis):
-        if rollout.data is None or opened.status is not SessionStatus.COMPRESSED:
+        if kept_context.data is None or opened.status is not SessionStatus.COMPRESSED:
             return Built(opened, None, None)
-        return Built(opened, rollout.data, hashlib.sha256(rollout.data).hexdigest())
+        return Built(opened, kept_context.data, hashlib.sha256(kept_context.data).hexdigest())
     kept = _Kept()
     with _scratch_in(scratch):
         outcome = compress_analysis(opened, options, kept, started=started)

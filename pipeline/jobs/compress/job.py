@@ -26,6 +26,7 @@ from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.core.validate.checks import Validation
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.jobs.compress.context_compress import compress_context
 from pipeline.jobs.compress.damage import Damage, damage_refusal
 from pipeline.jobs.compress.masking import mask_plan, masked_candidate
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
@@ -55,7 +56,6 @@ from pipeline.jobs.compress.stages import (
 )
 from pipeline.jobs.compress.writers import ModelRefusal, Written
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.jobs.rollout_compress import compress_rollout
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
@@ -91,7 +91,7 @@ def compress_session(path: Path, label: str, options: CompressOptions) -> Outcom
         command="compress",
         per_code=options.sweep.findings_per_code,
         limits=LineLimits.of(options.sweep),
-        rollouts=lambda rollout_label, source: compress_rollout(rollout_label, source, options),
+        contexts=lambda agent, context_label, source: compress_context(agent, context_label, source, options),
     )
     if not isinstance(opened, Analysis):
         return opened

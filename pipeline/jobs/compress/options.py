@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from pipeline.core.plan import CutOptions
@@ -12,6 +12,7 @@ from pipeline.jobs.compress.writers import DeterministicWriter, SummaryWriter
 from pipeline.jobs.front import topology_options
 from pipeline.settings import CompressSettings, SummarySettings, SweepSettings, VerifySettings
 from pipeline.summarize import SummaryOptions
+from pipeline.vocabulary import SourceFormat
 
 __all__ = ["ENGINE_VERSION", "CompressOptions", "candidate_path"]
 
@@ -30,10 +31,15 @@ class CompressOptions:
     out_dir: str
     root_label: str
     anchors: tuple[str, ...]  # texts that must survive (restated verbatim in the summary)
-    claude: str | None  # the Claude Code the resume gate runs; None: no gate
+    # The client the resume gate runs for each format (absent: not found, or the gate is off).
+    judges: dict[SourceFormat, str] = field(default_factory=dict)
     writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer
-    codex_gate: str | None = None  # the Codex CLI the resume gate runs for rollouts; None: not found
     damage_repair: SessionRepairOptions | None = None  # `--repair`: a damaged chain repaired first
+
+    @property
+    def claude(self) -> str | None:
+        """The Claude Code the resume gate runs for this job's transcripts; None: no gate."""
+        return self.judges.get(SourceFormat.CLAUDE_CODE)
 
     def summary_writer(self) -> SummaryWriter:
         """Who writes this run's summaries."""

@@ -17,7 +17,6 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.claude_code.content_classes import ContentClass
-from pipeline.jobs.rollout_validate import ESTIMATOR as ROLLOUT_ESTIMATOR
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import Outcome, RolloutTokensReport, TokensReport
@@ -222,12 +221,13 @@ def _measure(outcome: Outcome) -> TokensMeasure | None:
 
 def _needs(outcome: Outcome, needs: Callable[[int], bool]) -> bool:
     """Whether compress would compact this session, by the estimator its plan uses (the seed's
-    for Claude Code, Codex's own for a rollout); a subagent's transcript it skips."""
+    for Claude Code, the client's own for a session read through the seam, listed first); a
+    subagent's transcript it skips."""
     report = outcome.report
     if report.session.kind is SessionKind.SUBAGENT:
         return False
     if isinstance(report, RolloutTokensReport):
-        context = report.tokens.context.get(ROLLOUT_ESTIMATOR)
+        context = report.tokens.context.get(report.tokens.estimators[0])
         return context is not None and needs(context)
     tokens = _measure(outcome)
     return tokens is not None and needs(tokens.seed_record.active_chain)

@@ -34,8 +34,8 @@ from pipeline.formats.claude_code.content_classes import (
     split_records,
 )
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
-from pipeline.jobs.rollout_tokens import tokens_rollout
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.tokens.sent import (
@@ -357,7 +357,7 @@ def tokens_session(path: Path, label: str, options: TokensOptions) -> Outcome:
         command="tokens",
         per_code=per_code,
         limits=LineLimits.of(options.sweep),
-        rollouts=lambda rollout_label, source: tokens_rollout(rollout_label, source, options),
+        contexts=lambda agent, context_label, source: tokens_context(agent, context_label, source, options),
     )
     if not isinstance(opened, Analysis):
         return opened

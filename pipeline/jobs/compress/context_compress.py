@@ -1,10 +1,11 @@
-"""`compress` of a Codex rollout: keep the recent tail byte for byte, summarize the older span with
-the same summarizers as for Claude Code, write a Codex-native checkpoint, prove it, publish it.
+"""`compress` of a session read through the seam (`agents/protocol.py`): keep the recent tail
+byte for byte, summarize the older span with the same summarizers as for Claude Code, write the
+summary in the agent's own compaction form, prove it, publish it.
 
-gate -> plan the tail by tokens -> summarize the span before it -> compose the checkpoint ->
+gate -> plan the tail by tokens -> summarize the span before it -> compose the candidate ->
 check that the candidate's rebuilt context is the summary followed by the original's context
-from the cut on, item for item as Codex sends it -> gain -> the resume gate (the real Codex
-resumes both and sends the same: `jobs/rollout_proof.py`) -> re-read the source -> write.
+from the cut on, item for item as the client sends it -> gain -> the resume gate (the agent's
+own client resumes both and sends the same: `context_proof.py`) -> re-read the source -> write.
 Nothing is written for a session that stops at any step; the report says why.
 """
 
@@ -19,18 +20,13 @@ from pathlib import Path
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pipeline.agents.protocol import ContextFormat, ContextSession
 from pipeline.core.partition import checked_partition
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
-from pipeline.formats.codex.analysis import RolloutAnalysis, analyze_rollout, compress_sets, summary_sent
-from pipeline.formats.codex.checkpoint_records import compose_checkpoint
-from pipeline.formats.codex.reconstruct import ContextItem
-from pipeline.formats.codex.rollout_decode import RolloutKind
-from pipeline.formats.codex.tail import TailPlan, plan_tail
+from pipeline.formats.context_items import TailPlan
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.writers import Written
-from pipeline.jobs.rollout_evidence import rollout_evidence
-from pipeline.jobs.rollout_validate import ESTIMATOR, context_section
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, file_sha256
@@ -48,15 +44,15 @@ from pipeline.report.sections import (
     session_section,
 )
 from pipeline.summarize.evidence.items import EvidenceItem
-from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, SourceFormat, Strategy
+from pipeline.vocabulary import ResumeGate, SessionStatus, Severity, Strategy
 
 __all__ = [
+    "ContextPublisher",
     "ModelPlanner",
-    "RolloutPublisher",
-    "compress_rollout",
-    "plan_rollout",
-    "rollout_output",
-    "write_rollout",
+    "compress_context",
+    "context_output",
+    "plan_context",
+    "write_context",
 ]
 
 
@@ -68,10 +64,10 @@ class _Stop:
 
 @dataclass(frozen=True, slots=True)
 class _Context:
-    """The original's rebuilt context as sent, with Codex's token estimate per item."""
+    """The original read, and its rebuilt context as sent, with the client's estimate per item."""
 
-    analysis: RolloutAnalysis
-    references: list[ContextItem]
+    agent: ContextFormat
+    session: ContextSession
     digests: list[str]  # each sent item's digest, as the golden test names items
     tokens: list[int]
 
@@ -88,14 +84,10 @@ class _Draft:
     output_tokens: int
 
 
-def _context(source: SourceBytes, limits: LineLimits) -> _Context:
-    analysis = analyze_rollout(source.data, limits)
-    references, digests, tokens = [], [], []
-    for reference, sent in analysis.sent():
-        references.append(reference)
-        digests.append(sent.digest)
-        tokens.append(sent.tokens)
-    return _Context(analysis, references, digests, tokens)
+def _context(agent: ContextFormat, source: SourceBytes, limits: LineLimits) -> _Context:
+    session = agent.read(source.data, source.path, limits)
+    sent = session.sent()
+    return _Context(agent, session, [item.digest for item in sent], [item.tokens for item in sent])
 
 
 def _target(context: _Context, options: CompressOptions) -> int:
@@ -104,13 +96,11 @@ def _target(context: _Context, options: CompressOptions) -> int:
 
 
 def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
-    """What stops a rollout before any summary: a strategy other than summary, Codex cannot resume
-    it, or it needs no compaction."""
-    if options.compress.strategy is not Strategy.SUMMARY:  # what a masked rollout resumes is unproven
+    """What stops a session before any summary: a strategy other than summary, its client cannot
+    resume it, or it needs no compaction."""
+    if options.compress.strategy is not Strategy.SUMMARY:  # what a masked session resumes is unproven
         return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_ROLLOUTS.value,))
-    rollout = context.analysis.rollout
-    meta = next(rollout.lines_where(RolloutKind.SESSION_META), None)
-    if not context.analysis.rebuilt.resumable or meta is None:
+    if not context.session.resumable:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.TOPOLOGY)),))
     if context.total < options.compress.min_tokens:
         return _Stop(SessionStatus.SKIPPED_SMALL, (SkipReason.BELOW_MIN_TOKENS.value,))
@@ -131,17 +121,17 @@ def _reserve(context: _Context, options: CompressOptions) -> int:
 def _summary_room(context: _Context, options: CompressOptions, plan: TailPlan) -> int:
     """Characters the summary may take beside the tail the plan keeps, within the target."""
     tail = sum(context.tokens[plan.first_item :])
-    overhead = summary_sent("").tokens
+    overhead = context.session.summary_sent("").tokens
     left = (_target(context, options) - tail - overhead) * _CHARS_PER_TOKEN
     return max(0, min(options.compress.summary_char_budget, left))
 
 
-def _tail_damage(analysis: RolloutAnalysis, cut_line: int) -> Finding | None:
+def _tail_damage(session: ContextSession, cut_line: int) -> Finding | None:
     """An error the kept tail would carry (damage in the summarized span is left behind)."""
     return next(
         (
             f
-            for f in analysis.findings
+            for f in session.findings
             if f.severity is Severity.ERROR and (f.line is None or f.line >= cut_line)
         ),
         None,
@@ -164,26 +154,24 @@ def _draft(context: _Context, options: CompressOptions, limits: LineLimits) -> _
 
 def _cut(context: _Context, room: int) -> TailPlan | _Stop:
     """The tail within `room` tokens, at a safe cut, carrying no damage."""
-    analysis = context.analysis
-    plan = plan_tail(analysis.rollout, analysis.rebuilt, context.references, context.tokens, room)
+    plan = context.session.plan_tail(room)
     if plan is None:
         return _Stop(SessionStatus.SKIPPED_NO_CUT, (PlanNote.NO_SAFE_CUT_WITHIN_TARGET.value,))
-    if (damage := _tail_damage(analysis, plan.cut_line)) is not None:
+    if (damage := _tail_damage(context.session, plan.cut_line)) is not None:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.SOURCE_CHAIN_INVALID)), damage.code.value))
     return plan
 
 
 def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, room: int) -> _Draft | _Stop:
     """One candidate: the tail within `room` tokens, the summary of what comes before it."""
-    analysis = context.analysis
     plan = _cut(context, room)
     if isinstance(plan, _Stop):
         return plan
-    evidence = rollout_evidence(analysis, plan.first_item)
+    evidence = context.session.evidence(plan)
     written = options.summary_writer()(evidence, _summary_room(context, options, plan))
     if isinstance(written, Reason):
         return _Stop(SessionStatus.REFUSED, (str(written),))
-    data = compose_checkpoint(analysis.rollout, analysis.data, plan.cut_line, written.text)
+    data = context.session.compose(plan, written.text)
     checked = _check(data, context, plan, written.text, limits)
     if isinstance(checked, _Stop):
         return checked
@@ -192,16 +180,16 @@ def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, ro
 
 def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits: LineLimits) -> int | _Stop:
     """The candidate's context must be the summary, then the original's from the cut, as sent."""
-    candidate = analyze_rollout(data, limits)
-    sent = [item for _, item in candidate.sent()]
-    expected = [summary_sent(summary).digest, *context.digests[plan.first_item :]]
+    candidate = context.agent.read(data, None, limits)
+    sent = candidate.sent()
+    expected = [context.session.summary_sent(summary).digest, *context.digests[plan.first_item :]]
     errors = [f for f in candidate.findings if f.severity is Severity.ERROR]
     if errors or [item.digest for item in sent] != expected:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.COMPOSE)),))
     return sum(item.tokens for item in sent)
 
 
-def rollout_output(path: str, data: bytes, source: SourceBytes) -> RolloutOutputSection:
+def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> RolloutOutputSection:
     """The report's `output` of a candidate's bytes, wherever they go (`path`, as reported)."""
     return RolloutOutputSection(
         path=path,
@@ -209,16 +197,17 @@ def rollout_output(path: str, data: bytes, source: SourceBytes) -> RolloutOutput
         bytes=len(data),
         lines=data.count(b"\n"),
         ratio=round(len(data) / max(1, source.size), 4),
-        compacted_line=2,  # compose_checkpoint writes it right after session_meta
+        compacted_line=summary_line,
     )
 
 
-RolloutPublisher = Callable[[SourceBytes, str, CompressOptions, bytes], "RolloutOutputSection | Reason"]
-"""What becomes of a rollout candidate that passed its check: written, or a refusal why not."""
+ContextPublisher = Callable[[SourceBytes, str, CompressOptions, bytes, int], "RolloutOutputSection | Reason"]
+"""What becomes of a candidate that passed its check (its bytes, and its summary's line): written,
+or a refusal why not."""
 
 
-def write_rollout(
-    source: SourceBytes, label: str, options: CompressOptions, data: bytes
+def write_context(
+    source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
 ) -> RolloutOutputSection | Reason:
     """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
     if file_sha256(source.path) != source.sha256:
@@ -227,7 +216,8 @@ def write_rollout(
     if destination.resolve() == source.path.resolve():
         return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
     write_bytes_atomic(destination, compress_as(source.compression, data))  # stored as the source is
-    return rollout_output(destination.relative_to(Path(options.out_dir)).as_posix(), data, source)
+    where = destination.relative_to(Path(options.out_dir)).as_posix()
+    return context_output(where, data, source, summary_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,15 +242,13 @@ def _report(
     made: _Made | _Stop,
     output: RolloutOutputSection | UnsetType = UNSET,
 ) -> RolloutCompressReport:
-    analysis = context.analysis
-    session = session_section(
-        label, source, analysis.versions, len(analysis.rollout), SourceFormat.CODEX, SessionKind.MAIN
-    )
+    read = context.session
+    session = session_section(label, source, read.versions, read.line_count, context.agent.format, read.kind)
     stopped = RolloutCompressReport(
         session=session,
         status=status,
-        findings=findings_section(analysis.findings, per_code=options.sweep.findings_per_code),
-        context=context_section(analysis, context.total),
+        findings=findings_section(read.findings, per_code=options.sweep.findings_per_code),
+        context=read.context_section(context.total),
         tokens=_tokens(context, options, None),
         reasons=list(made.reasons),
         timing_ms=Timing(
@@ -286,9 +274,9 @@ def _report(
 def _tokens(context: _Context, options: CompressOptions, output: int | None) -> CompressTokens:
     target = _target(context, options)
     if output is None:
-        return CompressTokens(estimator=ESTIMATOR, active_chain=context.total, target=target)
+        return CompressTokens(estimator=context.agent.estimator, active_chain=context.total, target=target)
     return CompressTokens(
-        estimator=ESTIMATOR,
+        estimator=context.agent.estimator,
         active_chain=context.total,
         target=target,
         output=output,
@@ -300,7 +288,7 @@ def _tokens(context: _Context, options: CompressOptions, output: int | None) -> 
 def _made(context: _Context, options: CompressOptions, draft: _Draft) -> _Made:
     """The report sections of a candidate that was made (written or not)."""
     written, plan = draft.written, draft.plan
-    sets = compress_sets(context.analysis, plan.cut_line)
+    sets = context.session.compress_sets(plan)
     missed = () if draft.output_tokens <= _target(context, options) else (
         PlanNote.TARGET_MISSED.value, PlanNote.NO_SAFE_CUT_WITHIN_TARGET.value,
     )  # fmt: skip
@@ -321,17 +309,21 @@ def _made(context: _Context, options: CompressOptions, draft: _Draft) -> _Made:
             prior_mode=written.prior_mode,
             sections=written.sections,
         ),
-        partition=partition_section(checked_partition(sets, len(context.analysis.rollout))),
+        partition=partition_section(checked_partition(sets, context.session.line_count)),
     )
 
 
-def compress_rollout(
-    label: str, source: SourceBytes, options: CompressOptions, publish: RolloutPublisher = write_rollout
+def compress_context(
+    agent: ContextFormat,
+    label: str,
+    source: SourceBytes,
+    options: CompressOptions,
+    publish: ContextPublisher = write_context,
 ) -> Outcome:
-    """Compress one rollout into a candidate that `publish` takes (by default: writes under the
+    """Compress one session into a candidate that `publish` takes (by default: writes under the
     output directory), or say why not."""
     started = time.perf_counter()
-    context = _context(source, LineLimits.of(options.sweep))
+    context = _context(agent, source, LineLimits.of(options.sweep))
 
     def report(
         status: SessionStatus, made: _Made | _Stop, output: RolloutOutputSection | UnsetType = UNSET
@@ -348,14 +340,14 @@ def compress_rollout(
         low_gain = replace(made, reasons=(SkipReason.GAIN_BELOW_MINIMUM.value,))
         return Skipped(label, report(SessionStatus.SKIPPED_LOW_GAIN, low_gain))
     if options.compress.verify_resume is not ResumeGate.OFF:
-        from pipeline.jobs.rollout_proof import prove_rollout  # noqa: PLC0415 - starts Codex: gate only
+        from pipeline.jobs.compress.context_proof import prove_context  # noqa: PLC0415 - starts a client: gate only
 
-        cut = (draft.plan.cut_line, draft.written.text)
-        check, refusal = prove_rollout(source, context.analysis, cut, draft.data, options)
+        cut = (draft.plan, draft.written.text)
+        check, refusal = prove_context(source, context.agent, context.session, cut, draft.data, options)
         made = replace(made, resume_check=check)
         if refusal is not None:
             return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(refusal),))))
-    published = publish(source, label, options, draft.data)
+    published = publish(source, label, options, draft.data, context.session.summary_line())
     if isinstance(published, Reason):
         return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(published),))))
     return Compressed(label, report(SessionStatus.COMPRESSED, made, published))
@@ -365,11 +357,13 @@ ModelPlanner = Callable[[tuple[EvidenceItem, ...]], ModelPlanSection]
 """`--dry-run`'s prediction of a model summary over the evidence of the summarized span."""
 
 
-def plan_rollout(label: str, source: SourceBytes, options: CompressOptions, predict: ModelPlanner) -> Outcome:
-    """`--dry-run` of one rollout: the same gate and first cut as `compress_rollout`, then what a
+def plan_context(
+    agent: ContextFormat, label: str, source: SourceBytes, options: CompressOptions, predict: ModelPlanner
+) -> Outcome:
+    """`--dry-run` of one session: the same gate and first cut as `compress_context`, then what a
     model would be asked to summarize; nothing is called or written."""
     started = time.perf_counter()
-    context = _context(source, LineLimits.of(options.sweep))
+    context = _context(agent, source, LineLimits.of(options.sweep))
     planned = _gate(context, options) or _cut(context, _target(context, options) - _reserve(context, options))
     if isinstance(planned, _Stop):
         outcome = Refused if planned.status is SessionStatus.REFUSED else Skipped
@@ -382,5 +376,5 @@ def plan_rollout(label: str, source: SourceBytes, options: CompressOptions, pred
         kept_items=len(context.digests) - planned.first_item,
         at_turn_start=planned.at_turn,
     )
-    evidence = rollout_evidence(context.analysis, planned.first_item)
+    evidence = context.session.evidence(planned)
     return Skipped(label, msgspec.structs.replace(report, cut=cut, model_plan=predict(evidence)))

@@ -1,0 +1,200 @@
+"""The seam every agent whose client rebuilds a context of items passes through: a format
+(`ContextFormat`: read a session into a `ContextSession`) and its judge (`ContextJudge`).
+
+One job drives every such format (`jobs/context_*.py`, `jobs/compress/context_job.py`):
+
+    read -> the rebuilt context, item by item (digests and the client's own token estimate)
+         -> validate: findings, the six sets of a sweep, the report's `context` part
+         -> tokens: tallies by content class, in the file and in what is sent; the billed truth
+         -> compress: gate -> the largest safe tail within room -> the evidence of the span before
+            it -> a summary -> the candidate in the agent's own compaction form -> re-read it: the
+            summary item, then the original's items from the cut, digest for digest -> the judge
+            resumes original and candidate in the real client -> publish
+
+An agent plugs in by one package under `formats/` (pure reading), one under `proof/` (its
+client), one under `agents/` (binding them, with its evidence and report part) and one line in
+`agents/registry.py`. Nothing under `jobs/`, `execute/` or `cli/` names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import Protocol
+
+from pipeline.findings import Finding
+from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.installed import ResumeJudge
+from pipeline.proof.verdict import ExcludedText
+from pipeline.report.resume_check import ResumeCheckSection
+from pipeline.report.resume_context import BilledSection, ContextSection
+from pipeline.summarize.evidence.items import EvidenceItem
+from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
+
+__all__ = ["ContextFormat", "ContextJudge", "ContextSession", "JudgedPair", "PartitionSets"]
+
+PartitionSets = Mapping[PartitionSet, frozenset[int]]
+"""The lines of each of the six sets (before `core.partition.checked_partition` checks them)."""
+
+
+class ContextSession(Protocol):
+    """One session read: the context its client rebuilds on resume, what is wrong with it, and how
+    a compaction of it is cut, evidenced and composed. Pure: the bytes are in memory."""
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What validation found (file line, code, reason); damaged lines included, never raised."""
+        ...
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The client versions its records name, in file order (repeats allowed)."""
+        ...
+
+    @property
+    def line_count(self) -> int:
+        """Lines of the file (the partition covers each exactly once)."""
+        ...
+
+    @property
+    def kind(self) -> SessionKind:
+        """A main session, or a subagent's."""
+        ...
+
+    @property
+    def resumable(self) -> bool:
+        """Whether its client resumes it at all (a layout the current client no longer reads is not)."""
+        ...
+
+    def sent(self) -> Sequence[SentItem]:
+        """Each item of the rebuilt context as the client sends it, in order."""
+        ...
+
+    def file_tokens(self) -> int:
+        """The client's estimate of every record the file holds."""
+        ...
+
+    def sweep_sets(self) -> PartitionSets:
+        """The six sets of a sweep: nothing summarized, the sent records kept."""
+        ...
+
+    def context_section(self, tokens: int) -> ContextSection:
+        """The report's `context` part: the rebuilt context as counts and line digests, no text."""
+        ...
+
+    def class_tallies(self, estimator: str, tokenizers: Mapping[str, Callable[[str], int]]) -> ClassTallies:
+        """Items and tokens by content class (and tool) over the file and over what is sent: the
+        client's estimate (named `estimator`) and each tokenizer over an item's visible text."""
+        ...
+
+    def billed(self) -> BilledSection:
+        """What the file records of the tokens its requests were billed for."""
+        ...
+
+    def plan_tail(self, room: int) -> TailPlan | None:
+        """The largest tail within `room` tokens that starts where a cut is safe (no call split
+        from its result, nothing a compaction or rewind already dropped); the smallest safe one
+        when none fits (`target_met` False); None when no cut is safe."""
+        ...
+
+    def compress_sets(self, plan: TailPlan) -> PartitionSets:
+        """The six sets of a compaction cutting at `plan`: summarized, kept, projected, excluded."""
+        ...
+
+    def evidence(self, plan: TailPlan) -> tuple[EvidenceItem, ...]:
+        """The summarized span (the sent items before the cut) as the summarizers' evidence."""
+        ...
+
+    def summary_sent(self, summary: str) -> SentItem:
+        """The item the client sends for a summary the candidate carries."""
+        ...
+
+    def compose(self, plan: TailPlan, summary: str) -> bytes:
+        """The candidate in the agent's own compaction form: the summary, then the original's lines
+        from the cut byte for byte (plus what the client needs to resume it as its own)."""
+        ...
+
+    def summary_line(self) -> int:
+        """The candidate's line that carries the summary (`compose` puts it there)."""
+        ...
+
+
+class JudgedPair(Protocol):
+    """The judge's verdict on an original and its candidate."""
+
+    @property
+    def ok(self) -> bool:
+        """The candidate resumes as the summary followed by a verbatim suffix of the original."""
+        ...
+
+    def section(self, elapsed_ms: float) -> ResumeCheckSection:
+        """The report's `resume_check` section: content-free differences and both sizes."""
+        ...
+
+
+class ContextJudge(Protocol):
+    """The agent's own client as the judge of a compaction: where it is, and how it resumes a pair."""
+
+    @property
+    def client(self) -> ResumeJudge:
+        """Its name and where it is found (`--judge`, the flag, the config, the pinned build, PATH)."""
+        ...
+
+    def excluded(
+        self, session: ContextSession, sets: PartitionSets, candidate: bytes, min_chars: int
+    ) -> tuple[ExcludedText, ...]:
+        """Texts of the original's excluded records that the candidate file holds and no sent or
+        summarized record does: the candidate must never send them."""
+        ...
+
+    def prove(
+        self,
+        original: Path,
+        candidate: Path,
+        *,
+        executable: Path,
+        timeout: float,
+        limits: LineLimits,
+        excluded: Sequence[ExcludedText],
+        summaries: Sequence[str] | None,
+    ) -> JudgedPair:
+        """Resume both staged files in the client against a loopback capture server and judge what
+        it sent (`summaries`: the texts the candidate's summary holds, None when unknown). Raises
+        the client's own `JudgeError`s."""
+        ...
+
+
+class ContextFormat(Protocol):
+    """An agent's session format: how it is read, counted and judged."""
+
+    @property
+    def format(self) -> SourceFormat:
+        """The format's name in reports."""
+        ...
+
+    @property
+    def estimator(self) -> str:
+        """The name of the client's own token estimate (what its sent items' `tokens` hold)."""
+        ...
+
+    @property
+    def tokenizer(self) -> str | None:
+        """The real tokenizer of the models the client runs, counted beside it when installed."""
+        ...
+
+    @property
+    def compressed_sessions(self) -> bool:
+        """Whether the client itself keeps sessions compressed (`.jsonl.zst`): only then is a
+        compressed file read and its candidate stored compressed; else it is left as it is."""
+        ...
+
+    @property
+    def judge(self) -> ContextJudge:
+        """The client that proves its compactions."""
+        ...
+
+    def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> ContextSession:
+        """Decode, rebuild and judge one session's bytes (never raises for bad input); `path`: where
+        the file is (a subagent's session is told by it), None for a candidate in memory."""
+        ...

@@ -1,0 +1,40 @@
+"""The agents the jobs process through the context seam, by format: one line per agent.
+
+Claude Code is processed by its own jobs (its active chain, checkpoints and repairs have no
+item-context form yet); every other processed agent is a `ContextFormat` here. Detection and
+the default roots are `formats/registry.py`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from pipeline.agents.codex import CODEX
+from pipeline.agents.protocol import ContextFormat
+from pipeline.installed import JUDGES, ResumeJudge
+from pipeline.vocabulary import SourceFormat
+
+__all__ = ["CHAIN_FORMATS", "CONTEXT_FORMATS", "RESUME_JUDGES", "context_format"]
+
+CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
+"""The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
+
+CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
+    {agent.format: agent for agent in (CODEX,)}
+)
+
+
+def context_format(source_format: SourceFormat) -> ContextFormat | None:
+    """The plug-in of a format processed through the context seam, or None."""
+    return CONTEXT_FORMATS.get(source_format)
+
+
+RESUME_JUDGES: Final[Mapping[SourceFormat, ResumeJudge]] = MappingProxyType(
+    {
+        **{chain: JUDGES[chain] for chain in sorted(CHAIN_FORMATS)},
+        **{source_format: agent.judge.client for source_format, agent in CONTEXT_FORMATS.items()},
+    }
+)
+"""Each processed format's judge, in registry order: the client the resume gate runs for it."""
