@@ -29,7 +29,7 @@ from pipeline.formats.pi.session_decode import PiKind, PiSession, decode_session
 from pipeline.formats.pi.session_findings import session_findings
 from pipeline.vocabulary import PartitionSet
 
-__all__ = ["PiAnalysis", "SentMessage", "analyze_session", "approx_tokens", "message_digest"]
+__all__ = ["PiAnalysis", "SentMessage", "analyze_session", "approx_tokens", "compress_sets", "message_digest"]
 
 # Settings pi reads from the whole branch, compacted part included (`getSessionContextSettings`).
 _SETTINGS = frozenset({PiKind.MODEL_CHANGE, PiKind.THINKING_LEVEL_CHANGE})
@@ -118,3 +118,32 @@ def analyze_session(data: bytes, limits: LineLimits) -> PiAnalysis:
     messages = chat_messages(list(agent_messages(branch.context)))
     findings = session_findings(session, branch, messages)
     return PiAnalysis(data, session, branch, tuple(messages), findings)
+
+
+def compress_sets(analysis: PiAnalysis, first_item: int) -> dict[PartitionSet, frozenset[int]]:
+    """The six sets of a compaction keeping the sent messages from `first_item` on.
+
+    The candidate keeps every line (pi appends its compaction): `summary` holds the lines whose
+    messages the summary replaces, `raw_keep` those whose messages stay sent, and the rest are the
+    sweep's control and excluded lines, with what is read but not sent before the cut
+    (summarized turns pi skipped) as control.
+    """
+    sweep = analysis.sweep_sets()
+    kept = frozenset(
+        m.line for m in analysis.messages[first_item:] if m.origin is not MessageOrigin.SYNTHETIC
+    )
+    summary = (
+        frozenset(m.line for m in analysis.messages[:first_item] if m.origin is not MessageOrigin.SYNTHETIC)
+        - kept
+    )
+    cut_line = analysis.messages[first_item].line
+    tail = frozenset(e.line for e in analysis.branch.context if e.line >= cut_line) - kept - summary
+    control = (sweep[PartitionSet.CONTROL_PROJECTION] | tail) - kept - summary
+    return {
+        PartitionSet.SUMMARY: summary,
+        PartitionSet.RAW_KEEP: kept,
+        PartitionSet.SIDE_KEEP: frozenset(),
+        PartitionSet.CONTROL_PROJECTION: control,
+        PartitionSet.EXCLUDED_BRANCH: sweep[PartitionSet.EXCLUDED_BRANCH] - kept - summary - control,
+        PartitionSet.EXCLUDED_UNATTRIBUTED: sweep[PartitionSet.EXCLUDED_UNATTRIBUTED],
+    }
