@@ -79,6 +79,7 @@ PACKAGES: Final = {
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
+    "agents/pi": "pi sessions through the seam: session, evidence, the real pi as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",

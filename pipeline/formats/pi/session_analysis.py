@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import orjson
 
 from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.context_items import TailPlan
 from pipeline.formats.pi.agent_messages import agent_messages
 from pipeline.formats.pi.branch import PiBranch, active_branch
 from pipeline.formats.pi.chat_form import ChatMessage, MessageOrigin, chat_messages
-from pipeline.formats.pi.session_decode import PiKind, PiSession, decode_session
+from pipeline.formats.pi.compaction_entry import compose_compaction
+from pipeline.formats.pi.cut import plan_tail
+from pipeline.formats.pi.session_decode import PiEntry, PiKind, PiSession, decode_session
 from pipeline.formats.pi.session_findings import session_findings
+from pipeline.formats.pi.span_pieces import SpanPiece, span_pieces
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["PiAnalysis", "SentMessage", "analyze_session", "approx_tokens", "compress_sets", "message_digest"]
@@ -83,6 +87,30 @@ class PiAnalysis:
     def context_tokens(self) -> int:
         """pi's estimate of the rebuilt context."""
         return sum(sent.tokens for _, sent in self.sent())
+
+    def entries_by_line(self) -> dict[int, PiEntry]:
+        """Each entry pi loads, by its line."""
+        return {entry.line: entry for entry in self.session.entries}
+
+    def plan_tail(self, tokens: Sequence[int], room: int) -> TailPlan | None:
+        """The cut within `room` tokens (None when pi's leaf cannot carry a compaction, or no cut is safe)."""
+        leaf = self.branch.leaf
+        if (
+            leaf is None
+            or self.branch.loop_at is not None
+            or (self.session.version >= 2 and leaf.entry_id is None)
+        ):
+            return None
+        return plan_tail(self.messages, self.entries_by_line(), tokens, room)
+
+    def span(self, first_item: int) -> tuple[SpanPiece, ...]:
+        """The summarized span (the sent messages before `first_item`) as typed pieces."""
+        return span_pieces(self.messages, self.entries_by_line(), first_item)
+
+    def compose(self, cut_line: int, summary: str) -> bytes:
+        """The candidate: this session and one appended compaction keeping from `cut_line` on."""
+        kept = self.entries_by_line()[cut_line]
+        return compose_compaction(self.session, self.data, kept, summary, self.context_tokens())
 
     def context_lines(self) -> frozenset[int]:
         """Lines whose messages pi sends (a compaction counts for its summary)."""

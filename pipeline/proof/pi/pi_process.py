@@ -24,6 +24,7 @@ from pipeline.vocabulary import ResumeExit
 __all__ = [
     "FAKE_MODEL",
     "PI_ENV",
+    "PI_INSTALL_HINT",
     "PI_VERSION",
     "PiError",
     "PiInstallation",
@@ -32,6 +33,7 @@ __all__ = [
     "PiRun",
     "PiTimedOut",
     "find_pi",
+    "installation_of",
     "require_pi",
     "run_pi",
     "write_agent_dir",
@@ -103,11 +105,24 @@ class PiRun:
     stderr: str
 
 
-def _installation_in(prefix: Path) -> PiInstallation | None:
+def _prefix_of(place: Path) -> Path:
+    """The npm prefix a place names: itself, or the prefix above pi's entry script."""
+    if place.is_file() and place.name == _CLI.name and len(place.parents) > len(_CLI.parts) - 1:
+        return place.parents[len(_CLI.parts) - 1]
+    return place
+
+
+def _installation_in(place: Path) -> PiInstallation | None:
+    prefix = _prefix_of(place)
     cli, node = prefix / _CLI, prefix.parent / _NODE
     if cli.is_file() and node.is_file() and os.access(node, os.X_OK):
         return PiInstallation(node=node, cli=cli)
     return None
+
+
+def installation_of(executable: Path) -> PiInstallation:
+    """The installation whose entry script (or npm prefix) `executable` is."""
+    return require_pi(executable)
 
 
 def _places(root: Path | None) -> list[Path]:
@@ -125,7 +140,8 @@ def find_pi(root: Path | None = None) -> PiInstallation | None:
 
 
 def require_pi(given: Path | None = None, root: Path | None = None) -> PiInstallation:
-    """`given` (an npm prefix) or :func:`find_pi`; raise :class:`PiNotInstalled` when there is none."""
+    """`given` (an npm prefix or pi's entry script) or :func:`find_pi`; raise
+    :class:`PiNotInstalled` when there is none."""
     places = [given.expanduser()] if given is not None else _places(root)
     found = next((found for place in places if (found := _installation_in(place))), None)
     if found is None:
