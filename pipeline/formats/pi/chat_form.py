@@ -77,7 +77,12 @@ def js_json(value: Any) -> str:
 
 
 def _sanitized(text: str) -> str:
-    return _LONE_SURROGATE.sub("", text)
+    """`sanitizeSurrogates`: lone surrogates removed (only a string UTF-8 cannot encode has one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("", text)
+    return text
 
 
 def _short_hash(text: str) -> str:

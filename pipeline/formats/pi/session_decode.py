@@ -145,9 +145,12 @@ def _classify(line: bytes, limits: LineLimits) -> tuple[LineKind, Any]:
     return (LineKind.RECORD, value) if isinstance(value, dict) else (LineKind.NOT_OBJECT, None)
 
 
+_KINDS: Final = {kind.value: kind for kind in PiKind}
+
+
 def _kind(record: dict[str, Any]) -> PiKind:
     kind = record.get("type")
-    return PiKind(kind) if isinstance(kind, str) and kind in PiKind.__members__.values() else PiKind.OTHER
+    return _KINDS.get(kind, PiKind.OTHER) if isinstance(kind, str) else PiKind.OTHER
 
 
 def _text_id(value: object) -> str | None:

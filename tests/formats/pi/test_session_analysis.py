@@ -174,3 +174,9 @@ def test_the_pi_written_compaction_fixture_rebuilds_from_its_second_compaction()
         and branch.kept_from.entry_id == compactions[-1].record["firstKeptEntryId"]
     )
     assert CORPUS.is_dir()
+
+
+def test_a_lone_surrogate_is_dropped_from_what_pi_sends_as_its_sanitizer_does() -> None:
+    line = b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x\\ud800y"}}'
+    data = orjson.dumps(HEADER) + b"\n" + line + b"\n"
+    assert _texts(data) == ["xy"]
