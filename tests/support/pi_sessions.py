@@ -12,7 +12,9 @@ Run as a module to re-record the fixtures with the pinned pi::
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -55,6 +57,7 @@ class Recipe:
     turns: tuple[Turn, ...]
     context_window: int = 2_000_000
     compaction: Mapping[str, int] = field(default_factory=dict)
+    navigate_after: int | None = None  # turns after which pi's SessionManager branches the session
 
 
 def _text(content: Any) -> str:
@@ -139,7 +142,39 @@ _COMPACTED: Final = Recipe(
     context_window=6000,
     compaction={"reserveTokens": 1500, "keepRecentTokens": 1200},
 )
-RECIPES: Final = (_TOOLS, _COMPACTED)
+_BRANCHED: Final = Recipe(
+    "branched",
+    (*_TOOLS.turns[:2], Turn("Continue on the branch", (ChatReply(text="Back on the notes branch."),))),
+    navigate_after=2,
+)
+RECIPES: Final = (_TOOLS, _COMPACTED, _BRANCHED)
+
+# What pi's `/tree` and its extensions do, through pi's own SessionManager (the package's export):
+# a label, a branch back to the first answer with a summary of the abandoned path, an extension's
+# custom message, a `!` bash execution, a context edit of the first answer, and a session name.
+_NAVIGATE: Final = """
+const { SessionManager } = await import(process.env.PI_INDEX);
+const manager = SessionManager.open(process.env.PI_SESSION);
+const messages = manager.getEntries().filter((e) => e.type === "message");
+const prompt = messages.find((e) => e.message.role === "user");
+const answer = messages.find((e) => e.message.role === "assistant"
+  && !e.message.content.some((b) => b.type === "toolCall"));
+manager.appendLabelChange(prompt.id, "start");
+manager.branchWithSummary(answer.id, "The abandoned branch ran check.sh: it exits 3.");
+manager.appendCustomMessageEntry("notes-ext", "Extension note: ship is tracked in notes.txt", true);
+manager.appendMessage({ role: "bashExecution", command: "cat notes.txt", output: "tasks: tidy test ship",
+  exitCode: 0, cancelled: false, truncated: false, timestamp: Date.now() });
+manager.appendContextEdit(answer.id, { content: "notes.txt: tidy, test, ship (edited)" });
+manager.appendSessionInfo("branched notes session");
+"""
+
+
+def _navigate(pi: PiInstallation, session: Path) -> None:
+    """Branch `session` with pi's own SessionManager, as `/tree` and extensions do."""
+    index = pi.cli.parents[1] / "index.js"
+    environment = {"PATH": os.environ.get("PATH", ""), "PI_INDEX": index.as_uri(), "PI_SESSION": str(session)}
+    command = [str(pi.node), "--input-type=module", "-e", _NAVIGATE]
+    subprocess.run(command, env=environment, check=True, capture_output=True, timeout=_TIMEOUT_SECONDS)
 
 
 def _project(work_dir: Path) -> None:
@@ -157,7 +192,9 @@ def record(recipe: Recipe, pi: PiInstallation, scratch: Path) -> Path:
         if recipe.compaction:
             (agent_dir / "settings.json").write_text(json.dumps({"compaction": dict(recipe.compaction)}))
         session: Path | None = None
-        for turn in recipe.turns:
+        for number, turn in enumerate(recipe.turns):
+            if session is not None and number == recipe.navigate_after:
+                _navigate(pi, session)
             resume = ["--session", str(session)] if session else []
             run_pi(
                 pi,

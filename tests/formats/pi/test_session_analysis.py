@@ -180,3 +180,17 @@ def test_a_lone_surrogate_is_dropped_from_what_pi_sends_as_its_sanitizer_does() 
     line = b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x\\ud800y"}}'
     data = orjson.dumps(HEADER) + b"\n" + line + b"\n"
     assert _texts(data) == ["xy"]
+
+
+def test_the_pi_branched_fixture_resumes_the_branch_with_its_summary_custom_message_and_edit() -> None:
+    analysis = analyze_session((FIXTURES / "branched.jsonl").read_bytes(), LIMITS)
+    kinds = {entry.kind for entry in analysis.branch.path}
+    assert {PiKind.BRANCH_SUMMARY, PiKind.CUSTOM_MESSAGE, PiKind.CONTEXT_EDIT, PiKind.SESSION_INFO} <= kinds
+    texts = _texts((FIXTURES / "branched.jsonl").read_bytes())
+    assert "notes.txt: tidy, test, ship (edited)" in texts  # the context edit replaced the first answer
+    assert any(text.startswith("The following is a summary of a branch") for text in texts)
+    assert texts[-2:] == ["Continue on the branch", "Back on the notes branch."]
+    sets = analysis.sweep_sets()
+    abandoned = {e.line for e in analysis.session.entries} - {e.line for e in analysis.branch.path} - {1}
+    assert abandoned and abandoned <= sets[PartitionSet.EXCLUDED_BRANCH]
+    assert not any("check.sh exits 3" in text for text in texts)  # the abandoned branch is not sent
