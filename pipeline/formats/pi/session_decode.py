@@ -106,12 +106,19 @@ class PiSession:
         return data[start : start + length]
 
 
+def _js_number(text: str) -> int | float:
+    """An integer as JSON.parse reads it: a double once it leaves the 64-bit range orjson writes."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else float(value)
+
+
 def _parse(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        # orjson refuses lone surrogate escapes, which JSON.parse (and so pi) accepts.
-        return json.loads(line.decode("utf-8"))
+        # orjson refuses lone surrogate escapes and integers past 64 bits, which JSON.parse (and
+        # so pi) accepts.
+        return json.loads(line.decode("utf-8"), parse_int=_js_number)
 
 
 def records_joined(line: bytes) -> bool:
