@@ -15,7 +15,7 @@ from pipeline.formats.pi.session_analysis import analyze_session
 from pipeline.jobs.compress.context_compress import compress_context
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.context_validate import validate_context
-from pipeline.proof.pi.pi_process import find_pi
+from pipeline.proof.pi.pi_process import PiNotInstalled, find_pi
 from pipeline.read.load import read_source
 from pipeline.report.documents import Compressed
 from pipeline.testing import as_json
@@ -75,3 +75,41 @@ def test_the_resume_gate_proves_a_pi_candidate_in_the_real_pi(tmp_path: Path) ->
     assert isinstance(outcome, Compressed), (report.get("reasons"), report.get("resume_check"))
     check = report["resume_check"]
     assert check["verdict"] == "match" and check["summary_blocks"] == 1 and check["kept_blocks"] > 0
+
+
+def test_the_judge_is_found_where_the_install_script_puts_it_and_named_when_not(tmp_path: Path) -> None:
+    client = AGENT.judge.client
+    assert (client.source_format, client.name, client.not_installed) == (
+        SourceFormat.PI,
+        "pi",
+        "PiNotInstalled",
+    )
+    with pytest.raises(PiNotInstalled, match=str(tmp_path)):
+        client.locate(tmp_path)
+    if INSTALLED is not None:
+        assert client.locate(None) == INSTALLED.cli
+        assert client.locate(INSTALLED.cli.parents[5]) == INSTALLED.cli  # the npm prefix names it too
+
+
+def test_the_abandoned_branch_stays_in_the_candidate_and_is_never_sent(tmp_path: Path) -> None:
+    path = FIXTURES / "branched.jsonl"
+    session = AGENT.read(path.read_bytes(), path, LIMITS)
+    plan = session.plan_tail(room=0)
+    assert plan is not None
+    sets = session.compress_sets(plan)
+    candidate = session.compose(plan, "## Goal\nthe notes")
+    excluded = AGENT.judge.excluded(session, sets, candidate, 8)
+    assert any("check.sh exits 3" in item.text for item in excluded)  # the abandoned answer
+    if INSTALLED is None:
+        pytest.skip("pi is not installed (scripts/install-pi installs it)")
+    (tmp_path / "candidate.jsonl").write_bytes(candidate)
+    judged = AGENT.judge.prove(
+        path,
+        tmp_path / "candidate.jsonl",
+        executable=INSTALLED.cli,
+        timeout=120,
+        limits=LIMITS,
+        excluded=excluded,
+        summaries=["## Goal\nthe notes"],
+    )
+    assert judged.ok, judged.section(0).differences
