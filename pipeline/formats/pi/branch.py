@@ -25,6 +25,7 @@ class PiBranch:
     context: tuple[PiEntry, ...]  # the latest compaction first when there is one
     compaction: PiEntry | None
     kept_from: PiEntry | None  # the compaction's first kept entry, when it is on the branch
+    kept_id: str | None  # the id the compaction names as its first kept entry (its own: none kept)
     loop_at: int | None  # the line where the parent walk met itself again
     dangling: tuple[int, ...]  # lines on the branch whose parent names no entry
 
@@ -76,11 +77,11 @@ def active_branch(session: PiSession) -> PiBranch:
     path, loop_at, dangling = _walk(session)
     at = max((i for i, entry in enumerate(path) if entry.kind is PiKind.COMPACTION), default=None)
     if at is None:
-        return PiBranch(tuple(path), tuple(path), None, None, loop_at, tuple(dangling))
+        return PiBranch(tuple(path), tuple(path), None, None, None, loop_at, tuple(dangling))
     compaction = path[at]
     kept_id = _first_kept_id(session, compaction)
     start = next((i for i, entry in enumerate(path[:at]) if entry.entry_id == kept_id), at)
     kept = [entry for entry in path[start:at] if not _is_system(entry)]
     context = (compaction, *kept, *path[at + 1 :])
     kept_from = path[start] if start < at else None
-    return PiBranch(tuple(path), context, compaction, kept_from, loop_at, tuple(dangling))
+    return PiBranch(tuple(path), context, compaction, kept_from, kept_id, loop_at, tuple(dangling))

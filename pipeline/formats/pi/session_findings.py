@@ -63,11 +63,9 @@ def _branch_findings(session: PiSession, branch: PiBranch) -> Iterator[Finding]:
     for line in branch.dangling:
         yield Finding(C.DANGLING_PARENT, Severity.WARNING, line=line)
     compaction = branch.compaction
-    if compaction is not None and branch.kept_from is None:
-        kept = compaction.record.get("firstKeptEntryId")
-        retain_none = kept is not None and kept == compaction.entry_id
-        if not retain_none:
-            yield Finding(C.COMPACTION_KEPT_MISSING, Severity.WARNING, line=compaction.line)
+    retain_none = compaction is not None and branch.kept_id == compaction.entry_id  # its own id
+    if compaction is not None and branch.kept_from is None and not retain_none:
+        yield Finding(C.COMPACTION_KEPT_MISSING, Severity.WARNING, line=compaction.line)
 
 
 def _pairing_findings(messages: list[ChatMessage]) -> Iterator[Finding]:
