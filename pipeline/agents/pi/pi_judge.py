@@ -26,8 +26,9 @@ __all__ = ["PiClient", "PiJudge", "pi_check_section"]
 
 @dataclass(frozen=True, slots=True)
 class PiClient:
-    """pi as a `ResumeJudge`: its entry script is the executable the gate names (its Node.js 22
-    is found beside it); `--judge pi=PATH` or `$COMPACTION_PI` name another npm prefix."""
+    """pi as a `ResumeJudge`: the install script's launcher is the executable the gate names (pi's
+    entry script on the Node.js 22 beside it); `--judge pi-session=PATH` or `$COMPACTION_PI` name
+    another npm prefix, launcher or entry script."""
 
     source_format: SourceFormat = SourceFormat.PI
     name: str = "pi"
@@ -39,7 +40,7 @@ class PiClient:
         return ""  # no [verify] key: [judges] and --judge name it
 
     def locate(self, given: Path | None) -> Path:
-        return require_pi(given).cli
+        return require_pi(given).launcher
 
 
 def _size(side: ContextSize | None) -> SizeSection | None:

