@@ -14,6 +14,7 @@ from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
 from pipeline.formats.pi.agent_messages import compaction_summary_text
+from pipeline.formats.pi.archive_form import ARCHIVE_SUMMARY_LINE
 from pipeline.formats.pi.billed import billed_usage
 from pipeline.formats.pi.chat_form import MessageOrigin
 from pipeline.formats.pi.message_classes import class_tallies
@@ -127,8 +128,16 @@ class PiContextSession:
         return summary_sent(summary)
 
     def compose(self, plan: TailPlan, summary: str) -> bytes:
+        """pi's appended compaction; the archival form when the file holds damaged lines, which the
+        appended form would carry and the archival form leaves with the summarized span (a cut is
+        placed after them when one can be)."""
+        if self.analysis.damaged:
+            archived = self.analysis.compose_archive(plan.cut_line, summary)
+            if archived is not None:
+                return archived
         return self.analysis.compose(plan.cut_line, summary)
 
     def summary_line(self) -> int:
-        """The appended compaction: the line after the original's last."""
-        return len(self.analysis.session) + 1
+        """The appended compaction: the line after the original's last (in the archival form, the
+        line after the header)."""
+        return ARCHIVE_SUMMARY_LINE if self.analysis.damaged else len(self.analysis.session) + 1

@@ -1,22 +1,21 @@
 """A smaller pi file for archival: pi's own compaction as the new root, then only the kept tail.
 
 Where the appended form (`compaction_entry.py`) keeps the whole history in the file, this form
-drops what the summary replaces (the verified backup keeps it): the header, the branch's latest
-model and thinking-level changes before the cut (pi reads its model settings from the branch), a
-`compaction` entry that retains nothing before itself (its `firstKeptEntryId` is its own id, as
-pi writes a retain-none compaction), then the branch's entries from the cut on, byte for byte but
-for the links that make them one chain: the first kept entry's `parentId` names the compaction,
-each carried setting names the one before it, and an entry whose parent was an earlier compaction
-(which would supersede the new one; its summary is summarized) names the entry before it. Entries
-of other branches after the cut are dropped with the summarized span. Below version 2, where pi
-links entries in file order, nothing is rewritten and the compaction points at itself by
-`firstKeptEntryIndex`.
+drops what the summary replaces (the verified backup keeps it), damaged lines included: the
+header; on line 2 a `compaction` entry that retains nothing before itself (its `firstKeptEntryId`
+is its own id, as pi writes a retain-none compaction) as the new root; the branch's latest model
+and thinking-level changes before the cut (pi reads its model settings from the branch); then the
+branch's entries from the cut on, byte for byte but for the links that make them one chain after
+the compaction (an entry whose parent was an earlier compaction, which would supersede the new
+one, names the entry before it). Entries of other branches after the cut are dropped with the
+summarized span. Below version 2, where pi links entries in file order, nothing is rewritten and
+the compaction points at itself by `firstKeptEntryIndex`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -24,7 +23,9 @@ from pipeline.formats.pi.branch import PiBranch
 from pipeline.formats.pi.compaction_entry import compaction_record
 from pipeline.formats.pi.session_decode import PiEntry, PiKind, PiSession
 
-__all__ = ["ArchiveForm", "compose_archive"]
+__all__ = ["ARCHIVE_SUMMARY_LINE", "ArchiveForm", "compose_archive"]
+
+ARCHIVE_SUMMARY_LINE: Final = 2  # the compaction follows the header
 
 _SETTINGS = (PiKind.MODEL_CHANGE, PiKind.THINKING_LEVEL_CHANGE)
 ArchiveForm = tuple[bytes, tuple[int, ...]]
@@ -69,22 +70,16 @@ def compose_archive(
         return None
     # An earlier compaction after the cut would supersede the new one; its summary is summarized.
     tail = [e for e in branch.path[branch.path.index(kept) :] if e.kind is not PiKind.COMPACTION]
-    if session.version < 2:
-        record: dict[str, Any] = compaction_record(session, data, kept, summary, tokens_before)
-        record["firstKeptEntryIndex"] = 1  # itself: the header is entry 0
-        lines = [session.raw_line(data, header.line), orjson.dumps(record)]
-        lines += [session.raw_line(data, entry.line) for entry in tail]
-        return b"\n".join(lines) + b"\n", (header.line, *(entry.line for entry in tail))
     settings = _settings(branch, kept.line)
-    carried = _chain(session, data, settings, None)
-    if carried is None:
-        return None
-    setting_lines, parent = carried
-    record = compaction_record(session, data, kept, summary, tokens_before)
-    record |= {"parentId": parent, "firstKeptEntryId": record["id"]}
-    kept_lines = _chain(session, data, tail, record["id"])
-    if kept_lines is None:
-        return None
-    lines = [session.raw_line(data, header.line), *setting_lines, orjson.dumps(record), *kept_lines[0]]
-    carried_lines = (header.line, *(e.line for e in settings), *(e.line for e in tail))
-    return b"\n".join(lines) + b"\n", carried_lines
+    record: dict[str, Any] = compaction_record(session, data, kept, summary, tokens_before)
+    if session.version < 2:
+        record["firstKeptEntryIndex"] = 1  # itself (the header is entry 0): nothing before it kept
+        carried = [session.raw_line(data, entry.line) for entry in (*settings, *tail)]
+    else:
+        record |= {"parentId": None, "firstKeptEntryId": record["id"]}
+        chained = _chain(session, data, (*settings, *tail), record["id"])
+        if chained is None:
+            return None
+        carried = chained[0]
+    lines = [session.raw_line(data, header.line), orjson.dumps(record), *carried]
+    return b"\n".join(lines) + b"\n", (header.line, *(e.line for e in (*settings, *tail)))

@@ -4,7 +4,8 @@ pi cuts at a user, assistant, bash-execution or custom message, or a branch summ
 tool result: the kept range must not answer a call made before it. Here a cut is also never
 where a call made before it is still open (its result comes after the cut), and never at the
 current compaction's own summary. The largest tail that fits the room beside the summary is
-chosen, at a user turn when one fits; when none fits, the smallest safe one (target missed).
+chosen, at a user turn when one fits; when none fits, the smallest safe one (target missed). A
+damaged line is left in the summarized span when a safe cut after it exists.
 """
 
 from __future__ import annotations
@@ -58,10 +59,19 @@ def safe_cuts(messages: Sequence[ChatMessage], entries: dict[int, PiEntry]) -> l
 
 
 def plan_tail(
-    messages: Sequence[ChatMessage], entries: dict[int, PiEntry], tokens: Sequence[int], room: int
+    messages: Sequence[ChatMessage],
+    entries: dict[int, PiEntry],
+    tokens: Sequence[int],
+    room: int,
+    damaged: int = 0,
 ) -> TailPlan | None:
-    """The tail within `room` tokens (the target less the summary's share), or None: no safe cut."""
+    """The tail within `room` tokens (the target less the summary's share), or None: no safe cut.
+
+    A cut after `damaged` (the last damaged line) is taken when there is one, so the damage falls
+    in the summarized span; else the cut stands and the damage is the kept tail's (for `repair`).
+    """
     safe = safe_cuts(messages, entries)
+    safe = [index for index in safe if messages[index].line > damaged] or safe
     if not safe:
         return None
     suffix = [0] * (len(tokens) + 1)

@@ -24,6 +24,7 @@ from pipeline.findings import Finding
 from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import TailPlan
 from pipeline.formats.pi.agent_messages import agent_messages
+from pipeline.formats.pi.archive_form import compose_archive
 from pipeline.formats.pi.branch import PiBranch, active_branch
 from pipeline.formats.pi.chat_form import ChatMessage, MessageOrigin, chat_messages
 from pipeline.formats.pi.compaction_entry import compose_compaction
@@ -31,7 +32,7 @@ from pipeline.formats.pi.cut import plan_tail
 from pipeline.formats.pi.session_decode import PiEntry, PiKind, PiSession, decode_session
 from pipeline.formats.pi.session_findings import session_findings
 from pipeline.formats.pi.span_pieces import SpanPiece, span_pieces
-from pipeline.vocabulary import PartitionSet
+from pipeline.vocabulary import PartitionSet, Severity
 
 __all__ = ["PiAnalysis", "SentMessage", "analyze_session", "approx_tokens", "compress_sets", "message_digest"]
 
@@ -101,7 +102,8 @@ class PiAnalysis:
             or (self.session.version >= 2 and leaf.entry_id is None)
         ):
             return None
-        return plan_tail(self.messages, self.entries_by_line(), tokens, room)
+        damaged = max((f.line or 0 for f in self.findings if f.severity is Severity.ERROR), default=0)
+        return plan_tail(self.messages, self.entries_by_line(), tokens, room, damaged)
 
     def span(self, first_item: int) -> tuple[SpanPiece, ...]:
         """The summarized span (the sent messages before `first_item`) as typed pieces."""
@@ -111,6 +113,18 @@ class PiAnalysis:
         """The candidate: this session and one appended compaction keeping from `cut_line` on."""
         kept = self.entries_by_line()[cut_line]
         return compose_compaction(self.session, self.data, kept, summary, self.context_tokens())
+
+    def compose_archive(self, cut_line: int, summary: str) -> bytes | None:
+        """The archival candidate (`archive_form.py`): only the kept branch after the compaction;
+        None when a kept line's link is not written as pi writes it."""
+        kept = self.entries_by_line()[cut_line]
+        form = compose_archive(self.session, self.data, self.branch, kept, summary, self.context_tokens())
+        return None if form is None else form[0]
+
+    @property
+    def damaged(self) -> bool:
+        """Whether a line pi cannot load is in the file (an error finding with a line)."""
+        return any(f.severity is Severity.ERROR and f.line is not None for f in self.findings)
 
     def context_lines(self) -> frozenset[int]:
         """Lines whose messages pi sends (a compaction counts for its summary)."""

@@ -115,3 +115,18 @@ def test_the_abandoned_branch_stays_in_the_candidate_and_is_never_sent(tmp_path:
         summaries=["## Goal\nthe notes"],
     )
     assert judged.ok, judged.section(0).differences
+
+
+def test_a_damaged_line_is_left_with_the_summarized_span_in_the_archival_form(tmp_path: Path) -> None:
+    source = next(p for p in pi_session_files() if p.name == "badlogic__pi-mono__session.jsonl")
+    damaged = next(f.line for f in analyze_session(source.read_bytes(), LIMITS).findings if f.line)
+    gate = "on" if INSTALLED is not None else "off"
+    outcome, report = _compress(tmp_path, source, verify_resume=gate)
+    assert isinstance(outcome, Compressed), (report.get("reasons"), report.get("resume_check"))
+    assert report["cut"]["cut_line"] > damaged  # the two records run together are summarized away
+    written = (tmp_path / "out" / "root" / source.name).read_bytes()
+    reread = analyze_session(written, LIMITS)
+    assert reread.findings == ()  # the candidate is clean
+    assert report["output"]["compacted_line"] == 2 and len(written) < source.stat().st_size
+    if INSTALLED is not None:
+        assert report["resume_check"]["verdict"] == "match"
