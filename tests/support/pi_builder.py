@@ -29,6 +29,8 @@ class PiSessionBuilder:
         self.leaf: str | None = None
         self.ids: list[str] = []  # every entry id, in file order
         self._call = 0
+        self._written = 0  # bytes of the lines counted so far (`_context_tokens`)
+        self._counted = 0
         header = {
             "type": "session",
             "version": 3,
@@ -67,6 +69,13 @@ class PiSessionBuilder:
             {"type": "message", "message": {**message, "timestamp": 1796600000000 + len(self._lines)}}
         )
 
+    def _context_tokens(self) -> int:
+        """What a provider would bill as input here: the session so far, at about 4 bytes a token
+        (pi reads its context size from the last assistant message's usage)."""
+        self._written += sum(len(line) for line in self._lines[self._counted :])
+        self._counted = len(self._lines)
+        return self._written // 4
+
     def _words(self, size: int) -> str:
         words = ("parser", "module", "fix", "test", "error", "value", "return", "config", "path", "line")
         out, total = [], 0
@@ -90,7 +99,7 @@ class PiSessionBuilder:
                     "api": "anthropic-messages",
                     "provider": "anthropic",
                     "model": "claude-sonnet-5",
-                    "usage": {**_USAGE, "input": 1000 + self._call, "output": 40},
+                    "usage": {**_USAGE, "input": self._context_tokens(), "output": 40},
                     "stopReason": "toolUse",
                 }
             )
@@ -110,7 +119,7 @@ class PiSessionBuilder:
                 "api": "anthropic-messages",
                 "provider": "anthropic",
                 "model": "claude-sonnet-5",
-                "usage": {**_USAGE, "input": 2000, "output": 60},
+                "usage": {**_USAGE, "input": self._context_tokens(), "output": 60},
                 "stopReason": "stop",
             }
         )

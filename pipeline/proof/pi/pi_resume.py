@@ -66,6 +66,8 @@ def resume_pi(
     with scratch, ChatCaptureServer() as api:
         staged = stage_session(session, Path(scratch.name))
         write_agent_dir(staged.agent_dir, f"{api.base_url}/v1")
+        # pi compacts before a request it judges too large: a resume must send the context as rebuilt.
+        (staged.agent_dir / "settings.json").write_text('{"compaction": {"enabled": false}}')
         arguments = ["-p", "--model", FAKE_MODEL, "--session", str(staged.session), probe]
         run = run_pi(pi, arguments, agent_dir=staged.agent_dir, work_dir=staged.work_dir, timeout=timeout)
         if keep is not None:
