@@ -27,7 +27,7 @@ BOUND_SLOPE, BOUND_MB = 1.5, 200
 _ROUND = r"""
 import json, resource, sys, time, contextlib, orjson
 from pathlib import Path
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.session_analysis import analyze_session
 limits = LineLimits(max_line_bytes=300_000_000, max_json_depth=1000)
 started = time.perf_counter()

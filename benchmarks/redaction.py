@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CORPUS, emit, session_files
 
 from pipeline.core.index import build_index
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
+from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
 from pipeline.summarize.model.redaction import SecretKind, placeholder, redact
 from pipeline.summarize.model.secret_detector import LIBRARY, DetectorLibrary

@@ -641,3 +641,86 @@ def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
         if len(paths) > 1
     ]
     assert not shared, f"module names used twice: {shared}"
+
+
+# An agent is named only in its own packages (`formats/<agent>`, `proof/<agent>*`, `agents/<agent>`)
+# and the registries: the jobs, the executors, the reports and the command line reach it through
+# the seam (`agents/protocol.py`). Claude Code's own jobs still live in jobs/ (its active chain has
+# no item-context form yet): these modules import its format directly, a debt that only shrinks.
+AGENTS: Final = tuple(
+    sorted(path.name for path in (PACKAGE / "formats").iterdir() if (path / "__init__.py").is_file())
+)  # every agent with a package of its own under formats/ (`unsupported` holds only signatures)
+AGENT_PACKAGES: Final = (
+    *(
+        f"{stage}.{agent}"
+        for agent in AGENTS
+        if agent != "unsupported"
+        for stage in ("formats", "proof", "agents")
+    ),
+    "proof.codex_",  # Codex's judge modules sit in proof/ itself, prefixed
+)
+REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
+SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
+CLAUDE_CODE_JOB_DEBT: Final = frozenset(
+    {
+        "jobs/compress/masking.py",
+        "jobs/compress/planning.py",
+        "jobs/compress/stages.py",
+        "jobs/fidelity_inputs.py",
+        "jobs/tokens/auto.py",
+        "jobs/tokens/by_corpus.py",
+        "jobs/tokens/job.py",
+        "report/compression.py",
+    }
+)
+
+
+def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            inner = name.removeprefix("pipeline.")
+            if name.startswith("pipeline.") and inner.startswith(AGENT_PACKAGES):
+                yield node.lineno, inner
+
+
+def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
+    against = []
+    for relative, tree in _modules():
+        if not relative.startswith(SEAM_SIDE) or relative in REGISTRIES:
+            continue
+        for line, target in _agent_imports(tree):
+            if target.startswith("formats.claude_code") and relative in CLAUDE_CODE_JOB_DEBT:
+                continue
+            against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+    assert not against, "an agent named outside its packages (reach it through the seam):\n" + "\n".join(
+        against
+    )
+
+
+def test_the_claude_code_job_debt_lists_only_modules_that_still_owe_it() -> None:
+    owing = {
+        relative
+        for relative, tree in _modules()
+        if any(target.startswith("formats.claude_code") for _, target in _agent_imports(tree))
+    }
+    assert owing >= CLAUDE_CODE_JOB_DEBT, (
+        f"paid off, remove from the list: {sorted(CLAUDE_CODE_JOB_DEBT - owing)}"
+    )
+
+
+def test_the_agent_check_knows_every_agent_package() -> None:
+    assert {"claude_code", "codex"} <= set(AGENTS)
+    assert "formats.codex" in AGENT_PACKAGES and "agents.codex" in AGENT_PACKAGES
+
+
+def test_the_agent_check_sees_an_agents_import() -> None:
+    tree = ast.parse(
+        "from pipeline.formats.codex.analysis import analyze_rollout\nimport pipeline.read.load\n"
+    )
+    assert [target for _, target in _agent_imports(tree)] == ["formats.codex.analysis"]

@@ -23,8 +23,8 @@ from pathlib import Path, PurePath
 from typing import Protocol
 
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.verdict import ExcludedText
 from pipeline.report.resume_check import ResumeCheckSection

@@ -80,7 +80,8 @@ def in_place_gate(settings: Settings, *, quiet: bool) -> InPlaceGate:
     if required and missing and not quiet:
         print(
             f"compaction: note: {' and '.join(missing)} not found: the sessions that need it are "
-            "left as they are (refused-unproven) until it is installed or named (--claude, --codex)",
+            "left as they are (refused-unproven) until it is installed or named (--judge FORMAT=PATH, "
+            "--claude, --codex)",
             file=sys.stderr,
         )
     return InPlaceGate(judges, required)

@@ -25,7 +25,7 @@ from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.compress.dry_run import DryRunOptions, plan_session
 from pipeline.read.discover import SessionFile
-from pipeline.report.documents import CompressReport, RolloutCompressReport
+from pipeline.report.documents import CompressReport, ContextCompressReport
 from pipeline.report.fleet import CompressRun, FleetSummary, summary_report
 from pipeline.settings import Settings
 from pipeline.summarize.model.configure import (
@@ -41,7 +41,7 @@ from pipeline.vocabulary import Strategy, SummarizerName
 
 __all__ = ["dry_run_command"]
 
-_PLANNED = (CompressReport, RolloutCompressReport)  # the reports that may hold a model plan
+_PLANNED = (CompressReport, ContextCompressReport)  # the reports that may hold a model plan
 
 
 def _fleet_plan(result: RunResult, limits: RateLimits) -> FleetPlan:

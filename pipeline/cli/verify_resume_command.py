@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from pipeline.errors import ConfigError
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.settings import load_settings
 from pipeline.vocabulary import ExitCode
 

@@ -13,7 +13,7 @@ from typing import Final
 
 from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord, LineProblem, decode_record
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import LineKind, RecordType, SourceFormat
 

@@ -23,7 +23,6 @@ from pipeline.core.check.structure import error_codes, new_error_codes
 from pipeline.core.graph import build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.spans import (
     ObjectSpan,
     SpanError,
@@ -34,6 +33,7 @@ from pipeline.formats.claude_code.spans import (
     string_value,
 )
 from pipeline.formats.detect import detect_format
+from pipeline.formats.line_guard import LineLimits
 from pipeline.live_vocabulary import RepairScope
 from pipeline.vocabulary import LineKind
 

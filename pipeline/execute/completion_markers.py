@@ -28,15 +28,15 @@ from pipeline.report.documents import (
     BriefReport,
     Compressed,
     CompressReport,
+    ContextCompressReport,
+    ContextTokensReport,
+    ContextValidateReport,
     Counted,
     Failed,
     NotATranscript,
     Outcome,
     Refused,
     Report,
-    RolloutCompressReport,
-    RolloutTokensReport,
-    RolloutValidateReport,
     Skipped,
     TokensReport,
     Unreadable,
@@ -73,11 +73,11 @@ _REPORTS: Final[Mapping[str, type[Report]]] = {
     for kind in (
         BriefReport,
         ValidateReport,
-        RolloutValidateReport,
+        ContextValidateReport,
         CompressReport,
-        RolloutCompressReport,
+        ContextCompressReport,
         TokensReport,
-        RolloutTokensReport,
+        ContextTokensReport,
     )
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)

@@ -37,7 +37,7 @@ from pipeline.execute.seam import (
 )
 from pipeline.execute.session_tasks import SessionTask, TaskResult, publish, run_batch
 from pipeline.execute.stop_request import run_until_stopped
-from pipeline.formats.claude_code.compiled import NOTICE, scanner_built
+from pipeline.formats.registry import missing_compiled_cores
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.read.discover import SessionFile
 from pipeline.report.documents import crashed
@@ -77,8 +77,8 @@ class ProcessPoolExecutor:
 
     async def _run(self, request: RunRequest, work_for: WorkFor, *, threads: bool) -> RunResult:
         started = time.perf_counter()
-        if not scanner_built():
-            log.warning("line_scanner_not_compiled", notice=NOTICE)
+        for notice in missing_compiled_cores():
+            log.warning("line_scanner_not_compiled", notice=notice)
         workers = resolve_jobs(self.jobs)
         plan = plan_run(request, work_for)
         sessions = request.sessions

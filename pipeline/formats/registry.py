@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
+from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.identity import Signature
@@ -25,7 +27,14 @@ from pipeline.formats.unsupported.opencode import OPENCODE
 from pipeline.formats.unsupported.qwen_code import QWEN_CODE
 from pipeline.read.discover import RootError
 
-__all__ = ["PROCESSED", "RECOGNIZED", "default_roots", "looked_for_roots", "session_file_names"]
+__all__ = [
+    "PROCESSED",
+    "RECOGNIZED",
+    "default_roots",
+    "looked_for_roots",
+    "missing_compiled_cores",
+    "session_file_names",
+]
 
 PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
@@ -62,3 +71,9 @@ def default_roots(environ: Mapping[str, str] | None = None, user_home: Path | No
         places = ", ".join(map(str, looked))
         raise RootError(f"no session directory found (looked in {places}): name the paths to read")
     return found
+
+
+def missing_compiled_cores() -> tuple[str, ...]:
+    """What each format with a compiled reader says when its core was not built (a run logs it
+    once): the pure-Python reference reads its sessions, several times slower."""
+    return () if scanner_built() else (CLAUDE_CODE_CORE_NOTICE,)

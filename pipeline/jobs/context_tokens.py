@@ -15,12 +15,12 @@ import msgspec
 
 from pipeline.agents.protocol import ContextFormat
 from pipeline.estimate.real import EXTRA_HINT, MissingExtra, load_tokenizer
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import ClassTallies, Key, Tally
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.read.load import SourceBytes
-from pipeline.report.documents import Counted, Outcome, RolloutTokensReport
-from pipeline.report.resume_context import RolloutClass, RolloutTokens
+from pipeline.report.documents import ContextTokensReport, Counted, Outcome
+from pipeline.report.resume_context import ContextClass, ContextTokens
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_section, session_status
 
 __all__ = ["tokens_context"]
@@ -42,9 +42,9 @@ def _tokenizers(name: str | None) -> tuple[dict[str, Callable[[str], int]], dict
 
 def _entry(
     key: Key, file: Mapping[Key, Tally], sent: Mapping[Key, Tally], counters: Sequence[str]
-) -> RolloutClass:
+) -> ContextClass:
     held, resumed = file.get(key, Tally()), sent.get(key, Tally())
-    return RolloutClass(
+    return ContextClass(
         items=held.items,
         context_items=resumed.items,
         session={name: held.tokens.get(name, 0) for name in counters},
@@ -52,7 +52,7 @@ def _entry(
     )
 
 
-def _classes(tallies: ClassTallies, counters: Sequence[str], per_class: int) -> dict[str, RolloutClass]:
+def _classes(tallies: ClassTallies, counters: Sequence[str], per_class: int) -> dict[str, ContextClass]:
     """Tokens by class (and by tool), over the file and over the context the client sends."""
     file, sent = tallies.file, tallies.sent
     classes = {}
@@ -76,7 +76,7 @@ def tokens_context(agent: ContextFormat, label: str, source: SourceBytes, option
     counters = [agent.estimator, *tokenizers]  # every estimator's name, the client's own first
     tallies = session.class_tallies(agent.estimator, tokenizers)
     classes = _classes(tallies, counters, options.max_names_per_class)
-    measure = RolloutTokens(
+    measure = ContextTokens(
         estimators=list(counters),
         unavailable=unavailable,
         session={name: sum(c.session[name] for c in classes.values()) for name in counters},
@@ -87,7 +87,7 @@ def tokens_context(agent: ContextFormat, label: str, source: SourceBytes, option
     described = session_section(
         label, source, session.versions, session.line_count, agent.format, session.kind
     )
-    report = RolloutTokensReport(
+    report = ContextTokensReport(
         session=described,
         status=session_status(session.findings, refused=False),
         findings=findings_section(session.findings, per_code=options.sweep.findings_per_code),

@@ -10,9 +10,9 @@ import time
 
 from pipeline.agents.protocol import ContextFormat
 from pipeline.core.partition import checked_partition
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.read.load import SourceBytes
-from pipeline.report.documents import Outcome, RolloutValidateReport, SweepTokens, Validated
+from pipeline.report.documents import ContextValidateReport, Outcome, SweepTokens, Validated
 from pipeline.report.sections import (
     Timing,
     findings_section,
@@ -36,7 +36,7 @@ def validate_context(agent: ContextFormat, label: str, source: SourceBytes, swee
     described = session_section(
         label, source, session.versions, session.line_count, agent.format, session.kind
     )
-    report = RolloutValidateReport(
+    report = ContextValidateReport(
         session=described,
         status=session_status(session.findings, refused=False),
         findings=findings_section(session.findings, per_code=sweep.findings_per_code),

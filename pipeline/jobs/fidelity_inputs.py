@@ -23,8 +23,8 @@ from pipeline.core.partition import line_digest
 from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, declared_bounds
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.stamp import CompactionStamp, MaskStamp, compaction_stamp, mask_stamp
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
 from pipeline.summarize import EvidenceKind, extract_evidence

@@ -20,8 +20,8 @@ from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
 from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format, why_not_a_transcript
+from pipeline.formats.line_guard import LineLimits
 from pipeline.read.compressed import Compression
 from pipeline.read.load import SourceBytes, read_source
 from pipeline.report.documents import BriefReport, NotATranscript, Outcome, Unreadable, Unsupported

@@ -13,7 +13,7 @@ from pathlib import Path
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.validate.checks import Validation, validate
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.context_validate import validate_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.report.chain import ChainSection, excluded_section, leaf_section, strict_section

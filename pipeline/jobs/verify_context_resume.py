@@ -26,7 +26,7 @@ from msgspec import UnsetType
 from rich.console import Console
 
 from pipeline.agents.protocol import ContextFormat
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JudgeError, reported_version
 from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection

@@ -26,8 +26,8 @@ from rich.table import Table
 from pipeline.agents.registry import context_format
 from pipeline.core.partition import partition_lines
 from pipeline.core.topology.select import AUTO
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
 from pipeline.proof.excluded import sent_exclusions

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
 from pipeline.formats.codex.rollout_items import payload_of
+from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.codex_client import resume_codex
 from pipeline.proof.codex_verdict import CodexVerdict, judge_codex
 from pipeline.proof.verdict import ExcludedText

@@ -30,7 +30,7 @@ from pipeline.report.compression import (
 from pipeline.report.fidelity import FidelitySection
 from pipeline.report.repair_sections import SourceRepairSection
 from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.resume_context import ContextSection, CutSection, RolloutOutputSection, RolloutTokens
+from pipeline.report.resume_context import ContextOutputSection, ContextSection, ContextTokens, CutSection
 from pipeline.report.sections import (
     SESSION_SCHEMA,
     FindingsSection,
@@ -47,15 +47,15 @@ __all__ = [
     "BriefReport",
     "CompressReport",
     "Compressed",
+    "ContextCompressReport",
+    "ContextTokensReport",
+    "ContextValidateReport",
     "Counted",
     "Failed",
     "NotATranscript",
     "Outcome",
     "Refused",
     "Report",
-    "RolloutCompressReport",
-    "RolloutTokensReport",
-    "RolloutValidateReport",
     "Skipped",
     "SweepTokens",
     "TokensReport",
@@ -99,8 +99,9 @@ class ValidateReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
-class RolloutValidateReport(_Document, frozen=True, kw_only=True):
-    """`validate` of a Codex rollout: the context Codex rebuilds stands where a chain would."""
+class ContextValidateReport(_Document, frozen=True, kw_only=True):
+    """`validate` of a session read through the seam: the context its client rebuilds stands
+    where a chain would."""
 
     command: str = "validate"
     context: ContextSection
@@ -109,8 +110,9 @@ class RolloutValidateReport(_Document, frozen=True, kw_only=True):
     timing_ms: Timing
 
 
-class RolloutCompressReport(_Document, frozen=True, kw_only=True):
-    """`compress` of a Codex rollout: the original's context, the cut, the summary, the output."""
+class ContextCompressReport(_Document, frozen=True, kw_only=True):
+    """`compress` of a session read through the seam: the original's context, the cut, the
+    summary, the output."""
 
     command: str = "compress"
     context: ContextSection
@@ -121,17 +123,18 @@ class RolloutCompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     partition: PartitionSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
-    resume_check: ResumeCheckSection | UnsetType = UNSET  # the resume gate: Codex resumed both
+    resume_check: ResumeCheckSection | UnsetType = UNSET  # the resume gate: its client resumed both
     model_plan: ModelPlanSection | UnsetType = UNSET  # --dry-run: what a model summary would cost
-    output: RolloutOutputSection | UnsetType = UNSET
+    output: ContextOutputSection | UnsetType = UNSET
 
 
-class RolloutTokensReport(_Document, frozen=True, kw_only=True):
-    """`tokens` of a Codex rollout: by estimator and class, and what Codex says was billed."""
+class ContextTokensReport(_Document, frozen=True, kw_only=True):
+    """`tokens` of a session read through the seam: by estimator and class, and what its file
+    says was billed."""
 
     command: str = "tokens"
     context: ContextSection
-    tokens: RolloutTokens
+    tokens: ContextTokens
     timing_ms: Timing
 
 
@@ -171,11 +174,11 @@ class TokensReport(_Document, frozen=True, kw_only=True):
 Report = (
     BriefReport
     | ValidateReport
-    | RolloutValidateReport
+    | ContextValidateReport
     | CompressReport
-    | RolloutCompressReport
+    | ContextCompressReport
     | TokensReport
-    | RolloutTokensReport
+    | ContextTokensReport
 )
 
 

@@ -15,9 +15,9 @@ from msgspec import UNSET, UnsetType
 from pipeline.report.compression import WriterSection
 from pipeline.report.documents import (
     CompressReport,
+    ContextCompressReport,
     Outcome,
     Report,
-    RolloutCompressReport,
     TokensReport,
     ValidateReport,
 )
@@ -258,7 +258,7 @@ def summary_report(
     codex = [
         r.resume_check
         for r in reports
-        if isinstance(r, RolloutCompressReport) and r.resume_check is not UNSET
+        if isinstance(r, ContextCompressReport) and r.resume_check is not UNSET
     ]
     return FleetSummary(
         command=command,

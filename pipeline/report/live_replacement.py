@@ -27,7 +27,7 @@ from pipeline.live_vocabulary import (
     StopReason,
 )
 from pipeline.report.archive_space import ArchiveSpace
-from pipeline.report.documents import BriefReport, CompressReport, Report, RolloutCompressReport
+from pipeline.report.documents import BriefReport, CompressReport, ContextCompressReport, Report
 from pipeline.report.fleet import FleetSummary
 from pipeline.report.run_totals import RunTotals
 from pipeline.report.sections import Section
@@ -121,7 +121,7 @@ class InPlaceCompressReport(CompressReport, frozen=True, kw_only=True):
     in_place: InPlaceSection
 
 
-class InPlaceRolloutReport(RolloutCompressReport, frozen=True, kw_only=True):
+class InPlaceRolloutReport(ContextCompressReport, frozen=True, kw_only=True):
     """A Codex rollout's compress report of an in-place run, with what became of the file."""
 
     in_place: InPlaceSection
@@ -140,7 +140,7 @@ def in_place_report(
     fields = msgspec.structs.asdict(job)
     if isinstance(job, CompressReport):
         return InPlaceCompressReport(**fields, in_place=section)
-    if isinstance(job, RolloutCompressReport):
+    if isinstance(job, ContextCompressReport):
         return InPlaceRolloutReport(**fields, in_place=section)
     if isinstance(job, BriefReport):
         return InPlaceBriefReport(**fields, in_place=section)

@@ -1,9 +1,9 @@
-"""The sections of a Codex rollout's report: the context Codex rebuilds from it on resume, and a
-compaction's cut and output.
+"""The sections of a report on a session read through the seam (`agents/protocol.py`): the
+context its client rebuilds from it on resume, and a compaction's cut and output.
 
-Counts and line digests only: which compaction is the base, how many records were replayed after
-it, how many user turns a rollback dropped, how many items Codex sends and what they cost by its
-own estimate. No item text.
+Counts and line digests only: which compaction is the base, how many items the client sends and
+what they cost by its own estimate, and the counts only some clients have (Codex: records
+replayed after the base, user turns a rollback dropped, calls it answers "aborted"). No item text.
 """
 
 from __future__ import annotations
@@ -14,31 +14,31 @@ from pipeline.report.sections import LineSetSection, Section
 
 __all__ = [
     "BilledSection",
+    "ContextClass",
+    "ContextOutputSection",
     "ContextSection",
+    "ContextTokens",
     "CutSection",
-    "RolloutClass",
-    "RolloutOutputSection",
-    "RolloutTokens",
 ]
 
 
 class ContextSection(Section, frozen=True, kw_only=True):
-    """The context Codex rebuilds on resume."""
+    """The context the client rebuilds on resume."""
 
-    resumable: bool  # the 0.2x layout is not: current Codex does not read it
-    items: int  # what Codex sends, before its own instructions and the new prompt
+    resumable: bool  # a layout the current client no longer reads is not (Codex 0.2x)
+    items: int  # what the client sends, before its own instructions and the new prompt
     lines: LineSetSection  # the lines those items come from
-    base_line: int | None  # the `compacted` record whose replacement_history is the base
+    base_line: int | None  # the newest compaction the context starts from (its record's line)
     compactions: int
-    replayed_records: int  # records after the base that Codex replays
-    rolled_back_turns: int
-    aborted_calls: int  # calls Codex answers with "aborted"
-    dropped_outputs: int  # outputs whose call is not in the context
-    estimated_tokens: int  # Codex's estimate: the items' JSON bytes / 4
+    estimated_tokens: int  # the client's own estimate (Codex: the items' JSON bytes / 4)
+    replayed_records: int | UnsetType = UNSET  # Codex: records after the base that it replays
+    rolled_back_turns: int | UnsetType = UNSET  # Codex: user turns a rollback dropped
+    aborted_calls: int | UnsetType = UNSET  # Codex: calls it answers with "aborted"
+    dropped_outputs: int | UnsetType = UNSET  # outputs whose call is not in the context
 
 
 class CutSection(Section, frozen=True, kw_only=True):
-    """Where a rollout's compaction cut: the tail it keeps byte for byte and what it summarized."""
+    """Where a compaction cut: the tail it keeps byte for byte and what it summarized."""
 
     cut_line: int  # the first line kept verbatim
     summarized_items: int
@@ -46,44 +46,45 @@ class CutSection(Section, frozen=True, kw_only=True):
     at_turn_start: bool
 
 
-class RolloutOutputSection(Section, frozen=True, kw_only=True):
-    """The compacted rollout written: where, its digest and size, and its checkpoint record."""
+class ContextOutputSection(Section, frozen=True, kw_only=True):
+    """The compacted session written: where, its digest and size, and the line of its summary."""
 
     path: str
     sha256: str
     bytes: int
     lines: int
     ratio: float  # bytes of the output / bytes of the source
-    compacted_line: int  # the checkpoint's `compacted` record
+    compacted_line: int  # the record carrying the summary (Codex: its `compacted` record)
 
 
-class RolloutClass(Section, frozen=True, kw_only=True):
-    """One content class of a rollout: items, and each estimator's tokens, in the file and sent."""
+class ContextClass(Section, frozen=True, kw_only=True):
+    """One content class: items, and each estimator's tokens, in the file and sent."""
 
     items: int
     context_items: int
-    session: dict[str, int]  # estimator -> tokens of every response item the file holds
-    context: dict[str, int]  # estimator -> tokens of the context Codex sends on resume
-    names: dict[str, RolloutClass] | UnsetType = UNSET  # per tool, for tool calls and outputs
+    session: dict[str, int]  # estimator -> tokens of every item the file holds
+    context: dict[str, int]  # estimator -> tokens of the context the client sends on resume
+    names: dict[str, ContextClass] | UnsetType = UNSET  # per tool, for tool calls and outputs
 
 
 class BilledSection(Section, frozen=True, kw_only=True):
-    """What Codex's own `token_count` events say was billed (the truth estimates are held to)."""
+    """What the file records of the tokens its requests were billed for (the truth estimates are
+    held to; Codex: its `token_count` events)."""
 
     events: int
-    input: int  # Codex's running totals at the last event
+    input: int  # the totals over the session's requests (Codex: its running totals at the last event)
     cached_input: int
     output: int
     reasoning_output: int
     last_input: int | None  # what the last request sent: the context it was billed for
 
 
-class RolloutTokens(Section, frozen=True, kw_only=True):
-    """A rollout's tokens by estimator and content class, and its billed truth."""
+class ContextTokens(Section, frozen=True, kw_only=True):
+    """A session's tokens by estimator and content class, and its billed truth."""
 
     estimators: list[str]
     unavailable: dict[str, str]  # a real tokenizer that is not installed -> how to install it
     session: dict[str, int]
     context: dict[str, int]
-    classes: dict[str, RolloutClass]
+    classes: dict[str, ContextClass]
     billed: BilledSection

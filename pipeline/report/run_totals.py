@@ -20,10 +20,10 @@ from msgspec import UNSET, UnsetType
 from pipeline.report.documents import (
     BriefReport,
     CompressReport,
+    ContextCompressReport,
+    ContextValidateReport,
     Outcome,
     Report,
-    RolloutCompressReport,
-    RolloutValidateReport,
     ValidateReport,
 )
 from pipeline.report.sections import Section
@@ -267,7 +267,7 @@ def fold_totals(figures: Iterable[SessionFigures], of: TotalsOf) -> RunTotals:
     )
 
 
-def _token_change(report: CompressReport | RolloutCompressReport) -> TokenChange | None:
+def _token_change(report: CompressReport | ContextCompressReport) -> TokenChange | None:
     tokens = report.tokens
     if isinstance(tokens.output, UnsetType) or isinstance(tokens.target, UnsetType):
         return None
@@ -282,7 +282,7 @@ def _token_change(report: CompressReport | RolloutCompressReport) -> TokenChange
 
 def _written(report: Report) -> tuple[tuple[int, int], TokenChange | None] | None:
     """A candidate written (`compress --out`): the source's bytes and the candidate's, its tokens."""
-    if not isinstance(report, CompressReport | RolloutCompressReport):
+    if not isinstance(report, CompressReport | ContextCompressReport):
         return None
     output, size = report.output, report.session.bytes
     if report.status is not SessionStatus.COMPRESSED or isinstance(output, UnsetType):
@@ -291,7 +291,7 @@ def _written(report: Report) -> tuple[tuple[int, int], TokenChange | None] | Non
 
 
 def _held_of(report: Report, needs: Callable[[int], bool]) -> ChainTokens | None:
-    if not isinstance(report, ValidateReport | RolloutValidateReport):
+    if not isinstance(report, ValidateReport | ContextValidateReport):
         return None
     tokens = report.tokens
     subagent = report.session.kind is SessionKind.SUBAGENT  # compress skips those (Claude Code resumes none)

@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.core.plan import CutOptions
 from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.estimate.estimators import parse_estimators
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress import CompressOptions
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.validate import ValidateOptions

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.core.index import build_index
 from pipeline.core.validate.checks import read_findings
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, LineKind, Severity, SourceFormat
 

@@ -521,7 +521,7 @@ def test_a_summary_fits_its_room_and_represents_every_human_message_of_its_span(
     name: str, corpus_files: Path, runs: dict[str, dict[str, dict[str, Any]]], tmp_path: Path
 ) -> None:
     if "summary" not in runs["compress"][name] or "cut" in runs["compress"][name]:
-        return  # a rollout's summary is checked by its own tests (tests/jobs/test_rollout_compress.py)
+        return  # a rollout's summary is checked by its own tests (tests/jobs/test_context_compress.py)
     options = compress_options(tmp_path, min_tokens=0)
     opened = open_session(
         corpus_files / name, name, options.topology(), command="compress", per_code=1, limits=LIMITS

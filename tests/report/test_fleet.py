@@ -10,7 +10,7 @@ from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.proof.context import ContextSize, SentContext
 from pipeline.proof.verdict import ResumeVerdict, Verdict
-from pipeline.report.documents import Compressed, CompressReport, Outcome, RolloutCompressReport
+from pipeline.report.documents import Compressed, CompressReport, ContextCompressReport, Outcome
 from pipeline.report.fleet import ValidateRun, summary_report
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
@@ -37,7 +37,7 @@ def proved(outcome: Outcome, before: int, after: int, ms: float) -> Compressed:
         SentContext((), (), ContextSize(1, after, after // 4)),
     )
     check = resume_check_section(ResumeVerdict(Verdict.MATCH, (), 1, 1, *sent), ms)
-    assert isinstance(outcome.report, CompressReport | RolloutCompressReport)
+    assert isinstance(outcome.report, CompressReport | ContextCompressReport)
     return Compressed(outcome.label, msgspec.structs.replace(outcome.report, resume_check=check))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 
 CORPUS: Final = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "pi"

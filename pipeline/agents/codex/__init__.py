@@ -8,8 +8,8 @@ from pathlib import PurePath
 
 from pipeline.agents.codex.judge import CodexJudge
 from pipeline.agents.codex.session import CodexSession
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import analyze_rollout
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["CODEX", "CodexFormat"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.agents.codex.session import CodexSession
 from pipeline.agents.protocol import ContextSession, PartitionSets
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.proof.codex_excluded import rollout_exclusions
 from pipeline.proof.codex_prove import prove_codex_resume

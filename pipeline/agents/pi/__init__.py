@@ -8,7 +8,7 @@ from pathlib import PurePath
 
 from pipeline.agents.pi.pi_judge import PiJudge
 from pipeline.agents.pi.pi_session import PiContextSession
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.session_analysis import analyze_session
 from pipeline.vocabulary import SourceFormat
 

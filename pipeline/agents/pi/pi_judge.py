@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.agents.pi.pi_session import PiContextSession
 from pipeline.agents.protocol import ContextSession, PartitionSets
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.context import ContextSize
 from pipeline.proof.pi.pi_excluded import session_exclusions

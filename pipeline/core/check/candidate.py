@@ -19,8 +19,8 @@ from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.core.validate.checks import validate
 from pipeline.core.validate.pairing import api_messages
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import has_internal_field, message_text
+from pipeline.formats.line_guard import LineLimits
 from pipeline.reasons import INTERNAL_CANDIDATE_FAILURES, CandidateFailure, Figure, Reason
 from pipeline.vocabulary import FindingCode, Role, Severity, SourceFormat
 

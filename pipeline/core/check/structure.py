@@ -14,8 +14,8 @@ from pipeline.core.graph import build_graph
 from pipeline.core.index import build_index
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
 from pipeline.core.validate.checks import validate
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import Severity, SourceFormat
 
 __all__ = ["NOT_CLAUDE_CODE", "error_codes", "new_error_codes", "structural_failures"]

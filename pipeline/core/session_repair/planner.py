@@ -19,8 +19,8 @@ from pipeline.core.index import build_index
 from pipeline.core.session_repair.defects import SessionView, Unrepaired, next_fix
 from pipeline.core.session_repair.edits import RepairAction, RepairEdit, apply_edits, split_lines
 from pipeline.core.topology.select import TopologyOptions, resolve_topology
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.detect import detect_format
+from pipeline.formats.line_guard import LineLimits
 from pipeline.settings import Settings
 from pipeline.vocabulary import ChainEnd, SourceFormat
 

@@ -17,7 +17,7 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
-from pipeline.formats.claude_code.line_guard import readable_utf8, too_deep
+from pipeline.formats.line_guard import readable_utf8, too_deep
 from pipeline.settings import READER_DEPTH_CEILING
 from pipeline.vocabulary import RecordType
 

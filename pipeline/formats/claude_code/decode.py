@@ -20,7 +20,6 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate import seed
 from pipeline.formats.claude_code.line_estimate import raw_estimate
-from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.claude_code.schema import (
     Attachment,
     Block,
@@ -29,6 +28,7 @@ from pipeline.formats.claude_code.schema import (
     RawTextBlock,
     TypedHead,
 )
+from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.vocabulary import PointerState, RecordType, Role
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import Final
 from pipeline.estimate.seed import char_weight_tenths
 from pipeline.formats.claude_code.compiled import NOTICE
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, prompt_key_of_raw
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
 
 __all__ = ["COMPILED", "NOTICE", "ScannedLines", "index_lines", "scan_line"]

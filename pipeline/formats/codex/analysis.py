@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.checkpoint_records import summary_item
 from pipeline.formats.codex.integrity import rollout_findings
 from pipeline.formats.codex.item_types import CONTROL_RECORD_KINDS
@@ -29,6 +28,7 @@ from pipeline.formats.codex.rollout_decode import Rollout, RolloutKind, decode_r
 from pipeline.formats.codex.rollout_items import item_digest, replacement_items, sent_items, sent_pairs
 from pipeline.formats.codex.sent_form import sent_item
 from pipeline.formats.context_items import SentItem
+from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import PartitionSet
 
 __all__ = ["RolloutAnalysis", "SentItem", "analyze_rollout", "approx_tokens", "compress_sets", "summary_sent"]

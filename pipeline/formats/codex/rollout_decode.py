@@ -16,7 +16,6 @@ from typing import Any, Final
 import msgspec
 import orjson
 
-from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.formats.codex.item_types import ENVELOPE_KINDS, LEGACY_ITEM_TYPES
 from pipeline.formats.codex.rollout_schema import (
     NULL,
@@ -26,6 +25,7 @@ from pipeline.formats.codex.rollout_schema import (
     TokenInfoHead,
     TokenUsageHead,
 )
+from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import LineKind
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import orjson
 
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.context_items import TailPlan
 from pipeline.formats.pi.agent_messages import agent_messages
 from pipeline.formats.pi.archive_form import compose_archive

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.line_guard import LineLimits, readable_utf8, too_deep
+from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
 from pipeline.read.lines import BOM, iter_line_spans
 from pipeline.vocabulary import LineKind
 

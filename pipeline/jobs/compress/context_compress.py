@@ -15,7 +15,6 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -23,18 +22,17 @@ from msgspec import UNSET, UnsetType
 from pipeline.agents.protocol import ContextFormat, ContextSession
 from pipeline.core.partition import checked_partition
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import TailPlan
-from pipeline.jobs.compress.options import CompressOptions, candidate_path
+from pipeline.formats.line_guard import LineLimits
+from pipeline.jobs.compress.candidate_file import write_candidate_file
+from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import Written
-from pipeline.publish.files import write_bytes_atomic
-from pipeline.read.compressed import compress_as
-from pipeline.read.load import SourceBytes, file_sha256
+from pipeline.read.load import SourceBytes
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
-from pipeline.report.documents import Compressed, Outcome, Refused, RolloutCompressReport, Skipped
+from pipeline.report.documents import Compressed, ContextCompressReport, Outcome, Refused, Skipped
 from pipeline.report.resume_check import ResumeCheckSection
-from pipeline.report.resume_context import CutSection, RolloutOutputSection
+from pipeline.report.resume_context import ContextOutputSection, CutSection
 from pipeline.report.sections import (
     PartitionSection,
     Timing,
@@ -189,9 +187,9 @@ def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits:
     return sum(item.tokens for item in sent)
 
 
-def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> RolloutOutputSection:
+def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> ContextOutputSection:
     """The report's `output` of a candidate's bytes, wherever they go (`path`, as reported)."""
-    return RolloutOutputSection(
+    return ContextOutputSection(
         path=path,
         sha256=hashlib.sha256(data).hexdigest(),
         bytes=len(data),
@@ -201,23 +199,17 @@ def context_output(path: str, data: bytes, source: SourceBytes, summary_line: in
     )
 
 
-ContextPublisher = Callable[[SourceBytes, str, CompressOptions, bytes, int], "RolloutOutputSection | Reason"]
+ContextPublisher = Callable[[SourceBytes, str, CompressOptions, bytes, int], "ContextOutputSection | Reason"]
 """What becomes of a candidate that passed its check (its bytes, and its summary's line): written,
 or a refusal why not."""
 
 
 def write_context(
     source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
-) -> RolloutOutputSection | Reason:
-    """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
-    if file_sha256(source.path) != source.sha256:
-        return Reason(Refusal.SOURCE_CHANGED)
-    destination = candidate_path(Path(options.out_dir), options.root_label, label)
-    if destination.resolve() == source.path.resolve():
-        return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
-    write_bytes_atomic(destination, compress_as(source.compression, data))  # stored as the source is
-    where = destination.relative_to(Path(options.out_dir)).as_posix()
-    return context_output(where, data, source, summary_line)
+) -> ContextOutputSection | Reason:
+    """`--out`: the candidate written by the one candidate writer, or the refusal why not."""
+    written = write_candidate_file(source, label, options, data)
+    return written if isinstance(written, Reason) else context_output(written, data, source, summary_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +232,11 @@ def _report(
     status: SessionStatus,
     started: float,
     made: _Made | _Stop,
-    output: RolloutOutputSection | UnsetType = UNSET,
-) -> RolloutCompressReport:
+    output: ContextOutputSection | UnsetType = UNSET,
+) -> ContextCompressReport:
     read = context.session
     session = session_section(label, source, read.versions, read.line_count, context.agent.format, read.kind)
-    stopped = RolloutCompressReport(
+    stopped = ContextCompressReport(
         session=session,
         status=status,
         findings=findings_section(read.findings, per_code=options.sweep.findings_per_code),
@@ -326,8 +318,8 @@ def compress_context(
     context = _context(agent, source, LineLimits.of(options.sweep))
 
     def report(
-        status: SessionStatus, made: _Made | _Stop, output: RolloutOutputSection | UnsetType = UNSET
-    ) -> RolloutCompressReport:
+        status: SessionStatus, made: _Made | _Stop, output: ContextOutputSection | UnsetType = UNSET
+    ) -> ContextCompressReport:
         return _report(source, label, context, options, status, started, made, output)
 
     stop = _gate(context, options)

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from pipeline.agents.protocol import ContextFormat, ContextSession
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.context_items import TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JudgeError
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.read.load import SourceBytes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.context_compress import plan_context
 from pipeline.jobs.compress.damage import damage_refusal
 from pipeline.jobs.compress.options import CompressOptions

@@ -28,7 +28,7 @@ from msgspec import UNSET
 
 from pipeline import __version__
 from pipeline.errors import UnreadableSource
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.context_compress import compress_context, context_output
 from pipeline.jobs.compress.job import compress_analysis, output_section
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
@@ -42,8 +42,8 @@ from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, frozen_source, read_source
 from pipeline.reasons import Refusal
 from pipeline.report.compression import OutputSection
-from pipeline.report.documents import CompressReport, Outcome, RolloutCompressReport, crashed
-from pipeline.report.resume_context import RolloutOutputSection
+from pipeline.report.documents import CompressReport, ContextCompressReport, Outcome, crashed
+from pipeline.report.resume_context import ContextOutputSection
 from pipeline.summarize.model.outcomes import SummaryOutcome
 from pipeline.vocabulary import SessionStatus, Verdict
 
@@ -104,7 +104,7 @@ class Built:
         """Claude Code (Codex, for a rollout) resumed the candidate as the original (the resume
         gate's verdict is a match)."""
         report = self.outcome.report if self.outcome is not None else None
-        if not isinstance(report, CompressReport | RolloutCompressReport) or report.resume_check is UNSET:
+        if not isinstance(report, CompressReport | ContextCompressReport) or report.resume_check is UNSET:
             return False
         return report.resume_check.verdict is Verdict.MATCH
 
@@ -131,7 +131,7 @@ class _KeptContext:
 
     def __call__(
         self, source: SourceBytes, label: str, options: CompressOptions, data: bytes, summary_line: int
-    ) -> RolloutOutputSection:
+    ) -> ContextOutputSection:
         self.data = compress_as(source.compression, data)  # a compressed session goes back compressed
         return context_output(label, data, source, summary_line)
 
@@ -212,7 +212,7 @@ def as_candidate(built: Built) -> Candidate | Declined:
     if built.candidate is None or built.candidate_sha256 is None:
         report = outcome.report
         reasons = (
-            tuple(report.reasons or ()) if isinstance(report, CompressReport | RolloutCompressReport) else ()
+            tuple(report.reasons or ()) if isinstance(report, CompressReport | ContextCompressReport) else ()
         )
         final = outcome.status in _FINAL and not _TRANSIENT.intersection(reasons)
         return Declined(outcome.status.value, reasons, final, failed=outcome.failed, job=outcome)

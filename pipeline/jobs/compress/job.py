@@ -25,11 +25,12 @@ from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome
 from pipeline.core.validate.checks import Validation
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
+from pipeline.jobs.compress.candidate_file import write_candidate_file
 from pipeline.jobs.compress.context_compress import compress_context
 from pipeline.jobs.compress.damage import Damage, damage_refusal
 from pipeline.jobs.compress.masking import mask_plan, masked_candidate
-from pipeline.jobs.compress.options import CompressOptions, candidate_path
+from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.proof import prove_candidate
 from pipeline.jobs.compress.repair_first import (
@@ -56,8 +57,6 @@ from pipeline.jobs.compress.stages import (
 )
 from pipeline.jobs.compress.writers import ModelRefusal, Written
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.publish.files import write_bytes_atomic
-from pipeline.read.load import file_sha256
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.chain import ChainSection, excluded_section
 from pipeline.report.compression import (
@@ -329,15 +328,11 @@ def _judged(
 def write_candidate(
     analysis: Analysis, options: CompressOptions, candidate: Candidate
 ) -> OutputSection | Stop:
-    """`--out`: re-read the source, refuse if it changed, and write the candidate atomically."""
-    if file_sha256(analysis.path) != analysis.source.sha256:
-        return Stop(SessionStatus.REFUSED, (Reason(Refusal.SOURCE_CHANGED),))
-    out_dir = Path(options.out_dir)
-    destination = candidate_path(out_dir, options.root_label, analysis.label)
-    if destination.resolve() == analysis.path.resolve():
-        return Stop(SessionStatus.REFUSED, (Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE),))
-    write_bytes_atomic(destination, candidate.composed.data)
-    return output_section(analysis, candidate, destination.relative_to(out_dir).as_posix())
+    """`--out`: the candidate written by the one candidate writer, or the refusal why not."""
+    written = write_candidate_file(analysis.source, analysis.label, options, candidate.composed.data)
+    if isinstance(written, Reason):
+        return Stop(SessionStatus.REFUSED, (written,))
+    return output_section(analysis, candidate, written)
 
 
 def output_section(analysis: Analysis, candidate: Candidate, path: str) -> OutputSection:

@@ -21,7 +21,7 @@ from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome, protected_round_of
 from pipeline.estimate.seed import RECORD_ALLOWANCE
 from pipeline.formats.claude_code.bounded_output import bound_line
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import Planned, bound_chain
 from pipeline.jobs.compress.stages import Candidate, Stop, tool_metadata

@@ -29,8 +29,8 @@ from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.claude_code.bounded_output import BoundedRecord, BoundRule, bound_line
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.records import message_text
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import SummaryWriter, Written, spent_before, summary_refusal
 from pipeline.jobs.front import Analysis

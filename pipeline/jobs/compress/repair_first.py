@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.stages import Candidate, Publisher, Stop
 from pipeline.jobs.front import Analysis, open_source

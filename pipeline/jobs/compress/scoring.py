@@ -11,7 +11,7 @@ from collections.abc import Collection
 
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Candidate, Stop
 from pipeline.jobs.fidelity_inputs import candidate_fidelity, masked_middle

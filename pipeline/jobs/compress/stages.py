@@ -38,7 +38,6 @@ from pipeline.formats.claude_code.build import (
     claude_timestamp,
     replace_parent,
 )
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.claude_code.resume_state import StateRecord, discovered_tools, resume_state
 from pipeline.formats.claude_code.tasks import (
     BackgroundShell,
@@ -46,6 +45,7 @@ from pipeline.formats.claude_code.tasks import (
     task_status,
     unfinished_shells,
 )
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import ChainBounding, Planned

@@ -19,7 +19,7 @@ from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.claude_code.content_classes import ContentClass
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
-from pipeline.report.documents import Outcome, RolloutTokensReport, TokensReport
+from pipeline.report.documents import ContextTokensReport, Outcome, TokensReport
 from pipeline.report.fleet import Interrupted, unsupported_by_agent
 from pipeline.report.run_totals import UNKNOWN_FORMAT
 from pipeline.report.sections import Section
@@ -226,7 +226,7 @@ def _needs(outcome: Outcome, needs: Callable[[int], bool]) -> bool:
     report = outcome.report
     if report.session.kind is SessionKind.SUBAGENT:
         return False
-    if isinstance(report, RolloutTokensReport):
+    if isinstance(report, ContextTokensReport):
         context = report.tokens.context.get(report.tokens.estimators[0])
         return context is not None and needs(context)
     tokens = _measure(outcome)

@@ -33,7 +33,7 @@ from pipeline.formats.claude_code.content_classes import (
     Piece,
     split_records,
 )
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line

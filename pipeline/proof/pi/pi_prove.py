@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.branch import active_branch
 from pipeline.formats.pi.session_decode import decode_session
 from pipeline.proof.pi.pi_process import PiInstallation

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.core.topology.select import TopologyOptions
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.live_vocabulary import BackupCompression, BackupPlacement
 from pipeline.publish.live.activity import ActivityOptions
 from pipeline.publish.live.backups import BackupOptions, chosen_compression, require_compression

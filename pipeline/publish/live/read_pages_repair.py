@@ -21,7 +21,7 @@ from msgspec import UNSET
 from pipeline.core.read_pages import apply_patches, plan_repair, repair_failures
 from pipeline.core.topology.select import TopologyOptions
 from pipeline.errors import CompactionError
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.live_vocabulary import OperationState, RepairScope
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined

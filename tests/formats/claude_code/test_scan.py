@@ -20,7 +20,7 @@ import pytest
 from pipeline.core.index import LineIndex, build_index, build_index_reference
 from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.testing.fuzz import Mutation, mutate
 from pipeline.testing.fuzzing import builder_sources
 from pipeline.testing.settings import LIMITS

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.reconstruct import ItemOrigin, Rebuilt, rebuild_context
 from pipeline.formats.codex.rollout_decode import decode_rollout
 from pipeline.formats.codex.rollout_items import materialize, replacement_items
+from pipeline.formats.line_guard import LineLimits
 from tests.support.rollout_builder import RolloutBuilder
 
 LIMITS = LineLimits(max_line_bytes=1 << 20, max_json_depth=200)

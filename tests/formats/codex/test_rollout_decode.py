@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.formats.claude_code.line_guard import LineLimits
 from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
+from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.job import compress_session
 from pipeline.jobs.validate import validate_session
 from pipeline.testing import as_json

@@ -27,7 +27,7 @@ def corpus_tokens(corpus_files: Path) -> list[dict[str, Any]]:
     reports = []
     for session in discover([corpus_files]):
         report = as_json(tokens_session(session.path, session.label, options))
-        # Claude Code sessions only: a Codex rollout's billed truth is its own (test_rollout_tokens).
+        # Claude Code sessions only: a Codex rollout's billed truth is its own (test_context_tokens).
         if report.get("tokens") and report["session"].get("format") == "claude-code":
             reports.append(report["tokens"])
     return reports

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.index import build_index
-from pipeline.formats.claude_code.line_guard import LineLimits
+from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
 from pipeline.summarize.model.engine import ModelSummary, write_model_summary
 from pipeline.summarize.model.redaction import REDACTION_VERSION, SecretKind, redact, redactors

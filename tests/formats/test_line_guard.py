@@ -8,7 +8,7 @@ import random
 import orjson
 import pytest
 
-from pipeline.formats.claude_code.line_guard import nesting_depth, readable_utf8, too_deep
+from pipeline.formats.line_guard import nesting_depth, readable_utf8, too_deep
 from pipeline.testing.fuzz import INVALID_UTF8, nested
 
 

@@ -102,13 +102,13 @@ def _elapsed(report: dict[str, Any]) -> dict[str, Any]:
     return {"elapsed_ms": report["resume_check"]["elapsed_ms"]}
 
 
-def test_a_codex_named_on_the_command_line_but_missing_is_a_usage_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--codex", "--judge"])
+def test_a_codex_named_on_the_command_line_but_missing_is_a_usage_error(tmp_path: Path, flag: str) -> None:
     source = _rollout(tmp_path / "in" / NAME)
     missing = str(tmp_path / "none")
-    done = compaction(
-        "compress", str(source), "--out", str(tmp_path / "out"), "--codex", missing, unset=(GATE,)
-    )
-    assert done.returncode == 2 and "Codex not found" in done.stderr
+    named = (flag, missing) if flag == "--codex" else (flag, f"codex-rollout={missing}")
+    done = compaction("compress", str(source), "--out", str(tmp_path / "out"), *named, unset=(GATE,))
+    assert done.returncode == 2 and "Codex not found" in done.stderr and missing in done.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -36,6 +36,34 @@ def test_a_codex_path_that_holds_no_codex_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Codex not found" in done.stderr
 
 
+def test_judge_names_a_formats_client_over_its_own_flag_and_config(tmp_path: Path) -> None:
+    """`--judge FORMAT=PATH` names any format's client: here a Codex that is not there, which
+    wins over a config's [judges] row and is reported as Codex's own usage error."""
+    original, candidate = _pair(tmp_path)
+    config = tmp_path / "judges.toml"
+    config.write_text(f'[judges]\n"codex-rollout" = "{tmp_path / "elsewhere"}"\n')
+    named = tmp_path / "named"
+    done = compaction(
+        "verify-resume",
+        str(original),
+        str(candidate),
+        "--config",
+        str(config),
+        "--judge",
+        f"codex-rollout={named}",
+    )
+    assert done.returncode == 2 and "Codex not found" in done.stderr and str(named) in done.stderr
+    by_config = compaction("verify-resume", str(original), str(candidate), "--config", str(config))
+    assert by_config.returncode == 2 and str(tmp_path / "elsewhere") in by_config.stderr
+
+
+@pytest.mark.parametrize("value", ["codex-rollout", "nobody=/bin/true", "=x"])
+def test_judge_refuses_what_names_no_processed_formats_client(tmp_path: Path, value: str) -> None:
+    original, candidate = _pair(tmp_path)
+    done = compaction("verify-resume", str(original), str(candidate), "--judge", value)
+    assert done.returncode == 2 and "--judge" in done.stderr and "claude-code" in done.stderr
+
+
 def test_a_codex_that_cannot_run_exits_with_codexs_own_code_not_claude_codes(tmp_path: Path) -> None:
     original, candidate = _pair(tmp_path)
     broken = tmp_path / "codex"
