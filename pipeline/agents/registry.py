@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from pipeline.agents.codex import CODEX
+from pipeline.agents.pi import PI
 from pipeline.agents.protocol import ContextFormat
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.vocabulary import SourceFormat
@@ -22,7 +23,7 @@ CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
-    {agent.format: agent for agent in (CODEX,)}
+    {agent.format: agent for agent in (CODEX, PI)}
 )
 
 

@@ -36,10 +36,9 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
-    PI,
     GEMINI_CLI,
     QWEN_CODE,
     OPENCODE,

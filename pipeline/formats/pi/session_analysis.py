@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import orjson
 
 from pipeline.findings import Finding
-from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.context_items import TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.agent_messages import agent_messages
 from pipeline.formats.pi.archive_form import compose_archive
 from pipeline.formats.pi.branch import PiBranch, active_branch

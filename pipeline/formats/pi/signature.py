@@ -52,11 +52,10 @@ def is_pi_record(record: Record) -> bool:
 
 def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     """pi's session directory (`$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`) and
-    OpenClaw's agents directory (each agent's sessions below it). Not wired into the registry's
-    roots until the format is processed."""
+    OpenClaw's agents directory (each agent's sessions below it)."""
     agent_dir = environ.get("PI_CODING_AGENT_DIR")
     pi = Path(agent_dir).expanduser() / "sessions" if agent_dir else home / ".pi" / "agent" / "sessions"
     return (pi, home / ".openclaw" / "agents")
 
 
-PI: Final = Signature(SourceFormat.PI, record=is_pi_record)
+PI: Final = Signature(SourceFormat.PI, record=is_pi_record, roots=session_roots)
