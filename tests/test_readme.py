@@ -15,6 +15,7 @@ from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
 from tests.support.codex_rollouts import conversation, write_rollout
+from tests.support.pi_files import FIXTURES as PI_FIXTURES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -78,6 +79,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert made.returncode == 0 and (root / "compacted" / "session.jsonl").is_file(), made.stderr
     shutil.copytree(projects, root / "work" / "sessions")
     write_rollout(root / ".codex" / "sessions" / "2026" / "03" / "01", conversation(turns=6))
+    pi_sessions = root / ".pi" / "agent" / "sessions" / "--home-me-notes--"
+    shutil.copytree(PI_FIXTURES, pi_sessions, ignore=shutil.ignore_patterns("*.md"))
     shutil.copytree(projects, root / "team-b")
     return root
 
