@@ -1,7 +1,8 @@
 """pi sessions through the real command line, as a user runs it, on a copy of the pi-written
 fixtures laid out as pi keeps them: validate, tokens, compress --out proven by the real pi (when
 installed; unproven otherwise), compress --in-place, then restore giving back every original byte
-for byte; and a tree mixing Claude Code, Codex and pi where each report names its own format."""
+for byte; and a tree mixing Claude Code, Codex, pi and an OpenClaw agent (with its index) where
+each report names its own format, on the process pool and on a local Dask cluster."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 from pipeline.proof.pi.pi_process import find_pi
 from pipeline.testing.invoke import compaction
-from tests.conftest import CORPUS_FILES
+from tests.conftest import CORPUS, CORPUS_FILES
 from tests.support.pi_files import FIXTURES
 from tests.support.rollout_builder import RolloutBuilder
 
@@ -27,6 +28,11 @@ TWO_DAYS = 2 * 86_400
 SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "400")
 CLAUDE_CODE_FILE = CORPUS_FILES / "marot__spotter__test_fixtures_transcripts_short.jsonl"
 PI = "pi-session"
+OPENCLAW_ID = "849098c8-229a-4d8f-b188-8c67455ddaf7"
+OPENCLAW_FILE = (
+    CORPUS / "pi" / "files" / f"CourtReinland__blueos__.openclaw_agents_main_sessions_{OPENCLAW_ID}.jsonl"
+)
+CLUSTER = ("--cluster", "local:1")
 
 
 def _judge() -> tuple[str, ...]:
@@ -119,7 +125,9 @@ def test_in_place_replaces_pi_sessions_and_restore_gives_back_the_originals(
     assert _digests(pi_tree) == before
 
 
-def test_a_tree_of_claude_code_codex_and_pi_reports_each_session_in_its_own_format(tmp_path: Path) -> None:
+def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its_own_format(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "fleet"
     _idle_copy([CLAUDE_CODE_FILE], root / "claude" / "-home-me-app")
     rollout = RolloutBuilder(seed=7)
@@ -128,10 +136,26 @@ def test_a_tree_of_claude_code_codex_and_pi_reports_each_session_in_its_own_form
     (root / "codex").mkdir()
     rollout.write(root / "codex" / "rollout-2026-03-01T12-00-00-x.jsonl")
     _idle_copy([FIXTURES / "tools.jsonl"], root / "pi" / "--home-me-notes--")
+    openclaw = root / "openclaw" / "agents" / "main" / "sessions"  # a session OpenClaw wrote, its index
+    openclaw.mkdir(parents=True)
+    shutil.copyfile(OPENCLAW_FILE, openclaw / f"{OPENCLAW_ID}.jsonl")
+    (openclaw / "sessions.json").write_text(json.dumps({"agent:main:main": {"sessionId": OPENCLAW_ID}}))
     expected = {CLAUDE_CODE_FILE.name: "claude-code", "rollout-2026-03-01T12-00-00-x.jsonl": "codex-rollout"}
-    expected["tools.jsonl"] = PI
-    for command, where in (("validate", "--report-dir"), ("compress", "--out")):
-        extra = ("--min-tokens", "0", "--no-verify-resume") if command == "compress" else ()
-        reports = _run(command, str(root), where, str(tmp_path / command), *extra)
+    expected |= {"tools.jsonl": PI, f"{OPENCLAW_ID}.jsonl": PI}
+    runs = {  # compress on a local Dask cluster: the workers read pi's sessions as the pool does
+        "validate": ("--report-dir", str(tmp_path / "validate")),
+        "compress": (
+            "--out",
+            str(tmp_path / "compress"),
+            "--min-tokens",
+            "0",
+            "--no-verify-resume",
+            *CLUSTER,
+        ),
+    }
+    for command, flags in runs.items():
+        reports = _run(command, str(root), *flags)
+        index = reports.pop("sessions.json")  # OpenClaw's index is no session: named, never failed
+        assert index["status"] == "not-a-transcript"
         assert {name: report["session"]["format"] for name, report in reports.items()} == expected
         assert all(report["command"] == command for report in reports.values())
