@@ -1,15 +1,19 @@
 """pi sessions through the real command line, as a user runs it, on a copy of the pi-written
 fixtures laid out as pi keeps them: validate, tokens, compress --out proven by the real pi (when
 installed; unproven otherwise), compress --in-place, then restore giving back every original byte
-for byte; and a tree mixing Claude Code, Codex, pi and an OpenClaw agent (with its index) where
-each report names its own format, on the process pool and on a local Dask cluster."""
+for byte, also after a SIGKILL mid-run; and a tree mixing Claude Code, Codex, pi and an OpenClaw
+agent (with its index) where each report names its own format, on the process pool and on a local
+Dask cluster."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from typing import Any
 import pytest
 
 from pipeline.proof.pi.pi_process import find_pi
-from pipeline.testing.invoke import compaction
+from pipeline.testing.invoke import compaction, compaction_command
 from tests.conftest import CORPUS, CORPUS_FILES
 from tests.support.pi_files import FIXTURES
 from tests.support.rollout_builder import RolloutBuilder
@@ -123,6 +127,47 @@ def test_in_place_replaces_pi_sessions_and_restore_gives_back_the_originals(
     done = compaction("restore", "--all-since", "2020-01-01T00:00", str(pi_tree), "--quiet", *common)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _digests(pi_tree) == before
+
+
+def test_a_kill_during_in_place_loses_nothing(pi_tree: Path, tmp_path: Path) -> None:
+    """SIGKILL as the first backup lands: each session is whole (its original, or the original with
+    pi's compaction appended), a second run finishes, and restore gives every original back."""
+    before = {path: path.read_bytes() for path in sorted(pi_tree.rglob("*.jsonl"))}
+    backups, common = tmp_path / "backups", ("--state-dir", str(tmp_path / "state"))
+    run = [*compaction_command(), "compress", str(pi_tree), "--in-place", *SMALL, "--no-verify-resume"]
+    run += ["--quiet", "--report-dir", str(tmp_path / "r1"), "--backup-dir", str(backups), *common]
+    started = subprocess.Popen(
+        run, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 300
+    while started.poll() is None and not any(backups.rglob("*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(started.pid, signal.SIGKILL)
+    exit_code = started.wait()
+    assert exit_code == -signal.SIGKILL  # the kill landed while the run was replacing
+    for path, original in before.items():
+        now = path.read_bytes()
+        assert now == original or (
+            now.startswith(original) and b'"type":"compaction"' in now.splitlines()[-1]
+        )
+    again = [
+        word if word != str(tmp_path / "r1") else str(tmp_path / "r2")
+        for word in run[len(compaction_command()) :]
+    ]
+    _run(*again)
+    done = compaction(
+        "restore",
+        "--all-since",
+        "2020-01-01T00:00",
+        str(pi_tree),
+        "--quiet",
+        "--backup-dir",
+        str(backups),
+        *common,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {path: path.read_bytes() for path in before} == before
 
 
 def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its_own_format(
