@@ -82,6 +82,7 @@ class ResumeExit(IntEnum):
     NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
+    PI_FAILED = 6  # pi failed or timed out (a pi session's judge)
 
 
 class ProbeExit(IntEnum):
@@ -367,6 +368,11 @@ class FindingCode(ReasonCode):
     TURN_UNFINISHED = "turn-unfinished"
     COMPACTION_REBUILT = "compaction-rebuilt"
     COMPACTION_MALFORMED = "compaction-malformed"
+    # pi sessions
+    LINE_RECORDS_JOINED = "line-records-joined"
+    SESSION_HEADER_MISSING = "session-header-missing"
+    UNKNOWN_ENTRY = "unknown-entry"
+    COMPACTION_KEPT_MISSING = "compaction-kept-missing"
     # Qwen Code sessions
     SESSION_DOCUMENT_NOT_RESUMED = "session-document-not-resumed"
     # Whole-session outcomes

@@ -16,6 +16,7 @@ from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
 from tests.support.codex_rollouts import conversation, write_rollout
 from tests.support.gemini_files import write_gemini_chats
+from tests.support.pi_files import FIXTURES as PI_FIXTURES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -83,6 +84,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     qwen.mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "fixtures" / "qwen_code" / "tools.jsonl", qwen)
     write_gemini_chats(root / ".gemini" / "tmp" / "0123abcd" / "chats")
+    pi_sessions = root / ".pi" / "agent" / "sessions" / "--home-me-notes--"
+    shutil.copytree(PI_FIXTURES, pi_sessions, ignore=shutil.ignore_patterns("*.md"))
     shutil.copytree(projects, root / "team-b")
     return root
 

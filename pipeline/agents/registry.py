@@ -13,6 +13,7 @@ from typing import Final
 
 from pipeline.agents.codex import CODEX
 from pipeline.agents.gemini_cli import GEMINI_CLI
+from pipeline.agents.pi import PI
 from pipeline.agents.protocol import ContextFormat
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.installed import JUDGES, ResumeJudge
@@ -24,7 +25,7 @@ CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
-    {agent.format: agent for agent in (CODEX, GEMINI_CLI, QWEN_CODE)}
+    {agent.format: agent for agent in (CODEX, PI, GEMINI_CLI, QWEN_CODE)}
 )
 
 

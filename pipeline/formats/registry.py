@@ -19,12 +19,12 @@ from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.gemini_cli.signature import GEMINI_CLI
 from pipeline.formats.identity import Signature
+from pipeline.formats.pi.signature import PI
 from pipeline.formats.qwen_code.signature import QWEN_CODE
 from pipeline.formats.unsupported.aider import AIDER
 from pipeline.formats.unsupported.cline import CLINE
 from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
-from pipeline.formats.unsupported.pi import PI
 from pipeline.read.discover import RootError
 
 __all__ = [
@@ -36,10 +36,9 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, GEMINI_CLI, QWEN_CODE)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
-    PI,
     OPENCODE,
     COPILOT_CLI,
     CLINE,

@@ -25,6 +25,7 @@ def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots(
     assert processed == [
         SourceFormat.CLAUDE_CODE,
         SourceFormat.CODEX,
+        SourceFormat.PI,
         SourceFormat.GEMINI_CLI,
         SourceFormat.QWEN_CODE,
     ]
@@ -35,16 +36,20 @@ def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots(
 def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
+    pi, openclaw = home / ".pi" / "agent" / "sessions", home / ".openclaw" / "agents"
     gemini = home / ".gemini" / "tmp"
-    assert looked_for_roots({}, home) == [claude, codex, gemini, home / ".qwen" / "projects"]
+    assert looked_for_roots({}, home) == [claude, codex, pi, openclaw, gemini, home / ".qwen" / "projects"]
     with pytest.raises(
-        RootError, match=r"no session directory found \(looked in .*projects, .*sessions, .*tmp, .*projects\)"
+        RootError,
+        match=r"no session directory found \(looked in .*projects, .*sessions, .*agents, .*tmp, .*projects\)",
     ):
         default_roots({}, home)
     codex.mkdir(parents=True)
     assert default_roots({}, home) == [codex]  # a Codex-only machine
     claude.mkdir(parents=True)
     assert default_roots({}, home) == [claude, codex]
+    openclaw.mkdir(parents=True)  # OpenClaw's agents, each one's sessions below it
+    assert default_roots({}, home) == [claude, codex, openclaw]
 
 
 def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -> None:
@@ -52,14 +57,22 @@ def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -
     (config / "projects").mkdir(parents=True)
     (codex_home / "sessions").mkdir(parents=True)
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)  # not read: the variable wins
+    pi_dir = tmp_path / "pi-agent"
+    (pi_dir / "sessions").mkdir(parents=True)
     gemini_home = tmp_path / "gemini-home"  # GEMINI_CLI_HOME stands for the home `.gemini` is in
     (gemini_home / ".gemini" / "tmp").mkdir(parents=True)
     environ = {
         "CLAUDE_CONFIG_DIR": str(config),
         "CODEX_HOME": str(codex_home),
+        "PI_CODING_AGENT_DIR": str(pi_dir),
         "GEMINI_CLI_HOME": str(gemini_home),
     }
-    expected = [config / "projects", codex_home / "sessions", gemini_home / ".gemini" / "tmp"]
+    expected = [
+        config / "projects",
+        codex_home / "sessions",
+        pi_dir / "sessions",
+        gemini_home / ".gemini" / "tmp",
+    ]
     assert default_roots(environ, tmp_path / "home") == expected
 
 

@@ -16,6 +16,7 @@ from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import LIMITS, validate_options
 from pipeline.vocabulary import SourceFormat
+from tests.support.agent_files import copilot_events
 from tests.support.records import jsonl, rec
 
 
@@ -23,11 +24,11 @@ def test_unreadable_and_unsupported_files_get_their_own_outcomes(tmp_path: Path)
     missing = validate_session(tmp_path / "missing.jsonl", "missing.jsonl", validate_options())
     assert isinstance(missing, Unreadable) and missing.failed
     assert as_json(missing)["findings"][0]["code"] == "unreadable"
-    pi = tmp_path / "pi.jsonl"
-    pi.write_bytes(b'{"type":"session","id":"x","version":3}\n')
-    outcome = validate_session(pi, "pi.jsonl", validate_options())
+    copilot = tmp_path / "events.jsonl"
+    copilot.write_bytes(copilot_events())
+    outcome = validate_session(copilot, "events.jsonl", validate_options())
     assert isinstance(outcome, Unsupported) and not outcome.failed
-    assert as_json(outcome)["findings"][0]["ids"] == ["pi-session"]
+    assert as_json(outcome)["findings"][0]["ids"] == ["copilot-cli"]
 
 
 def test_a_session_is_validated_with_its_report_sections(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """Other agents' session files, built from their public formats, laid out as each agent keeps them.
 
-`write_agent_files(root)` writes at least one session file of every agent this tool recognizes
-but does not process (Gemini CLI JSONL, legacy JSON and checkpoints, Qwen Code, pi, OpenClaw,
-OpenCode, Copilot CLI, Cline, Aider), and returns each file's path relative to `root` with the
-format it must be detected as. The shapes follow each agent's own writer (gemini-cli's
+`AGENT_FILES` holds at least one session file of every agent this tool recognizes besides Claude
+Code and Codex (Gemini CLI JSONL, legacy JSON and checkpoints, Qwen Code, pi, OpenClaw, OpenCode,
+Copilot CLI, Cline, Aider); `write_agent_files(root)` writes those of the agents not processed, and
+returns each file's path relative to `root` with the format it must be detected as. The shapes follow each agent's own writer (gemini-cli's
 `chatRecordingService`, qwen-code's `ChatRecord`, pi's session entries, OpenCode's storage,
 Copilot CLI's `events.jsonl`, Cline's task files, Aider's history files); the texts are ours.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from pipeline.formats.registry import PROCESSED
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["AGENT_FILES", "write_agent_files"]
@@ -327,9 +328,12 @@ AGENT_FILES: dict[str, tuple[bytes, SourceFormat]] = _all()
 
 
 def write_agent_files(root: Path) -> dict[str, SourceFormat]:
-    """Write every agent's files under `root`; each relative path with its expected format."""
-    for relative, (data, _) in AGENT_FILES.items():
+    """Write the files of every agent recognized but not processed under `root` (a processed
+    agent's files are read, not reported unsupported); each relative path with its format."""
+    processed = {signature.format for signature in PROCESSED}
+    unprocessed = {k: v for k, v in AGENT_FILES.items() if v[1] not in processed}
+    for relative, (data, _) in unprocessed.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return {relative: fmt for relative, (_, fmt) in AGENT_FILES.items()}
+    return {relative: fmt for relative, (_, fmt) in unprocessed.items()}

@@ -16,23 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Final
 
+from pipeline.formats.chat_documents import is_chat_document, under_home
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = [
-    "GEMINI_CLI",
-    "GEMINI_HOME_ENV",
-    "QWEN_HOME",
-    "is_chat_document",
-    "is_subagent_path",
-    "session_roots",
-    "under_home",
-]
+__all__ = ["GEMINI_CLI", "GEMINI_HOME_ENV", "is_subagent_path", "session_roots"]
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini", "info", "error", "warning"})
-_CHECKPOINT_PREFIX: Final = "checkpoint-"
 _CHATS: Final = "chats"
-QWEN_HOME: Final = ".qwen"
+_FORK_HOME: Final = ".qwen"  # Qwen Code, a fork, saves the same documents under its own home
 
 
 def is_gemini_record(record: Record) -> bool:
@@ -49,36 +41,9 @@ def is_gemini_record(record: Record) -> bool:
     )
 
 
-def _is_content(item: object) -> bool:
-    """One Gemini API history entry: `{role, parts: [...]}`."""
-    return isinstance(item, dict) and isinstance(item.get("parts"), list) and is_str(item.get("role"))
-
-
-def is_api_history(document: object, path: PurePath | None) -> bool:
-    """A `/chat save` checkpoint's shape: `{"history": [Content]}`, or the bare list (old versions);
-    an empty history counts only under a checkpoint's own name."""
-    history = document.get("history") if isinstance(document, dict) else document
-    if not isinstance(history, list) or not all(_is_content(item) for item in history):
-        return False
-    named = path is not None and path.name.startswith(_CHECKPOINT_PREFIX)
-    return bool(history) or named
-
-
 def is_subagent_path(path: PurePath | None) -> bool:
     """Whether a session file lies in `chats/<parent-session>/`, where subagents' sessions are."""
     return path is not None and len(path.parents) > 1 and path.parent.parent.name == _CHATS
-
-
-def under_home(path: PurePath | None, home: str) -> bool:
-    """Whether a file lies under an agent's home directory (`.gemini`, `.qwen`, ...)."""
-    return path is not None and any(parent.name == home for parent in path.parents)
-
-
-def is_chat_document(document: object, path: PurePath | None) -> bool:
-    """A legacy one-document chat or a checkpoint, whoever of Gemini CLI and its fork wrote it."""
-    if isinstance(document, dict) and isinstance(document.get("messages"), list):
-        return "sessionId" in document or "projectHash" in document
-    return is_api_history(document, path)
 
 
 def is_gemini_document(document: object, path: PurePath | None) -> bool:
@@ -86,7 +51,7 @@ def is_gemini_document(document: object, path: PurePath | None) -> bool:
 
     Qwen Code, a fork, writes the same documents under `~/.qwen`: those are its own.
     """
-    return is_chat_document(document, path) and not under_home(path, QWEN_HOME)
+    return is_chat_document(document, path) and not under_home(path, _FORK_HOME)
 
 
 GEMINI_HOME_ENV: Final = "GEMINI_CLI_HOME"  # Gemini CLI's relocation of the home its `.gemini` is in

@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Final
 
+from pipeline.formats.chat_documents import is_chat_document, under_home
 from pipeline.formats.identity import Record, Signature, is_str
-from pipeline.formats.unsupported.gemini_cli import QWEN_HOME, is_chat_document, under_home
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["QWEN_CODE", "is_qwen_document", "is_qwen_record", "session_roots"]
 
 _TYPES: Final = frozenset({"user", "assistant", "tool_result", "system"})
 HOME_ENV: Final = "QWEN_HOME"  # Qwen Code's own override of ~/.qwen
+QWEN_HOME: Final = ".qwen"
 
 
 def is_qwen_record(record: Record) -> bool:

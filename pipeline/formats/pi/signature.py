@@ -1,0 +1,61 @@
+"""pi (and OpenClaw, which writes the same JSONL): a `session` header, then entries.
+
+`~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl` (`$PI_CODING_AGENT_DIR/sessions` when set),
+OpenClaw's `~/.openclaw/agents/<agent>/sessions/<uuid>.jsonl`. The header is `{"type": "session",
+"version": 3, "id", "timestamp", "cwd"}` (older files have no `version`); entries are linked by
+`id`/`parentId` (older ones have neither) and a `message` entry holds `message.role` and
+`message.content`. Identification is positive: a line is pi's when it is that header or one of
+pi's entry types carrying pi's links or its `message` object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from pipeline.formats.identity import Record, Signature, is_str
+from pipeline.vocabulary import SourceFormat
+
+__all__ = ["PI", "is_pi_record", "session_roots"]
+
+_ENTRIES: Final = frozenset(
+    {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "usage",
+        "context_edit",
+    }
+)
+
+
+def _header(record: Record) -> bool:
+    return isinstance(record.get("version"), int) or is_str(record.get("id")) or is_str(record.get("cwd"))
+
+
+def is_pi_record(record: Record) -> bool:
+    """Whether one JSON line is pi's session header or one of its entries."""
+    kind = record.get("type")
+    if kind == "session":
+        return _header(record)
+    if kind not in _ENTRIES:
+        return False
+    return (is_str(record.get("id")) and "parentId" in record) or isinstance(record.get("message"), dict)
+
+
+def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    """pi's session directory (`$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`) and
+    OpenClaw's agents directory (each agent's sessions below it)."""
+    agent_dir = environ.get("PI_CODING_AGENT_DIR")
+    pi = Path(agent_dir).expanduser() / "sessions" if agent_dir else home / ".pi" / "agent" / "sessions"
+    return (pi, home / ".openclaw" / "agents")
+
+
+PI: Final = Signature(SourceFormat.PI, record=is_pi_record, roots=session_roots)
