@@ -21,6 +21,7 @@ from pipeline.cli.live_grammar import (
     live_overrides,
 )
 from pipeline.estimate.estimators import EstimatorName
+from pipeline.formats.registry import roots_help
 from pipeline.read.remote import is_url
 from pipeline.vocabulary import (
     CheckpointPolicy,
@@ -141,7 +142,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="session roots or files, or fsspec URLs (s3://bucket/prefix, gs://..., file://...) "
         "(default: every session directory of a supported agent found here: "
-        "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; $CODEX_HOME/sessions, else ~/.codex/sessions)",
+        f"{roots_help()}; an agent's own variable, such as $CLAUDE_CONFIG_DIR or $CODEX_HOME, "
+        "moves that agent's folder)",
     )
     parser.add_argument(
         "--report-dir",

@@ -59,6 +59,12 @@ def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path |
     return [root for signature in PROCESSED if signature.roots for root in signature.roots(environ, home)]
 
 
+def roots_help() -> str:
+    """The default roots as `--help` names them: every processed format's, under `~`, where they
+    are when no agent's own variable moves them."""
+    return ", ".join(str(root) for root in looked_for_roots({}, Path("~")))
+
+
 def default_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:
     """The session directories of the processed formats that exist on this machine (a run without
     paths reads them all); `RootError` naming where it looked when there is none."""

@@ -97,7 +97,7 @@ def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
     """What stops a session before any summary: a strategy other than summary, its client cannot
     resume it, or it needs no compaction."""
     if options.compress.strategy is not Strategy.SUMMARY:  # what a masked session resumes is unproven
-        return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_ROLLOUTS.value,))
+        return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_FORMAT.value,))
     if not context.session.resumable:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.TOPOLOGY)),))
     if context.total < options.compress.min_tokens:
