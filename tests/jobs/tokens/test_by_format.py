@@ -9,8 +9,7 @@ from msgspec import UNSET
 
 from pipeline.jobs.tokens.by_corpus import summarize
 from pipeline.jobs.tokens.job import tokens_session
-from pipeline.report.documents import Outcome
-from pipeline.report.resume_context import ContextTokens
+from pipeline.report.documents import ContextTokensReport, Outcome
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import tokens_options
 from tests.support.rollout_builder import RolloutBuilder
@@ -62,8 +61,8 @@ def test_sessions_are_summed_per_agent_and_those_over_the_bar_counted(tmp_path: 
 def test_a_format_read_through_the_seam_is_summed_by_class_and_view(tmp_path: Path) -> None:
     found = outcomes(tmp_path)
     codex = next(o for label, o in found.items() if label.startswith("rollout"))
+    assert isinstance(codex.report, ContextTokensReport)
     tokens = codex.report.tokens
-    assert isinstance(tokens, ContextTokens)
     summary = summarize(
         found, dict.fromkeys(found, "team"), ["seed"], calibration_version="test", elapsed_ms=1, needs=bool
     )
@@ -82,4 +81,4 @@ def test_a_format_read_through_the_seam_is_summed_by_class_and_view(tmp_path: Pa
         == tokens.context[own]
     )
     row = next(row for row in summary.sessions if row.label == codex.label)
-    assert row.active_chain == tokens.context and set(row.classes or {}) == set(tokens.classes)  # type: ignore[arg-type]
+    assert row.active_chain == tokens.context and set(row.classes or {}) == set(tokens.classes)
