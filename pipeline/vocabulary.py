@@ -116,6 +116,15 @@ class CompressRepair(StrEnum):
     OFF = "off"
 
 
+class SummarizedHistory(StrEnum):
+    """Whether a compaction leaves the summarized history in the file, for agents whose own
+    compaction keeps it there (pi appends its compaction after it)."""
+
+    AUTO = "auto"  # dropped in place (a verified backup keeps it), kept with --out
+    KEEP = "keep"
+    DROP = "drop"
+
+
 class Strategy(StrEnum):
     """How `compress` makes room: summarize before the cut, clear old tool outputs, or both."""
 

@@ -141,3 +141,8 @@ class PiContextSession:
         """The appended compaction: the line after the original's last (in the archival form, the
         line after the header)."""
         return ARCHIVE_SUMMARY_LINE if self.analysis.damaged else len(self.analysis.session) + 1
+
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        """pi's compaction with only the kept branch after it: pi resumes it as the appended form."""
+        archived = self.analysis.compose_archive(plan.cut_line, summary)
+        return None if archived is None else (archived, ARCHIVE_SUMMARY_LINE)
