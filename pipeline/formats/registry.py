@@ -9,7 +9,8 @@ found on this machine.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -30,6 +31,7 @@ from pipeline.read.discover import RootError
 __all__ = [
     "PROCESSED",
     "RECOGNIZED",
+    "SessionFileNames",
     "default_roots",
     "looked_for_roots",
     "missing_compiled_cores",
@@ -46,9 +48,28 @@ RECOGNIZED: Final[tuple[Signature, ...]] = (
 )
 
 
-def session_file_names() -> frozenset[str]:
+@dataclass(frozen=True, slots=True)
+class SessionFileNames:
+    """The names discovery takes as sessions whatever their suffix: the agents' exact names (what
+    iterating gives), and any name one of their tests passes (`in` asks both)."""
+
+    exact: frozenset[str]
+    tests: tuple[Callable[[str], bool], ...]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.exact or any(test(name) for test in self.tests))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.exact)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+
+def session_file_names() -> SessionFileNames:
     """The names of agents' session files that discovery takes whatever their suffix."""
-    return frozenset().union(*(signature.file_names for signature in RECOGNIZED))
+    exact = frozenset().union(*(signature.file_names for signature in RECOGNIZED))
+    return SessionFileNames(exact, tuple(signature.named for signature in RECOGNIZED if signature.named))
 
 
 def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:

@@ -39,6 +39,7 @@ class PiContextSession:
     """One pi session read: the context pi rebuilds, message by message, and how a compaction cuts it."""
 
     analysis: PiAnalysis
+    archived: bool = False  # OpenClaw's archive of a reset or deleted session: read, never replaced
 
     @cached_property
     def _sent(self) -> tuple[SentItem, ...]:
@@ -62,10 +63,12 @@ class PiContextSession:
 
     @property
     def resumable(self) -> bool:
-        """pi resumes it: a header, a leaf, and a parent walk that ends."""
+        """pi resumes it: a header, a leaf, and a parent walk that ends; OpenClaw's archives no
+        client resumes."""
         analysis = self.analysis
         return (
-            analysis.session.header is not None
+            not self.archived
+            and analysis.session.header is not None
             and analysis.branch.leaf is not None
             and analysis.branch.loop_at is None
         )
