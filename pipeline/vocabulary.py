@@ -78,11 +78,13 @@ class ResumeExit(IntEnum):
 
     MATCH = 0
     MISMATCH = 1
-    USAGE = 2  # a usage error, or no judge (Claude Code, Codex) for the files' format
+    USAGE = 2  # a usage error, or no judge installed for the files' format
     NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
     PI_FAILED = 6  # pi failed or timed out (a pi session's judge)
+    GEMINI_CLI_FAILED = 8  # Gemini CLI failed or timed out (7 is CodeWhale's)
+    QWEN_CODE_FAILED = 9  # Qwen Code failed or timed out
 
 
 class ProbeExit(IntEnum):
