@@ -36,9 +36,10 @@ from pipeline.vocabulary import (
 __all__ = ["build_parser", "flag_overrides", "path_or_url"]
 
 EXIT_CODES_HELP: Final = (
-    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge (Claude Code, or Codex for rollouts); "
-    "3 the judge finds no conversation to resume in the original (not a mismatch); 4 Claude Code "
-    "failed or timed out; 5 Codex failed or timed out"
+    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge installed for the files' format; "
+    "3 the judge finds no conversation to resume in the original (not a mismatch); 4 to 9 the "
+    "judge's client failed or timed out: 4 Claude Code, 5 Codex, 6 pi, 7 CodeWhale, 8 Gemini CLI, "
+    "9 Qwen Code"
 )
 
 
