@@ -83,12 +83,23 @@ def test_repair_leaves_a_legacy_document_and_a_checkpoint_and_refuses_what_is_no
     assert repair(lone, LIMITS).refusal is RepairRefusal.NOT_A_SESSION
 
 
-def test_the_real_client_sends_the_repaired_history_each_call_answered(tmp_path: Path) -> None:
+def _in_a_snapshot(data: bytes) -> bytes:
+    """The same session as Gemini CLI leaves it after a resume: its messages in one `$set` snapshot."""
+    header, *messages = [orjson.loads(line) for line in data.splitlines()]
+    return orjson.dumps(header) + b"\n" + orjson.dumps({"$set": {"messages": messages}}) + b"\n"
+
+
+@pytest.mark.parametrize("layout", ["records", "snapshot"])
+def test_the_real_client_sends_the_repaired_history_each_call_answered(layout: str, tmp_path: Path) -> None:
     script = gemini_cli()
+    damaged = with_pairing_defects(fixture("tools.jsonl"))
+    damaged = _in_a_snapshot(damaged) if layout == "snapshot" else damaged
+    result = repair(damaged, LIMITS)
+    assert result.outcome is RepairOutcome.REPAIRED
     path = tmp_path / "session-2026-12-07T10-00-repaired.jsonl"
-    path.write_bytes(repair(with_pairing_defects(fixture("tools.jsonl")), LIMITS).data)
-    result = resume_gemini(path, script=script, timeout=120)
-    assert result.resumed, result.stderr[-2000:]
-    sent = [dict(content) for content in result.context]
+    path.write_bytes(result.data)
+    resumed = resume_gemini(path, script=script, timeout=120)
+    assert resumed.resumed, resumed.stderr[-2000:]
+    sent = [dict(content) for content in resumed.context]
     assert sent == coalesce(analyze_chat(path.read_bytes(), LIMITS).turns)
     assert sent[1]["parts"][0]["functionCall"]["id"] == "c1" and sent[2]["parts"][0] == CLOSING
