@@ -19,7 +19,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
 from pipeline.testing.invoke import compaction, reports
 from tests.conftest import CODEX_FILES, CORPUS_FILES
-from tests.support.gemini_files import FIXTURES, gemini_cli, long_task
+from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, gemini_cli, long_task
 
 LIMITS = LineLimits(64 << 20, 256)
 SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "600")  # the fixtures are a few k tokens
@@ -135,6 +135,39 @@ def test_compress_in_place_then_restore_gives_back_the_original_byte_for_byte(
     done = compaction("restore", str(chats / LONG), *state, "--report-dir", str(tmp_path / "back"), "--quiet")
     assert done.returncode == 0, done.stderr
     assert _files(chats) == originals
+
+
+def test_a_legacy_json_session_compressed_in_place_is_the_jsonl_form_gemini_cli_resumes(
+    tmp_path: Path,
+) -> None:
+    """The corpus's legacy one-document chat, compressed in place: the file keeps its name and
+    holds the JSONL form Gemini CLI migrates such chats to, which it resumes (the proof, when
+    installed), and restore gives the document back byte for byte."""
+    if not LEGACY_CORPUS.is_file():
+        pytest.skip(f"the shared corpus is not here: {LEGACY_CORPUS}")
+    chats = tmp_path / PROJECT / "chats"
+    chats.mkdir(parents=True)
+    legacy = chats / "session-2025-12-01T21-45-5b959dae.json"
+    shutil.copyfile(LEGACY_CORPUS, legacy)
+    old = time.time() - 2 * 86400
+    os.utime(legacy, (old, old))
+    original = legacy.read_bytes()
+    state = ("--state-dir", str(tmp_path / "state"))
+    done = compaction(
+        "compress", str(chats), "--in-place", *state, "--report-dir", str(tmp_path / "r"), "--quiet",
+        "--min-tokens", "0", *_gate(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (report,) = reports(tmp_path / "r")
+    assert report["in_place"]["disposition"] == "committed"
+    if find_gemini_cli() is not None:
+        assert report["resume_check"]["verdict"] == "match", report["resume_check"]
+    replaced = GEMINI_CLI.read(legacy.read_bytes(), legacy, LIMITS)
+    assert replaced.resumable and replaced.findings == () and legacy.read_bytes().count(b"\n") > 1
+    assert replaced.context_section(0).compactions == 1  # one document no more: Gemini CLI's JSONL
+    done = compaction("restore", str(legacy), *state, "--report-dir", str(tmp_path / "back"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert legacy.read_bytes() == original
 
 
 def test_a_mixed_tree_runs_through_every_command_each_session_in_its_own_format(
