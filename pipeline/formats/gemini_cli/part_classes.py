@@ -78,7 +78,8 @@ def _message_parts(message: Mapping[str, Any], summary_ids: frozenset[str]) -> I
     thoughts = thought_parts(message) if role == "model" and not own else []
     yield from ((("reasoning", None), p) for p in thoughts)
     yield from ((part_class(p, role), p) for p in parts)
-    for call in message.get("toolCalls") or ():
+    calls = message.get("toolCalls")
+    for call in calls if isinstance(calls, list) else ():
         if isinstance(call, Mapping):
             name = str(call.get("name") or "unknown")
             yield ("tool_use", name), {"functionCall": {k: v for k, v in call.items() if k != "result"}}

@@ -1,0 +1,114 @@
+"""Damaged Gemini CLI sessions: whatever happens to the lines or to the shape of a record's fields,
+every member the generic jobs call answers (findings, never a traceback), every line is in exactly
+one set, a compaction of what can be cut still re-reads as summary and suffix, and vacuum and
+repair either prove their rewrite or leave the bytes alone."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from pipeline.agents.gemini_cli import GEMINI_CLI
+from pipeline.agents.gemini_cli.gemini_session import GeminiSession
+from pipeline.formats.gemini_cli.repair import RepairOutcome, repair
+from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, vacuum
+from pipeline.formats.line_guard import LineLimits
+from tests.support.gemini_files import fixture, with_pairing_defects
+
+LIMITS = LineLimits(64 << 20, 256)
+SUMMARY = "<state_snapshot>\nthe work so far\n</state_snapshot>"
+ODD_VALUES: tuple[Any, ...] = (None, 7, "x", [], {}, [1, None], [{"x": None}], {"id": 1})
+FIELDS = ("id", "type", "content", "toolCalls", "thoughts", "tokens", "$set", "$rewindTo", "sessionId")
+CALL_FIELDS = ("id", "name", "args", "result", "status")
+
+
+def _reshaped(records: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Each variant with one field of one record given an odd value (top level or a tool call's)."""
+    for field in FIELDS:
+        holders = [index for index, record in enumerate(records) if field in record]
+        for value in ODD_VALUES:
+            for index in holders[:: max(1, len(holders) // 3)]:
+                yield (
+                    f"{field}={value!r}@{index}",
+                    [*records[:index], {**records[index], field: value}, *records[index + 1 :]],
+                )
+    calls = [index for index, record in enumerate(records) if isinstance(record.get("toolCalls"), list)]
+    for field in CALL_FIELDS:
+        for value in ODD_VALUES:
+            for index in calls:
+                call = {**records[index]["toolCalls"][0], field: value}
+                changed = {**records[index], "toolCalls": [call, *records[index]["toolCalls"][1:]]}
+                yield f"call.{field}={value!r}@{index}", [*records[:index], changed, *records[index + 1 :]]
+
+
+def _line_damages(lines: list[bytes], rng: random.Random) -> list[bytes]:
+    at = rng.randrange(len(lines))
+    damage = rng.randrange(5)
+    if damage == 0:
+        lines[at] = lines[at][: len(lines[at]) // 2]
+    elif damage == 1 and at + 1 < len(lines):
+        lines[at : at + 2] = [lines[at] + lines[at + 1]]
+    elif damage == 2:
+        lines.insert(at, rng.choice([b"\xff\xfe{", b"[1,2]", b"", b'"text"', b"{}", b"null"]))
+    elif damage == 3:
+        lines[at] = lines[at].replace(b"a", b"\xc3", 1)
+    else:
+        other = rng.randrange(len(lines))
+        lines[at], lines[other] = lines[other], lines[at]
+    return lines
+
+
+def _holds_up(data: bytes) -> None:
+    """Every member the generic jobs call, on one damaged file: no exception, a partition."""
+    session: GeminiSession = GEMINI_CLI.read(data, None, LIMITS)
+    session.findings, session.kind, session.resumable, session.versions  # noqa: B018
+    sets = session.sweep_sets()
+    lines = frozenset(range(1, session.line_count + 1))
+    assert frozenset().union(*sets.values()) == lines and sum(map(len, sets.values())) == len(lines)
+    session.context_section(session.file_tokens())
+    session.class_tallies(GEMINI_CLI.estimator, {"chars": len})
+    session.billed()
+    plan = session.plan_tail(room=40)
+    if plan is not None and session.resumable:
+        session.evidence(plan)
+        reread = GEMINI_CLI.read(session.compose(plan, SUMMARY), None, LIMITS)
+        assert reread.sent()[0] == session.summary_sent(SUMMARY)
+        assert list(reread.sent()[1:]) == list(session.sent()[plan.first_item :])
+        cut = session.compress_sets(plan)
+        assert sum(map(len, cut.values())) == len(lines)
+    vacuumed = vacuum(data, LIMITS)
+    assert vacuumed.outcome is VacuumOutcome.VACUUMED or vacuumed.data == data
+    repaired = repair(data, LIMITS)
+    assert repaired.outcome is RepairOutcome.REPAIRED or repaired.data == data
+
+
+def test_an_odd_value_in_any_field_is_read_never_raised() -> None:
+    records = [orjson.loads(line) for line in fixture("tools.jsonl").read_bytes().splitlines()]
+    variants = 0
+    for label, changed in _reshaped(records):
+        data = b"".join(orjson.dumps(record) + b"\n" for record in changed)
+        try:
+            _holds_up(data)
+        except AssertionError:
+            raise
+        except Exception as error:  # the label says which variant broke the reader
+            raise AssertionError(f"{label}: {error!r}") from error
+        variants += 1
+    assert variants > 300
+
+
+@pytest.mark.parametrize("name", ["tools.jsonl", "compressed.jsonl", "rewound.jsonl", "unpaired"])
+def test_damaged_lines_are_read_never_raised(name: str) -> None:
+    source = (
+        with_pairing_defects(fixture("tools.jsonl")) if name == "unpaired" else fixture(name).read_bytes()
+    )
+    for seed in range(12):
+        rng = random.Random(seed)
+        lines = source.splitlines()
+        for _ in range(1 + seed % 3):
+            lines = _line_damages(lines, rng)
+        _holds_up(b"\n".join(lines) + b"\n")
