@@ -17,11 +17,16 @@ from pipeline.agents.gemini_cli.gemini_session import GeminiSession
 from pipeline.formats.gemini_cli.repair import RepairOutcome, repair
 from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, vacuum
 from pipeline.formats.line_guard import LineLimits
-from tests.support.gemini_files import fixture, with_pairing_defects
+from tests.support.gemini_files import LEGACY_CORPUS, fixture, with_pairing_defects
 
 LIMITS = LineLimits(64 << 20, 256)
 SUMMARY = "<state_snapshot>\nthe work so far\n</state_snapshot>"
-ODD_VALUES: tuple[Any, ...] = (None, 7, "x", [], {}, [1, None], [{"x": None}], {"id": 1})
+ODD_VALUES: tuple[Any, ...] = (
+    *(None, 7, "x", [], {}, [1, None], [{"x": None}], {"id": 1}, {"messages": [7, {"id": 1}]}),
+    [{"functionCall": 7}, {"functionResponse": "x"}, {"text": 5}, {"inlineData": 1}, {"thought": 1}],
+    [{"functionCall": {"name": 5, "args": 1}}, {"functionResponse": {"name": [], "response": 2}}],
+    [{"subject": 1, "description": None}, {"text": ""}],
+)
 FIELDS = ("id", "type", "content", "toolCalls", "thoughts", "tokens", "$set", "$rewindTo", "sessionId")
 CALL_FIELDS = ("id", "name", "args", "result", "status")
 
@@ -62,9 +67,10 @@ def _line_damages(lines: list[bytes], rng: random.Random) -> list[bytes]:
     return lines
 
 
-def _holds_up(data: bytes) -> bool:
+def _holds_up(data: bytes, *, exact: bool = True) -> bool:
     """Every member the generic jobs call, on one damaged file: no exception, a partition. True
-    when a compaction of it was composed and checked."""
+    when a compaction of it was composed and re-read; `exact`: the re-read is summary and suffix
+    (not so for a call without id, whose made-up id depends on its place: the job's check refuses)."""
     session: GeminiSession = GEMINI_CLI.read(data, None, LIMITS)
     session.findings, session.kind, session.resumable, session.versions  # noqa: B018
     sets = session.sweep_sets()
@@ -80,7 +86,7 @@ def _holds_up(data: bytes) -> bool:
         GEMINI_CLI.judge.excluded(session, session.compress_sets(plan), candidate, 8)
         reread = GEMINI_CLI.read(candidate, None, LIMITS)
         assert reread.sent()[0] == session.summary_sent(SUMMARY)
-        assert list(reread.sent()[1:]) == list(session.sent()[plan.first_item :])
+        assert not exact or list(reread.sent()[1:]) == list(session.sent()[plan.first_item :])
         cut = session.compress_sets(plan)
         assert sum(map(len, cut.values())) == len(lines)
     compacted = plan is not None and session.resumable
@@ -119,3 +125,20 @@ def test_damaged_lines_are_read_never_raised(name: str) -> None:
             lines = _line_damages(lines, rng)
         compacted += _holds_up(b"\n".join(lines) + b"\n")
     assert compacted > 0
+
+
+def test_a_legacy_document_or_checkpoint_of_odd_shapes_is_read_never_raised() -> None:
+    if not LEGACY_CORPUS.is_file():
+        pytest.skip(f"the shared corpus is not here: {LEGACY_CORPUS}")
+    document = orjson.loads(LEGACY_CORPUS.read_bytes())
+    checkpoint = orjson.loads(fixture("checkpoint-fixture-tag.json").read_bytes())
+    variants: list[dict[str, Any]] = []
+    for value in ODD_VALUES:
+        variants += [{**document, "messages": value}, {**checkpoint, "history": value}]
+        variants.append({**checkpoint, "history": [value, *checkpoint["history"]]})
+        for index in range(0, len(document["messages"]), 4):
+            for field in FIELDS[:6]:
+                messages = list(document["messages"])
+                messages[index] = {**messages[index], field: value}
+                variants.append({**document, "messages": messages})
+    assert sum(_holds_up(orjson.dumps(variant), exact=False) for variant in variants) > len(variants) // 2
