@@ -259,6 +259,7 @@ class SourceFormat(StrEnum):
     COPILOT_CLI = "copilot-cli"
     CLINE = "cline"  # Cline and the forks that keep its task files
     AIDER = "aider"
+    CODEWHALE = "codewhale-session"  # CodeWhale (formerly DeepSeek-TUI)
     EMPTY = "empty"
     UNKNOWN = "unknown"
 

@@ -16,6 +16,7 @@ from typing import Final
 from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
 from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
+from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.identity import Signature
 from pipeline.formats.unsupported.aider import AIDER
@@ -46,6 +47,7 @@ RECOGNIZED: Final[tuple[Signature, ...]] = (
     COPILOT_CLI,
     CLINE,
     AIDER,
+    CODEWHALE,
 )
 
 
