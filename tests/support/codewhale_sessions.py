@@ -49,7 +49,8 @@ class SessionBuilder:
 
     def add(self, message: Json, parent: str | None = "leaf") -> str:
         """Append a message entry under the leaf (or under `parent`); returns its id."""
-        entry_id = f"00000000-0000-4000-8000-{next(self._ids):012d}"
+        taken = {e["id"] for e in self.entries}  # entries passed in (a composed journal) keep their ids
+        entry_id = next(i for i in (f"00000000-0000-4000-8000-{n:012d}" for n in self._ids) if i not in taken)
         entry: Json = {"id": entry_id}
         up = self.leaf if parent == "leaf" else parent
         if up is not None:
