@@ -171,18 +171,20 @@ def _top(relative: str) -> str:
     return first.removesuffix(".py")
 
 
-def _imported(tree: ast.Module) -> Iterator[tuple[int, str]]:
+def _absolute_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Every absolute import's line and dotted module name (lazy imports included)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
+            yield node.lineno, node.module
         elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "pipeline":
-                yield node.lineno, parts[1] if len(parts) > 1 else "__init__"
+            yield from ((node.lineno, alias.name) for alias in node.names)
+
+
+def _imported(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for line, name in _absolute_imports(tree):
+        parts = name.split(".")
+        if parts[0] == "pipeline":
+            yield line, parts[1] if len(parts) > 1 else "__init__"
 
 
 def test_every_import_follows_the_stage_order() -> None:
@@ -674,17 +676,10 @@ CLAUDE_CODE_JOB_DEBT: Final = frozenset(
 
 
 def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            inner = name.removeprefix("pipeline.")
-            if name.startswith("pipeline.") and inner.startswith(AGENT_PACKAGES):
-                yield node.lineno, inner
+    for line, name in _absolute_imports(tree):
+        inner = name.removeprefix("pipeline.")
+        if name.startswith("pipeline.") and inner.startswith(AGENT_PACKAGES):
+            yield line, inner
 
 
 def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
