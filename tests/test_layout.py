@@ -79,6 +79,7 @@ PACKAGES: Final = {
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
+    "agents/codewhale": "CodeWhale sessions through the seam: session, evidence, CodeWhale as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -134,6 +135,9 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
+    "agents/codewhale/whale_evidence.py": "a CodeWhale call's raw JSON input becomes the evidence's tool input",
+    "proof/codewhale/whale_excluded.py": "the original document's raw records, searched for excluded texts",
+    "proof/codewhale/whale_resume.py": "the captured Chat Completions request, JSON from CodeWhale",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from pipeline.agents.codewhale import CODEWHALE
 from pipeline.agents.codex import CODEX
 from pipeline.agents.protocol import ContextFormat
 from pipeline.installed import JUDGES, ResumeJudge
@@ -22,7 +23,7 @@ CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
-    {agent.format: agent for agent in (CODEX,)}
+    {agent.format: agent for agent in (CODEX, CODEWHALE)}
 )
 
 

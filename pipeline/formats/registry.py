@@ -37,7 +37,7 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, CODEWHALE)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
     PI,
@@ -47,7 +47,6 @@ RECOGNIZED: Final[tuple[Signature, ...]] = (
     COPILOT_CLI,
     CLINE,
     AIDER,
-    CODEWHALE,
 )
 
 
