@@ -17,11 +17,15 @@ from pipeline.read.discover import RootError, discover
 from pipeline.vocabulary import SourceFormat
 
 
-def test_every_agent_is_recognized_once_and_only_claude_code_and_codex_are_processed() -> None:
+def test_every_agent_is_recognized_once_and_only_the_processed_agents_have_roots() -> None:
     formats = [signature.format for signature in RECOGNIZED]
     assert len(formats) == len(set(formats))
     assert set(formats) == set(SourceFormat) - {SourceFormat.EMPTY, SourceFormat.UNKNOWN}
-    assert [signature.format for signature in PROCESSED] == [SourceFormat.CLAUDE_CODE, SourceFormat.CODEX]
+    assert [signature.format for signature in PROCESSED] == [
+        SourceFormat.CLAUDE_CODE,
+        SourceFormat.CODEX,
+        SourceFormat.CODEWHALE,
+    ]
     assert all(signature.roots is not None for signature in PROCESSED)
     assert all(signature.roots is None for signature in RECOGNIZED if signature not in PROCESSED)
 
@@ -29,13 +33,16 @@ def test_every_agent_is_recognized_once_and_only_claude_code_and_codex_are_proce
 def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
-    assert looked_for_roots({}, home) == [claude, codex]
+    codewhale = [home / ".codewhale" / "sessions", home / ".deepseek" / "sessions"]  # and DeepSeek-TUI's
+    assert looked_for_roots({}, home) == [claude, codex, *codewhale]
     with pytest.raises(RootError, match=r"no session directory found \(looked in .*projects, .*sessions\)"):
         default_roots({}, home)
     codex.mkdir(parents=True)
     assert default_roots({}, home) == [codex]  # a Codex-only machine
     claude.mkdir(parents=True)
     assert default_roots({}, home) == [claude, codex]
+    codewhale[1].mkdir(parents=True)
+    assert default_roots({}, home) == [claude, codex, codewhale[1]]  # a legacy DeepSeek-TUI store
 
 
 def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -> None:
@@ -43,8 +50,15 @@ def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -
     (config / "projects").mkdir(parents=True)
     (codex_home / "sessions").mkdir(parents=True)
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)  # not read: the variable wins
-    environ = {"CLAUDE_CONFIG_DIR": str(config), "CODEX_HOME": str(codex_home)}
-    assert default_roots(environ, tmp_path / "home") == [config / "projects", codex_home / "sessions"]
+    whale_home = tmp_path / "whale-home"
+    (whale_home / "sessions").mkdir(parents=True)
+    environ = {
+        "CLAUDE_CONFIG_DIR": str(config),
+        "CODEX_HOME": str(codex_home),
+        "CODEWHALE_HOME": str(whale_home),
+    }
+    found = default_roots(environ, tmp_path / "home")
+    assert found == [config / "projects", codex_home / "sessions", whale_home / "sessions"]
 
 
 def test_discovery_takes_the_agents_named_files_whatever_their_suffix(tmp_path: Path) -> None:
