@@ -14,6 +14,7 @@ import pytest
 from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
+from tests.support.codewhale_sessions import SessionBuilder, text
 from tests.support.codex_rollouts import conversation, write_rollout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +79,10 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert made.returncode == 0 and (root / "compacted" / "session.jsonl").is_file(), made.stderr
     shutil.copytree(projects, root / "work" / "sessions")
     write_rollout(root / ".codex" / "sessions" / "2026" / "03" / "01", conversation(turns=6))
+    whale = SessionBuilder()
+    whale.extend([text("user", "build it"), text("assistant", "built")])
+    (root / ".codewhale" / "sessions").mkdir(parents=True)
+    (root / ".codewhale" / "sessions" / f"{whale.session_id}.json").write_bytes(whale.bytes())
     shutil.copytree(projects, root / "team-b")
     return root
 

@@ -17,11 +17,11 @@ __all__ = ["CODEWHALE", "CodewhaleFormat"]
 
 @dataclass(frozen=True, slots=True)
 class CodewhaleFormat:
-    """CodeWhale's session documents: its own estimate (a block's UTF-8 bytes / 4), o200k beside it."""
+    """CodeWhale's session documents: its own estimate (a block's UTF-8 bytes / 4), DeepSeek's beside it."""
 
     format: SourceFormat = SourceFormat.CODEWHALE
     estimator: str = "codewhale-approx"  # CodeWhale's estimate_tokens_for_message: bytes / 4
-    tokenizer: str | None = "o200k"  # the OpenAI-compatible models it runs; DeepSeek's own is not shipped
+    tokenizer: str | None = "deepseek"  # CodeWhale (formerly DeepSeek-TUI) runs DeepSeek models by default
     compressed_sessions: bool = False  # CodeWhale keeps every session as plain JSON
     judge: CodewhaleJudge = field(default_factory=CodewhaleJudge)
 
