@@ -35,6 +35,11 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
+def _sendable(record: object) -> object:
+    """What CodeWhale can send of a record: a journal entry's message (its ids and times are not)."""
+    return record.get("message", record) if isinstance(record, dict) else record
+
+
 def records(document: Mapping[str, Any]) -> Sequence[object]:
     """The document's numbered records: its journal's entries, else its messages."""
     journal = document.get("journal")
@@ -59,14 +64,14 @@ def session_exclusions(
     except orjson.JSONDecodeError:
         return ()
     sent = _SEPARATOR.join(
-        text for name in _SENT_SETS for line in sets[name] for text in _strings(numbered[line - 1])
+        text for name in _SENT_SETS for line in sets[name] for text in _strings(_sendable(numbered[line - 1]))
     )
     found: dict[str, ExcludedText] = {}
     for name in EXCLUDED_SETS:
         for line in sorted(sets[name]):
             if line > len(numbered):
                 continue
-            for text in _strings(numbered[line - 1]):
+            for text in _strings(_sendable(numbered[line - 1])):
                 if len(text) >= min_chars and text not in found and text in in_candidate and text not in sent:
                     found[text] = ExcludedText(text, line, name.value)
     return tuple(found.values())

@@ -138,8 +138,8 @@ def judge(
         differences.append("what follows the checkpoint is not a verbatim suffix of the original's history")
     called = {c.get("id") for m in compacted for c in m.get("tool_calls") or () if isinstance(c, dict)}
     answered = {m.get("tool_call_id") for m in compacted if m.get("role") == "tool"}
-    if called - answered:
-        differences.append(f"{len(called - answered)} tool call(s) sent without their result")
+    if called ^ answered:
+        differences.append(f"{len(called ^ answered)} tool call(s) or result(s) sent not paired")
     sent = "\x00".join(_strings(list(compacted)))
     leaked = [e for e in excluded if e.text in sent]
     if leaked:
