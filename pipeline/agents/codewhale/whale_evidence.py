@@ -69,6 +69,7 @@ def session_evidence(rebuilt: Rebuilt, first_kept: int) -> tuple[EvidenceItem, .
     for item in rebuilt.messages[:first_kept]:
         line = item.record if item.record is not None else line
         checkpoint = is_checkpoint(item.message)
-        for block in item.message.blocks:
+        blocks = item.message.blocks[:1] if checkpoint else item.message.blocks  # not its provenance
+        for block in blocks:
             evidence.extend(_block(item, block, line, checkpoint))
     return tuple(evidence)
