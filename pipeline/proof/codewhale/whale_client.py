@@ -34,7 +34,7 @@ INSTALL_HINT: Final = (
 class CodewhaleError(JudgeError):
     """Running CodeWhale failed."""
 
-    resume_exit = ResumeExit.MISMATCH
+    resume_exit = ResumeExit.CODEWHALE_FAILED
 
 
 class CodewhaleNotInstalled(CodewhaleError):

@@ -66,14 +66,14 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
         }
         command = [str(executable), "exec", "--resume", session_id, "--model", MODEL, PROMPT]
         try:
-            subprocess.run(
+            done = subprocess.run(
                 command, cwd=workspace, env=environ, capture_output=True, timeout=timeout, check=False
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CodewhaleFailed(f"codewhale exec --resume failed: {type(exc).__name__}") from exc
         requests = chat_requests(capture.captured)
-    if not requests:
-        raise CodewhaleFailed("CodeWhale sent no chat request on resume")
+    if not requests:  # its output may quote the session: only the exit status is reported
+        raise CodewhaleFailed(f"CodeWhale sent no chat request on resume (exit status {done.returncode})")
     messages = [m for m in requests[0].get("messages", []) if m.get("role") != "system"]
     return messages[:-1] if messages and messages[-1].get("content") == PROMPT else messages
 
