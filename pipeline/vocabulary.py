@@ -82,7 +82,7 @@ class ResumeExit(IntEnum):
     NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
-    CODEWHALE_FAILED = 6  # CodeWhale failed or timed out (a CodeWhale session's judge)
+    CODEWHALE_FAILED = 7  # CodeWhale failed or timed out (a CodeWhale session's judge; 6 is pi's on main)
 
 
 class ProbeExit(IntEnum):
