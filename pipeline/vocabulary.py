@@ -83,7 +83,8 @@ class ResumeExit(IntEnum):
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
     PI_FAILED = 6  # pi failed or timed out (a pi session's judge)
-    GEMINI_CLI_FAILED = 8  # Gemini CLI failed or timed out (7 is CodeWhale's)
+    CODEWHALE_FAILED = 7  # CodeWhale failed or timed out (a CodeWhale session's judge)
+    GEMINI_CLI_FAILED = 8  # Gemini CLI failed or timed out
     QWEN_CODE_FAILED = 9  # Qwen Code failed or timed out
 
 
@@ -271,6 +272,7 @@ class SourceFormat(StrEnum):
     COPILOT_CLI = "copilot-cli"
     CLINE = "cline"  # Cline and the forks that keep its task files
     AIDER = "aider"
+    CODEWHALE = "codewhale-session"  # CodeWhale (formerly DeepSeek-TUI)
     EMPTY = "empty"
     UNKNOWN = "unknown"
 

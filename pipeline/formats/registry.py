@@ -17,6 +17,7 @@ from typing import Final
 from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
 from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
+from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.gemini_cli.signature import GEMINI_CLI
 from pipeline.formats.identity import Signature
@@ -38,7 +39,7 @@ __all__ = [
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
     OPENCODE,
