@@ -136,7 +136,13 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
 
 
 @pytest.mark.parametrize(
-    "document", [gemini_legacy(), gemini_checkpoint(bare=False), gemini_checkpoint(bare=True)]
+    "document",
+    [
+        gemini_legacy(),
+        gemini_checkpoint(bare=False),
+        gemini_checkpoint(bare=True),
+        next(FIXTURES.glob("v0.1.4/session-*.json")).read_bytes(),  # written by Qwen Code 0.1.4
+    ],
 )
 def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
     analysis = _read(document)

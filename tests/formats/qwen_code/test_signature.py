@@ -42,6 +42,13 @@ def test_a_subagents_transcript_is_qwen_codes_where_qwen_code_writes_it() -> Non
     )
 
 
+def test_an_older_chat_document_is_qwen_codes_under_its_home_and_gemini_clis_under_theirs() -> None:
+    chat = next(FIXTURES.glob("v0.1.4/session-*.json"))  # Qwen Code 0.1.4's tmp/<hash>/chats layout
+    data = chat.read_bytes()
+    assert detect_format(data, PurePath("/h/.qwen/tmp/ab12/chats") / chat.name) is SourceFormat.QWEN_CODE
+    assert detect_format(data, PurePath("/h/.gemini/tmp/ab12/chats") / chat.name) is SourceFormat.GEMINI_CLI
+
+
 def test_a_claude_code_shaped_record_is_not_qwen_codes() -> None:
     claude = {"uuid": "u", "parentUuid": None, "sessionId": "s", "type": "user", "message": {"content": "hi"}}
     assert not is_qwen_record(claude)
