@@ -167,12 +167,12 @@ def delegated_steps(project: str) -> tuple[Step, ...]:
 
 
 def _keep_subagents(session: Path, target: Path) -> None:
-    """Copy the subagents' transcripts of `session` into `target` as Qwen Code lays them out."""
-    root = session.parent.parent / "subagents"
-    for transcript in sorted(root.glob(f"{session.stem}/agent-*.jsonl")):
-        kept = target / transcript.relative_to(root.parent)
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_bytes(transcript.read_bytes())
+    """Copy the subagents' transcripts of `session` (`subagents/<sessionId>/agent-*.jsonl`) into
+    `target`/subagents."""
+    transcripts = sorted((session.parent.parent / "subagents").glob(f"{session.stem}/agent-*.jsonl"))
+    for transcript in transcripts:
+        (target / "subagents").mkdir(exist_ok=True)
+        (target / "subagents" / transcript.name).write_bytes(transcript.read_bytes())
 
 
 def main(target: Path, client: Path | None = None) -> None:

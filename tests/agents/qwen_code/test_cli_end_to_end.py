@@ -92,8 +92,9 @@ def test_a_project_with_a_subagents_transcript_reports_it_as_one_and_tokens_sum_
     project = tmp_path / ".qwen" / "projects" / "-work-app"
     (project / "chats").mkdir(parents=True)
     shutil.copy(FIXTURES / "delegated.jsonl", project / "chats" / "delegated.jsonl")
-    shutil.copytree(FIXTURES / "subagents", project / "subagents")
-    transcript = next(project.glob("subagents/*/agent-*.jsonl")).name
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl")).name
+    (project / "subagents" / "s1").mkdir(parents=True)  # where Qwen Code writes it: <sessionId>/
+    shutil.copy(FIXTURES / "subagents" / transcript, project / "subagents" / "s1" / transcript)
     done = compaction("validate", str(project), "--report-dir", str(tmp_path / "v"), "--quiet")
     assert done.returncode == 0, done.stderr[-2000:]
     reports = _reports(tmp_path / "v")

@@ -113,7 +113,7 @@ def test_a_long_session_compresses_to_a_thirty_percent_target_beside_its_summary
 
 
 def test_a_subagents_transcript_is_a_subagent_session_and_its_parent_the_main_one() -> None:
-    transcript = next(FIXTURES.glob("subagents/*/agent-*.jsonl"))
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))
     subagent = _agent().read(transcript.read_bytes(), transcript, LIMITS)
     assert (subagent.kind, subagent.resumable) == (SessionKind.SUBAGENT, False)
     assert not subagent.context_section(0).resumable

@@ -141,7 +141,7 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
         gemini_legacy(),
         gemini_checkpoint(bare=False),
         gemini_checkpoint(bare=True),
-        next(FIXTURES.glob("v0.1.4/session-*.json")).read_bytes(),  # written by Qwen Code 0.1.4
+        (FIXTURES / "v0.1.4.json").read_bytes(),  # written by Qwen Code 0.1.4
     ],
 )
 def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
@@ -257,7 +257,7 @@ def test_qwen_codes_estimate_counts_ascii_by_four_and_other_characters_by_one_an
 
 
 def test_a_subagents_transcript_reads_alike_but_is_never_resumed_as_a_session() -> None:
-    transcript = next(FIXTURES.glob("subagents/*/agent-*.jsonl"))  # written beside delegated.jsonl
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))  # written beside delegated.jsonl
     analysis = _read(transcript.read_bytes())
     assert analysis.findings == () and analysis.subagent and not analysis.resumable
     assert _roles(analysis) == ["user", "assistant"]  # the task it was given, its answer

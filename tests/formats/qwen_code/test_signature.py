@@ -34,8 +34,8 @@ def test_real_sessions_are_qwen_codes_wherever_they_lie(name: str) -> None:
 
 
 def test_a_subagents_transcript_is_qwen_codes_where_qwen_code_writes_it() -> None:
-    transcript = next(FIXTURES.glob("subagents/*/agent-*.jsonl"))
-    where = PurePath("/h/.qwen/projects/-w") / transcript.relative_to(FIXTURES)
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))
+    where = PurePath("/h/.qwen/projects/-w/subagents/s1") / transcript.name
     assert detect_format(transcript.read_bytes(), where) is SourceFormat.QWEN_CODE
     assert is_subagent_transcript(where) and not is_subagent_transcript(
         PurePath("/h/.qwen/projects/-w/chats/s.jsonl")
@@ -43,7 +43,7 @@ def test_a_subagents_transcript_is_qwen_codes_where_qwen_code_writes_it() -> Non
 
 
 def test_an_older_chat_document_is_qwen_codes_under_its_home_and_gemini_clis_under_theirs() -> None:
-    chat = next(FIXTURES.glob("v0.1.4/session-*.json"))  # Qwen Code 0.1.4's tmp/<hash>/chats layout
+    chat = FIXTURES / "v0.1.4.json"  # Qwen Code 0.1.4's tmp/<hash>/chats layout
     data = chat.read_bytes()
     assert detect_format(data, PurePath("/h/.qwen/tmp/ab12/chats") / chat.name) is SourceFormat.QWEN_CODE
     assert detect_format(data, PurePath("/h/.gemini/tmp/ab12/chats") / chat.name) is SourceFormat.GEMINI_CLI
