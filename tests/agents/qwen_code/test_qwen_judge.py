@@ -15,7 +15,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.qwen_code.qwen_install import QwenCodeNotInstalled
 from pipeline.vocabulary import Verdict
 from tests.support.qwen_model import installed_qwen_code
-from tests.support.qwen_records import chain, jsonl, model, result, user
+from tests.support.qwen_records import long_outputs
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
@@ -57,15 +57,8 @@ def test_an_output_qwen_code_clears_for_the_original_alone_still_holds(tmp_path:
     """Past 500,000 characters of tool outputs Qwen Code clears the oldest (all but the newest five)
     down to half that before it sends: for the original, not for a candidate keeping less."""
     _require_qwen_code()
-    records = [user(1, "list the checks of each module")]
-    for step in range(8):  # 8 outputs of 80,000 characters
-        line = 2 + 2 * step
-        records += [
-            model(line, f"Step {step}.", (f"c{step}", "seq")),
-            result(line + 1, f"c{step}", "ok " * 26_667),
-        ]
     source = tmp_path / "original.jsonl"
-    source.write_bytes(jsonl(chain(*records, model(18, "All listed."))))
+    source.write_bytes(long_outputs(8, 80_000))  # 640,000 characters of outputs
     session = QWEN_CODE.read(source.read_bytes(), source, LIMITS)
     plan = session.plan_tail(room=sum(item.tokens for item in session.sent()) * 6 // 8)
     assert plan is not None and plan.first_item == 5  # c2 to c7 kept: 480,000 characters
