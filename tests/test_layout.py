@@ -130,6 +130,7 @@ TESTS_OWN: Final = frozenset(
         "fixtures/gemini_cli",
         "fixtures/pi",
         "fixtures/qwen_code",
+        "fixtures/qwen_code/subagents",  # a subagent's transcript, beside the sessions
         "core/check/fixtures",
     }
 )

@@ -41,7 +41,7 @@ class QwenSession:
 
     @property
     def kind(self) -> SessionKind:
-        return SessionKind.MAIN
+        return SessionKind.SUBAGENT if self.analysis.subagent else SessionKind.MAIN
 
     @property
     def resumable(self) -> bool:
