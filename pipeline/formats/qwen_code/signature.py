@@ -16,7 +16,7 @@ from pathlib import Path, PurePath
 from typing import Final
 
 from pipeline.formats.identity import Record, Signature, is_str
-from pipeline.formats.unsupported.gemini_cli import QWEN_HOME, is_chat_document, under_home
+from pipeline.formats.gemini_cli.signature import QWEN_HOME, is_chat_document, under_home
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["QWEN_CODE", "is_qwen_document", "is_qwen_record", "session_roots"]
