@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Final
 
-from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.formats.gemini_cli.signature import QWEN_HOME, is_chat_document, under_home
+from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["QWEN_CODE", "is_qwen_document", "is_qwen_record", "session_roots"]
