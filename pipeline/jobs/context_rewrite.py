@@ -38,6 +38,7 @@ __all__ = [
     "REREAD_DIFFERS",
     "RewriteOptions",
     "Rewritten",
+    "check_rewrite",
     "no_such_rewrite",
     "rewrite_session",
     "written_status",
@@ -101,7 +102,7 @@ def _gate(
     return RewriteStatus.SKIPPED, NOT_RESUMED
 
 
-def _check(session: ContextSession, after: ContextSession, rewrite: Rewrite) -> list[str]:
+def check_rewrite(session: ContextSession, after: ContextSession, rewrite: Rewrite) -> list[str]:
     """Why the rewritten file (`after`, re-read) is not the original as its client rebuilds it:
     other items sent, a repaired finding left, a finding the original did not have (empty: none)."""
     problems: list[str] = []
@@ -209,7 +210,7 @@ def _checked(
         candidate_sha256=hashlib.sha256(rewrite.data).hexdigest(),
         status=RewriteStatus.PLANNED,
     )
-    problems = _check(session, after, rewrite)
+    problems = check_rewrite(session, after, rewrite)
     if problems:
         return Rewritten(_with(made, status=RewriteStatus.REFUSED, reasons=problems))
     if not prove or options.gate is ResumeGate.OFF:

@@ -66,3 +66,18 @@ def test_excluded_text_sent_by_the_candidate_alone_is_a_leak() -> None:
 def test_an_original_qwen_code_does_not_resume_has_no_verdict_to_give() -> None:
     assert judge_qwen(None, ORIGINAL).verdict is Verdict.NOT_RESUMABLE
     assert judge_qwen(ORIGINAL, None).verdict is Verdict.MISMATCH
+
+
+def test_a_rewrite_with_no_summary_must_send_the_original_message_for_message() -> None:
+    same = judge_qwen(ORIGINAL, list(ORIGINAL), summaries=())
+    assert same.verdict is Verdict.MATCH and same.kept_items == len(ORIGINAL) and same.summary_items == 0
+    fewer = judge_qwen(ORIGINAL, ORIGINAL[1:], summaries=())  # a suffix is a compaction's, not a rewrite's
+    assert fewer.verdict is Verdict.MISMATCH and fewer.differences == (
+        "message 0 differs from the original's",
+    )
+    longer = judge_qwen(ORIGINAL, [*ORIGINAL, _user("more")], summaries=())
+    assert (
+        longer.verdict is Verdict.MISMATCH
+        and "7" in longer.differences[0]
+        and "more" not in longer.differences[0]
+    )
