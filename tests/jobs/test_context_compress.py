@@ -132,7 +132,10 @@ def test_every_large_corpus_rollout_compresses_within_target_at_half_its_context
         report = as_json(outcome)
         if not analyze_rollout(path.read_bytes(), LIMITS).rebuilt.resumable:
             # The 0.2x layout: Codex itself no longer resumes it, by design: skipped, saying so.
-            assert (report["status"], report["reasons"]) == ("skipped-not-resumed", ["not-resumed-by-its-client"])
+            assert (report["status"], report["reasons"]) == (
+                "skipped-not-resumed",
+                ["not-resumed-by-its-client"],
+            )
             continue
         assert isinstance(outcome, Compressed), (path.name, report.get("reasons"))
         tokens = report["tokens"]
