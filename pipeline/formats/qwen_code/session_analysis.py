@@ -33,7 +33,7 @@ from pipeline.formats.qwen_code.chat_messages import (
     message_digest,
     sent_messages,
 )
-from pipeline.formats.qwen_code.compression_records import compose_compression, summary_message
+from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message
 from pipeline.formats.qwen_code.session_decode import (
     Session,
     decode_session,
