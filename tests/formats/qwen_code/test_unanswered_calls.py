@@ -42,13 +42,23 @@ def test_a_call_left_open_mid_session_is_answered_where_qwen_code_answers_it() -
     assert [(e.line, e.change, e.count) for e in rewrite.edits] == [(2, SYNTHESIZED_RESPONSE, 1)]
     assert _sent(rewrite.data) == _sent(data) and FindingCode.TOOL_USE_UNANSWERED not in _codes(rewrite.data)
     before, after = data.splitlines(), rewrite.data.splitlines()
-    assert after[:3] == before[:3]  # the answer goes after the responses adjacent to the call
-    inserted = json.loads(after[3])
-    assert inserted["type"] == "tool_result" and inserted["parentUuid"] == "u3"
-    response = inserted["message"]["parts"][0]["functionResponse"]
+    assert len(after) == len(before) and after[:2] == before[:2] and after[3:] == before[3:]
+    record = json.loads(after[2])  # the adjacent response record: the answer appended to its parts
+    assert {**record, "message": None} == {**json.loads(before[2]), "message": None}
+    response = record["message"]["parts"][-1]["functionResponse"]
     assert response == {"id": "c2", "name": "run_shell_command", "response": {"error": UNRECORDED_RESULT}}
-    assert after[4] == before[3].replace(b'"parentUuid":"u3"', f'"parentUuid":"{inserted["uuid"]}"'.encode())
-    assert after[5:] == before[4:]
+
+
+def test_after_a_prompt_the_answer_is_a_record_of_its_own_the_prompt_relinked_to_it() -> None:
+    data = jsonl(chain(user(1, "go"), model(2, "", ("c1", "ls")), user(3, "stop"), model(4, "ok")))
+    rewrite = _repaired(data)
+    assert _sent(rewrite.data) == _sent(data) and FindingCode.TOOL_USE_UNANSWERED not in _codes(rewrite.data)
+    before, after = data.splitlines(), rewrite.data.splitlines()
+    inserted = json.loads(after[2])
+    assert inserted["type"] == "tool_result" and inserted["parentUuid"] == "u2"
+    assert inserted["message"]["parts"][0]["functionResponse"]["id"] == "c1"
+    assert after[3] == before[2].replace(b'"parentUuid":"u2"', f'"parentUuid":"{inserted["uuid"]}"'.encode())
+    assert after[:2] == before[:2] and after[4:] == before[3:]
 
 
 def test_a_call_the_session_ends_on_is_answered_by_a_last_record() -> None:
@@ -65,3 +75,22 @@ def test_a_session_with_every_call_answered_has_nothing_to_repair() -> None:
     data = jsonl(chain(*turn(1, "a", "b"), *turn(5, "c", "d")))
     assert QWEN_CODE.read(data, None, LIMITS).rewrite(RewriteKind.REPAIR, LIMITS) is None
     assert QWEN_CODE.read(data, None, LIMITS).rewrite(RewriteKind.VACUUM, LIMITS) is None  # no vacuum
+
+
+def test_the_answer_goes_into_the_adjacent_content_before_answers_qwen_code_moves_up_after_it() -> None:
+    # Qwen Code answers c3 inside the content adjacent to the call, then moves c2 up behind it:
+    # the history sends c1, c3, c2; the answer's record goes between the two response records.
+    calls = model(2, "", ("c1", "a"), ("c2", "b"), ("c3", "c"))
+    data = jsonl(chain(user(1, "go"), calls, result(3, "c1", "x"), result(4, "c2", "y"), model(5, "done")))
+    rewrite = _repaired(data)
+    assert _sent(rewrite.data) == _sent(data)
+    lines = rewrite.data.splitlines()  # c3 answered in the adjacent record, c2's left where it is
+    assert b'"id":"c3"' in lines[2] and b'"id":"c2"' in lines[3] and len(lines) == len(data.splitlines())
+
+
+def test_an_adjacent_content_of_responses_and_text_is_left_as_it_is() -> None:
+    mixed = result(3, "c1", "x")
+    mixed["message"]["parts"].append({"text": "and a note"})
+    data = jsonl(chain(user(1, "go"), model(2, "", ("c1", "a"), ("c2", "b")), mixed, model(4, "done")))
+    assert FindingCode.TOOL_USE_UNANSWERED in _codes(data)
+    assert answer_unanswered_calls(analyze_session(data, LIMITS)) is None
