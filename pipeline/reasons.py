@@ -133,6 +133,7 @@ class SkipReason(ReasonCode):
     """Why a session needs no compaction (beside the plan's own notes when the chain fits)."""
 
     SUBAGENT = "subagent-transcript-is-not-resumed"
+    NOT_RESUMED = "not-resumed-by-its-client"  # a checkpoint, a legacy document: its client resumes none
     BELOW_MIN_TOKENS = "below-min-tokens"
     GAIN_BELOW_MINIMUM = "gain-below-minimum"
     RUN_TOKEN_BUDGET = "run-token-budget-reached"

@@ -171,6 +171,7 @@ class SessionStatus(StrEnum):
     SKIPPED_RUN_BUDGET = "skipped-run-budget"  # the run's billed tokens reached --max-run-tokens
     PLANNED = "planned"  # --dry-run: what a model summary would cost, nothing written or called
     SKIPPED_SUBAGENT = "skipped-subagent"
+    SKIPPED_NOT_RESUMED = "skipped-not-resumed"  # a file its client does not resume by design (a checkpoint)
 
     @property
     def is_failure(self) -> bool:

@@ -634,6 +634,7 @@ COMMAND_MODULES: Final = {
     "restore": "restore_command",
     "backups": "backups_command",
     "repair-read-pages": "repair_command",
+    "vacuum": "vacuum_command",
     "schema": "schema_command",
     "report": "report_command",
 }

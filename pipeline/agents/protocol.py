@@ -25,6 +25,7 @@ from typing import Protocol
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.installed import ResumeJudge
 from pipeline.proof.verdict import ExcludedText
 from pipeline.report.resume_check import ResumeCheckSection
@@ -126,13 +127,20 @@ class ContextSession(Protocol):
         already drops it, or this session cannot be written so."""
         ...
 
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        """The file rewritten for `kind` (`repair`: the repair its client makes on load written in;
+        `vacuum`: what it never loads dropped), its client sending the same context; a refusal why
+        not; None when there is nothing to do or the format has no such rewrite."""
+        ...
+
 
 class JudgedPair(Protocol):
     """The judge's verdict on an original and its candidate."""
 
     @property
     def ok(self) -> bool:
-        """The candidate resumes as the summary followed by a verbatim suffix of the original."""
+        """The candidate resumes as the summary followed by a verbatim suffix of the original (with
+        no summary: as the original, item for item)."""
         ...
 
     def section(self, elapsed_ms: float) -> ResumeCheckSection:
@@ -167,7 +175,8 @@ class ContextJudge(Protocol):
         summaries: Sequence[str] | None,
     ) -> JudgedPair:
         """Resume both staged files in the client against a loopback capture server and judge what
-        it sent (`summaries`: the texts the candidate's summary holds, None when unknown). Raises
+        it sent (`summaries`: the texts the candidate's summary holds, None when unknown; empty: the
+        candidate holds no summary and must send exactly what the original sends). Raises
         the client's own `JudgeError`s."""
         ...
 
@@ -194,6 +203,11 @@ class ContextFormat(Protocol):
     def compressed_sessions(self) -> bool:
         """Whether the client itself keeps sessions compressed (`.jsonl.zst`): only then is a
         compressed file read and its candidate stored compressed; else it is left as it is."""
+        ...
+
+    @property
+    def rewrites(self) -> frozenset[RewriteKind]:
+        """The rewrites its sessions offer (`ContextSession.rewrite`): `repair`, `vacuum`, or none."""
         ...
 
     @property

@@ -1,8 +1,8 @@
 """The commands that change session files, behind one entry: settings, discovery, and the errors
 that end such a run before any session is touched (exit 2, one line, never a traceback).
 
-`compress --in-place`, `restore`, `backups`, `repair-read-pages` and `repair` are loaded only when used,
-so a validation sweep imports neither SQLite nor the transaction.
+`compress --in-place`, `restore`, `backups`, `repair-read-pages`, `repair` and `vacuum` are loaded
+only when used, so a validation sweep imports neither SQLite nor the transaction.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pipeline.vocabulary import ExitCode
 
 __all__ = ["is_live", "run_live"]
 
-_LIVE = frozenset({"restore", "backups", "repair-read-pages", "repair"})
+_LIVE = frozenset({"restore", "backups", "repair-read-pages", "repair", "vacuum"})
 
 
 def is_live(args: argparse.Namespace) -> bool:
@@ -50,6 +50,10 @@ def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRe
         from pipeline.cli.damage_repair_command import damage_repair_command  # noqa: PLC0415 - per command
 
         return damage_repair_command(live)
+    if args.command == "vacuum":
+        from pipeline.cli.vacuum_command import vacuum_command  # noqa: PLC0415 - per command
+
+        return vacuum_command(live)
     from pipeline.cli.repair_command import repair_command  # noqa: PLC0415 - per command
 
     return repair_command(live)

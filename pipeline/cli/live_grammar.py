@@ -1,5 +1,5 @@
 """The grammar of the commands that change session files: `compress --in-place`, `restore`,
-`backups`, `repair-read-pages` and `repair`.
+`backups`, `repair-read-pages`, `repair` and `vacuum`.
 
 As in `parser`, no default is written here: an absent flag is None and the settings decide
 (`[in_place]`, `[state]`, `[read_pages]`, `[repair]` of `config/default.toml`).
@@ -297,12 +297,43 @@ def _damage_repair(commands: Any, *, build: bool) -> None:
     _repair_chain_flags(repair, "the chain that is repaired")
 
 
+def _vacuum(commands: Any, *, build: bool) -> None:
+    vacuum = commands.add_parser(
+        "vacuum",
+        help="rewrite session files as small as what their client loads from them (Gemini CLI), losslessly",
+        description="Drop what a session's client never loads (Gemini CLI re-appends a message whole on "
+        "every update and a full snapshot on every resume, and leaves rewound records behind): the "
+        "rewritten file is re-read and must send the original's context item for item, with no new finding, "
+        "then (when installed) the agent's own client resumes both offline and must send the same. Without "
+        "--in-place or --out only reports what it would do. Sessions of formats without a vacuum (Claude "
+        "Code, Codex, Qwen Code), subagents' sessions and files the client does not resume (a /chat save "
+        "checkpoint) are reported skipped, with the reason. In place, each file gets a verified backup and "
+        "`compaction restore` undoes it.",
+        epilog=IN_PLACE_EXIT_CODES,
+    )
+    if not build:
+        return
+    _live_common(vacuum, paths_help=_SESSIONS_HELP)
+    _out_or_in_place(vacuum)
+    vacuum.add_argument(
+        "--no-verify-resume",
+        action="store_true",
+        help="publish without resuming original and rewrite in the agent's client ([compress] verify_resume)",
+    )
+    vacuum.add_argument(
+        "--report-dir", type=Path, help="where reports go (default: under the state directory, or --out)"
+    )
+    _replacement_flags(vacuum)
+
+
 def add_live_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
-    """`restore`, `backups`, `repair-read-pages` and `repair` (the arguments of those `wanted` only)."""
+    """`restore`, `backups`, `repair-read-pages`, `repair` and `vacuum` (the arguments of those
+    `wanted` only)."""
     _restore(commands, build=wanted("restore"))
     _backups(commands, build=wanted("backups"))
     _repair(commands, build=wanted("repair-read-pages"))
     _damage_repair(commands, build=wanted("repair"))
+    _vacuum(commands, build=wanted("vacuum"))
 
 
 def _text(value: Path | None) -> str | None:

@@ -83,7 +83,7 @@ def _written(args: argparse.Namespace, settings: Settings) -> list[tuple[str, st
         getattr(args, "yes", False) or getattr(args, "move_to_archive", False)
     )
     live = (
-        args.command in ("restore", "repair-read-pages", "repair")
+        args.command in ("restore", "repair-read-pages", "repair", "vacuum")
         or bool(getattr(args, "in_place", False))
         or changes_backups
     )

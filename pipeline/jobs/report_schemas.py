@@ -51,6 +51,12 @@ from pipeline.report.repair_documents import (
     DamageRepairReport,
     DamageRepairSummary,
 )
+from pipeline.report.rewrite_documents import (
+    REWRITE_SCHEMA,
+    REWRITE_SUMMARY_SCHEMA,
+    RewriteReport,
+    RewriteSummary,
+)
 from pipeline.report.sections import SESSION_SCHEMA, FindingsSection
 from pipeline.summarize.model.cost import FleetPlan
 
@@ -111,6 +117,12 @@ DOCUMENTS: Final = (
     ),
     Document(DAMAGE_REPAIR_SCHEMA, "One session's report of repair.", (DamageRepairReport,)),
     Document(DAMAGE_REPAIR_SUMMARY_SCHEMA, "`summary.json` of repair.", (DamageRepairSummary,)),
+    Document(
+        REWRITE_SCHEMA,
+        "One session's report of vacuum, and of repair for the agents other than Claude Code.",
+        (RewriteReport,),
+    ),
+    Document(REWRITE_SUMMARY_SCHEMA, "`summary.json` of vacuum.", (RewriteSummary,)),
     Document(REPAIR_SCHEMA, "One session's report of repair-read-pages.", (RepairReport,)),
     Document(REPAIR_SUMMARY_SCHEMA, "`summary.json` of repair-read-pages.", (RepairSummary,)),
     Document(RESTORE_SCHEMA, "One session's report of restore.", (RestoreReport,)),

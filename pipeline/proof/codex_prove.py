@@ -51,6 +51,7 @@ def prove_codex_resume(
     return judge_codex(
         before.context if before.resumed else None,
         after.context if after.resumed else None,
-        summaries=compaction_summaries(compacted, limits) if summaries is None else summaries,
+        # Read from a file that names none: unknown (None), never "no summary" (`()`, a rewrite's).
+        summaries=(compaction_summaries(compacted, limits) or None) if summaries is None else summaries,
         excluded=excluded,
     )

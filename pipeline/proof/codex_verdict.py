@@ -142,6 +142,17 @@ def _leaks(compacted: Sequence[Any], original: Sequence[Any], excluded: Sequence
     ]
 
 
+def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
+    """Where a rewritten file's items differ from the original's (None: identical, item for item)."""
+    equal = same or (lambda a, b: a == b)
+    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
+        if not equal(before, after):
+            return f"item {position} differs from the original's"
+    if len(original) != len(rewritten):
+        return f"the rewritten file sent {len(rewritten)} items, the original {len(original)}"
+    return None
+
+
 def judge_codex(
     original: Sequence[Any] | None,
     compacted: Sequence[Any] | None,
@@ -160,6 +171,16 @@ def judge_codex(
             original=None if original is None else context_size(original),
             compacted=None if compacted is None else context_size(compacted),
             notes=(f"Codex does not resume {which}",),
+        )
+    if summaries is not None and not summaries:  # a rewrite: no summary, every item verbatim
+        found = _first_difference(original, compacted)
+        return CodexVerdict(
+            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
+            differences=(found,) if found else (),
+            summary_items=0,
+            kept_items=0 if found else len(compacted),
+            original=context_size(original),
+            compacted=context_size(compacted),
         )
     kept = _common_suffix(compacted, original)
     head = compacted[: len(compacted) - kept]

@@ -151,6 +151,12 @@ def _base(command: str, flag: str, places: dict[str, Path]) -> list[str]:
             *([] if flag == "--claude" else ["--no-verify-resume"]),  # --claude: the one it proves with
             *([] if flag == "--out" else ["--out", str(places["tmp"] / "o3")]),
         ],
+        "vacuum": [
+            root,
+            *state,
+            "--no-verify-resume",
+            *([] if flag == "--out" else ["--out", str(places["tmp"] / "o4")]),
+        ],
     }[command]
 
 

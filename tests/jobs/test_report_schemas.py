@@ -165,6 +165,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Written:
     _run("restore", str(replaced), *state, "--report-dir", str(tmp / "restore"))
     _run("repair", str(fleet), "--in-place", *state, "--report-dir", str(tmp / "repair-in-place"))
     _run("repair-read-pages", str(fleet), "--in-place", *state, "--report-dir", str(tmp / "pages-in-place"))
+    _run("vacuum", str(fleet), "--report-dir", str(tmp / "vacuum"))  # a rewrite-summary, skipped reports
     source, candidate = _first_compressed(tmp / "compress", tmp / "out")
     probe = compaction("probe", str(source), str(candidate), "--json")
     assert probe.returncode == 0, probe.stderr

@@ -99,3 +99,11 @@ def test_a_side_codex_did_not_resume_is_not_resumable_or_a_mismatch() -> None:
     assert lost.verdict is Verdict.MISMATCH and lost.differences == (
         "Codex does not resume the compacted file",
     )
+
+
+def test_a_rewrite_with_no_summary_must_send_the_original_item_for_item() -> None:
+    assert judge_codex(ORIGINAL, ORIGINAL, summaries=()).verdict is Verdict.MATCH
+    compacted = judge_codex(ORIGINAL, (SUMMARY_ITEM, *ORIGINAL[4:]), summaries=())
+    assert compacted.verdict is Verdict.MISMATCH and compacted.differences == (
+        "item 0 differs from the original's",
+    )

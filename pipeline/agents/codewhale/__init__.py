@@ -10,6 +10,7 @@ from pipeline.agents.codewhale.whale_judge import CodewhaleJudge
 from pipeline.agents.codewhale.whale_session import CodewhaleSession
 from pipeline.formats.codewhale.whale_analysis import analyze_session
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import RewriteKind
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["CODEWHALE", "CodewhaleFormat"]
@@ -23,6 +24,7 @@ class CodewhaleFormat:
     estimator: str = "codewhale-approx"  # CodeWhale's estimate_tokens_for_message: bytes / 4
     tokenizer: str | None = "deepseek"  # CodeWhale (formerly DeepSeek-TUI) runs DeepSeek models by default
     compressed_sessions: bool = False  # CodeWhale keeps every session as plain JSON
+    rewrites: frozenset[RewriteKind] = frozenset()  # no repair or vacuum written for it yet
     judge: CodewhaleJudge = field(default_factory=CodewhaleJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> CodewhaleSession:

@@ -15,6 +15,8 @@ from pipeline.formats.codewhale.whale_analysis import IMAGE_TOKENS, CodewhaleAna
 from pipeline.formats.codewhale.whale_document import CALLS, RESULTS, Block, BlockKind, Message
 from pipeline.formats.codewhale.whale_markers import is_checkpoint
 from pipeline.formats.context_items import ClassTallies, Key, SentItem, TailPlan, Tally
+from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -177,6 +179,9 @@ class CodewhaleSession:
 
     def summary_line(self) -> int:
         return 1  # the candidate's checkpoint is its journal's first entry (or its first message)
+
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        return None  # no repair or vacuum is written for CodeWhale yet
 
     def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
         return None  # its compaction form already leaves the summarized history behind

@@ -10,6 +10,7 @@ from pipeline.agents.codex.judge import CodexJudge
 from pipeline.agents.codex.session import CodexSession
 from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import RewriteKind
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["CODEX", "CodexFormat"]
@@ -23,6 +24,7 @@ class CodexFormat:
     estimator: str = "codex-approx"  # Codex's own approx_token_count: bytes / 4
     tokenizer: str | None = "o200k"  # the tokenizer of the models Codex runs
     compressed_sessions: bool = True  # Codex archives cold rollouts as .jsonl.zst
+    rewrites: frozenset[RewriteKind] = frozenset()
     judge: CodexJudge = field(default_factory=CodexJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> CodexSession:

@@ -17,6 +17,8 @@ from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin
 from pipeline.formats.codex.rollout_decode import RolloutKind
 from pipeline.formats.codex.tail import plan_tail
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -125,3 +127,8 @@ class CodexSession:
 
     def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
         return None  # its compaction form already leaves the summarized history behind
+
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        """Codex repairs nothing on load that a rewrite could write in, and its rollouts hold
+        nothing it does not load: no rewrite of either kind."""
+        return None

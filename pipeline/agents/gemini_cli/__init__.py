@@ -11,6 +11,7 @@ from pipeline.agents.gemini_cli.gemini_session import GeminiSession
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.signature import is_subagent_path
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import RewriteKind
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["GEMINI_CLI", "GeminiCliFormat"]
@@ -25,6 +26,7 @@ class GeminiCliFormat:
     estimator: str = "gemini-cli-estimate"  # Gemini CLI's estimateTokenCountSync (chars / 4, non-ASCII 1.5)
     tokenizer: str | None = None
     compressed_sessions: bool = False  # Gemini CLI keeps no compressed sessions
+    rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.VACUUM})
     judge: GeminiJudge = field(default_factory=GeminiJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> GeminiSession:

@@ -20,12 +20,17 @@ from pipeline.formats.gemini_cli.compression_records import (
     summary_sent,
 )
 from pipeline.formats.gemini_cli.part_classes import class_tallies, file_tokens
+from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, vacuum
+from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import SessionKind
 
-__all__ = ["GeminiSession"]
+__all__ = ["VACUUMED_RECORDS", "GeminiSession"]
+
+VACUUMED_RECORDS = "superseded-records-dropped"  # re-appended messages, snapshots, rewound records
 
 
 @dataclass(frozen=True)
@@ -122,3 +127,17 @@ class GeminiSession:
 
     def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
         return None  # its compaction form already leaves the summarized history behind
+
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        """`vacuum`: the file as small as what Gemini CLI loads from it (`formats/gemini_cli/vacuum`);
+        no repair."""
+        if kind is not RewriteKind.VACUUM:
+            return None
+        data = self.analysis.data
+        result = vacuum(data, limits)
+        if result.outcome is VacuumOutcome.REFUSED:
+            return RewriteRefusal(kind, f"vacuum-{result.refusal or 'refused'}")
+        if result.outcome is VacuumOutcome.UNCHANGED:
+            return None
+        dropped = data.count(b"\n") - result.data.count(b"\n")
+        return Rewrite(kind, result.data, (RewriteEdit(1, None, VACUUMED_RECORDS, max(dropped, 0)),))

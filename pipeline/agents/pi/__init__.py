@@ -11,6 +11,7 @@ from pipeline.agents.pi.pi_session import PiContextSession
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.session_analysis import analyze_session
 from pipeline.formats.pi.signature import is_openclaw_archive
+from pipeline.formats.rewrites import RewriteKind
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["PI", "PiFormat"]
@@ -24,6 +25,7 @@ class PiFormat:
     estimator: str = "pi-approx"  # pi's own estimate: characters / 4, here over the message as sent
     tokenizer: str | None = None  # pi runs every provider's models: no one tokenizer is theirs
     compressed_sessions: bool = False  # pi and OpenClaw keep sessions as plain JSONL
+    rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.REPAIR})  # pi's own call repair
     judge: PiJudge = field(default_factory=PiJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> PiContextSession:

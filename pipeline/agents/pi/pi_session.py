@@ -13,13 +13,16 @@ from pipeline.agents.pi.pi_evidence import pi_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.agent_messages import compaction_summary_text
 from pipeline.formats.pi.archive_form import ARCHIVE_SUMMARY_LINE
 from pipeline.formats.pi.billed import billed_usage
+from pipeline.formats.pi.call_repair import repair_calls
 from pipeline.formats.pi.chat_form import MessageOrigin
 from pipeline.formats.pi.message_classes import class_tallies
 from pipeline.formats.pi.session_analysis import PiAnalysis, approx_tokens, compress_sets, message_digest
 from pipeline.formats.pi.session_decode import PiKind
+from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -144,6 +147,20 @@ class PiContextSession:
         """The appended compaction: the line after the original's last (in the archival form, the
         line after the header)."""
         return ARCHIVE_SUMMARY_LINE if self.analysis.damaged else len(self.analysis.session) + 1
+
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        """`repair`: the error result pi gives every unanswered call on each load, written in
+        (`formats/pi/call_repair`); no vacuum (pi's file holds what it loads)."""
+        if kind is not RewriteKind.REPAIR:
+            return None
+        repaired = repair_calls(self.analysis, limits)
+        if repaired is None:
+            return None
+        edits = tuple(
+            RewriteEdit(call.call_line, FindingCode.TOOL_USE_UNANSWERED, "synthesized-result")
+            for call in repaired.answered
+        )
+        return Rewrite(kind, repaired.data, edits)
 
     def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
         """pi's compaction with only the kept branch after it: pi resumes it as the appended form."""

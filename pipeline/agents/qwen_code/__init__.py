@@ -12,6 +12,7 @@ from pipeline.agents.qwen_code.qwen_judge import QwenJudge
 from pipeline.agents.qwen_code.qwen_session import QwenSession
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
+from pipeline.formats.rewrites import RewriteKind
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["QWEN_CODE", "QwenFormat"]
@@ -26,6 +27,7 @@ class QwenFormat:
     estimator: str = "qwen-chars"  # Qwen Code's estimateContextTextTokens
     tokenizer: str | None = "qwen"  # the tokenizer of the models Qwen Code runs by default
     compressed_sessions: bool = False  # Qwen Code keeps plain .jsonl files
+    rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.REPAIR})
     judge: QwenJudge = field(default_factory=QwenJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> QwenSession:

@@ -10,9 +10,12 @@ from pipeline.agents.protocol import PartitionSets
 from pipeline.agents.qwen_code.qwen_evidence import session_evidence
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.content_tallies import content_tallies
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, summary_sent
 from pipeline.formats.qwen_code.session_records import PartKind
+from pipeline.formats.qwen_code.unanswered_calls import answer_unanswered_calls
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
@@ -115,3 +118,8 @@ class QwenSession:
 
     def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
         return None  # its compaction form already leaves the summarized history behind
+
+    def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        """`repair`: the responses Qwen Code synthesizes for unanswered calls on every load, written
+        in; no vacuum (Qwen Code's file holds what it loads)."""
+        return answer_unanswered_calls(self.analysis) if kind is RewriteKind.REPAIR else None

@@ -28,13 +28,13 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
 from pipeline.formats.qwen_code.call_repair import repair_calls
+from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message
 from pipeline.formats.qwen_code.chat_messages import (
     SentMessage,
     estimate_tokens,
     message_digest,
     sent_messages,
 )
-from pipeline.formats.qwen_code.compression_records import compose_compression, summary_message
 from pipeline.formats.qwen_code.session_decode import (
     Session,
     decode_session,

@@ -13,7 +13,7 @@ from pipeline.read.compressed import compress_as
 from pipeline.read.load import SourceBytes, file_sha256
 from pipeline.reasons import Reason, Refusal
 
-__all__ = ["write_candidate_file"]
+__all__ = ["write_candidate_at", "write_candidate_file"]
 
 
 def write_candidate_file(
@@ -21,10 +21,15 @@ def write_candidate_file(
 ) -> str | Reason:
     """Write the candidate of `source` (named `label` in the run); the path written, relative to
     the output directory, or the refusal why nothing was written."""
+    out_dir = Path(options.out_dir)
+    return write_candidate_at(source, out_dir, candidate_path(out_dir, options.root_label, label), data)
+
+
+def write_candidate_at(source: SourceBytes, out_dir: Path, destination: Path, data: bytes) -> str | Reason:
+    """Write `data` as the candidate of `source` at `destination` under `out_dir` (any command's
+    candidate: compress's, a repair's or a vacuum's); the path written relative to `out_dir`."""
     if file_sha256(source.path) != source.sha256:
         return Reason(Refusal.SOURCE_CHANGED)
-    out_dir = Path(options.out_dir)
-    destination = candidate_path(out_dir, options.root_label, label)
     if destination.resolve() == source.path.resolve():
         return Reason(Refusal.OUTPUT_WOULD_OVERWRITE_SOURCE)
     write_bytes_atomic(destination, compress_as(source.compression, data))

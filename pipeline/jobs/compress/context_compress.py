@@ -42,7 +42,7 @@ from pipeline.report.sections import (
     session_section,
 )
 from pipeline.summarize.evidence.items import EvidenceItem
-from pipeline.vocabulary import ResumeGate, SessionStatus, Severity, Strategy
+from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, Strategy
 
 __all__ = [
     "ContextPublisher",
@@ -99,13 +99,24 @@ def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
     resume it, or it needs no compaction."""
     if options.compress.strategy is not Strategy.SUMMARY:  # what a masked session resumes is unproven
         return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_FORMAT.value,))
+    if context.session.kind is SessionKind.SUBAGENT:  # its client never resumes it, as Claude Code's
+        return _Stop(SessionStatus.SKIPPED_SUBAGENT, (SkipReason.SUBAGENT.value,))
     if not context.session.resumable:
-        return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.TOPOLOGY)),))
+        return _not_resumed(context.session)
     if context.total < options.compress.min_tokens:
         return _Stop(SessionStatus.SKIPPED_SMALL, (SkipReason.BELOW_MIN_TOKENS.value,))
     if context.total <= _target(context, options):
         return _Stop(SessionStatus.SKIPPED_FITS, (PlanNote.WHOLE_CHAIN_FITS.value,))
     return None
+
+
+def _not_resumed(session: ContextSession) -> _Stop:
+    """A file its client does not resume: broken (refused, with its errors' codes), or not one it
+    resumes by design (a checkpoint, a legacy document: skipped, saying so)."""
+    errors = sorted({f.code.value for f in session.findings if f.severity is Severity.ERROR})
+    if errors:
+        return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.TOPOLOGY)), *errors))
+    return _Stop(SessionStatus.SKIPPED_NOT_RESUMED, (SkipReason.NOT_RESUMED.value,))
 
 
 # A summary's characters per token of its JSON item: escapes and non-ASCII make it dearer.

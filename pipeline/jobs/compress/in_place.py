@@ -69,6 +69,7 @@ _FINAL: Final = frozenset(
         SessionStatus.SKIPPED_NO_CUT,
         SessionStatus.SKIPPED_LOW_GAIN,
         SessionStatus.SKIPPED_SUBAGENT,
+        SessionStatus.SKIPPED_NOT_RESUMED,
         SessionStatus.UNSUPPORTED_FORMAT,
         SessionStatus.NOT_A_TRANSCRIPT,
         SessionStatus.REFUSED,

@@ -131,6 +131,17 @@ def _masked_count(contents: Sequence[Any]) -> int:
     return sum(1 for c in contents if isinstance(c, Mapping) for p in c.get("parts") or () if _masked(p))
 
 
+def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
+    """Where a rewritten file's contents differ from the original's (None: identical, item for item)."""
+    equal = same or (lambda a, b: a == b)
+    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
+        if not equal(before, after):
+            return f"content {position} differs from the original's"
+    if len(original) != len(rewritten):
+        return f"the rewritten file sent {len(rewritten)} contents, the original {len(original)}"
+    return None
+
+
 def judge_gemini(
     original: Sequence[Any],
     candidate: Sequence[Any],
@@ -138,7 +149,19 @@ def judge_gemini(
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
 ) -> GeminiVerdict:
-    """The verdict on two captured contexts (each without its environment part and its probe)."""
+    """The verdict on two captured contexts (each without its environment part and its probe);
+    `summaries` empty: a rewrite, which must send the original's contents one for one."""
+    if summaries is not None and not summaries:
+        found = _first_difference(original, candidate, _same_content)
+        return GeminiVerdict(
+            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
+            differences=(found,) if found else (),
+            summary_items=0,
+            kept_items=0 if found else len(candidate),
+            original=json_size(list(original)),
+            compacted=json_size(list(candidate)),
+            notes=_masking_notes(original, candidate),
+        )
     differences = list(_head_differences(candidate, summaries))
     tail = list(candidate[_HEAD:])
     if not _is_suffix(original, tail):

@@ -46,6 +46,7 @@ def prove_qwen_resume(
     return judge_qwen(
         before.context if before.resumed else None,
         after.context if after.resumed else None,
-        summaries=compression_summaries(compacted, limits) if summaries is None else summaries,
+        # Read from a file that names none: unknown (None), never "no summary" (`()`, a rewrite's).
+        summaries=(compression_summaries(compacted, limits) or None) if summaries is None else summaries,
         excluded=excluded,
     )

@@ -114,6 +114,17 @@ def _head_differences(head: Sequence[Any], summaries: Sequence[str] | None) -> l
     return found
 
 
+def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
+    """Where a rewritten file's messages differ from the original's (None: identical, item for item)."""
+    equal = same or (lambda a, b: a == b)
+    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
+        if not equal(before, after):
+            return f"message {position} differs from the original's"
+    if len(original) != len(rewritten):
+        return f"the rewritten file sent {len(rewritten)} messages, the original {len(original)}"
+    return None
+
+
 def _calls(messages: Sequence[Any]) -> tuple[set[str], set[str]]:
     called = {
         call.get("id")
@@ -178,6 +189,16 @@ def judge_qwen(
     """Compare the histories Qwen Code sent (None: it did not resume that file)."""
     if original is None or compacted is None:
         return _unresumed(original, compacted)
+    if summaries is not None and not summaries:  # a rewrite: no summary, every message verbatim
+        found = _first_difference(original, compacted)
+        return QwenVerdict(
+            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
+            differences=(found,) if found else (),
+            summary_items=0,
+            kept_items=0 if found else len(compacted),
+            original=json_size(original),
+            compacted=json_size(compacted),
+        )
     kept = _common_suffix(compacted, original)
     head = compacted[: len(compacted) - kept]
     differences = _head_differences(head, summaries)

@@ -26,6 +26,7 @@ from pipeline.publish.live.replacement import Validator
 from pipeline.publish.live.source import SessionTarget
 from pipeline.publish.live.state_db import RecordedResult, SessionRecord
 from pipeline.report.documents import Outcome
+from pipeline.report.rewrite_documents import RewriteReport
 
 __all__ = [
     "Candidate",
@@ -36,7 +37,7 @@ __all__ = [
     "incremental_skip",
 ]
 
-JobResult = Outcome | RepairPlan | DamageRepair
+JobResult = Outcome | RepairPlan | DamageRepair | RewriteReport
 """What the job behind a candidate says: the compress job's outcome, or a repair's plan."""
 
 

@@ -17,6 +17,7 @@ from pipeline.proof.proven_repair import DamageRepair
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.receipt import Receipt
 from pipeline.report.documents import Outcome
+from pipeline.report.rewrite_documents import RewriteReport
 from pipeline.report.run_totals import BackupFigure, SessionFigures, repair_figures, report_figures
 
 __all__ = ["committed_sizes", "in_place_figures"]
@@ -58,6 +59,8 @@ def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
             figures = replace(figures, written=None, tokens=None)
     elif isinstance(job, DamageRepair | RepairPlan):
         figures = _repair(outcome, receipt)
+    elif isinstance(job, RewriteReport):  # a repair or vacuum of another agent's session
+        figures = replace(_repair(outcome, receipt), format=job.format)
     else:
         return None
     # Failed as the run counts it: a replacement that failed fails the session, whatever the job said.

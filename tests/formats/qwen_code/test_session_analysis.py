@@ -12,8 +12,8 @@ import pytest
 
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.call_repair import UNRECORDED_RESULT
+from pipeline.formats.qwen_code.chat_compression import RESUME_INSTRUCTION, summary_message
 from pipeline.formats.qwen_code.chat_messages import estimate_tokens
-from pipeline.formats.qwen_code.compression_records import RESUME_INSTRUCTION, summary_message
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, analyze_session, summary_sent
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 from tests.support.agent_files import gemini_checkpoint, gemini_legacy

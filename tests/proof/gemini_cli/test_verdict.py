@@ -95,3 +95,14 @@ def test_gemini_cli_failing_on_the_original_is_the_clients_failure(tmp_path: Pat
     with pytest.raises(GeminiResumeFailed, match="exited 1") as raised:
         prove_gemini_resume(fixture("rewound.jsonl"), fixture("rewound.jsonl"), script=broken, timeout=60)
     assert raised.value.resume_exit is ResumeExit.GEMINI_CLI_FAILED
+
+
+def test_a_rewrite_with_no_summary_must_send_the_original_content_for_content() -> None:
+    assert judge_gemini(ORIGINAL, ORIGINAL, summaries=()).verdict is Verdict.MATCH
+    changed = judge_gemini(
+        ORIGINAL, (*ORIGINAL[:3], {"role": "user", "parts": [{"text": "tw0"}]}), summaries=()
+    )
+    assert changed.verdict is Verdict.MISMATCH and changed.differences == (
+        "content 3 differs from the original's",
+    )
+    assert judge_gemini(ORIGINAL, (*HEAD, ORIGINAL[-1]), summaries=()).verdict is Verdict.MISMATCH

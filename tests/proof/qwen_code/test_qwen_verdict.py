@@ -77,3 +77,18 @@ def test_an_output_qwen_code_cleared_for_the_original_alone_is_compared_by_its_c
     assert not other_call.ok
     reversed_ = judge_qwen(ORIGINAL, [_user("SUMMARY"), *original[5:]], summaries=["SUMMARY"])
     assert not reversed_.ok  # the candidate never gets to send less than the original did
+
+
+def test_a_rewrite_with_no_summary_must_send_the_original_message_for_message() -> None:
+    same = judge_qwen(ORIGINAL, list(ORIGINAL), summaries=())
+    assert same.verdict is Verdict.MATCH and same.kept_items == len(ORIGINAL) and same.summary_items == 0
+    fewer = judge_qwen(ORIGINAL, ORIGINAL[1:], summaries=())  # a suffix is a compaction's, not a rewrite's
+    assert fewer.verdict is Verdict.MISMATCH and fewer.differences == (
+        "message 0 differs from the original's",
+    )
+    longer = judge_qwen(ORIGINAL, [*ORIGINAL, _user("more")], summaries=())
+    assert (
+        longer.verdict is Verdict.MISMATCH
+        and "7" in longer.differences[0]
+        and "more" not in longer.differences[0]
+    )
