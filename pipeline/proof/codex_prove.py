@@ -14,7 +14,8 @@ from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
 from pipeline.formats.codex.rollout_items import payload_of
 from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.codex_client import resume_codex
-from pipeline.proof.codex_verdict import CodexVerdict, judge_codex
+from pipeline.proof.codex_verdict import judge_codex
+from pipeline.proof.item_verdict import ItemVerdict
 from pipeline.proof.verdict import ExcludedText
 
 __all__ = ["compaction_summaries", "prove_codex_resume"]
@@ -41,7 +42,7 @@ def prove_codex_resume(
     limits: LineLimits,
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
-) -> CodexVerdict:
+) -> ItemVerdict:
     """Resume both files in Codex and judge what it sends (raises CodexError if Codex fails).
 
     `summaries`: the summary texts the compacted context must carry; None reads them from it.

@@ -14,38 +14,20 @@ item positions, types, roles, call ids and counts only, so verdicts can go into 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES
 from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.item_verdict import ItemVerdict, rewrite_verdict
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["CodexVerdict", "context_size", "judge_codex"]
+__all__ = ["context_size", "judge_codex"]
 
 _UNNAMED_SUMMARY: Final = (
     "no summary text is known: the messages before the kept suffix are taken as the summary"
 )
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
-
-
-@dataclass(frozen=True, slots=True)
-class CodexVerdict:
-    """The verdict, content-free differences, and the size of what each side sent."""
-
-    verdict: Verdict
-    differences: tuple[str, ...]
-    summary_items: int
-    kept_items: int
-    original: ContextSize | None
-    compacted: ContextSize | None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """A match."""
-        return self.verdict is Verdict.MATCH
 
 
 def context_size(items: Sequence[Any]) -> ContextSize:
@@ -142,28 +124,17 @@ def _leaks(compacted: Sequence[Any], original: Sequence[Any], excluded: Sequence
     ]
 
 
-def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
-    """Where a rewritten file's items differ from the original's (None: identical, item for item)."""
-    equal = same or (lambda a, b: a == b)
-    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
-        if not equal(before, after):
-            return f"item {position} differs from the original's"
-    if len(original) != len(rewritten):
-        return f"the rewritten file sent {len(rewritten)} items, the original {len(original)}"
-    return None
-
-
 def judge_codex(
     original: Sequence[Any] | None,
     compacted: Sequence[Any] | None,
     *,
     summaries: Sequence[str] | None = None,
     excluded: Sequence[ExcludedText] = (),
-) -> CodexVerdict:
+) -> ItemVerdict:
     """Compare the histories Codex sent (None: Codex did not resume that file)."""
     if original is None or compacted is None:
         which = "the original" if original is None else "the compacted file"
-        return CodexVerdict(
+        return ItemVerdict(
             verdict=Verdict.NOT_RESUMABLE if original is None else Verdict.MISMATCH,
             differences=() if original is None else ("Codex does not resume the compacted file",),
             summary_items=0,
@@ -173,15 +144,7 @@ def judge_codex(
             notes=(f"Codex does not resume {which}",),
         )
     if summaries is not None and not summaries:  # a rewrite: no summary, every item verbatim
-        found = _first_difference(original, compacted)
-        return CodexVerdict(
-            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
-            differences=(found,) if found else (),
-            summary_items=0,
-            kept_items=0 if found else len(compacted),
-            original=context_size(original),
-            compacted=context_size(compacted),
-        )
+        return rewrite_verdict(original, compacted, "item")
     kept = _common_suffix(compacted, original)
     head = compacted[: len(compacted) - kept]
     differences = _head_differences(head, summaries)
@@ -190,7 +153,7 @@ def judge_codex(
     differences += _pairing_differences(compacted, original)
     differences += _leaks(compacted, original, excluded)
     unnamed = not any(text.strip() for text in summaries or ())
-    return CodexVerdict(
+    return ItemVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
         summary_items=len(head),

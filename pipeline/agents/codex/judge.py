@@ -8,56 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.agents.codex.session import CodexSession
+from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.proof.codex_excluded import rollout_exclusions
 from pipeline.proof.codex_prove import prove_codex_resume
-from pipeline.proof.codex_verdict import CodexVerdict
-from pipeline.proof.context import ContextSize
 from pipeline.proof.verdict import ExcludedText
-from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["CodexJudge", "codex_check_section"]
-
-
-def _size(side: ContextSize | None) -> SizeSection | None:
-    if side is None:
-        return None
-    return SizeSection(
-        messages=side.messages, characters=side.characters, estimated_tokens=side.estimated_tokens
-    )
-
-
-def codex_check_section(verdict: CodexVerdict, elapsed_ms: float) -> ResumeCheckSection:
-    """The report section of a Codex proof: Claude Code's shape, items counted as blocks."""
-    before, after = verdict.original, verdict.compacted
-    reduction = None
-    if before is not None and after is not None and before.characters:
-        reduction = round(1 - after.characters / before.characters, 4)
-    return ResumeCheckSection(
-        verdict=verdict.verdict,
-        differences=list(verdict.differences),
-        notes=list(verdict.notes),
-        summary_blocks=verdict.summary_items,
-        kept_blocks=verdict.kept_items,
-        sent=SentSizes(original=_size(before), compacted=_size(after)),
-        characters_reduction=reduction,
-        elapsed_ms=elapsed_ms,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    verdict: CodexVerdict
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict.ok
-
-    def section(self, elapsed_ms: float) -> ResumeCheckSection:
-        return codex_check_section(self.verdict, elapsed_ms)
+__all__ = ["CodexJudge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +45,7 @@ class CodexJudge:
         limits: LineLimits,
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
-    ) -> _Judged:
+    ) -> JudgedItems:
         verdict = prove_codex_resume(
             original,
             candidate,
@@ -95,4 +55,4 @@ class CodexJudge:
             excluded=excluded,
             summaries=summaries,
         )
-        return _Judged(verdict)
+        return JudgedItems(verdict)

@@ -7,19 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.agents.gemini_cli.gemini_session import GeminiSession
+from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
-from pipeline.proof.context import ContextSize
 from pipeline.proof.gemini_cli.excluded_text import chat_exclusions
 from pipeline.proof.gemini_cli.gemini_run import require_gemini_cli
-from pipeline.proof.gemini_cli.gemini_verdict import GeminiVerdict, prove_gemini_resume
+from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_resume
 from pipeline.proof.verdict import ExcludedText
-from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["GeminiCliClient", "GeminiJudge", "gemini_check_section"]
+__all__ = ["GeminiCliClient", "GeminiJudge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,44 +37,6 @@ class GeminiCliClient:
 
     def locate(self, given: Path | None) -> Path:
         return require_gemini_cli(given)
-
-
-def _size(side: ContextSize | None) -> SizeSection | None:
-    if side is None:
-        return None
-    return SizeSection(
-        messages=side.messages, characters=side.characters, estimated_tokens=side.estimated_tokens
-    )
-
-
-def gemini_check_section(verdict: GeminiVerdict, elapsed_ms: float) -> ResumeCheckSection:
-    """The report section of a Gemini CLI proof: contents counted as blocks."""
-    before, after = verdict.original, verdict.compacted
-    reduction = None
-    if before is not None and after is not None and before.characters:
-        reduction = round(1 - after.characters / before.characters, 4)
-    return ResumeCheckSection(
-        verdict=verdict.verdict,
-        differences=list(verdict.differences),
-        notes=list(verdict.notes),
-        summary_blocks=verdict.summary_items,
-        kept_blocks=verdict.kept_items,
-        sent=SentSizes(original=_size(before), compacted=_size(after)),
-        characters_reduction=reduction,
-        elapsed_ms=elapsed_ms,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    verdict: GeminiVerdict
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict.ok
-
-    def section(self, elapsed_ms: float) -> ResumeCheckSection:
-        return gemini_check_section(self.verdict, elapsed_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +65,8 @@ class GeminiJudge:
         limits: LineLimits,
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
-    ) -> _Judged:
+    ) -> JudgedItems:
         verdict = prove_gemini_resume(
             original, candidate, script=executable, timeout=timeout, excluded=excluded, summaries=summaries
         )
-        return _Judged(verdict)
+        return JudgedItems(verdict)

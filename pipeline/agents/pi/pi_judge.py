@@ -7,21 +7,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.pi.pi_session import PiContextSession
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
-from pipeline.proof.context import ContextSize
 from pipeline.proof.pi.pi_excluded import session_exclusions
 from pipeline.proof.pi.pi_process import PI_INSTALL_HINT, installation_of, require_pi
 from pipeline.proof.pi.pi_prove import prove_pi_resume
-from pipeline.proof.pi.pi_verdict import PiVerdict
 from pipeline.proof.verdict import ExcludedText
-from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["PiClient", "PiJudge", "pi_check_section"]
+__all__ = ["PiClient", "PiJudge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,44 +39,6 @@ class PiClient:
 
     def locate(self, given: Path | None) -> Path:
         return require_pi(given).launcher
-
-
-def _size(side: ContextSize | None) -> SizeSection | None:
-    if side is None:
-        return None
-    return SizeSection(
-        messages=side.messages, characters=side.characters, estimated_tokens=side.estimated_tokens
-    )
-
-
-def pi_check_section(verdict: PiVerdict, elapsed_ms: float) -> ResumeCheckSection:
-    """The report section of a pi proof: Claude Code's shape, messages counted as blocks."""
-    before, after = verdict.original, verdict.compacted
-    reduction = None
-    if before is not None and after is not None and before.characters:
-        reduction = round(1 - after.characters / before.characters, 4)
-    return ResumeCheckSection(
-        verdict=verdict.verdict,
-        differences=list(verdict.differences),
-        notes=list(verdict.notes),
-        summary_blocks=verdict.summary_items,
-        kept_blocks=verdict.kept_items,
-        sent=SentSizes(original=_size(before), compacted=_size(after)),
-        characters_reduction=reduction,
-        elapsed_ms=elapsed_ms,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    verdict: PiVerdict
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict.ok
-
-    def section(self, elapsed_ms: float) -> ResumeCheckSection:
-        return pi_check_section(self.verdict, elapsed_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +66,7 @@ class PiJudge:
         limits: LineLimits,
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
-    ) -> _Judged:
+    ) -> JudgedItems:
         verdict = prove_pi_resume(
             original,
             candidate,
@@ -116,4 +76,4 @@ class PiJudge:
             excluded=excluded,
             summaries=summaries,
         )
-        return _Judged(verdict)
+        return JudgedItems(verdict)

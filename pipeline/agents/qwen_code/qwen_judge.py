@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.agents.qwen_code.qwen_session import QwenSession
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
-from pipeline.proof.context import ContextSize
 from pipeline.proof.qwen_code.qwen_excluded import session_exclusions
 from pipeline.proof.qwen_code.qwen_install import (
     INSTALL_HINT,
@@ -21,13 +21,11 @@ from pipeline.proof.qwen_code.qwen_install import (
     require_qwen_code,
 )
 from pipeline.proof.qwen_code.qwen_prove import prove_qwen_resume
-from pipeline.proof.qwen_code.qwen_verdict import QwenVerdict
 from pipeline.proof.verdict import ExcludedText
-from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["QwenClient", "QwenJudge", "qwen_check_section"]
+__all__ = ["QwenClient", "QwenJudge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,44 +55,6 @@ class QwenClient:
         return found
 
 
-def _size(side: ContextSize | None) -> SizeSection | None:
-    if side is None:
-        return None
-    return SizeSection(
-        messages=side.messages, characters=side.characters, estimated_tokens=side.estimated_tokens
-    )
-
-
-def qwen_check_section(verdict: QwenVerdict, elapsed_ms: float) -> ResumeCheckSection:
-    """The report section of a Qwen Code proof: messages counted as blocks."""
-    before, after = verdict.original, verdict.compacted
-    reduction = None
-    if before is not None and after is not None and before.characters:
-        reduction = round(1 - after.characters / before.characters, 4)
-    return ResumeCheckSection(
-        verdict=verdict.verdict,
-        differences=list(verdict.differences),
-        notes=list(verdict.notes),
-        summary_blocks=verdict.summary_items,
-        kept_blocks=verdict.kept_items,
-        sent=SentSizes(original=_size(before), compacted=_size(after)),
-        characters_reduction=reduction,
-        elapsed_ms=elapsed_ms,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    verdict: QwenVerdict
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict.ok
-
-    def section(self, elapsed_ms: float) -> ResumeCheckSection:
-        return qwen_check_section(self.verdict, elapsed_ms)
-
-
 @dataclass(frozen=True, slots=True)
 class QwenJudge:
     """Qwen Code resumes the original and the candidate; the candidate holds when it sends the
@@ -118,7 +78,7 @@ class QwenJudge:
         limits: LineLimits,
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
-    ) -> _Judged:
+    ) -> JudgedItems:
         qwen = QwenClient().runtime(executable)
         verdict = prove_qwen_resume(
             original,
@@ -129,4 +89,4 @@ class QwenJudge:
             excluded=excluded,
             summaries=summaries,
         )
-        return _Judged(verdict)
+        return JudgedItems(verdict)

@@ -12,39 +12,21 @@ an excluded record appears in it. Differences name positions, roles and counts o
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
 from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT
-from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.context import json_size
 from pipeline.proof.gemini_cli.resume import GeminiResumeFailed, GeminiResumeResult, resume_gemini
+from pipeline.proof.item_verdict import ItemVerdict, rewrite_verdict
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["GeminiVerdict", "judge_gemini", "prove_gemini_resume"]
+__all__ = ["judge_gemini", "prove_gemini_resume"]
 
 _HEAD: Final = 2  # the summary's user Content and the acknowledgement's model Content
-
-
-@dataclass(frozen=True, slots=True)
-class GeminiVerdict:
-    """The verdict, content-free differences, and the size of what each side sent."""
-
-    verdict: Verdict
-    differences: tuple[str, ...]
-    summary_items: int
-    kept_items: int
-    original: ContextSize | None
-    compacted: ContextSize | None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """A match."""
-        return self.verdict is Verdict.MATCH
 
 
 def _texts(content: Any) -> list[str]:
@@ -131,36 +113,18 @@ def _masked_count(contents: Sequence[Any]) -> int:
     return sum(1 for c in contents if isinstance(c, Mapping) for p in c.get("parts") or () if _masked(p))
 
 
-def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
-    """Where a rewritten file's contents differ from the original's (None: identical, item for item)."""
-    equal = same or (lambda a, b: a == b)
-    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
-        if not equal(before, after):
-            return f"content {position} differs from the original's"
-    if len(original) != len(rewritten):
-        return f"the rewritten file sent {len(rewritten)} contents, the original {len(original)}"
-    return None
-
-
 def judge_gemini(
     original: Sequence[Any],
     candidate: Sequence[Any],
     *,
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
-) -> GeminiVerdict:
+) -> ItemVerdict:
     """The verdict on two captured contexts (each without its environment part and its probe);
     `summaries` empty: a rewrite, which must send the original's contents one for one."""
     if summaries is not None and not summaries:
-        found = _first_difference(original, candidate, _same_content)
-        return GeminiVerdict(
-            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
-            differences=(found,) if found else (),
-            summary_items=0,
-            kept_items=0 if found else len(candidate),
-            original=json_size(list(original)),
-            compacted=json_size(list(candidate)),
-            notes=_masking_notes(original, candidate),
+        return rewrite_verdict(
+            original, candidate, "content", same=_same_content, notes=_masking_notes(original, candidate)
         )
     differences = list(_head_differences(candidate, summaries))
     tail = list(candidate[_HEAD:])
@@ -173,7 +137,7 @@ def judge_gemini(
     leaked = sorted({e.line for e in excluded if orjson.dumps(e.text).decode()[1:-1] in sent_text})
     if leaked:
         differences.append(f"text of excluded lines {leaked} is sent")
-    return GeminiVerdict(
+    return ItemVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
         summary_items=_HEAD,
@@ -215,7 +179,7 @@ def prove_gemini_resume(
     timeout: float,
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
-) -> GeminiVerdict:
+) -> ItemVerdict:
     """Resume both files in the real Gemini CLI and judge what it sent: Gemini CLI failing on the
     original is the client's failure (`GeminiResumeFailed`), an original it does not resume is
     `not-resumable`, a candidate it fails on or does not resume is a mismatch."""
@@ -223,8 +187,8 @@ def prove_gemini_resume(
     if before.returncode != 0:
         raise GeminiResumeFailed(original.name, before.returncode)
     if (why := _unresumed(before, "original")) is not None:
-        return GeminiVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
+        return ItemVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
     after = resume_gemini(candidate, script=script, timeout=timeout)
     if (why := _unresumed(after, "candidate")) is not None:
-        return GeminiVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
+        return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
     return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)

@@ -12,9 +12,10 @@ from pathlib import Path
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.branch import active_branch
 from pipeline.formats.pi.session_decode import decode_session
+from pipeline.proof.item_verdict import ItemVerdict
 from pipeline.proof.pi.pi_process import PiInstallation
 from pipeline.proof.pi.pi_resume import resume_pi
-from pipeline.proof.pi.pi_verdict import PiVerdict, judge_pi
+from pipeline.proof.pi.pi_verdict import judge_pi
 from pipeline.proof.verdict import ExcludedText
 
 __all__ = ["compaction_summaries", "prove_pi_resume"]
@@ -36,7 +37,7 @@ def prove_pi_resume(
     limits: LineLimits,
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
-) -> PiVerdict:
+) -> ItemVerdict:
     """Resume both files in pi and judge what it sends (raises PiError when pi fails)."""
     before = resume_pi(original, pi=pi, timeout=timeout)
     after = resume_pi(compacted, pi=pi, timeout=timeout)

@@ -13,37 +13,19 @@ Differences name positions, roles and call ids, never transcript text, so verdic
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
-from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.context import json_size
+from pipeline.proof.item_verdict import ItemVerdict, rewrite_verdict
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["PiVerdict", "judge_pi"]
+__all__ = ["judge_pi"]
 
 _UNNAMED_SUMMARY: Final = (
     "no summary text is known: the messages before the kept suffix are taken as the summary"
 )
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
-
-
-@dataclass(frozen=True, slots=True)
-class PiVerdict:
-    """The verdict, content-free differences, and the size of what each side sent."""
-
-    verdict: Verdict
-    differences: tuple[str, ...]
-    summary_items: int
-    kept_items: int
-    original: ContextSize | None
-    compacted: ContextSize | None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """A match."""
-        return self.verdict is Verdict.MATCH
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -121,9 +103,9 @@ def _leaks(compacted: Sequence[Any], original: Sequence[Any], excluded: Sequence
     ]
 
 
-def _not_resumed(original: Sequence[Any] | None, compacted: Sequence[Any] | None) -> PiVerdict:
+def _not_resumed(original: Sequence[Any] | None, compacted: Sequence[Any] | None) -> ItemVerdict:
     which = "the original" if original is None else "the compacted file"
-    return PiVerdict(
+    return ItemVerdict(
         verdict=Verdict.NOT_RESUMABLE if original is None else Verdict.MISMATCH,
         differences=() if original is None else ("pi does not resume the compacted file",),
         summary_items=0,
@@ -140,10 +122,12 @@ def judge_pi(
     *,
     summaries: Sequence[str] | None = None,
     excluded: Sequence[ExcludedText] = (),
-) -> PiVerdict:
+) -> ItemVerdict:
     """Compare the histories pi sent (None: pi did not resume that file)."""
     if original is None or compacted is None:
         return _not_resumed(original, compacted)
+    if summaries is not None and not summaries:  # a rewrite: no summary, every message verbatim
+        return rewrite_verdict(original, compacted, "message")
     kept = _common_suffix(compacted, original)
     head = compacted[: len(compacted) - kept]
     differences = _head_differences(head, summaries)
@@ -152,7 +136,7 @@ def judge_pi(
     differences += _pairing_differences(compacted, original)
     differences += _leaks(compacted, original, excluded)
     unnamed = not any(text.strip() for text in summaries or ())
-    return PiVerdict(
+    return ItemVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
         summary_items=len(head),

@@ -13,8 +13,9 @@ from pathlib import Path
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.formats.qwen_code.session_records import PartKind
+from pipeline.proof.item_verdict import ItemVerdict
 from pipeline.proof.qwen_code.qwen_install import QwenCode
-from pipeline.proof.qwen_code.qwen_verdict import QwenVerdict, judge_qwen
+from pipeline.proof.qwen_code.qwen_verdict import judge_qwen
 from pipeline.proof.qwen_code.resume_run import resume_qwen_code
 from pipeline.proof.verdict import ExcludedText
 
@@ -39,7 +40,7 @@ def prove_qwen_resume(
     limits: LineLimits,
     excluded: Sequence[ExcludedText] = (),
     summaries: Sequence[str] | None = None,
-) -> QwenVerdict:
+) -> ItemVerdict:
     """Resume both files in Qwen Code and judge what it sends (raises QwenCodeError if it fails)."""
     before = resume_qwen_code(original, qwen=qwen, timeout=timeout)
     after = resume_qwen_code(compacted, qwen=qwen, timeout=timeout)

@@ -14,38 +14,20 @@ original does not send. Differences name positions, roles and call ids, never tr
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
-from pipeline.proof.context import ContextSize, json_size
+from pipeline.proof.context import json_size
+from pipeline.proof.item_verdict import ItemVerdict, rewrite_verdict
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["QwenVerdict", "judge_qwen"]
+__all__ = ["judge_qwen"]
 
 _UNNAMED_SUMMARY: Final = (
     "no summary text is known: the messages before the kept suffix are taken as the summary"
 )
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
 CLEARED_OUTPUT: Final = "[Old tool result content cleared]"  # what Qwen Code sends for a cleared output
-
-
-@dataclass(frozen=True, slots=True)
-class QwenVerdict:
-    """The verdict, content-free differences, and the size of what each side sent."""
-
-    verdict: Verdict
-    differences: tuple[str, ...]
-    summary_items: int
-    kept_items: int
-    original: ContextSize | None
-    compacted: ContextSize | None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """A match."""
-        return self.verdict is Verdict.MATCH
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -114,17 +96,6 @@ def _head_differences(head: Sequence[Any], summaries: Sequence[str] | None) -> l
     return found
 
 
-def _first_difference(original: Sequence[Any], rewritten: Sequence[Any], same: Any = None) -> str | None:
-    """Where a rewritten file's messages differ from the original's (None: identical, item for item)."""
-    equal = same or (lambda a, b: a == b)
-    for position, (before, after) in enumerate(zip(original, rewritten, strict=False)):
-        if not equal(before, after):
-            return f"message {position} differs from the original's"
-    if len(original) != len(rewritten):
-        return f"the rewritten file sent {len(rewritten)} messages, the original {len(original)}"
-    return None
-
-
 def _calls(messages: Sequence[Any]) -> tuple[set[str], set[str]]:
     called = {
         call.get("id")
@@ -166,9 +137,9 @@ def _leaks(compacted: Sequence[Any], original: Sequence[Any], excluded: Sequence
     ]
 
 
-def _unresumed(original: Sequence[Any] | None, compacted: Sequence[Any] | None) -> QwenVerdict:
+def _unresumed(original: Sequence[Any] | None, compacted: Sequence[Any] | None) -> ItemVerdict:
     which = "the original" if original is None else "the compacted file"
-    return QwenVerdict(
+    return ItemVerdict(
         verdict=Verdict.NOT_RESUMABLE if original is None else Verdict.MISMATCH,
         differences=() if original is None else ("Qwen Code does not resume the compacted file",),
         summary_items=0,
@@ -185,20 +156,12 @@ def judge_qwen(
     *,
     summaries: Sequence[str] | None = None,
     excluded: Sequence[ExcludedText] = (),
-) -> QwenVerdict:
+) -> ItemVerdict:
     """Compare the histories Qwen Code sent (None: it did not resume that file)."""
     if original is None or compacted is None:
         return _unresumed(original, compacted)
     if summaries is not None and not summaries:  # a rewrite: no summary, every message verbatim
-        found = _first_difference(original, compacted)
-        return QwenVerdict(
-            verdict=Verdict.MISMATCH if found else Verdict.MATCH,
-            differences=(found,) if found else (),
-            summary_items=0,
-            kept_items=0 if found else len(compacted),
-            original=json_size(original),
-            compacted=json_size(compacted),
-        )
+        return rewrite_verdict(original, compacted, "message")
     kept = _common_suffix(compacted, original)
     head = compacted[: len(compacted) - kept]
     differences = _head_differences(head, summaries)
@@ -207,7 +170,7 @@ def judge_qwen(
     differences += _pairing_differences(compacted, original)
     differences += _leaks(compacted, original, excluded)
     unnamed = not any(text.strip() for text in summaries or ())
-    return QwenVerdict(
+    return ItemVerdict(
         verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
         differences=tuple(differences),
         summary_items=len(head),
