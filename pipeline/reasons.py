@@ -136,7 +136,9 @@ class SkipReason(ReasonCode):
     BELOW_MIN_TOKENS = "below-min-tokens"
     GAIN_BELOW_MINIMUM = "gain-below-minimum"
     RUN_TOKEN_BUDGET = "run-token-budget-reached"
-    STRATEGY_NOT_FOR_ROLLOUTS = "strategy-not-for-codex-rollouts"  # mask and hybrid are Claude Code's only
+    STRATEGY_NOT_FOR_FORMAT = (
+        "strategy-not-for-format"  # mask and hybrid are Claude Code's only: no other format offers them
+    )
 
 
 class Refusal(ReasonCode):

@@ -78,11 +78,14 @@ class ResumeExit(IntEnum):
 
     MATCH = 0
     MISMATCH = 1
-    USAGE = 2  # a usage error, or no judge (Claude Code, Codex) for the files' format
+    USAGE = 2  # a usage error, or no judge installed for the files' format
     NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)
     PI_FAILED = 6  # pi failed or timed out (a pi session's judge)
+    CODEWHALE_FAILED = 7  # CodeWhale failed or timed out (a CodeWhale session's judge)
+    GEMINI_CLI_FAILED = 8  # Gemini CLI failed or timed out
+    QWEN_CODE_FAILED = 9  # Qwen Code failed or timed out
 
 
 class ProbeExit(IntEnum):
@@ -114,6 +117,15 @@ class CompressRepair(StrEnum):
     AUTO = "auto"  # in place (the nightly job), not with --out
     ON = "on"
     OFF = "off"
+
+
+class SummarizedHistory(StrEnum):
+    """Whether a compaction leaves the summarized history in the file, for agents whose own
+    compaction keeps it there (pi appends its compaction after it)."""
+
+    AUTO = "auto"  # dropped in place (a verified backup keeps it), kept with --out
+    KEEP = "keep"
+    DROP = "drop"
 
 
 class Strategy(StrEnum):
@@ -260,6 +272,7 @@ class SourceFormat(StrEnum):
     COPILOT_CLI = "copilot-cli"
     CLINE = "cline"  # Cline and the forks that keep its task files
     AIDER = "aider"
+    CODEWHALE = "codewhale-session"  # CodeWhale (formerly DeepSeek-TUI)
     EMPTY = "empty"
     UNKNOWN = "unknown"
 

@@ -77,6 +77,7 @@ PACKAGES: Final = {
     "formats/codex": "Codex rollouts: schema, decode, Codex's resume reconstruction, integrity",
     "formats/gemini_cli": "Gemini CLI chats: decode, its loader and resume history, signature, vacuum",
     "formats/pi": "pi and OpenClaw sessions: signature, decode, the branch and context pi rebuilds, findings",
+    "formats/codewhale": "CodeWhale session documents: decode, its resume history, checks, its compaction form",
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
@@ -84,6 +85,7 @@ PACKAGES: Final = {
     "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "agents/gemini_cli": "Gemini CLI sessions through the seam: session, evidence, the Gemini CLI as judge",
     "agents/pi": "pi sessions through the seam: session, evidence, the real pi as judge",
+    "agents/codewhale": "CodeWhale sessions through the seam: session, evidence, CodeWhale as judge",
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
@@ -91,6 +93,7 @@ PACKAGES: Final = {
     "proof/qwen_code": "the Qwen Code judge: locate, stage, resume against a loopback server, verdict",
     "proof/gemini_cli": "the real Gemini CLI against a loopback Gemini API: run, resume, capture",
     "proof/pi": "the pi judge: its Node.js process, staging, the resume",
+    "proof/codewhale": "CodeWhale as judge: its OpenAI-compatible capture server, staging, the verdict",
     "publish": "the atomic writes",
     "publish/live": "live replacement: transaction, backups, state, recovery, restore",
     "read": "discover and load",
@@ -127,6 +130,7 @@ TESTS_OWN: Final = frozenset(
         "fixtures/gemini_cli",
         "fixtures/pi",
         "fixtures/qwen_code",
+        "fixtures/qwen_code/subagents",  # a subagent's transcript, beside the sessions
         "core/check/fixtures",
     }
 )
@@ -155,6 +159,10 @@ UNTYPED_JSON_ALLOWED: Final = {
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
     "agents/qwen_code/qwen_evidence.py": "a Qwen Code call's JSON arguments become the summarizers' tool input",
+    "proof/codewhale/chat_capture.py": "the Chat Completions wire format the loopback server answers CodeWhale with",
+    "agents/codewhale/whale_evidence.py": "a CodeWhale call's raw JSON input becomes the evidence's tool input",
+    "proof/codewhale/whale_excluded.py": "the original document's raw records, searched for excluded texts",
+    "proof/codewhale/whale_resume.py": "the captured Chat Completions request, JSON from CodeWhale",
 }
 
 # The untyped JSON values one stage still hands another (a name its boundary module exports, with

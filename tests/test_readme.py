@@ -14,6 +14,7 @@ import pytest
 from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.cli.conftest import SMALL, make_idle
+from tests.support.codewhale_sessions import SessionBuilder, text
 from tests.support.codex_rollouts import conversation, write_rollout
 from tests.support.gemini_files import write_gemini_chats
 from tests.support.pi_files import FIXTURES as PI_FIXTURES
@@ -86,6 +87,10 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_gemini_chats(root / ".gemini" / "tmp" / "0123abcd" / "chats")
     pi_sessions = root / ".pi" / "agent" / "sessions" / "--home-me-notes--"
     shutil.copytree(PI_FIXTURES, pi_sessions, ignore=shutil.ignore_patterns("*.md"))
+    whale = SessionBuilder()
+    whale.extend([text("user", "build it"), text("assistant", "built")])
+    (root / ".codewhale" / "sessions").mkdir(parents=True)
+    (root / ".codewhale" / "sessions" / f"{whale.session_id}.json").write_bytes(whale.bytes())
     shutil.copytree(projects, root / "team-b")
     return root
 

@@ -119,6 +119,13 @@ class ContextSession(Protocol):
         """The candidate's line that carries the summary (`compose` puts it there)."""
         ...
 
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        """The smaller archival form and its summary's line, for an agent whose own compaction
+        keeps the summarized history in the file: the same summary and kept tail, which the client
+        resumes alike, the history before the cut gone (`[compress] history`). None when `compose`
+        already drops it, or this session cannot be written so."""
+        ...
+
 
 class JudgedPair(Protocol):
     """The judge's verdict on an original and its candidate."""

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from pipeline.agents.codewhale import CODEWHALE
 from pipeline.agents.codex import CODEX
 from pipeline.agents.gemini_cli import GEMINI_CLI
 from pipeline.agents.pi import PI
@@ -25,7 +26,7 @@ CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
-    {agent.format: agent for agent in (CODEX, PI, GEMINI_CLI, QWEN_CODE)}
+    {agent.format: agent for agent in (CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)}
 )
 
 

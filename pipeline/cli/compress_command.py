@@ -20,7 +20,7 @@ from pipeline.read.remote import is_url
 from pipeline.report.fleet import CompressRun, FleetSummary
 from pipeline.report.run_totals import TotalsOf
 from pipeline.settings import Settings
-from pipeline.vocabulary import CompressRepair, ResumeGate, SourceFormat
+from pipeline.vocabulary import CompressRepair, ResumeGate, SourceFormat, SummarizedHistory
 
 if TYPE_CHECKING:
     from pipeline.jobs.compress import CompressOptions
@@ -156,12 +156,15 @@ def compress_options(
     in_place: bool = False,
 ) -> CompressOptions:
     """What one compression needs: the settings sections and what the command line decided
-    (`[compress] repair` auto repairs a damaged chain first in place, not with --out)."""
+    (`[compress] repair` auto repairs a damaged chain first in place, not with --out; `history`
+    auto drops the summarized history from the file in place, where a verified backup keeps it)."""
     from pipeline.core.session_repair import SessionRepairOptions  # noqa: PLC0415 - per command
     from pipeline.jobs.compress import CompressOptions  # noqa: PLC0415 - per command
 
     wanted = settings.compress.repair
     repair = wanted is CompressRepair.ON or (wanted is CompressRepair.AUTO and in_place)
+    history = settings.compress.history
+    drop_history = history is SummarizedHistory.DROP or (history is SummarizedHistory.AUTO and in_place)
 
     return CompressOptions(
         sweep=settings.sweep,
@@ -172,6 +175,7 @@ def compress_options(
         out_dir=out_dir,
         root_label=root_label,
         anchors=tuple(args.anchor),
+        drop_history=drop_history,
         judges=dict(judges),
         damage_repair=SessionRepairOptions.of(settings) if repair else None,
     )

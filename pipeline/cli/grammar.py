@@ -21,6 +21,7 @@ from pipeline.cli.live_grammar import (
     live_overrides,
 )
 from pipeline.estimate.estimators import EstimatorName
+from pipeline.formats.registry import roots_help
 from pipeline.read.remote import is_url
 from pipeline.vocabulary import (
     CheckpointPolicy,
@@ -35,9 +36,10 @@ from pipeline.vocabulary import (
 __all__ = ["build_parser", "flag_overrides", "path_or_url"]
 
 EXIT_CODES_HELP: Final = (
-    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge (Claude Code, or Codex for rollouts); "
-    "3 the judge finds no conversation to resume in the original (not a mismatch); 4 Claude Code "
-    "failed or timed out; 5 Codex failed or timed out"
+    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge installed for the files' format; "
+    "3 the judge finds no conversation to resume in the original (not a mismatch); 4 to 9 the "
+    "judge's client failed or timed out: 4 Claude Code, 5 Codex, 6 pi, 7 CodeWhale, 8 Gemini CLI, "
+    "9 Qwen Code"
 )
 
 
@@ -141,7 +143,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="session roots or files, or fsspec URLs (s3://bucket/prefix, gs://..., file://...) "
         "(default: every session directory of a supported agent found here: "
-        "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; $CODEX_HOME/sessions, else ~/.codex/sessions)",
+        f"{roots_help()}; an agent's own variable, such as $CLAUDE_CONFIG_DIR or $CODEX_HOME, "
+        "moves that agent's folder)",
     )
     parser.add_argument(
         "--report-dir",

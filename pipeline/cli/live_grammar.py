@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from pipeline.formats.registry import roots_help
 from pipeline.live_vocabulary import BackupCompressionChoice, RepairScope
 from pipeline.settings.typed_sections import DURATION_UNITS, is_duration, parse_retention
 from pipeline.vocabulary import LeafPolicy, LogFormat
@@ -29,7 +30,8 @@ IN_PLACE_EXIT_CODES: Final = (
 )
 _SESSIONS_HELP: Final = (
     "session roots or files (default: every session directory of a supported agent found here: "
-    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; $CODEX_HOME/sessions, else ~/.codex/sessions)"
+    f"{roots_help()}; an agent's own variable, such as $CLAUDE_CONFIG_DIR or $CODEX_HOME, "
+    "moves that agent's folder)"
 )
 
 

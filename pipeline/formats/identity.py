@@ -31,6 +31,8 @@ class Signature:
     `record` names one JSON line as the agent's own record; `document` a file that is one JSON
     value (with its path, or None); `text` a text file from its first non-blank line (and path).
     `roots` is set for the formats this tool processes: their default session directories.
+    `file_names` and `named` take files as sessions whatever their suffix: by exact name, or by a
+    test of the name (an agent's archives, `<id>.jsonl.reset.<ts>`).
     """
 
     format: SourceFormat
@@ -39,6 +41,7 @@ class Signature:
     text: Callable[[str, PurePath | None], bool] | None = None
     roots: SessionRoots | None = None
     file_names: frozenset[str] = frozenset()  # session files named so, whatever their suffix
+    named: Callable[[str], bool] | None = None  # session files whose name passes it, whatever their suffix
 
 
 def is_str(value: object) -> bool:

@@ -9,13 +9,15 @@ found on this machine.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
 from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
+from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.gemini_cli.signature import GEMINI_CLI
 from pipeline.formats.identity import Signature
@@ -30,13 +32,14 @@ from pipeline.read.discover import RootError
 __all__ = [
     "PROCESSED",
     "RECOGNIZED",
+    "SessionFileNames",
     "default_roots",
     "looked_for_roots",
     "missing_compiled_cores",
     "session_file_names",
 ]
 
-PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE)
+PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)
 RECOGNIZED: Final[tuple[Signature, ...]] = (
     *PROCESSED,
     OPENCODE,
@@ -46,9 +49,28 @@ RECOGNIZED: Final[tuple[Signature, ...]] = (
 )
 
 
-def session_file_names() -> frozenset[str]:
+@dataclass(frozen=True, slots=True)
+class SessionFileNames:
+    """The names discovery takes as sessions whatever their suffix: the agents' exact names (what
+    iterating gives), and any name one of their tests passes (`in` asks both)."""
+
+    exact: frozenset[str]
+    tests: tuple[Callable[[str], bool], ...]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.exact or any(test(name) for test in self.tests))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.exact)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+
+def session_file_names() -> SessionFileNames:
     """The names of agents' session files that discovery takes whatever their suffix."""
-    return frozenset().union(*(signature.file_names for signature in RECOGNIZED))
+    exact = frozenset().union(*(signature.file_names for signature in RECOGNIZED))
+    return SessionFileNames(exact, tuple(signature.named for signature in RECOGNIZED if signature.named))
 
 
 def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:
@@ -57,6 +79,12 @@ def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path |
     environ = os.environ if environ is None else environ
     home = Path.home() if user_home is None else user_home
     return [root for signature in PROCESSED if signature.roots for root in signature.roots(environ, home)]
+
+
+def roots_help() -> str:
+    """The default roots as `--help` names them: every processed format's, under `~`, where they
+    are when no agent's own variable moves them."""
+    return ", ".join(str(root) for root in looked_for_roots({}, Path("~")))
 
 
 def default_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:

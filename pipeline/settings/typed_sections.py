@@ -27,6 +27,7 @@ from pipeline.vocabulary import (
     LogFormat,
     ResumeGate,
     Strategy,
+    SummarizedHistory,
     SummarizerName,
     SummaryFallback,
 )
@@ -208,6 +209,7 @@ class CompressSettings:
     on_summary_failure: SummaryFallback
     verify_resume: ResumeGate
     repair: CompressRepair
+    history: SummarizedHistory
     strategy: Strategy
     min_fidelity: float
     lost_probes_per_class: int

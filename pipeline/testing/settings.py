@@ -20,7 +20,7 @@ from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.validate import ValidateOptions
 from pipeline.settings import SECTIONS, Settings, load_settings
 from pipeline.summarize import SummaryOptions
-from pipeline.vocabulary import CompressRepair, SourceFormat
+from pipeline.vocabulary import CompressRepair, SourceFormat, SummarizedHistory
 
 __all__ = [
     "LIMITS",
@@ -74,6 +74,7 @@ def compress_options(
     names, and for rollouts the Codex CLI `codex_gate` names)."""
     settings = default_settings(**knobs)
     repair = settings.compress.repair is CompressRepair.ON
+    drop_history = settings.compress.history is SummarizedHistory.DROP  # auto: the command line's
     return CompressOptions(
         sweep=settings.sweep,
         compress=settings.compress,
@@ -83,6 +84,7 @@ def compress_options(
         out_dir=str(out),
         root_label=root_label,
         anchors=anchors,
+        drop_history=drop_history,
         judges={
             source_format: path
             for source_format, path in ((SourceFormat.CLAUDE_CODE, gate), (SourceFormat.CODEX, codex_gate))

@@ -28,6 +28,7 @@ def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots(
         SourceFormat.PI,
         SourceFormat.GEMINI_CLI,
         SourceFormat.QWEN_CODE,
+        SourceFormat.CODEWHALE,
     ]
     assert all(signature.roots is not None for signature in PROCESSED)
     assert all(signature.roots is None for signature in RECOGNIZED if signature not in PROCESSED)
@@ -37,11 +38,12 @@ def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path
     home = tmp_path / "home"
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
     pi, openclaw = home / ".pi" / "agent" / "sessions", home / ".openclaw" / "agents"
-    gemini = home / ".gemini" / "tmp"
-    assert looked_for_roots({}, home) == [claude, codex, pi, openclaw, gemini, home / ".qwen" / "projects"]
+    gemini, qwen = home / ".gemini" / "tmp", home / ".qwen" / "projects"
+    codewhale = [home / ".codewhale" / "sessions", home / ".deepseek" / "sessions"]  # and DeepSeek-TUI's
+    assert looked_for_roots({}, home) == [claude, codex, pi, openclaw, gemini, qwen, *codewhale]
     with pytest.raises(
         RootError,
-        match=r"no session directory found \(looked in .*projects, .*sessions, .*agents, .*tmp, .*projects\)",
+        match=r"no session directory found \(looked in .*projects, .*sessions, .*agents, .*tmp, .*projects, .*sessions\)",
     ):
         default_roots({}, home)
     codex.mkdir(parents=True)
@@ -50,6 +52,8 @@ def test_the_default_roots_are_the_session_directories_found_under_home(tmp_path
     assert default_roots({}, home) == [claude, codex]
     openclaw.mkdir(parents=True)  # OpenClaw's agents, each one's sessions below it
     assert default_roots({}, home) == [claude, codex, openclaw]
+    codewhale[1].mkdir(parents=True)
+    assert default_roots({}, home) == [claude, codex, openclaw, codewhale[1]]  # a legacy DeepSeek-TUI store
 
 
 def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -> None:
@@ -61,17 +65,21 @@ def test_the_agents_own_environment_variables_move_their_roots(tmp_path: Path) -
     (pi_dir / "sessions").mkdir(parents=True)
     gemini_home = tmp_path / "gemini-home"  # GEMINI_CLI_HOME stands for the home `.gemini` is in
     (gemini_home / ".gemini" / "tmp").mkdir(parents=True)
+    whale_home = tmp_path / "whale-home"
+    (whale_home / "sessions").mkdir(parents=True)
     environ = {
         "CLAUDE_CONFIG_DIR": str(config),
         "CODEX_HOME": str(codex_home),
         "PI_CODING_AGENT_DIR": str(pi_dir),
         "GEMINI_CLI_HOME": str(gemini_home),
+        "CODEWHALE_HOME": str(whale_home),
     }
     expected = [
         config / "projects",
         codex_home / "sessions",
         pi_dir / "sessions",
         gemini_home / ".gemini" / "tmp",
+        whale_home / "sessions",
     ]
     assert default_roots(environ, tmp_path / "home") == expected
 

@@ -113,9 +113,7 @@ def test_a_rollout_under_mask_or_hybrid_is_left_as_it_is_and_says_why(tmp_path: 
     for strategy in ("mask", "hybrid"):
         outcome, report, source = _compress(tmp_path, _long(26), strategy=strategy)
         assert isinstance(outcome, Skipped), strategy
-        assert report["status"] == "unsupported-format" and report["reasons"] == [
-            "strategy-not-for-codex-rollouts"
-        ]
+        assert report["status"] == "unsupported-format" and report["reasons"] == ["strategy-not-for-format"]
         assert not (tmp_path / "out" / "root" / source.name).exists()
     outcome, _, _ = _compress(tmp_path, _long(26), strategy="summary")
     assert isinstance(outcome, Compressed)

@@ -30,6 +30,7 @@ from pipeline.jobs.report_schemas import (
 from pipeline.testing.invoke import compaction
 from pipeline.testing.synth import generate_fleet
 from tests.conftest import CODEX_FILES, CORPUS_FILES
+from tests.support.agent_files import write_agent_files
 from tests.support.rollout_builder import RolloutBuilder
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "pipeline" / "report" / "schemas"
@@ -128,7 +129,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Written:
     """validate, compress --out (no resume gate), tokens --out, repair and repair-read-pages over
     the corpus; compress --in-place, restore and both repairs in place over the generated fleet."""
     tmp = tmp_path_factory.mktemp("schemas")
-    corpus = (str(CORPUS_FILES), str(CODEX_FILES))
+    others = tmp_path_factory.mktemp("others")  # agents recognized, not processed: brief reports
+    write_agent_files(others)
+    corpus = (str(CORPUS_FILES), str(CODEX_FILES), str(others))
     _run("validate", *corpus, "--report-dir", str(tmp / "validate"))
     _run(
         "compress",

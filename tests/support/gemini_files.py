@@ -25,6 +25,7 @@ __all__ = [
     "long_task",
     "rewound_and_reappended",
     "with_lines",
+    "with_pairing_defects",
     "write_gemini_chats",
 ]
 
@@ -79,6 +80,24 @@ def rewound_and_reappended(path: Path) -> bytes:
     typed = [r for r in prompts if "text" in r["content"][0] and not r["content"][0]["text"].startswith("<")]
     first = {**typed[0], "content": [{"text": "the first prompt, edited"}]}
     return with_lines(path, first, {"$rewindTo": typed[-1]["id"]})
+
+
+def with_pairing_defects(path: Path) -> bytes:
+    """A short session in `path`'s header holding the defects a killed run or a hand edit leaves:
+    a call still `executing` that nothing answers, then a response whose call no model turn made."""
+    header = lines_of(path)[0]
+    call = {"id": "c1", "name": "read_file", "args": {"file_path": "notes.txt"}, "status": "executing"}
+    stray = {"functionResponse": {"id": "c9", "name": "read_file", "response": {"output": "stray"}}}
+    records = [
+        header,
+        {"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "read the notes"}]},
+        {"id": "m2", "timestamp": "t", "type": "gemini", "content": "", "toolCalls": [call]},
+        {"id": "m3", "timestamp": "t", "type": "user", "content": [{"text": "and then?"}]},
+        {"id": "m4", "timestamp": "t", "type": "gemini", "content": "Fine."},
+        {"id": "m5", "timestamp": "t", "type": "user", "content": [stray]},
+        {"id": "m6", "timestamp": "t", "type": "gemini", "content": "Done."},
+    ]
+    return b"".join(orjson.dumps(record) + b"\n" for record in records)
 
 
 def without_call_ids(path: Path) -> bytes:

@@ -182,7 +182,7 @@ def record(recipe: Recipe, pi: PiInstallation, scratch: Path) -> Path:
     agent_dir, work_dir = scratch / "agent", scratch / "work"
     _project(work_dir)
     with ChatCaptureServer(scripted_model(recipe.turns)) as api:
-        write_agent_dir(agent_dir, f"{api.base_url}/v1", context_window=recipe.context_window)
+        write_agent_dir(agent_dir, f"{api.base_url}/v1", model_window=recipe.context_window)
         if recipe.compaction:
             (agent_dir / "settings.json").write_text(json.dumps({"compaction": dict(recipe.compaction)}))
         session: Path | None = None

@@ -152,12 +152,40 @@ def long_steps(project: str) -> tuple[Step, ...]:
     )
 
 
+def delegated_steps(project: str) -> tuple[Step, ...]:
+    """A prompt the main agent hands to a general-purpose subagent in the foreground: Qwen Code
+    writes the subagent's own transcript under `subagents/<sessionId>/`."""
+    task = {
+        "description": "count lines",
+        "prompt": f"count the lines of {project}/notes.txt",
+        "subagent_type": "general-purpose",
+        "run_in_background": False,
+    }
+    return (
+        Step("delegate the count", (Reply("Delegating.", (ToolCall("agent", task),)), Reply("Counted."))),
+    )
+
+
+def _keep_subagents(session: Path, target: Path) -> None:
+    """Copy the subagents' transcripts of `session` (`subagents/<sessionId>/agent-*.jsonl`) into
+    `target`/subagents."""
+    transcripts = sorted((session.parent.parent / "subagents").glob(f"{session.stem}/agent-*.jsonl"))
+    for transcript in transcripts:
+        (target / "subagents").mkdir(exist_ok=True)
+        (target / "subagents" / transcript.name).write_bytes(transcript.read_bytes())
+
+
 def main(target: Path, client: Path | None = None) -> None:
     """Write the fixtures into `target` (the project directory is /tmp-based, so paths differ per
     run). With `client` (an older Qwen Code's cli.js), write `v<version>.jsonl` with it instead."""
     qwen = require_qwen_code()
     target.mkdir(parents=True, exist_ok=True)
-    plans = {"tools.jsonl": tool_steps, "compressed.jsonl": compressed_steps, "long.jsonl": long_steps}
+    plans = {
+        "tools.jsonl": tool_steps,
+        "compressed.jsonl": compressed_steps,
+        "long.jsonl": long_steps,
+        "delegated.jsonl": delegated_steps,
+    }
     if client is not None:
         version = json.loads((client.parent / "package.json").read_text())["version"]
         qwen = QwenCode(qwen.node, client)
@@ -165,7 +193,9 @@ def main(target: Path, client: Path | None = None) -> None:
     for name, plan in plans.items():
         with tempfile.TemporaryDirectory(prefix="qwen-fixture-") as scratch:
             project = str(Path(scratch) / "project")
-            (target / name).write_bytes(record(qwen, Path(scratch), plan(project)).read_bytes())
+            session = record(qwen, Path(scratch), plan(project))
+            (target / name).write_bytes(session.read_bytes())
+            _keep_subagents(session, target)
 
 
 if __name__ == "__main__":

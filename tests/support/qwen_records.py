@@ -85,3 +85,16 @@ def turn(start: int, prompt: str, reply: str) -> list[dict[str, Any]]:
         result(start + 2, call_id, f"out {prompt}"),
         model(start + 3, reply),
     ]
+
+
+def long_outputs(count: int, chars: int) -> bytes:
+    """A session of `count` shell calls `c0`... each answered by `chars` characters of output, then
+    a closing reply: past 500,000 characters of them Qwen Code clears the oldest before sending."""
+    records = [user(1, "list the checks of each module")]
+    for step in range(count):
+        line = 2 + 2 * step
+        records += [
+            model(line, f"Step {step}.", (f"c{step}", "seq")),
+            result(line + 1, f"c{step}", "o" * chars),
+        ]
+    return jsonl(chain(*records, model(2 + 2 * count, "All listed.")))

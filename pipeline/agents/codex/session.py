@@ -122,3 +122,6 @@ class CodexSession:
 
     def summary_line(self) -> int:
         return 2  # compose_checkpoint writes the `compacted` record right after session_meta
+
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        return None  # its compaction form already leaves the summarized history behind

@@ -119,3 +119,6 @@ class GeminiSession:
 
     def summary_line(self) -> int:
         return SUMMARY_LINE
+
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        return None  # its compaction form already leaves the summarized history behind

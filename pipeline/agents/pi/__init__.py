@@ -10,6 +10,7 @@ from pipeline.agents.pi.pi_judge import PiJudge
 from pipeline.agents.pi.pi_session import PiContextSession
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.session_analysis import analyze_session
+from pipeline.formats.pi.signature import is_openclaw_archive
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["PI", "PiFormat"]
@@ -26,7 +27,8 @@ class PiFormat:
     judge: PiJudge = field(default_factory=PiJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> PiContextSession:
-        return PiContextSession(analyze_session(data, limits))
+        archived = path is not None and is_openclaw_archive(path.name)
+        return PiContextSession(analyze_session(data, limits), archived=archived)
 
 
 PI = PiFormat()

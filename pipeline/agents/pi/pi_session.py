@@ -39,6 +39,7 @@ class PiContextSession:
     """One pi session read: the context pi rebuilds, message by message, and how a compaction cuts it."""
 
     analysis: PiAnalysis
+    archived: bool = False  # OpenClaw's archive of a reset or deleted session: read, never replaced
 
     @cached_property
     def _sent(self) -> tuple[SentItem, ...]:
@@ -62,10 +63,12 @@ class PiContextSession:
 
     @property
     def resumable(self) -> bool:
-        """pi resumes it: a header, a leaf, and a parent walk that ends."""
+        """pi resumes it: a header, a leaf, and a parent walk that ends; OpenClaw's archives no
+        client resumes."""
         analysis = self.analysis
         return (
-            analysis.session.header is not None
+            not self.archived
+            and analysis.session.header is not None
             and analysis.branch.leaf is not None
             and analysis.branch.loop_at is None
         )
@@ -141,3 +144,8 @@ class PiContextSession:
         """The appended compaction: the line after the original's last (in the archival form, the
         line after the header)."""
         return ARCHIVE_SUMMARY_LINE if self.analysis.damaged else len(self.analysis.session) + 1
+
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        """pi's compaction with only the kept branch after it: pi resumes it as the appended form."""
+        archived = self.analysis.compose_archive(plan.cut_line, summary)
+        return None if archived is None else (archived, ARCHIVE_SUMMARY_LINE)

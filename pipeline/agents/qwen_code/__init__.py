@@ -29,7 +29,7 @@ class QwenFormat:
     judge: QwenJudge = field(default_factory=QwenJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> QwenSession:
-        return QwenSession(analyze_session(data, limits))
+        return QwenSession(analyze_session(data, limits, path))
 
 
 QWEN_CODE: Final[ContextFormat] = QwenFormat()

@@ -41,7 +41,7 @@ class QwenSession:
 
     @property
     def kind(self) -> SessionKind:
-        return SessionKind.MAIN
+        return SessionKind.SUBAGENT if self.analysis.subagent else SessionKind.MAIN
 
     @property
     def resumable(self) -> bool:
@@ -112,3 +112,6 @@ class QwenSession:
 
     def summary_line(self) -> int:
         return 1  # the compression record opens the candidate
+
+    def compose_archive(self, plan: TailPlan, summary: str) -> tuple[bytes, int] | None:
+        return None  # its compaction form already leaves the summarized history behind

@@ -22,7 +22,15 @@ from typing import Any, Final
 from pipeline.formats.gemini_cli.conversation import LoadedMessage
 from pipeline.formats.gemini_cli.parts import as_parts, content_text, is_ignored_user_text
 
-__all__ = ["ENVIRONMENT_ID", "SentTurn", "coalesce", "rebuild_history", "stable_id"]
+__all__ = [
+    "ENVIRONMENT_ID",
+    "SentTurn",
+    "coalesce",
+    "rebuild_history",
+    "result_parts",
+    "stable_id",
+    "thought_parts",
+]
 
 SYNTHETIC_SIGNATURE: Final = "skip_thought_signature_validator"
 _NON_TEXT_KEYS_IGNORED: Final = frozenset({"text", "thought", "callIndex"})
@@ -62,7 +70,8 @@ class _Turn:
     results: bool = False
 
 
-def _thought_parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def thought_parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The thought parts Gemini CLI makes of a reply's recorded `thoughts` (before it strips them)."""
     thoughts = message.get("thoughts")
     parts = []
     for thought in thoughts if isinstance(thoughts, list) else ():
@@ -78,7 +87,8 @@ def _call_part(call: Mapping[str, Any]) -> dict[str, Any]:
     return {"functionCall": {k: call[k] for k in ("id", "name", "args") if k in call}}
 
 
-def _result_parts(calls: Sequence[Any]) -> list[Any]:
+def result_parts(calls: Sequence[Any]) -> list[Any]:
+    """The response parts Gemini CLI sends for recorded tool calls: each result it holds."""
     parts: list[Any] = []
     for call in calls:
         result = call.get("result") if isinstance(call, Mapping) else None
@@ -103,12 +113,12 @@ def _model_turns(loaded: LoadedMessage) -> Iterator[_Turn]:
     parts = (
         content
         if own
-        else [*_thought_parts(message), *content, *(_call_part(c) for c in calls if isinstance(c, Mapping))]
+        else [*thought_parts(message), *content, *(_call_part(c) for c in calls if isinstance(c, Mapping))]
     )
     if not parts:
         return
     yield _Turn(loaded.id, loaded, "model", parts)
-    results = _result_parts(calls)
+    results = result_parts(calls)
     if results:
         yield _Turn(f"{loaded.id}_response", loaded, "user", results, results=True)
 

@@ -18,7 +18,8 @@ from pipeline.formats.context_items import ClassTallies, Key, Tally
 from pipeline.formats.gemini_cli.billed_tokens import file_messages
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.estimate import estimate_parts
-from pipeline.formats.gemini_cli.parts import as_parts
+from pipeline.formats.gemini_cli.history import result_parts, thought_parts
+from pipeline.formats.gemini_cli.parts import as_parts, content_text, is_ignored_user_text
 
 __all__ = ["class_tallies", "file_tokens", "part_class", "visible_text"]
 
@@ -54,27 +55,58 @@ def _sent_parts(analysis: ChatAnalysis) -> Iterator[ClassedPart]:
                 yield (("summary", None) if index < head else part_class(part, turn.role)), part
 
 
-def _message_parts(message: Mapping[str, Any]) -> Iterator[ClassedPart]:
+def _summary_ids(analysis: ChatAnalysis) -> frozenset[str]:
+    """The messages of the compression head Gemini CLI sends (its summary and acknowledgement)."""
+    return frozenset(turn.message_id for turn in analysis.turns[: head_length(analysis.turns)])
+
+
+def _message_parts(message: Mapping[str, Any], summary_ids: frozenset[str]) -> Iterator[ClassedPart]:
+    """A message version's parts by class: its recorded thoughts, its content, each tool call
+    (without its result) as `tool_use` and the result's parts as `tool_result`, as the history
+    Gemini CLI sends splits them; a prompt it leaves out (its environment message) is `context`."""
     kind = message.get("type")
     content = message.get("content")
     parts = [p for p in as_parts(content) if isinstance(p, Mapping)] if content else []
-    if kind not in ("user", "gemini"):
+    if kind not in ("user", "gemini") or (kind == "user" and is_ignored_user_text(content_text(content))):
         yield from ((("context", None), p) for p in parts)
         return
+    if message.get("id") in summary_ids:
+        yield from ((("summary", None), p) for p in parts)
+        return
     role = "user" if kind == "user" else "model"
+    own = any(p.get("functionCall") or p.get("thought") for p in parts)  # then Gemini CLI sends these
+    thoughts = thought_parts(message) if role == "model" and not own else []
+    yield from ((("reasoning", None), p) for p in thoughts)
     yield from ((part_class(p, role), p) for p in parts)
-    for call in message.get("toolCalls") or ():
+    calls = message.get("toolCalls")
+    for call in calls if isinstance(calls, list) else ():
         if isinstance(call, Mapping):
-            yield ("tool_use", str(call.get("name") or "unknown")), {"functionCall": call}
+            name = str(call.get("name") or "unknown")
+            yield ("tool_use", name), {"functionCall": {k: v for k, v in call.items() if k != "result"}}
+            for result in result_parts([call]):
+                if isinstance(result, Mapping):
+                    yield ("tool_result", name), result
+
+
+def _file_messages(analysis: ChatAnalysis) -> Iterator[list[ClassedPart]]:
+    """The parts the file holds, by class, one list per message version (a checkpoint's per turn:
+    it holds the API history itself)."""
+    if analysis.checkpoint:
+        head = head_length(analysis.turns)
+        for index, turn in enumerate(analysis.turns):
+            parts = [p for p in turn.content["parts"] if isinstance(p, Mapping)]
+            yield [(("summary", None) if index < head else part_class(p, turn.role), p) for p in parts]
+        return
+    summary_ids = _summary_ids(analysis)
+    for message in file_messages(analysis):
+        yield list(_message_parts(message, summary_ids))
 
 
 def file_tokens(analysis: ChatAnalysis) -> int:
-    """Gemini CLI's estimate of every message version the file holds, each with its tool calls
-    (their results included): what the file costs, where the sent history is what a resume costs.
-    A checkpoint holds the API history itself."""
-    if analysis.checkpoint:
-        return sum(estimate_parts(turn.content["parts"]) for turn in analysis.turns)
-    return sum(estimate_parts([part for _, part in _message_parts(m)]) for m in file_messages(analysis))
+    """Gemini CLI's estimate of every message version the file holds (each estimated whole, as it
+    estimates one), its tool calls and their results included: what the file costs, where the sent
+    history is what a resume costs."""
+    return sum(estimate_parts([part for _, part in message]) for message in _file_messages(analysis))
 
 
 def _tally(
@@ -102,5 +134,5 @@ def class_tallies(
     Gemini CLI's own estimate (named `estimator`) and each tokenizer over a part's visible text."""
     counters: dict[str, Callable[[Mapping[str, Any]], int]] = {estimator: lambda part: estimate_parts([part])}
     counters.update({name: _text_counter(count) for name, count in tokenizers.items()})
-    file_parts = (classed for message in file_messages(analysis) for classed in _message_parts(message))
+    file_parts = (classed for message in _file_messages(analysis) for classed in message)
     return ClassTallies(_tally(file_parts, counters), _tally(_sent_parts(analysis), counters))

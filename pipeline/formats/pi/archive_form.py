@@ -23,7 +23,7 @@ from pipeline.formats.pi.branch import PiBranch
 from pipeline.formats.pi.compaction_entry import compaction_record
 from pipeline.formats.pi.session_decode import PiEntry, PiKind, PiSession
 
-__all__ = ["ARCHIVE_SUMMARY_LINE", "ArchiveForm", "compose_archive"]
+__all__ = ["ARCHIVE_SUMMARY_LINE", "ArchiveForm", "compose_archive", "relinked"]
 
 ARCHIVE_SUMMARY_LINE: Final = 2  # the compaction follows the header
 
@@ -32,7 +32,7 @@ ArchiveForm = tuple[bytes, tuple[int, ...]]
 """The candidate's bytes, and the original lines it carries (the rewritten links included)."""
 
 
-def _relinked(raw: bytes, old: str | None, new: str | None) -> bytes | None:
+def relinked(raw: bytes, old: str | None, new: str | None) -> bytes | None:
     """`raw` with its `parentId` (as pi writes it, `"parentId":...`) naming `new`; None if absent."""
     if old == new:
         return raw
@@ -52,10 +52,10 @@ def _chain(
     """The entries' lines, each re-parented on the one before it (the first on `parent`)."""
     lines = []
     for entry in entries:
-        relinked = _relinked(session.raw_line(data, entry.line), entry.parent_id, parent)
-        if relinked is None:
+        relinked_line = relinked(session.raw_line(data, entry.line), entry.parent_id, parent)
+        if relinked_line is None:
             return None
-        lines.append(relinked)
+        lines.append(relinked_line)
         parent = entry.entry_id
     return lines, parent
 

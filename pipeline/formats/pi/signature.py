@@ -5,11 +5,14 @@ OpenClaw's `~/.openclaw/agents/<agent>/sessions/<uuid>.jsonl`. The header is `{"
 "version": 3, "id", "timestamp", "cwd"}` (older files have no `version`); entries are linked by
 `id`/`parentId` (older ones have neither) and a `message` entry holds `message.role` and
 `message.content`. Identification is positive: a line is pi's when it is that header or one of
-pi's entry types carrying pi's links or its `message` object.
+pi's entry types carrying pi's links or its `message` object. OpenClaw renames a session it resets
+or deletes to `<id>.jsonl.reset.<ts>` / `<id>.jsonl.deleted.<ts>`: discovery takes those names too
+(no client resumes them: they are read and counted, never replaced).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -17,7 +20,9 @@ from typing import Final
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["PI", "is_pi_record", "session_roots"]
+__all__ = ["PI", "is_openclaw_archive", "is_pi_record", "session_roots"]
+
+_ARCHIVE_NAME: Final = re.compile(r"[^.].*\.jsonl\.(?:reset|deleted)\.[^.][^/]*")
 
 _ENTRIES: Final = frozenset(
     {
@@ -58,4 +63,10 @@ def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     return (pi, home / ".openclaw" / "agents")
 
 
-PI: Final = Signature(SourceFormat.PI, record=is_pi_record, roots=session_roots)
+def is_openclaw_archive(name: str) -> bool:
+    """Whether a file name is OpenClaw's archive of a reset or deleted session (`<id>.jsonl.reset.<ts>`,
+    `<id>.jsonl.deleted.<ts>`; a hidden name is not)."""
+    return _ARCHIVE_NAME.fullmatch(name) is not None
+
+
+PI: Final = Signature(SourceFormat.PI, record=is_pi_record, roots=session_roots, named=is_openclaw_archive)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from pathlib import PurePath
 
 from pipeline.findings import Finding
 from pipeline.formats.context_items import SentItem, TailPlan
@@ -43,6 +44,7 @@ from pipeline.formats.qwen_code.session_decode import (
 )
 from pipeline.formats.qwen_code.session_findings import session_findings
 from pipeline.formats.qwen_code.session_records import PartKind
+from pipeline.formats.qwen_code.signature import is_subagent_transcript
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 
 __all__ = ["QwenAnalysis", "analyze_session", "measured"]
@@ -64,6 +66,7 @@ class QwenAnalysis:
     sent_history: tuple[Entry, ...]  # the curated history
     messages: tuple[SentMessage, ...]
     findings: tuple[Finding, ...]
+    nested: bool = False  # found where Qwen Code keeps its subagents' transcripts
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -71,9 +74,16 @@ class QwenAnalysis:
         return tuple(r.version for r in self.session.records if r.version)
 
     @property
+    def subagent(self) -> bool:
+        """A subagent's transcript (`subagents/<sessionId>/agent-<id>.jsonl`, its records marked
+        `isSidechain`): Qwen Code continues it only as that agent's, never by `--resume`."""
+        return self.nested or any(r.sidechain for r in self.session.records)
+
+    @property
     def resumable(self) -> bool:
-        """Qwen Code resumes it: one session id and a branch (a cycle only stops the walk)."""
-        return bool(self.chain.records) and len(self.chain.session_ids) == 1
+        """Qwen Code resumes it as a session: one session id and a branch (a cycle only stops the
+        walk), and no subagent's transcript."""
+        return bool(self.chain.records) and len(self.chain.session_ids) == 1 and not self.subagent
 
     @cached_property
     def items(self) -> tuple[SentItem, ...]:
@@ -212,8 +222,9 @@ def _document_findings(data: bytes) -> tuple[Finding, ...] | None:
     return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1),)
 
 
-def analyze_session(data: bytes, limits: LineLimits) -> QwenAnalysis:
-    """Decode, rebuild and judge one session's bytes (never raises for bad input)."""
+def analyze_session(data: bytes, limits: LineLimits, path: PurePath | None = None) -> QwenAnalysis:
+    """Decode, rebuild and judge one session's bytes (never raises for bad input); `path`: where
+    the file is (a subagent's transcript is told by it too), None for bytes in memory."""
     session = decode_session(data, limits)
     chain = active_chain(session.records)
     rebuilt = rebuild_history(chain.records)
@@ -222,4 +233,5 @@ def analyze_session(data: bytes, limits: LineLimits) -> QwenAnalysis:
     findings = _document_findings(data) if not session.records else None
     if findings is None:
         findings = session_findings(session, chain, rebuilt)
-    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings)
+    nested = is_subagent_transcript(path)
+    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings, nested)

@@ -248,6 +248,7 @@ def record_of(value: Mapping[str, Any], line: int, replaced: bool) -> QwenRecord
         usage=_usage(value.get("usageMetadata")),
         api_usage=_api_usage(payload) if subtype == "ui_telemetry" else None,
         replaced_utf8=replaced,
+        sidechain=value.get("isSidechain") is True,
     )
 
 

@@ -134,6 +134,7 @@ class QwenRecord:
     usage: Usage | None = None  # an assistant record's `usageMetadata`
     api_usage: Usage | None = None  # a `qwen-code.api_response` telemetry event: any call, billed
     replaced_utf8: bool = False
+    sidechain: bool = False  # `isSidechain`: a subagent's transcript record, never the main session's
 
     @property
     def is_conversation(self) -> bool:

@@ -19,11 +19,12 @@ from pipeline.formats.chat_documents import is_chat_document, under_home
 from pipeline.formats.identity import Record, Signature, is_str
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["QWEN_CODE", "is_qwen_document", "is_qwen_record", "session_roots"]
+__all__ = ["QWEN_CODE", "is_qwen_document", "is_qwen_record", "is_subagent_transcript", "session_roots"]
 
 _TYPES: Final = frozenset({"user", "assistant", "tool_result", "system"})
 HOME_ENV: Final = "QWEN_HOME"  # Qwen Code's own override of ~/.qwen
 QWEN_HOME: Final = ".qwen"
+SUBAGENTS: Final = "subagents"  # `<project>/subagents/<sessionId>/agent-<agentId>.jsonl`
 
 
 def is_qwen_record(record: Record) -> bool:
@@ -43,6 +44,12 @@ def is_qwen_record(record: Record) -> bool:
 def is_qwen_document(document: object, path: PurePath | None) -> bool:
     """Whether a whole-file JSON value is a chat or checkpoint Qwen Code saved under its home."""
     return under_home(path, QWEN_HOME) and is_chat_document(document, path)
+
+
+def is_subagent_transcript(path: PurePath | None) -> bool:
+    """Whether a file lies where Qwen Code writes a subagent's transcript (beside the parent
+    session's `chats/`, in `subagents/<sessionId>/agent-<agentId>.jsonl`)."""
+    return path is not None and path.name.startswith("agent-") and path.parent.parent.name == SUBAGENTS
 
 
 def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:

@@ -80,6 +80,7 @@ class _Draft:
     written: Written
     data: bytes
     output_tokens: int
+    summary_line: int  # the candidate's line carrying the summary (its form decides where)
 
 
 def _context(agent: ContextFormat, source: SourceBytes, limits: LineLimits) -> _Context:
@@ -97,7 +98,7 @@ def _gate(context: _Context, options: CompressOptions) -> _Stop | None:
     """What stops a session before any summary: a strategy other than summary, its client cannot
     resume it, or it needs no compaction."""
     if options.compress.strategy is not Strategy.SUMMARY:  # what a masked session resumes is unproven
-        return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_ROLLOUTS.value,))
+        return _Stop(SessionStatus.UNSUPPORTED_FORMAT, (SkipReason.STRATEGY_NOT_FOR_FORMAT.value,))
     if not context.session.resumable:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.TOPOLOGY)),))
     if context.total < options.compress.min_tokens:
@@ -169,11 +170,17 @@ def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, ro
     written = options.summary_writer()(evidence, _summary_room(context, options, plan))
     if isinstance(written, Reason):
         return _Stop(SessionStatus.REFUSED, (str(written),))
-    data = context.session.compose(plan, written.text)
+    data, summary_line = _compose(context.session, plan, written.text, options.drop_history)
     checked = _check(data, context, plan, written.text, limits)
     if isinstance(checked, _Stop):
         return checked
-    return _Draft(plan, written, data, checked)
+    return _Draft(plan, written, data, checked, summary_line)
+
+
+def _compose(session: ContextSession, plan: TailPlan, summary: str, drop_history: bool) -> tuple[bytes, int]:
+    """The candidate and its summary's line: the archival form when asked and the format has one."""
+    archived = session.compose_archive(plan, summary) if drop_history else None
+    return archived or (session.compose(plan, summary), session.summary_line())
 
 
 def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits: LineLimits) -> int | _Stop:
@@ -339,7 +346,7 @@ def compress_context(
         made = replace(made, resume_check=check)
         if refusal is not None:
             return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(refusal),))))
-    published = publish(source, label, options, draft.data, context.session.summary_line())
+    published = publish(source, label, options, draft.data, draft.summary_line)
     if isinstance(published, Reason):
         return Refused(label, report(SessionStatus.REFUSED, replace(made, reasons=(str(published),))))
     return Compressed(label, report(SessionStatus.COMPRESSED, made, published))

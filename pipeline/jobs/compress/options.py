@@ -31,6 +31,7 @@ class CompressOptions:
     out_dir: str
     root_label: str
     anchors: tuple[str, ...]  # texts that must survive (restated verbatim in the summary)
+    drop_history: bool  # write the archival form where a format has one (`[compress] history`)
     # The client the resume gate runs for each format (absent: not found, or the gate is off).
     judges: dict[SourceFormat, str] = field(default_factory=dict)
     writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer

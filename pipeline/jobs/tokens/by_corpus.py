@@ -21,6 +21,7 @@ from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import ContextTokensReport, Outcome, TokensReport
 from pipeline.report.fleet import Interrupted, unsupported_by_agent
+from pipeline.report.resume_context import ContextClass, ContextTokens
 from pipeline.report.run_totals import UNKNOWN_FORMAT
 from pipeline.report.sections import Section
 from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMeasure, UsageSection
@@ -154,6 +155,16 @@ class _ClassSum:
         for name, named in (entry.names if entry.names is not UNSET else {}).items():
             self.names.setdefault(name, _ClassSum()).add(named)
 
+    def add_context(self, entry: ContextClass) -> None:
+        """A class of a session read through the seam: its items, and its tokens in the file and
+        in what the client sends (the seam's view of the active chain); bytes are not counted."""
+        self.seen = True
+        _add(self.views["pieces"], {SESSION: entry.items, ACTIVE: entry.context_items})
+        _add(self.views[SESSION], entry.session)
+        _add(self.views[ACTIVE], entry.context)
+        for name, named in (entry.names if entry.names is not UNSET else {}).items():
+            self.names.setdefault(name, _ClassSum()).add_context(named)
+
     def frozen(self) -> ClassTotals:
         if not self.seen:
             return ClassTotals()
@@ -219,6 +230,10 @@ def _measure(outcome: Outcome) -> TokensMeasure | None:
     return outcome.report.tokens if isinstance(outcome.report, TokensReport) else None
 
 
+def _context_measure(outcome: Outcome) -> ContextTokens | None:
+    return outcome.report.tokens if isinstance(outcome.report, ContextTokensReport) else None
+
+
 def _needs(outcome: Outcome, needs: Callable[[int], bool]) -> bool:
     """Whether compress would compact this session, by the estimator its plan uses (the seed's
     for Claude Code, the client's own for a session read through the seam, listed first); a
@@ -253,10 +268,16 @@ def _group(
         _add(images, {SESSION: tokens.images.session, ACTIVE: tokens.images.active_chain})
         for kind, entry in tokens.classes.items():
             classes.setdefault(kind, _ClassSum()).add(entry)
+    contexts = [read for _, outcome in members if (read := _context_measure(outcome)) is not None]
+    for context in contexts:  # sessions read through the seam: the context sent is their active chain
+        _add(totals.setdefault(SESSION, {}), context.session)
+        _add(totals.setdefault(ACTIVE, {}), context.context)
+        for kind, centry in context.classes.items():
+            classes.setdefault(kind, _ClassSum()).add_context(centry)
     frozen = {kind: total.frozen() for kind, total in classes.items()}
     return Group(
         sessions=len(members),
-        measured=len(measured),
+        measured=len(measured) + len(contexts),
         failed=sum(outcome.failed for _, outcome in members),
         bytes=sum(o.report.session.bytes for _, o in members if o.report.session.bytes is not UNSET),
         totals=totals,
@@ -264,7 +285,10 @@ def _group(
         classes=frozen,
         errors=_errors(frozen, totals, estimators),
         usage=_usage((tokens.usage.fits for tokens in measured), estimators),
-        sizes=sorted(tokens.active_chain.get(size_estimator, 0) for tokens in measured),
+        sizes=sorted(
+            [tokens.active_chain.get(size_estimator, 0) for tokens in measured]
+            + [context.context.get(context.estimators[0], 0) for context in contexts]
+        ),
         families=family_counts(measured),
         by_family=by_family(measured, [*estimators, SEED_RECORD]),
         need_compaction=sum(_needs(outcome, needs) for _, outcome in members),
@@ -282,6 +306,17 @@ def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
         label=label, corpus=corpus, status=outcome.status.value, bytes=size if size is not UNSET else None
     )
     tokens = _measure(outcome)
+    context = _context_measure(outcome)
+    if context is not None:
+        return msgspec.structs.replace(
+            row,
+            session=context.session,
+            active_chain=context.context,
+            classes={
+                kind: ClassViews(session=e.session, active_chain=e.context)
+                for kind, e in context.classes.items()
+            },
+        )
     if tokens is None:
         return row
     return msgspec.structs.replace(

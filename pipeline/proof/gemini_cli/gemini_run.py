@@ -53,8 +53,7 @@ _OFFLINE_ENV: Final = {
 class GeminiCliError(JudgeError):
     """Gemini CLI could not be found, started or resumed."""
 
-    # No exit code names Gemini CLI yet: its failures share the other item-context client's.
-    resume_exit = ResumeExit.CODEX_FAILED
+    resume_exit = ResumeExit.GEMINI_CLI_FAILED
 
 
 class GeminiCliNotInstalled(GeminiCliError):

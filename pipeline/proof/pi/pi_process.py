@@ -159,10 +159,10 @@ def require_pi(given: Path | None = None, root: Path | None = None) -> PiInstall
     return found
 
 
-def write_agent_dir(agent_dir: Path, base_url: str, *, context_window: int = _RESUME_CONTEXT_WINDOW) -> None:
+def write_agent_dir(agent_dir: Path, base_url: str, *, model_window: int = _RESUME_CONTEXT_WINDOW) -> None:
     """An agent directory whose only model is `fake/fake-model` at `base_url` (OpenAI Chat Completions)."""
     agent_dir.mkdir(parents=True, exist_ok=True)
-    model = {"id": FAKE_MODEL.split("/", 1)[1], "contextWindow": context_window, "maxTokens": 4096}
+    model = {"id": FAKE_MODEL.split("/", 1)[1], "contextWindow": model_window, "maxTokens": 4096}
     provider = {"baseUrl": base_url, "api": "openai-completions", "apiKey": "fake", "models": [model]}
     (agent_dir / "models.json").write_text(json.dumps({"providers": {FAKE_PROVIDER: provider}}))
 

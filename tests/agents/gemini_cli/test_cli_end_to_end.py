@@ -1,6 +1,7 @@
 """Gemini CLI sessions through the real command line, as a user runs it, on copies of the real
 client's files: validate, tokens, compress (`--out` and `--in-place`, proven by the real Gemini
-CLI when it is installed), restore; and a mixed tree where each agent's session is its own."""
+CLI when it is installed), restore; and a mixed tree of three agents through validate, tokens,
+compress on a Dask cluster and in place, and restore, each session in its own format."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
 from pipeline.testing.invoke import compaction, reports
 from tests.conftest import CODEX_FILES, CORPUS_FILES
-from tests.support.gemini_files import FIXTURES, gemini_cli, long_task
+from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, gemini_cli, long_task
 
 LIMITS = LineLimits(64 << 20, 256)
 SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "600")  # the fixtures are a few k tokens
@@ -136,16 +137,83 @@ def test_compress_in_place_then_restore_gives_back_the_original_byte_for_byte(
     assert _files(chats) == originals
 
 
-def test_a_mixed_tree_reports_each_session_in_its_own_format(project: Path, tmp_path: Path) -> None:
-    mixed = tmp_path / "mixed"
-    mixed.mkdir()
-    shutil.copyfile(CORPUS_FILES / CLAUDE_SESSION, mixed / "claude.jsonl")
-    shutil.copyfile(CODEX_FILES / CODEX_ROLLOUT, mixed / ROLLOUT)
-    shutil.copyfile(project / "chats" / LONG, mixed / LONG)
-    done = compaction("validate", str(mixed), "--report-dir", str(tmp_path / "v"), "--quiet")
+def test_a_legacy_json_session_compressed_in_place_is_the_jsonl_form_gemini_cli_resumes(
+    tmp_path: Path,
+) -> None:
+    """The corpus's legacy one-document chat, compressed in place: the file keeps its name and
+    holds the JSONL form Gemini CLI migrates such chats to, which it resumes (the proof, when
+    installed), and restore gives the document back byte for byte."""
+    if not LEGACY_CORPUS.is_file():
+        pytest.skip(f"the shared corpus is not here: {LEGACY_CORPUS}")
+    chats = tmp_path / PROJECT / "chats"
+    chats.mkdir(parents=True)
+    legacy = chats / "session-2025-12-01T21-45-5b959dae.json"
+    shutil.copyfile(LEGACY_CORPUS, legacy)
+    old = time.time() - 2 * 86400
+    os.utime(legacy, (old, old))
+    original = legacy.read_bytes()
+    state = ("--state-dir", str(tmp_path / "state"))
+    done = compaction(
+        "compress", str(chats), "--in-place", *state, "--report-dir", str(tmp_path / "r"), "--quiet",
+        "--min-tokens", "0", *_gate(),
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    formats = {name: report["session"]["format"] for name, report in _by_name(tmp_path / "v").items()}
-    assert formats == {"claude.jsonl": "claude-code", ROLLOUT: "codex-rollout", LONG: "gemini-cli"}
+    (report,) = reports(tmp_path / "r")
+    assert report["in_place"]["disposition"] == "committed"
+    if find_gemini_cli() is not None:
+        assert report["resume_check"]["verdict"] == "match", report["resume_check"]
+    replaced = GEMINI_CLI.read(legacy.read_bytes(), legacy, LIMITS)
+    assert replaced.resumable and replaced.findings == () and legacy.read_bytes().count(b"\n") > 1
+    assert replaced.context_section(0).compactions == 1  # one document no more: Gemini CLI's JSONL
+    done = compaction("restore", str(legacy), *state, "--report-dir", str(tmp_path / "back"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert legacy.read_bytes() == original
+
+
+def test_a_mixed_tree_runs_through_every_command_each_session_in_its_own_format(
+    project: Path, tmp_path: Path
+) -> None:
+    """A Claude Code session, a Codex rollout and Gemini CLI's chats in one tree: validate, tokens,
+    compress --out on a local Dask cluster, compress --in-place, then restore giving back every
+    original byte for byte."""
+    root = tmp_path / "fleet"
+    chats = root / "gemini" / "0123abcd" / "chats"
+    for folder in (chats, root / "codex", root / "claude"):
+        folder.mkdir(parents=True)
+    for name in (LONG, "tools.jsonl"):
+        shutil.copyfile(project / "chats" / name, chats / name)
+    shutil.copyfile(CORPUS_FILES / CLAUDE_SESSION, root / "claude" / "claude.jsonl")
+    shutil.copyfile(CODEX_FILES / CODEX_ROLLOUT, root / "codex" / ROLLOUT)
+    old = time.time() - 2 * 86400
+    for path in root.rglob("*.jsonl"):
+        os.utime(path, (old, old))
+    before = _files(root)
+    expected = {"claude.jsonl": "claude-code", ROLLOUT: "codex-rollout"}
+    expected |= {LONG: "gemini-cli", "tools.jsonl": "gemini-cli"}
+    common = ("--backup-dir", str(tmp_path / "backups"), "--state-dir", str(tmp_path / "state"))
+    runs = {
+        "validate": ("--report-dir", str(tmp_path / "validate")),
+        "tokens": ("--report-dir", str(tmp_path / "tokens")),
+        "compress-out": ("--out", str(tmp_path / "compress-out"), "--cluster", "local:1"),
+        "compress-in-place": ("--in-place", "--report-dir", str(tmp_path / "compress-in-place"), *common),
+    }
+    for run, flags in runs.items():
+        command = run.split("-")[0]
+        extra = ("--min-tokens", "0", "--no-verify-resume") if command == "compress" else ()
+        done = compaction(command, str(root), "--quiet", *flags, *extra)
+        assert done.returncode == 0, (run, done.stderr[-2000:])
+        found = _by_name(tmp_path / run)
+        assert {name: report["session"]["format"] for name, report in found.items()} == expected, run
+    assert {r["status"] for r in _by_name(tmp_path / "validate").values()} == {"valid"}
+    tokens = json.loads((tmp_path / "tokens" / "summary.json").read_text())
+    assert set(tokens["by_format"]) == set(expected.values())
+    assert _by_name(tmp_path / "compress-out")[LONG]["status"] == "compressed"
+    placed = _by_name(tmp_path / "compress-in-place")[LONG]
+    assert placed["in_place"]["disposition"] == "committed"
+    assert (chats / LONG).read_bytes() != before[chats / LONG]
+    done = compaction("restore", "--all-since", "2020-01-01T00:00", str(root), "--quiet", *common)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _files(root) == before
 
 
 def test_a_long_session_compresses_to_its_target_and_gemini_cli_resumes_it(tmp_path: Path) -> None:

@@ -124,6 +124,11 @@ def test_in_place_replaces_pi_sessions_and_restore_gives_back_the_originals(
     after = _digests(pi_tree)
     changed = {path.name for path, digest in before.items() if after[path] != digest}
     assert changed == {"compacted.jsonl", "tools.jsonl"}
+    for name in changed:  # in place, the archival form: the verified backup keeps the history
+        live = (pi_tree / "--home-me-notes--" / name).read_bytes()
+        assert len(live) < (FIXTURES / name).stat().st_size
+        assert b'"type":"compaction"' in live.splitlines()[1]  # right after the header
+        assert reports[name]["output"]["compacted_line"] == 2
     done = compaction("restore", "--all-since", "2020-01-01T00:00", str(pi_tree), "--quiet", *common)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _digests(pi_tree) == before

@@ -86,6 +86,34 @@ def test_validate_tokens_and_compress_out_name_qwen_code_and_its_judge_holds_the
     assert again.returncode == 0 and _reports(tmp_path / "v2")["long.jsonl"]["status"] == "valid"
 
 
+def test_a_project_with_a_subagents_transcript_reports_it_as_one_and_tokens_sum_qwen_codes_classes(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / ".qwen" / "projects" / "-work-app"
+    (project / "chats").mkdir(parents=True)
+    shutil.copy(FIXTURES / "delegated.jsonl", project / "chats" / "delegated.jsonl")
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl")).name
+    (project / "subagents" / "s1").mkdir(parents=True)  # where Qwen Code writes it: <sessionId>/
+    shutil.copy(FIXTURES / "subagents" / transcript, project / "subagents" / "s1" / transcript)
+    done = compaction("validate", str(project), "--report-dir", str(tmp_path / "v"), "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    reports = _reports(tmp_path / "v")
+    kinds = {
+        label: (r["status"], r["session"]["kind"], r["context"]["resumable"]) for label, r in reports.items()
+    }
+    assert kinds == {"delegated.jsonl": ("valid", "main", True), transcript: ("valid", "subagent", False)}
+
+    done = compaction("tokens", str(project), "--out", str(tmp_path / "t"), "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    sessions = _reports(tmp_path / "t")
+    summed = json.loads((tmp_path / "t" / "tokens.json").read_text())["by_format"]["qwen-code"]
+    for kind in ("human", "assistant", "tool_result"):
+        classes = [r["tokens"]["classes"] for r in sessions.values()]
+        each = [c[kind]["session"]["qwen-chars"] for c in classes if kind in c]
+        assert summed["classes"][kind]["session"]["qwen-chars"] == sum(each) > 0, kind
+    assert summed["classes"]["tool_result"]["names"]["agent"]["pieces"]["session"] == 1  # the delegation
+
+
 def test_in_place_replaces_the_session_and_restore_gives_back_the_original(
     chats: Path, tmp_path: Path, judge: tuple[str, ...]
 ) -> None:

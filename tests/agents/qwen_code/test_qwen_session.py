@@ -12,7 +12,7 @@ from pipeline.agents.protocol import ContextFormat
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.formats.line_guard import LineLimits
 from pipeline.summarize.evidence.items import EvidenceKind
-from pipeline.vocabulary import PartitionSet, SourceFormat
+from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
 from tests.support.qwen_records import chain, jsonl, turn, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
@@ -110,3 +110,12 @@ def test_a_long_session_compresses_to_a_thirty_percent_target_beside_its_summary
     candidate = _agent().read(session.compose(plan, summary), None, LIMITS)
     assert sum(item.tokens for item in candidate.sent()) <= total * 0.3
     assert len(session.compose(plan, summary)) < len((FIXTURES / "long.jsonl").read_bytes()) / 4
+
+
+def test_a_subagents_transcript_is_a_subagent_session_and_its_parent_the_main_one() -> None:
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))
+    subagent = _agent().read(transcript.read_bytes(), transcript, LIMITS)
+    assert (subagent.kind, subagent.resumable) == (SessionKind.SUBAGENT, False)
+    assert not subagent.context_section(0).resumable
+    parent = _agent().read((FIXTURES / "delegated.jsonl").read_bytes(), FIXTURES / "delegated.jsonl", LIMITS)
+    assert (parent.kind, parent.resumable) == (SessionKind.MAIN, True)

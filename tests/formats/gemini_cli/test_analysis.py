@@ -7,6 +7,7 @@ import pytest
 
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.estimate import estimate_parts
+from pipeline.formats.gemini_cli.part_classes import class_tallies, file_tokens
 from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import FindingCode, PartitionSet
 from tests.support.gemini_files import LEGACY_CORPUS, fixture, lines_of, with_lines
@@ -105,3 +106,29 @@ def test_a_file_of_headers_and_snapshots_only_loads_its_last_snapshot() -> None:
     assert (
         served.sent() == written.sent()[: len(served.sent())]
     )  # the last snapshot: all but the last exchange
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tools.jsonl",
+        "compressed.jsonl",
+        "subagent.jsonl",
+        "rewound.jsonl",
+        "long.jsonl",
+        "checkpoint-fixture-tag.json",
+    ],
+)
+def test_each_class_the_file_holds_covers_what_gemini_cli_sends_of_it(name: str) -> None:
+    """The file's tally of a class (every version, every snapshot) is never below what is sent of
+    it: a compression's summary is `summary` in the file too, a tool result its own class, and the
+    environment message Gemini CLI records and leaves out of a resume `context`."""
+    analysis = analyze_chat(fixture(name).read_bytes(), LIMITS)
+    tallies = class_tallies(analysis, "estimate", {})
+    for key, sent in tallies.sent.items():
+        assert key in tallies.file and tallies.file[key].tokens["estimate"] >= sent.tokens["estimate"], key
+    classes = {kind for kind, tool in tallies.file if tool is None}
+    # a message is estimated whole, its parts one by one: rounding down, parts count no more
+    assert file_tokens(analysis) >= sum(tallies.file[kind, None].tokens["estimate"] for kind in classes)
+    if not analysis.checkpoint:
+        assert ("context", None) in tallies.file and ("context", None) not in tallies.sent

@@ -1,5 +1,6 @@
 """pi's signature: every pi session (corpus, pi-mono, pi-written) is identified as pi's from its
-lines, positively, and pi's session directories follow its own environment variable."""
+lines, positively, pi's session directories follow its own environment variable, and discovery
+takes OpenClaw's archives of reset and deleted sessions by their names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import orjson
 import pytest
 
 from pipeline.formats.detect import detect_format
-from pipeline.formats.pi.signature import is_pi_record, session_roots
+from pipeline.formats.pi.signature import is_openclaw_archive, is_pi_record, session_roots
+from pipeline.formats.registry import session_file_names
+from pipeline.read.discover import discover
 from pipeline.vocabulary import SourceFormat
 from tests.support.pi_files import pi_session_files
 
@@ -45,3 +48,39 @@ def test_pis_session_directory_follows_its_agent_dir_variable(tmp_path: Path) ->
     assert session_roots({}, home) == (home / ".pi" / "agent" / "sessions", home / ".openclaw" / "agents")
     moved = session_roots({"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}, home)
     assert moved[0] == tmp_path / "agent" / "sessions"
+
+
+@pytest.mark.parametrize(
+    ("name", "archive"),
+    [
+        ("849098c8.jsonl.reset.2026-06-15T10-00-00.000Z", True),  # OpenClaw's /reset
+        ("849098c8.jsonl.deleted.1781000000000", True),  # its soft delete (Date.now())
+        ("849098c8.jsonl", False),  # the live session: discovered by its suffix already
+        ("849098c8.jsonl.reset.", False),  # no timestamp
+        (".849098c8.jsonl.reset.1", False),  # hidden files stay unread
+        ("849098c8.jsonl.bak-1", False),  # a repair's backup is no archive of OpenClaw's
+        ("849098c8.json.deleted.1", False),
+    ],
+)
+def test_openclaws_archives_are_named_by_the_live_name_a_kind_and_a_timestamp(
+    name: str, archive: bool
+) -> None:
+    assert is_openclaw_archive(name) is archive
+
+
+def test_discovery_takes_openclaws_archives_beside_the_live_sessions(tmp_path: Path) -> None:
+    sessions = tmp_path / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    names = (
+        "a.jsonl",
+        "a.jsonl.reset.2026-06-15T10-00-00.000Z",
+        "b.jsonl.deleted.1781000000000",
+        "sessions.json",
+    )
+    for name in (*names, ".a.jsonl.reset.1", "a.jsonl.bak-1"):
+        (sessions / name).write_text("{}\n")
+    assert [s.label for s in discover([tmp_path])] == [
+        f"agents/main/sessions/{n}" for n in ("a.jsonl", "sessions.json")
+    ]
+    found = [s.label.rsplit("/", 1)[1] for s in discover([tmp_path], session_file_names())]
+    assert found == sorted(names)

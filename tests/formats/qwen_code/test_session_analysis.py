@@ -5,7 +5,7 @@ tests/fixtures/qwen_code/ (written by Qwen Code 0.24.4)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Final
 
 import pytest
@@ -21,6 +21,7 @@ from tests.support.qwen_records import chain, compression, jsonl, model, record,
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
+PROJECT: Final = PurePath("/h/.qwen/projects/-w")
 
 
 def _read(data: bytes) -> QwenAnalysis:
@@ -135,7 +136,13 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
 
 
 @pytest.mark.parametrize(
-    "document", [gemini_legacy(), gemini_checkpoint(bare=False), gemini_checkpoint(bare=True)]
+    "document",
+    [
+        gemini_legacy(),
+        gemini_checkpoint(bare=False),
+        gemini_checkpoint(bare=True),
+        (FIXTURES / "v0.1.4.json").read_bytes(),  # written by Qwen Code 0.1.4
+    ],
 )
 def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
     analysis = _read(document)
@@ -247,3 +254,23 @@ def test_qwen_codes_estimate_counts_ascii_by_four_and_other_characters_by_one_an
     text: str, tokens: int
 ) -> None:
     assert estimate_tokens(text) == tokens
+
+
+def test_a_subagents_transcript_reads_alike_but_is_never_resumed_as_a_session() -> None:
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))  # written beside delegated.jsonl
+    analysis = _read(transcript.read_bytes())
+    assert analysis.findings == () and analysis.subagent and not analysis.resumable
+    assert _roles(analysis) == ["user", "assistant"]  # the task it was given, its answer
+    parent = _read((FIXTURES / "delegated.jsonl").read_bytes())
+    assert parent.resumable and not parent.subagent
+    assert {r.session_id for r in analysis.session.records} == {r.session_id for r in parent.session.records}
+
+
+def test_where_a_transcript_lies_tells_a_subagents_too() -> None:
+    unmarked = jsonl(chain(user(1, "count"), model(2, "ok")))  # records without `isSidechain`
+    assert not _read(unmarked).subagent
+    nested = analyze_session(
+        unmarked, LIMITS, PROJECT / "subagents" / "s1" / "agent-general-purpose-c1.jsonl"
+    )
+    assert nested.subagent and not nested.resumable
+    assert not analyze_session(unmarked, LIMITS, PROJECT / "chats" / "agent-c1.jsonl").subagent

@@ -11,7 +11,12 @@ from typing import Final
 import pytest
 
 from pipeline.formats.detect import detect_format
-from pipeline.formats.qwen_code.signature import QWEN_CODE, is_qwen_record, session_roots
+from pipeline.formats.qwen_code.signature import (
+    QWEN_CODE,
+    is_qwen_record,
+    is_subagent_transcript,
+    session_roots,
+)
 from pipeline.formats.registry import PROCESSED, default_roots
 from pipeline.vocabulary import SourceFormat
 
@@ -26,6 +31,22 @@ def test_real_sessions_are_qwen_codes_wherever_they_lie(name: str) -> None:
     assert detect_format(data, None) is SourceFormat.QWEN_CODE
     first = json.loads(data.split(b"\n", 1)[0])
     assert is_qwen_record(first)
+
+
+def test_a_subagents_transcript_is_qwen_codes_where_qwen_code_writes_it() -> None:
+    transcript = next(FIXTURES.glob("subagents/agent-*.jsonl"))
+    where = PurePath("/h/.qwen/projects/-w/subagents/s1") / transcript.name
+    assert detect_format(transcript.read_bytes(), where) is SourceFormat.QWEN_CODE
+    assert is_subagent_transcript(where) and not is_subagent_transcript(
+        PurePath("/h/.qwen/projects/-w/chats/s.jsonl")
+    )
+
+
+def test_an_older_chat_document_is_qwen_codes_under_its_home_and_gemini_clis_under_theirs() -> None:
+    chat = FIXTURES / "v0.1.4.json"  # Qwen Code 0.1.4's tmp/<hash>/chats layout
+    data = chat.read_bytes()
+    assert detect_format(data, PurePath("/h/.qwen/tmp/ab12/chats") / chat.name) is SourceFormat.QWEN_CODE
+    assert detect_format(data, PurePath("/h/.gemini/tmp/ab12/chats") / chat.name) is SourceFormat.GEMINI_CLI
 
 
 def test_a_claude_code_shaped_record_is_not_qwen_codes() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from msgspec import UNSET
+
 from pipeline.jobs.tokens.by_corpus import summarize
 from pipeline.jobs.tokens.job import tokens_session
-from pipeline.report.documents import Outcome
+from pipeline.report.documents import ContextTokensReport, Outcome
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import tokens_options
 from tests.support.rollout_builder import RolloutBuilder
@@ -54,3 +56,29 @@ def test_sessions_are_summed_per_agent_and_those_over_the_bar_counted(tmp_path: 
     assert (
         everything.overall.need_compaction == 3 and everything.by_format["codex-rollout"].need_compaction == 1
     )
+
+
+def test_a_format_read_through_the_seam_is_summed_by_class_and_view(tmp_path: Path) -> None:
+    found = outcomes(tmp_path)
+    codex = next(o for label, o in found.items() if label.startswith("rollout"))
+    assert isinstance(codex.report, ContextTokensReport)
+    tokens = codex.report.tokens
+    summary = summarize(
+        found, dict.fromkeys(found, "team"), ["seed"], calibration_version="test", elapsed_ms=1, needs=bool
+    )
+    group = summary.by_format["codex-rollout"]
+    own = tokens.estimators[0]  # the client's own estimate
+    assert group.measured == 1
+    assert group.totals["session"][own] == tokens.session[own] > 0
+    assert group.totals["active_chain"][own] == tokens.context[own] > 0
+    assert set(group.classes) >= set(tokens.classes)
+    assert (
+        sum(
+            entry.active_chain.get(own, 0)
+            for entry in group.classes.values()
+            if entry.active_chain is not UNSET
+        )
+        == tokens.context[own]
+    )
+    row = next(row for row in summary.sessions if row.label == codex.label)
+    assert row.active_chain == tokens.context and set(row.classes or {}) == set(tokens.classes)

@@ -7,16 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.chat_lines import decode_chat
 from pipeline.formats.gemini_cli.conversation import load_conversation, load_legacy
 from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
 from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.resume import resume_gemini
+from pipeline.vocabulary import FindingCode
 from tests.support.gemini_files import (
     LEGACY_CORPUS,
     fixture,
     gemini_cli,
     rewound_and_reappended,
+    with_pairing_defects,
     without_call_ids,
 )
 
@@ -72,3 +75,23 @@ def test_a_legacy_json_session_from_the_corpus_is_read_as_gemini_cli_reads_it() 
     result = resume_gemini(LEGACY_CORPUS, script=script, timeout=120)
     assert result.resumed, result.stderr[-2000:]
     assert [dict(c) for c in result.context] == coalesce(rebuild_history(conversation.messages))
+
+
+def test_gemini_cli_sends_a_sessions_pairing_defects_as_they_are(tmp_path: Path) -> None:
+    """Gemini CLI 0.61 repairs no pairing on resume (its history hardener runs only under its
+    experimental context manager): the unanswered call and the stray response are sent, so the
+    reader's findings name what the real API would be given."""
+    path = tmp_path / "session-2026-12-07T10-00-unpaired.jsonl"
+    path.write_bytes(with_pairing_defects(fixture("tools.jsonl")))
+    found = {(f.code, f.ids) for f in analyze_chat(path.read_bytes(), LIMITS).findings}
+    assert found == {
+        (FindingCode.TOOL_USE_UNANSWERED, ("c1",)),
+        (FindingCode.TURN_UNFINISHED, ("c1",)),
+        (FindingCode.TOOL_RESULT_WITHOUT_USE, ("c9",)),
+    }
+    result = resume_gemini(path, script=gemini_cli(), timeout=120)
+    assert result.resumed, result.stderr[-2000:]
+    assert [dict(c) for c in result.context] == _rebuilt(path.read_bytes())
+    sent = [part for content in result.context for part in content["parts"]]
+    assert {"functionResponse": {"id": "c9", "name": "read_file", "response": {"output": "stray"}}} in sent
+    assert not any(part.get("functionResponse", {}).get("id") == "c1" for part in sent)

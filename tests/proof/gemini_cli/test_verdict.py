@@ -94,4 +94,4 @@ def test_gemini_cli_failing_on_the_original_is_the_clients_failure(tmp_path: Pat
     broken.write_text("this is not JavaScript(\n")
     with pytest.raises(GeminiResumeFailed, match="exited 1") as raised:
         prove_gemini_resume(fixture("rewound.jsonl"), fixture("rewound.jsonl"), script=broken, timeout=60)
-    assert raised.value.resume_exit is ResumeExit.CODEX_FAILED  # the item-context clients' failure code
+    assert raised.value.resume_exit is ResumeExit.GEMINI_CLI_FAILED

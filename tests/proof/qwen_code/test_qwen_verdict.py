@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.proof.qwen_code.qwen_verdict import judge_qwen
+from pipeline.proof.qwen_code.qwen_verdict import CLEARED_OUTPUT, judge_qwen
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
@@ -66,3 +66,14 @@ def test_excluded_text_sent_by_the_candidate_alone_is_a_leak() -> None:
 def test_an_original_qwen_code_does_not_resume_has_no_verdict_to_give() -> None:
     assert judge_qwen(None, ORIGINAL).verdict is Verdict.NOT_RESUMABLE
     assert judge_qwen(ORIGINAL, None).verdict is Verdict.MISMATCH
+
+
+def test_an_output_qwen_code_cleared_for_the_original_alone_is_compared_by_its_call_id() -> None:
+    cleared = {**_tool("c2"), "content": [{"type": "text", "text": CLEARED_OUTPUT}]}
+    original = [*ORIGINAL[:6], cleared]
+    verdict = judge_qwen(original, [_user("SUMMARY"), *ORIGINAL[5:]], summaries=["SUMMARY"])
+    assert verdict.ok and verdict.kept_items == 2 and "compared by call id" in verdict.notes[0]
+    other_call = judge_qwen(original, [_user("SUMMARY"), ORIGINAL[5], _tool("c9")], summaries=["SUMMARY"])
+    assert not other_call.ok
+    reversed_ = judge_qwen(ORIGINAL, [_user("SUMMARY"), *original[5:]], summaries=["SUMMARY"])
+    assert not reversed_.ok  # the candidate never gets to send less than the original did

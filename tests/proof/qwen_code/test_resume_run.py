@@ -18,10 +18,11 @@ from pipeline.formats.qwen_code.session_analysis import analyze_session
 from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.qwen_code.qwen_install import QwenCode
+from pipeline.proof.qwen_code.qwen_verdict import CLEARED_OUTPUT
 from pipeline.proof.qwen_code.resume_run import PROBE, qwen_environment, resume_qwen_code, split_request
 from pipeline.proof.qwen_code.session_staging import stage_session
 from tests.support.qwen_model import ScriptedModel, installed_qwen_code
-from tests.support.qwen_records import chain, jsonl, model, result, system, user
+from tests.support.qwen_records import chain, jsonl, long_outputs, model, result, system, user
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
@@ -97,6 +98,23 @@ def test_qwen_code_reads_damage_and_defects_as_the_reader_does(
     result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
     assert result.resumed, result.stderr[-1500:]
     assert [m.message for m in analyze_session(VARIANTS[name], LIMITS).messages] == list(result.context)
+
+
+def _cleared(message: object) -> bool:
+    return isinstance(message, dict) and message.get("content") == [{"type": "text", "text": CLEARED_OUTPUT}]
+
+
+def test_past_500k_characters_of_outputs_qwen_code_clears_the_oldest_but_five_down_to_half(
+    qwen: QwenCode, tmp_path: Path
+) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(long_outputs(8, 80_000))  # 640,000 characters: c0 to c2 go, 400,000 stay
+    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    assert result.resumed, result.stderr[-1500:]
+    rebuilt = [m.message for m in analyze_session(session.read_bytes(), LIMITS).messages]
+    changed = [(mine, sent) for mine, sent in zip(rebuilt, result.context, strict=True) if mine != sent]
+    assert [mine["tool_call_id"] for mine, _ in changed] == ["c0", "c1", "c2"]
+    assert all(_cleared(sent) for _, sent in changed)  # what the judge compares by call id
 
 
 def test_a_request_splits_into_what_qwen_code_adds_the_history_and_the_new_turn() -> None:
