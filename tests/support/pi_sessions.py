@@ -18,11 +18,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.proof.pi.chat_capture import ChatCaptureServer, ChatReply, ChatRequest, ToolCall
+from pipeline.proof.chat_capture import ChatCaptureServer, ChatRequest, Reply, ReplyScript, ToolCall, Usage
 from pipeline.proof.pi.pi_process import FAKE_MODEL, PiInstallation, require_pi, run_pi, write_agent_dir
 
 __all__ = ["RECIPES", "Recipe", "Turn", "record", "scripted_model"]
@@ -33,12 +33,12 @@ _TIMEOUT_SECONDS: Final = 120.0
 
 def bash(call_id: str, command: str) -> ToolCall:
     """A call of pi's `bash` tool."""
-    return ToolCall(call_id, "bash", json.dumps({"command": command}))
+    return ToolCall("bash", {"command": command}, call_id)
 
 
 def read(call_id: str, path: str) -> ToolCall:
     """A call of pi's `read` tool."""
-    return ToolCall(call_id, "read", json.dumps({"path": path}))
+    return ToolCall("read", {"path": path}, call_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class Turn:
     """One prompt and the model's replies to the calls pi makes for it, in order."""
 
     prompt: str
-    replies: tuple[ChatReply, ...]
+    replies: tuple[Reply, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,34 +67,28 @@ def _text(content: Any) -> str:
     return "".join(part.get("text", "") for part in parts if isinstance(part, dict))
 
 
-def scripted_model(turns: Sequence[Turn]) -> Any:
+def scripted_model(turns: Sequence[Turn]) -> ReplyScript:
     """The script of a `ChatCaptureServer`: the reply for the prompt the request ends its last
     user message with, picked by how many assistant messages follow that message."""
     by_prompt = {turn.prompt: turn.replies for turn in turns}
 
-    def reply(request: ChatRequest) -> ChatReply:
-        body = request.body if isinstance(request.body, dict) else {}
-        messages = list(request.messages or ())
-        if not body.get("tools"):
-            return ChatReply(text=SUMMARY, prompt_tokens=900, completion_tokens=40)
+    def reply(_number: int, request: ChatRequest) -> Reply:
+        messages = list(request.messages)
+        if not request.body.get("tools"):
+            return Reply(SUMMARY, usage=Usage(prompt_tokens=900, completion_tokens=40))
         users = [
             i
             for i, m in enumerate(messages)
             if m.get("role") == "user" and _text(m.get("content")) in by_prompt
         ]
         if not users:
-            return ChatReply(text="ok")
+            return Reply("ok")
         last = users[-1]
         step = sum(1 for m in messages[last + 1 :] if m.get("role") == "assistant")
         replies = by_prompt[_text(messages[last].get("content"))]
-        chosen = replies[step] if step < len(replies) else ChatReply(text="done")
-        return ChatReply(
-            text=chosen.text,
-            tool_calls=chosen.tool_calls,
-            error_status=chosen.error_status,
-            prompt_tokens=sum(len(json.dumps(m)) // 4 for m in messages),
-            completion_tokens=max(1, len(chosen.text) // 4),
-        )
+        chosen = replies[step] if step < len(replies) else Reply("done")
+        usage = Usage(sum(len(json.dumps(m)) // 4 for m in messages), max(1, len(chosen.text) // 4))
+        return replace(chosen, usage=usage)
 
     return reply
 
@@ -105,24 +99,24 @@ _TOOLS: Final = Recipe(
         Turn(
             "Look at the project and read notes.txt",
             (
-                ChatReply(text="Listing first.", tool_calls=(bash("call_ls", "ls"),)),
-                ChatReply(tool_calls=(read("call_read", "notes.txt"),)),
-                ChatReply(text="notes.txt lists three tasks: tidy, test, ship."),
+                Reply("Listing first.", calls=(bash("call_ls", "ls"),)),
+                Reply(calls=(read("call_read", "notes.txt"),)),
+                Reply("notes.txt lists three tasks: tidy, test, ship."),
             ),
         ),
         Turn(
             "Run the check script",
             (
-                ChatReply(tool_calls=(bash("call_check", "sh check.sh"),)),
-                ChatReply(
-                    text="It failed; two probes in parallel.",
-                    tool_calls=(bash("call_one", "echo one"), bash("call_two", "echo two")),
+                Reply(calls=(bash("call_check", "sh check.sh"),)),
+                Reply(
+                    "It failed; two probes in parallel.",
+                    calls=(bash("call_one", "echo one"), bash("call_two", "echo two")),
                 ),
-                ChatReply(text="check.sh exits 3: the ship step is missing."),
+                Reply("check.sh exits 3: the ship step is missing."),
             ),
         ),
-        Turn("Try the deploy", (ChatReply(text="upstream rejected the request", error_status=400),)),
-        Turn("Summarize where we are", (ChatReply(text="Tidy done, test failing (exit 3), ship blocked."),)),
+        Turn("Try the deploy", (Reply("upstream rejected the request", status=400),)),
+        Turn("Summarize where we are", (Reply("Tidy done, test failing (exit 3), ship blocked."),)),
     ),
 )
 
@@ -130,8 +124,8 @@ _LONG = tuple(
     Turn(
         f"Step {n}: print the numbers of batch {n}",
         (
-            ChatReply(tool_calls=(bash(f"call_seq_{n}", f"seq {n * 10000} {n * 10000 + 700}"),)),
-            ChatReply(text=f"Batch {n} printed: {n * 10000} to {n * 10000 + 700}."),
+            Reply(calls=(bash(f"call_seq_{n}", f"seq {n * 10000} {n * 10000 + 700}"),)),
+            Reply(f"Batch {n} printed: {n * 10000} to {n * 10000 + 700}."),
         ),
     )
     for n in range(1, 7)
@@ -144,7 +138,7 @@ _COMPACTED: Final = Recipe(
 )
 _BRANCHED: Final = Recipe(
     "branched",
-    (*_TOOLS.turns[:2], Turn("Continue on the branch", (ChatReply(text="Back on the notes branch."),))),
+    (*_TOOLS.turns[:2], Turn("Continue on the branch", (Reply("Back on the notes branch."),))),
     navigate_after=2,
 )
 RECIPES: Final = (_TOOLS, _COMPACTED, _BRANCHED)
@@ -187,7 +181,7 @@ def record(recipe: Recipe, pi: PiInstallation, scratch: Path) -> Path:
     """Drive pi through `recipe` against the scripted model; the session file it wrote."""
     agent_dir, work_dir = scratch / "agent", scratch / "work"
     _project(work_dir)
-    with ChatCaptureServer(script=scripted_model(recipe.turns)) as api:
+    with ChatCaptureServer(scripted_model(recipe.turns)) as api:
         write_agent_dir(agent_dir, f"{api.base_url}/v1", model_window=recipe.context_window)
         if recipe.compaction:
             (agent_dir / "settings.json").write_text(json.dumps({"compaction": dict(recipe.compaction)}))

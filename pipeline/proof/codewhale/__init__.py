@@ -1,3 +1,3 @@
 """CodeWhale as the judge of its sessions' compactions: the pinned build located, a copy staged
 under a throwaway `CODEWHALE_HOME`, resumed with `codewhale exec --resume` against a loopback
-OpenAI-compatible capture server (`chat_capture.py`), and what it sent compared."""
+OpenAI-compatible capture server (`pipeline.proof.chat_capture`), and what it sent compared."""

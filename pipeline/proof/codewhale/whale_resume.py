@@ -2,7 +2,7 @@
 
 Each side is copied into a throwaway `CODEWHALE_HOME` (its `sessions/<id>.json`, `HOME` pointed
 there too, so no user config or key is read) and resumed with `codewhale exec --resume <id>`
-against a loopback Chat Completions server (`chat_capture.py`, reached through
+against the loopback Chat Completions server (`pipeline/proof/chat_capture.py`, reached through
 `CODEWHALE_BASE_URL`). The first request each side sends is its rebuilt history between
 CodeWhale's own system prompt and the new prompt. The verdict needs no reader: the candidate
 holds when its history is one user message carrying the summary, then a verbatim suffix of the
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.proof.codewhale.chat_capture import ChatCapture, chat_requests
+from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.codewhale.whale_client import CodewhaleError
 from pipeline.proof.verdict import ExcludedText
 
@@ -48,7 +48,7 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
     session_id = _session_id(session)
     with (
         tempfile.TemporaryDirectory(prefix="codewhale-judge-") as scratch,
-        ChatCapture(model=MODEL) as capture,
+        ChatCaptureServer(model=MODEL) as capture,
     ):
         home = Path(scratch)
         (home / "sessions").mkdir()
@@ -71,10 +71,10 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CodewhaleFailed(f"codewhale exec --resume failed: {type(exc).__name__}") from exc
-        requests = chat_requests(capture.captured)
+        requests = capture.conversations
     if not requests:  # its output may quote the session: only the exit status is reported
         raise CodewhaleFailed(f"CodeWhale sent no chat request on resume (exit status {done.returncode})")
-    messages = [m for m in requests[0].get("messages", []) if m.get("role") != "system"]
+    messages = [m for m in requests[0] if isinstance(m, dict) and m.get("role") != "system"]
     return messages[:-1] if messages and messages[-1].get("content") == PROMPT else messages
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pipeline.proof.pi.chat_capture import ChatCaptureServer
+from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.pi.pi_process import FAKE_MODEL, PiInstallation, run_pi, write_agent_dir
 from pipeline.proof.pi.pi_staging import stage_session
 
