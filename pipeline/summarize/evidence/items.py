@@ -12,13 +12,14 @@ again on each use (a giant session's evidence would otherwise cost half its size
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.core.line_runs import LineRuns
 from pipeline.errors import SummaryError
 from pipeline.formats.claude_code.bounded_output import bound_text
 from pipeline.formats.claude_code.content import (
@@ -130,16 +131,17 @@ class EvidenceLineOutOfRange(SummaryError):
         )
 
 
-def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tuple[EvidenceItem, ...]:
+def extract_evidence(data: bytes, index: LineIndex, lines: Iterable[int]) -> tuple[EvidenceItem, ...]:
     """Evidence from exactly `lines` (1-based, any order, duplicates ignored), in line order.
 
     Nothing outside `lines` is read; a number that is not a line of the file raises
     EvidenceLineOutOfRange. Lines that are not user, assistant or system records, or
     that do not parse, contribute nothing.
     """
-    wanted = sorted(set(lines))
-    if wanted and (wanted[0] < 1 or wanted[-1] > len(index)):
-        raise EvidenceLineOutOfRange(wanted[0] if wanted[0] < 1 else wanted[-1], len(index))
+    wanted = lines if isinstance(lines, LineRuns) else LineRuns(lines)  # runs: a span can be every line
+    first, last = wanted.first, wanted.last
+    if first is not None and last is not None and (first < 1 or last > len(index)):
+        raise EvidenceLineOutOfRange(first if first < 1 else last, len(index))
     names: dict[str, str] = {}
     items: list[EvidenceItem] = []
     for line in wanted:
