@@ -12,6 +12,7 @@ again on each use (a giant session's evidence would otherwise cost half its size
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -104,7 +105,6 @@ class EvidenceItem:
     tool_id: str | None = None
     tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
     is_error: bool = False
-    timestamp: str | None = None
 
     @property
     def text(self) -> str:
@@ -165,35 +165,35 @@ def _items_of(content: RecordContent, at: TextAt, line: int, names: dict[str, st
 
 
 def _assistant_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
-    stamp = content.timestamp
     if content.string_content is not None:
         if content.string_content.strip():
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content.string_content, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content.string_content)
         return
     for part in content.parts:
         if part.type_name == "text" and part.text.strip():
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, part.text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, part.text)
         elif part.type_name == "thinking" and part.text.strip():
-            yield EvidenceItem(line, EvidenceKind.THINKING, part.text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.THINKING, part.text)
         elif part.type_name == "tool_use":
-            if part.tool_id is not None and part.tool_name is not None:
-                names[part.tool_id] = part.tool_name
+            # a session names a handful of tools thousands of times: one string each
+            tool_name = sys.intern(part.tool_name) if part.tool_name is not None else None
+            if part.tool_id is not None and tool_name is not None:
+                names[part.tool_id] = tool_name
             yield EvidenceItem(
                 line,
                 EvidenceKind.TOOL_CALL,
-                tool_name=part.tool_name,
+                tool_name=tool_name,
                 tool_id=part.tool_id,
                 tool_input=part.tool_input,
-                timestamp=stamp,
             )
 
 
 def _user_items(
     content: RecordContent, at: TextAt, line: int, names: dict[str, str]
 ) -> Iterator[EvidenceItem]:
-    stamp, text = content.timestamp, content.text
+    text = content.text
     if content.is_compact_summary:
-        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text)
         return
     results = [(number, part) for number, part in enumerate(content.parts) if part.type_name == "tool_result"]
     for number, part in results:
@@ -205,12 +205,11 @@ def _user_items(
             tool_name=name,
             tool_id=part.tool_id,
             is_error=part.is_error,
-            timestamp=stamp,
         )
     if results or not text.strip():
         return
     if content.role != Role.USER or content.is_meta:
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.OTHER, text)
         return
     head = text.lstrip()
     if head.startswith(COMMAND_PREFIXES):
@@ -219,7 +218,7 @@ def _user_items(
         kind = EvidenceKind.OTHER
     else:
         kind = EvidenceKind.HUMAN_PROMPT
-    yield EvidenceItem(line, kind, text, timestamp=stamp)
+    yield EvidenceItem(line, kind, text)
 
 
 def _held(text: str, at: TextAt) -> str | TextAt:
@@ -228,16 +227,14 @@ def _held(text: str, at: TextAt) -> str | TextAt:
 
 
 def _system_items(content: RecordContent, line: int) -> Iterator[EvidenceItem]:
-    subtype, text, stamp = content.subtype, content.system_text or "", content.timestamp
+    subtype, text = content.subtype, content.system_text or ""
     if subtype == "local_command":
         if text.strip():
-            yield EvidenceItem(line, EvidenceKind.COMMAND, text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.COMMAND, text)
     elif subtype == "api_error":
-        yield EvidenceItem(
-            line, EvidenceKind.SYSTEM_ERROR, text or content.api_error or "", is_error=True, timestamp=stamp
-        )
+        yield EvidenceItem(line, EvidenceKind.SYSTEM_ERROR, text or content.api_error or "", is_error=True)
     elif subtype != "compact_boundary" and text.strip():
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.OTHER, text)
 
 
 MAX_CITATIONS_PER_BULLET: Final = 8  # a bullet merged from many records cites its first and newest lines
