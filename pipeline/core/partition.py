@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.core.line_runs import LineRuns
 from pipeline.errors import CompactionError
 from pipeline.vocabulary import CheckpointPolicy, PartitionSet, RecordType
 
@@ -46,9 +47,13 @@ def line_digest(lines: Iterable[int]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LineSet:
-    """A set of 1-based line numbers with its content-free digest."""
+    """A set of 1-based line numbers with its content-free digest.
 
-    lines: frozenset[int]
+    The numbers are held as runs (`LineRuns`), not a frozenset: the six sets hold every line of
+    the session, for as long as the compress job runs.
+    """
+
+    lines: LineRuns
 
     @property
     def count(self) -> int:
@@ -182,4 +187,4 @@ def checked_partition(sets: Mapping[PartitionSet, frozenset[int]], lines: int) -
     count = covered.count(1)
     if total != lines or count != lines:
         raise PartitionError(f"partition covers {count} of {lines} lines with {total} assignments")
-    return Partition({name: LineSet(frozenset(members)) for name, members in sets.items()})
+    return Partition({name: LineSet(LineRuns(members)) for name, members in sets.items()})

@@ -72,7 +72,7 @@ class Measured:
 
 
 def measure(
-    original: Analysis, summary: Sequence[int], data: bytes, index: LineIndex, resumed: Sequence[int]
+    original: Analysis, summary: Collection[int], data: bytes, index: LineIndex, resumed: Sequence[int]
 ) -> FidelityScore:
     """Probe the original's `summary` lines in the resumed lines of a compacted file's bytes.
 
@@ -88,7 +88,7 @@ def measure(
 
 def candidate_fidelity(
     analysis: Analysis,
-    summary: Sequence[int],
+    summary: Collection[int],
     raw: Sequence[int],
     composed: ComposedTranscript,
     limits: LineLimits,

@@ -9,8 +9,10 @@ with unusual field types take a slower, tolerant path; lines that are not JSON o
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,6 +37,8 @@ __all__ = [
     "BLOCK_CODES",
     "DecodedRecord",
     "LineProblem",
+    "RecordFlag",
+    "compact_stamp",
     "decode_record",
     "human_prompt_key",
     "prompt_key_of_raw",
@@ -60,6 +64,9 @@ _ELLIPSIS: Final = "\u2026"
 # whether a line must be compacted before its characters can be counted.
 _FIRST_MEMBER_PROBE: Final = 512
 
+_STAMP_CHARS: Final = 24
+_STAMP_FORM: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+
 _TYPED_HEAD = msgspec.json.Decoder(TypedHead)
 _ATTACHMENT = msgspec.json.Decoder(Attachment)
 
@@ -71,39 +78,119 @@ class LineProblem:
     kind: str  # a LineKind value; plain text keeps this module free of pipeline enums
 
 
+class RecordFlag(enum.IntFlag):
+    """A record's yes/no facts, packed into `DecodedRecord.flags` (one small int, not nine fields).
+
+    The commonest are the low bits, so a record's flags stay in CPython's cached small ints.
+    """
+
+    SIDECHAIN = 1
+    IS_API = 2  # a user or assistant record with a message object (the API sees it)
+    META = 4
+    COMPACT_SUMMARY = 8
+    COMPACT_BOUNDARY = 16
+    POINTER_EXPLICIT = 32  # a `last-prompt` written with `explicit: true` (rewinds, /clear)
+    UUID_MALFORMED = 64  # `uuid` is the empty string
+    PARENT_MALFORMED = 128  # `parentUuid` is the empty string
+    REPLACED_UTF8 = 256  # read with U+FFFD for bytes that are not UTF-8 (as Claude Code does)
+
+
+def compact_stamp(text: str | None) -> int | str | None:
+    """A `timestamp` as the index keeps it: Claude Code's form (`2026-01-02T03:04:05.678Z`) as
+    its 17 digits in one int (32 bytes, not the string's 73), any other text as it is."""
+    if text is None or len(text) != _STAMP_CHARS or not _STAMP_FORM.fullmatch(text):
+        return text
+    return int(text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19] + text[20:23])
+
+
 class DecodedRecord(msgspec.Struct, frozen=True, gc=False):
-    """Everything the index keeps about one JSON-object line (a C struct: cheap per line)."""
+    """Everything the index keeps about one JSON-object line (a C struct: cheap per line).
+
+    A million-line session keeps a million of these, so the yes/no facts share one `flags` int
+    and the timestamp is kept compact (`compact_stamp`); properties read them as before.
+    """
 
     type: str | None
     subtype: str | None
     uuid: str | None
-    uuid_malformed: bool
     parent: str | None
-    parent_malformed: bool
     logical_parent: str | None
     session: str | None
-    sidechain: bool
-    timestamp: str | None
+    stamp: int | str | None  # `compact_stamp` of the timestamp; read it as `timestamp`
     version: str | None
     message_id: str | None
     role: str | None
-    is_api: bool
     blocks: str
     tool_uses: tuple[str, ...]
     tool_results: tuple[str, ...]
     source_tool_assistant: str | None
     attachment_tool_use: str | None
-    compact_summary: bool
-    compact_boundary: bool
-    meta: bool
     pointer_state: PointerState
     pointer: str | None
-    pointer_explicit: bool  # a `last-prompt` written with `explicit: true` (rewinds, /clear)
     prompt_key: str | None
     snapshot_message_id: str | None
     agent_id: str | None
     tokens: int
-    replaced_utf8: bool = False  # read with U+FFFD for bytes that are not UTF-8 (as Claude Code does)
+    flags: int  # `RecordFlag` bits
+
+    @property
+    def timestamp(self) -> str | None:
+        """The record's `timestamp` text, as the line holds it."""
+        stamp = self.stamp
+        if not isinstance(stamp, int):
+            return stamp
+        d = f"{stamp:017d}"
+        return f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:17]}Z"
+
+    @property
+    def sidechain(self) -> bool:
+        """`isSidechain: true`."""
+        return bool(self.flags & RecordFlag.SIDECHAIN)
+
+    @property
+    def is_api(self) -> bool:
+        """A user or assistant record with a message object."""
+        return bool(self.flags & RecordFlag.IS_API)
+
+    @property
+    def meta(self) -> bool:
+        """`isMeta: true`."""
+        return bool(self.flags & RecordFlag.META)
+
+    @property
+    def compact_summary(self) -> bool:
+        """`isCompactSummary: true`."""
+        return bool(self.flags & RecordFlag.COMPACT_SUMMARY)
+
+    @property
+    def compact_boundary(self) -> bool:
+        """A system record of subtype `compact_boundary`."""
+        return bool(self.flags & RecordFlag.COMPACT_BOUNDARY)
+
+    @property
+    def pointer_explicit(self) -> bool:
+        """A `last-prompt` written with `explicit: true`."""
+        return bool(self.flags & RecordFlag.POINTER_EXPLICIT)
+
+    @property
+    def uuid_malformed(self) -> bool:
+        """`uuid` is there but the empty string."""
+        return bool(self.flags & RecordFlag.UUID_MALFORMED)
+
+    @property
+    def parent_malformed(self) -> bool:
+        """`parentUuid` is there but the empty string."""
+        return bool(self.flags & RecordFlag.PARENT_MALFORMED)
+
+    @property
+    def replaced_utf8(self) -> bool:
+        """Read with U+FFFD for bytes that are not UTF-8."""
+        return bool(self.flags & RecordFlag.REPLACED_UTF8)
+
+
+def _flags(*set_flags: tuple[bool, RecordFlag]) -> int:
+    """The `flags` int of (condition, flag) pairs (a plain int: the index keeps a million)."""
+    return sum(flag.value for condition, flag in set_flags if condition)
 
 
 def human_prompt_key(text: str) -> str:
@@ -227,7 +314,7 @@ def decode_record(
     except RecursionError:  # a reader deeper in the stack than the limit allows for
         return LineProblem("nesting-too-deep")
     if readable is not line and isinstance(decoded, DecodedRecord):
-        return msgspec.structs.replace(decoded, replaced_utf8=True)
+        return msgspec.structs.replace(decoded, flags=decoded.flags | RecordFlag.REPLACED_UTF8.value)
     return decoded
 
 
@@ -319,31 +406,39 @@ def _assemble_typed(head: TypedHead, message: Any, tokens: int, attachment_tool:
     uuid = head.uuid
     parent = head.parentUuid
     leaf = head.leafUuid
+    message_id, role, is_api, blocks, uses, results = facts
     return DecodedRecord(
         kind,
         head.subtype or None,
         _set(uuid),
-        uuid == "",
         _set(parent),
-        parent == "",
         head.logicalParentUuid or None,
         _set(head.sessionId),
-        head.isSidechain is True,
-        _set(head.timestamp),
+        compact_stamp(_set(head.timestamp)),
         _set(head.version),
-        *facts,
+        message_id,
+        role,
+        blocks,
+        uses,
+        results,
         head.sourceToolAssistantUUID or None,
         attachment_tool,
-        head.isCompactSummary is True,
-        kind == RecordType.SYSTEM and head.subtype == "compact_boundary",
-        head.isMeta is True,
         PointerState.ABSENT if leaf is UNSET else _pointer_state(leaf),
         _set(leaf),
-        head.explicit is True,
         _prompt_key(head, kind, facts[1], facts[5], first_text),
         (head.messageId or None) if kind == RecordType.FILE_HISTORY_SNAPSHOT else None,
         head.agentId or None,
         tokens,
+        _flags(
+            (head.isSidechain is True, RecordFlag.SIDECHAIN),
+            (is_api, RecordFlag.IS_API),
+            (head.isMeta is True, RecordFlag.META),
+            (head.isCompactSummary is True, RecordFlag.COMPACT_SUMMARY),
+            (kind == RecordType.SYSTEM and head.subtype == "compact_boundary", RecordFlag.COMPACT_BOUNDARY),
+            (head.explicit is True, RecordFlag.POINTER_EXPLICIT),
+            (uuid == "", RecordFlag.UUID_MALFORMED),
+            (parent == "", RecordFlag.PARENT_MALFORMED),
+        ),
     )
 
 
@@ -382,29 +477,40 @@ def _assemble(
     facts, first_text = _message_facts(message)
     prompt_key = _prompt_key(head, kind, facts[1], facts[5], first_text)
     leaf = head.leafUuid
+    message_id, role, is_api, blocks, uses, results = facts
     return DecodedRecord(
         kind,
         _text(head.subtype),
         _text(uuid),
-        uuid is not UNSET and uuid is not None and _text(uuid) is None,
         _text(parent),
-        parent is not UNSET and parent is not None and _text(parent) is None,
         _text(head.logicalParentUuid),
         _text(head.sessionId),
-        head.isSidechain is True,
-        _text(head.timestamp),
+        compact_stamp(_text(head.timestamp)),
         _text(head.version),
-        *facts,
+        message_id,
+        role,
+        blocks,
+        uses,
+        results,
         _text(head.sourceToolAssistantUUID),
         attachment_tool,
-        head.isCompactSummary is True,
-        kind == RecordType.SYSTEM and head.subtype == "compact_boundary",
-        head.isMeta is True,
         _pointer_state(leaf),
         _text(leaf),
-        head.explicit is True,
         prompt_key,
         _text(head.messageId) if kind == RecordType.FILE_HISTORY_SNAPSHOT else None,
         _text(head.agentId),
         tokens,
+        _flags(
+            (head.isSidechain is True, RecordFlag.SIDECHAIN),
+            (is_api, RecordFlag.IS_API),
+            (head.isMeta is True, RecordFlag.META),
+            (head.isCompactSummary is True, RecordFlag.COMPACT_SUMMARY),
+            (kind == RecordType.SYSTEM and head.subtype == "compact_boundary", RecordFlag.COMPACT_BOUNDARY),
+            (head.explicit is True, RecordFlag.POINTER_EXPLICIT),
+            (uuid is not UNSET and uuid is not None and _text(uuid) is None, RecordFlag.UUID_MALFORMED),
+            (
+                parent is not UNSET and parent is not None and _text(parent) is None,
+                RecordFlag.PARENT_MALFORMED,
+            ),
+        ),
     )

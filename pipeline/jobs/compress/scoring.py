@@ -8,7 +8,9 @@ and kept records, as written.
 from __future__ import annotations
 
 from collections.abc import Collection
+from itertools import chain
 
+from pipeline.core.line_runs import LineRuns
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan
 from pipeline.formats.line_guard import LineLimits
@@ -39,9 +41,10 @@ def fidelity_stage(
     between them (what a resumed agent lost of them is measured the same way).
     """
     compress = options.compress
-    summarized = tuple(
-        sorted({*partition[PartitionSet.SUMMARY].lines, *masked_middle(plan.raw_lines, cleared)})
-    )
+    summarized = partition[PartitionSet.SUMMARY].lines  # runs: not a number object a line
+    middle = masked_middle(plan.raw_lines, cleared)
+    if middle:
+        summarized = LineRuns(chain(summarized, middle))
     measured = candidate_fidelity(
         analysis, summarized, plan.raw_lines, candidate.composed, LineLimits.of(options.sweep)
     )

@@ -12,13 +12,15 @@ again on each use (a giant session's evidence would otherwise cost half its size
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.core.line_runs import LineRuns
 from pipeline.errors import SummaryError
 from pipeline.formats.claude_code.bounded_output import bound_text
 from pipeline.formats.claude_code.content import (
@@ -103,7 +105,6 @@ class EvidenceItem:
     tool_id: str | None = None
     tool_input: Mapping[str, FrozenJson] = field(default_factory=lambda: EMPTY_INPUT, hash=False)
     is_error: bool = False
-    timestamp: str | None = None
 
     @property
     def text(self) -> str:
@@ -130,16 +131,17 @@ class EvidenceLineOutOfRange(SummaryError):
         )
 
 
-def extract_evidence(data: bytes, index: LineIndex, lines: Sequence[int]) -> tuple[EvidenceItem, ...]:
+def extract_evidence(data: bytes, index: LineIndex, lines: Iterable[int]) -> tuple[EvidenceItem, ...]:
     """Evidence from exactly `lines` (1-based, any order, duplicates ignored), in line order.
 
     Nothing outside `lines` is read; a number that is not a line of the file raises
     EvidenceLineOutOfRange. Lines that are not user, assistant or system records, or
     that do not parse, contribute nothing.
     """
-    wanted = sorted(set(lines))
-    if wanted and (wanted[0] < 1 or wanted[-1] > len(index)):
-        raise EvidenceLineOutOfRange(wanted[0] if wanted[0] < 1 else wanted[-1], len(index))
+    wanted = lines if isinstance(lines, LineRuns) else LineRuns(lines)  # runs: a span can be every line
+    first, last = wanted.first, wanted.last
+    if first is not None and last is not None and (first < 1 or last > len(index)):
+        raise EvidenceLineOutOfRange(first if first < 1 else last, len(index))
     names: dict[str, str] = {}
     items: list[EvidenceItem] = []
     for line in wanted:
@@ -163,35 +165,35 @@ def _items_of(content: RecordContent, at: TextAt, line: int, names: dict[str, st
 
 
 def _assistant_items(content: RecordContent, line: int, names: dict[str, str]) -> Iterator[EvidenceItem]:
-    stamp = content.timestamp
     if content.string_content is not None:
         if content.string_content.strip():
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content.string_content, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, content.string_content)
         return
     for part in content.parts:
         if part.type_name == "text" and part.text.strip():
-            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, part.text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.ASSISTANT_TEXT, part.text)
         elif part.type_name == "thinking" and part.text.strip():
-            yield EvidenceItem(line, EvidenceKind.THINKING, part.text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.THINKING, part.text)
         elif part.type_name == "tool_use":
-            if part.tool_id is not None and part.tool_name is not None:
-                names[part.tool_id] = part.tool_name
+            # a session names a handful of tools thousands of times: one string each
+            tool_name = sys.intern(part.tool_name) if part.tool_name is not None else None
+            if part.tool_id is not None and tool_name is not None:
+                names[part.tool_id] = tool_name
             yield EvidenceItem(
                 line,
                 EvidenceKind.TOOL_CALL,
-                tool_name=part.tool_name,
+                tool_name=tool_name,
                 tool_id=part.tool_id,
                 tool_input=part.tool_input,
-                timestamp=stamp,
             )
 
 
 def _user_items(
     content: RecordContent, at: TextAt, line: int, names: dict[str, str]
 ) -> Iterator[EvidenceItem]:
-    stamp, text = content.timestamp, content.text
+    text = content.text
     if content.is_compact_summary:
-        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.PRIOR_SUMMARY, text)
         return
     results = [(number, part) for number, part in enumerate(content.parts) if part.type_name == "tool_result"]
     for number, part in results:
@@ -203,12 +205,11 @@ def _user_items(
             tool_name=name,
             tool_id=part.tool_id,
             is_error=part.is_error,
-            timestamp=stamp,
         )
     if results or not text.strip():
         return
     if content.role != Role.USER or content.is_meta:
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.OTHER, text)
         return
     head = text.lstrip()
     if head.startswith(COMMAND_PREFIXES):
@@ -217,7 +218,7 @@ def _user_items(
         kind = EvidenceKind.OTHER
     else:
         kind = EvidenceKind.HUMAN_PROMPT
-    yield EvidenceItem(line, kind, text, timestamp=stamp)
+    yield EvidenceItem(line, kind, text)
 
 
 def _held(text: str, at: TextAt) -> str | TextAt:
@@ -226,16 +227,14 @@ def _held(text: str, at: TextAt) -> str | TextAt:
 
 
 def _system_items(content: RecordContent, line: int) -> Iterator[EvidenceItem]:
-    subtype, text, stamp = content.subtype, content.system_text or "", content.timestamp
+    subtype, text = content.subtype, content.system_text or ""
     if subtype == "local_command":
         if text.strip():
-            yield EvidenceItem(line, EvidenceKind.COMMAND, text, timestamp=stamp)
+            yield EvidenceItem(line, EvidenceKind.COMMAND, text)
     elif subtype == "api_error":
-        yield EvidenceItem(
-            line, EvidenceKind.SYSTEM_ERROR, text or content.api_error or "", is_error=True, timestamp=stamp
-        )
+        yield EvidenceItem(line, EvidenceKind.SYSTEM_ERROR, text or content.api_error or "", is_error=True)
     elif subtype != "compact_boundary" and text.strip():
-        yield EvidenceItem(line, EvidenceKind.OTHER, text, timestamp=stamp)
+        yield EvidenceItem(line, EvidenceKind.OTHER, text)
 
 
 MAX_CITATIONS_PER_BULLET: Final = 8  # a bullet merged from many records cites its first and newest lines

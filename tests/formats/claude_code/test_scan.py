@@ -103,6 +103,22 @@ RECORD = {
 }
 
 
+# Claude Code's own form is kept as an int, any other text as it is: each must read back whole.
+STAMPS = [
+    "2026-01-01T00:00:00.000Z",
+    "0000-00-00T00:00:00.000Z",
+    "9999-12-31T23:59:59.999Z",
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00.000+00:00",
+    "2026-01-01 00:00:00.000Z",
+    "2026-01-01T00:00:00.0000",
+    "\uff12026-01-01T00:00:00.000Z",  # a full-width digit: not an ASCII one
+    "",
+    1767225600000,
+    None,
+]
+
+
 def _dumps(value: object) -> bytes:
     """Compact JSON as Claude Code writes it (the stdlib: it also writes integers beyond 64 bits)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
@@ -147,6 +163,9 @@ EDGE_LINES = [
     _line(type="progress", agentId="a", sourceToolAssistantUUID="x", logicalParentUuid="l"),
     _line(type="", uuid="", parentUuid=""),
     _line(uuid=None, parentUuid=None, sessionId=None, cwd=None, version=None, timestamp=None),
+    *(_line(timestamp=stamp) for stamp in STAMPS),
+    b'{"type":"user","timestamp":"\\u0032026-01-01T00:00:00.000Z","message":{"content":"escaped digit"}}',
+    b'{"type":"user","timestamp":"2026-01-01T00:00:00.000\\u005a","message":{"content":"escaped Z"}}',
     _line(cwd='C:\\Users\\dev\\"quoted"\n\ttab', version="ver\u00e9"),
     _line(cwd="/a\u007f/b\u2028"),
     b'{"type":"user","uuid":"a\\/b","message":{"role":"user","content":"x"}}',
@@ -201,6 +220,39 @@ def test_edge_lines_decode_as_the_reference(line: bytes, escapes: bool) -> None:
     data = line + b"\n" + line
     indexed = _outcome(lambda: build_index(data, FMT, LIMITS))
     assert indexed == _outcome(lambda: build_index_reference(data, FMT, LIMITS))
+
+
+@pytest.mark.parametrize("stamp", STAMPS, ids=range(len(STAMPS)))
+def test_a_record_timestamp_reads_back_as_its_line_holds_it(stamp: object) -> None:
+    line = _line(timestamp=stamp)
+    reference = decode_record(line, limits=LIMITS, escapes_possible=True)
+    fast = scan.scan_line(line, LIMITS, escapes_possible=True)  # None: the reference decides
+    for record in (reference, reference if fast is None else fast):
+        assert isinstance(record, DecodedRecord)
+        assert record.timestamp == (stamp if isinstance(stamp, str) and stamp else None)
+    assert isinstance(decode_record(_line(), limits=LIMITS).stamp, int)  # the form a million lines hold
+
+
+def test_flags_read_as_the_facts_they_pack() -> None:
+    boundary = decode_record(
+        _line(type="system", subtype="compact_boundary", isSidechain=True, isMeta=True, uuid=""),
+        limits=LIMITS,
+    )
+    assert isinstance(boundary, DecodedRecord)
+    assert (boundary.compact_boundary, boundary.sidechain, boundary.meta, boundary.uuid_malformed) == (
+        True,
+        True,
+        True,
+        True,
+    )
+    assert (boundary.is_api, boundary.compact_summary, boundary.parent_malformed, boundary.replaced_utf8) == (
+        False,
+        False,
+        False,
+        False,
+    )
+    broken = decode_record(_line(cwd="x").replace(b'"x"', b'"\xff"'), limits=LIMITS)
+    assert isinstance(broken, DecodedRecord) and broken.replaced_utf8 and broken.is_api
 
 
 _ALPHABET = b'{}[]:,"\\ 0123456789.eE+-tfnulrsa\xc3\xa9\xe6\xbc\xa2\x80\xff\x00\x1f'

@@ -48,7 +48,6 @@ def test_each_block_becomes_one_typed_item_in_line_order() -> None:
     prompt, _, _, tool_call, result, *_, error, prior = items
     assert prompt.text == "Please refactor 🚀"
     assert prompt.line == 2
-    assert prompt.timestamp
     assert tool_call.tool_name == "Read"
     assert tool_call.tool_id == call.tool_use_id
     assert dict(tool_call.tool_input) == {"file_path": "/a.py", "limit": 10}

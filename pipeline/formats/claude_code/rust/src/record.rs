@@ -23,8 +23,19 @@ const BLOCK_CODES: [(&str, u8); 7] = [
     ("image", b'I'),
     ("document", b'D'),
 ];
-/// DecodedRecord's fields given positionally (`replaced_utf8` keeps its default).
-const FIELDS: usize = 29;
+/// DecodedRecord's fields, given positionally.
+const FIELDS: usize = 22;
+/// `decode.RecordFlag`'s bits, packed into the record's one `flags` field.
+const SIDECHAIN: u32 = 1;
+const IS_API: u32 = 2;
+const META: u32 = 4;
+const COMPACT_SUMMARY: u32 = 8;
+const COMPACT_BOUNDARY: u32 = 16;
+const POINTER_EXPLICIT: u32 = 32;
+const UUID_MALFORMED: u32 = 64;
+const PARENT_MALFORMED: u32 = 128;
+/// `decode.compact_stamp`'s form: `2026-01-02T03:04:05.678Z`, digits where this holds `0`.
+const STAMP_FORM: &[u8; 24] = b"0000-00-00T00:00:00.000Z";
 
 /// The reference's record type, vocabularies and helpers (see `scan.py`).
 pub struct Config {
@@ -169,12 +180,6 @@ impl<'py> Maker<'_, 'py> {
         self.py.None().into_bound(self.py)
     }
 
-    fn bool(&self, value: bool) -> Bound<'py, PyAny> {
-        pyo3::types::PyBool::new(self.py, value)
-            .to_owned()
-            .into_any()
-    }
-
     /// A string value's text (the scan validated its UTF-8).
     fn string(&self, v: &Val) -> PyResult<Bound<'py, PyAny>> {
         let bytes = text_bytes(self.line, v);
@@ -189,6 +194,30 @@ impl<'py> Maker<'_, 'py> {
             return Ok(self.none());
         }
         self.string(v)
+    }
+
+    /// `decode.compact_stamp` of `text_or_none`: Claude Code's form as its 17 digits in one int.
+    fn stamp(&self, v: &Val) -> PyResult<Bound<'py, PyAny>> {
+        if v.kind != Kind::Str {
+            return Ok(self.none());
+        }
+        let text = text_bytes(self.line, v);
+        let canonical = text.len() == STAMP_FORM.len()
+            && text.iter().zip(STAMP_FORM.iter()).all(|(c, form)| {
+                if *form == b'0' {
+                    c.is_ascii_digit()
+                } else {
+                    c == form
+                }
+            });
+        if !canonical {
+            return self.text_or_none(v);
+        }
+        let digits = text
+            .iter()
+            .filter(|c| c.is_ascii_digit())
+            .fold(0u64, |n, c| n * 10 + u64::from(c - b'0'));
+        Ok(digits.into_pyobject(self.py)?.into_any())
     }
 
     /// `text_or_none`, one of the ring's objects where it holds this very text.
@@ -443,34 +472,36 @@ fn assemble<'py>(
         maker.none()
     };
     let snapshot = equals(maker.line, v(Key::Type), "file-history-snapshot");
+    let flag = |on: bool, bit: u32| if on { bit } else { 0 };
+    let flags = flag(v(Key::Sidechain).kind == Kind::True, SIDECHAIN)
+        | flag(is_api, IS_API)
+        | flag(v(Key::Meta).kind == Kind::True, META)
+        | flag(v(Key::CompactSummary).kind == Kind::True, COMPACT_SUMMARY)
+        | flag(
+            kind == Counted::System && equals(maker.line, v(Key::Subtype), "compact_boundary"),
+            COMPACT_BOUNDARY,
+        )
+        | flag(v(Key::Explicit).kind == Kind::True, POINTER_EXPLICIT)
+        | flag(v(Key::Uuid).is_empty_str(), UUID_MALFORMED)
+        | flag(v(Key::Parent).is_empty_str(), PARENT_MALFORMED);
     let fields: [Bound<'py, PyAny>; FIELDS] = [
         maker.kind_name(v(Key::Type))?,
         maker.text_or_none(v(Key::Subtype))?,
         uuid.clone(),
-        maker.bool(v(Key::Uuid).is_empty_str()),
         maker.shared(v(Key::Parent), &recent.uuids)?,
-        maker.bool(v(Key::Parent).is_empty_str()),
         maker.text_or_none(v(Key::LogicalParent))?,
         session.clone(),
-        maker.bool(v(Key::Sidechain).kind == Kind::True),
-        maker.text_or_none(v(Key::Timestamp))?,
+        maker.stamp(v(Key::Timestamp))?,
         version.clone(),
         message_id.clone(),
         role,
-        maker.bool(is_api),
         facts.blocks,
         facts.uses,
         facts.results,
         maker.shared(v(Key::SourceTool), &recent.uuids)?,
         attachment_tool,
-        maker.bool(v(Key::CompactSummary).kind == Kind::True),
-        maker.bool(
-            kind == Counted::System && equals(maker.line, v(Key::Subtype), "compact_boundary"),
-        ),
-        maker.bool(v(Key::Meta).kind == Kind::True),
         pointer_state(maker, v(Key::Leaf)),
         maker.text_or_none(v(Key::Leaf))?,
-        maker.bool(v(Key::Explicit).kind == Kind::True),
         key,
         if snapshot {
             maker.text_or_none(v(Key::MessageId))?
@@ -479,6 +510,7 @@ fn assemble<'py>(
         },
         maker.text_or_none(v(Key::AgentId))?,
         tokens.into_pyobject(maker.py)?.into_any(),
+        flags.into_pyobject(maker.py)?.into_any(),
     ];
     let record = maker
         .config
