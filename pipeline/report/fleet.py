@@ -64,7 +64,8 @@ class ResumeChecks(Section, frozen=True, kw_only=True):
     by_verdict: dict[str, int]
     sent_by_claude_code: dict[str, dict[str, int]]
     cost_ms: CostMs
-    sent_by_codex: dict[str, dict[str, int]] | UnsetType = UNSET  # set when the run gated rollouts
+    # What each other agent's client sent, by format (Codex, pi, ...): set when the run gated any.
+    sent_by_format: dict[str, dict[str, dict[str, int]]] | UnsetType = UNSET
 
 
 class ValidateRun(Section, frozen=True, kw_only=True):
@@ -166,16 +167,16 @@ def _sent(checks: Sequence[ResumeCheckSection]) -> dict[str, dict[str, int]]:
 
 
 def _resume_checks(
-    claude: Sequence[ResumeCheckSection], codex: Sequence[ResumeCheckSection]
+    claude: Sequence[ResumeCheckSection], others: Mapping[str, Sequence[ResumeCheckSection]]
 ) -> ResumeChecks | UnsetType:
-    checks = [*claude, *codex]
+    checks = [*claude, *(check for group in others.values() for check in group)]
     if not checks:
         return UNSET
     elapsed = sorted(check.elapsed_ms for check in checks)
     return ResumeChecks(
         by_verdict=dict(sorted(Counter(check.verdict.value for check in checks).items())),
         sent_by_claude_code=_sent(claude),
-        sent_by_codex=_sent(codex) if codex else UNSET,
+        sent_by_format={fmt: _sent(group) for fmt, group in sorted(others.items())} if others else UNSET,
         cost_ms=CostMs(
             total=round(sum(elapsed), 1), median=_quantile(elapsed, 0.5), p90=_quantile(elapsed, 0.9)
         ),
@@ -235,6 +236,11 @@ def _tokens(report: object) -> int:
     return 0  # a rollout's tokens are Codex's estimate, not the seed's: not added to seed_tokens
 
 
+def _format_name(report: ContextCompressReport) -> str:
+    fmt = report.session.format
+    return fmt.value if not isinstance(fmt, UnsetType) else "unknown"
+
+
 def summary_report(
     outcomes: Mapping[str, Outcome],
     *,
@@ -255,11 +261,10 @@ def summary_report(
     checks = [
         r.resume_check for r in reports if isinstance(r, CompressReport) and r.resume_check is not UNSET
     ]
-    codex = [
-        r.resume_check
-        for r in reports
-        if isinstance(r, ContextCompressReport) and r.resume_check is not UNSET
-    ]
+    others: dict[str, list[ResumeCheckSection]] = {}
+    for r in reports:
+        if isinstance(r, ContextCompressReport) and r.resume_check is not UNSET:
+            others.setdefault(_format_name(r), []).append(r.resume_check)
     return FleetSummary(
         command=command,
         roots=list(roots),
@@ -273,7 +278,7 @@ def summary_report(
         seed_tokens=sum(_tokens(r) for r in reports) if command == "validate" else UNSET,
         elapsed_ms=round(elapsed_ms, 1),
         totals=totals,
-        resume_checks=_resume_checks(checks, codex),
+        resume_checks=_resume_checks(checks, others),
         model_plan=model_plan,
         model_spend=model_spend(reports),
         unsupported_by_agent=unsupported_by_agent(reports),

@@ -267,15 +267,17 @@ def resume_section(fleet: FleetView, verdicts: Mapping[str, int]) -> str:
         for v, n in checks.by_verdict.items()
     ]
     parts = [title, table(("verdict", "sessions", "session reports"), rows)]
-    sent = [("claude-code", "sent_by_claude_code", checks.sent_by_claude_code)]
-    if not isinstance(checks.sent_by_codex, UnsetType):
-        sent.append(("codex", "sent_by_codex", checks.sent_by_codex))
+    sent: list[tuple[str, tuple[str, ...], dict[str, dict[str, int]]]] = [
+        ("claude-code", ("sent_by_claude_code",), checks.sent_by_claude_code)
+    ]
+    if not isinstance(checks.sent_by_format, UnsetType):
+        sent += [(fmt, ("sent_by_format", fmt), by) for fmt, by in checks.sent_by_format.items()]
     sent_rows = [
         (
             escape(client),
             escape(side),
             *(
-                figure.value(sizes.get(n), "resume_checks", key, side, n)
+                figure.value(sizes.get(n), "resume_checks", *key, side, n)
                 for n in ("messages", "characters", "estimated_tokens")
             ),
         )

@@ -151,6 +151,7 @@ def _base(command: str, flag: str, places: dict[str, Path]) -> list[str]:
             *([] if flag == "--claude" else ["--no-verify-resume"]),  # --claude: the one it proves with
             *([] if flag == "--out" else ["--out", str(places["tmp"] / "o3")]),
         ],
+        "report": [str(places["tmp"])],
         "vacuum": [
             root,
             *state,

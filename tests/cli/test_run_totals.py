@@ -110,7 +110,7 @@ def test_compress_out_totals_over_the_real_corpus_are_the_sums_of_its_reports(
     assert every["bytes"] == summary["bytes"] == sum(p.stat().st_size for p in (*corpus_files.iterdir(), *codex_files.rglob("*.jsonl")) if p.is_file())  # fmt: skip
     on_disk = sum((out / r["output"]["path"]).stat().st_size for _, r, written in found if written)
     assert every["files"]["after"] == on_disk < every["files"]["before"]
-    assert set(every["resume_tokens"]) == {"seed", "codex-approx"}  # each agent's own estimator
+    assert set(every["resume_tokens"]) == {"seed", "codex-approx", "pi-approx"}  # each agent's own estimator
     assert "seed_tokens" not in summary  # a compress report holds no whole-file tokens to add up
     seed = every["resume_tokens"]["seed"]
     line = f"{every['written']} of {every['sessions']} sessions compacted: resume contexts "

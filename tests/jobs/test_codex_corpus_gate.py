@@ -2,7 +2,7 @@
 resume gate on, and the real Codex CLI resumes each candidate as the summary followed by a
 verbatim suffix of the original's context (every call answered, no text of an excluded record) at
 no more than half the original's input tokens. The one legacy rollout Codex itself cannot read is
-refused before the gate, and the test says so rather than skipping it.
+skipped as not resumed before the gate (exit 0), and the test says so rather than skipping it.
 
 The corpus is compressed once per module (two resumes per file, about 2 s each).
 """
@@ -57,12 +57,12 @@ def test_codex_resumes_every_large_candidate_as_summary_and_verbatim_tail_at_hal
     assert report["tokens"]["target_met"]
 
 
-def test_the_rollout_codex_cannot_read_is_refused_before_the_gate(
+def test_the_rollout_codex_cannot_read_is_skipped_before_the_gate(
     codex: Path, codex_corpus: Path, compressed: dict[str, Any]
 ) -> None:
-    """Not skipped: Codex itself does not resume it, and compress refuses it with no proof run."""
+    """Codex itself does not resume it: compress skips it as not resumed, with no proof run."""
     (name,) = [name for name in LARGE if name.startswith(UNREADABLE)]
     assert not resume_codex(codex_corpus / name, executable=codex, timeout=180.0).resumed
     report = as_json(compressed[name])
-    assert report["status"] == "refused" and report["reasons"] == ["topology"]
+    assert report["status"] == "skipped-not-resumed" and report["reasons"] == ["not-resumed-by-its-client"]
     assert "resume_check" not in report

@@ -66,14 +66,14 @@ EXPECTED: dict[str, tuple[str, str | None, str]] = {
         "compressed",
     ),
     "badlogic__pi-mono__packages_coding-agent_test_fixtures_before-compaction.jsonl": (
-        "unsupported-format",
+        "warnings",  # a version-1 pi session with one call pi answers on load (tool-use-unanswered)
         None,
-        "unsupported-format",
+        "compressed",
     ),
     "badlogic__pi-mono__packages_coding-agent_test_fixtures_large-session.jsonl": (
-        "unsupported-format",
+        "valid",
         None,
-        "unsupported-format",
+        "compressed",
     ),
     "codemie-ai__codemie-code__src_agents_plugins_codex___tests___fixtures_rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl": (
         "valid",

@@ -346,14 +346,17 @@ def test_every_corpus_session_compress_compacts_passes_the_default_resume_gate(
     bounded = [o for r in compressed for o in (r.get("bounded") or {}).get("outputs", [])]
     assert any(o["part"] == "content" for o in bounded)
     fleet = json.loads((out / "summary.json").read_text())["resume_checks"]
-    # the Codex gate's verdicts count too (Codex is found in the cache); what it sent is apart
+    # the other agents' gates count too (Codex and pi are found in the cache); what each sent is apart
     gated = [r for r in reports(out) if r["status"] == "compressed" and "resume_check" in r]
     codex = [r for r in gated if r["session"].get("format") == "codex-rollout"]
-    assert len(gated) == len(compressed) + len(codex)
+    others = [r for r in gated if r["session"].get("format") != "claude-code"]
+    assert len(gated) == len(compressed) + len(others) and codex
     assert fleet["by_verdict"] == {"match": len(gated)}
-    if codex:
-        assert fleet["sent_by_codex"]["original"]["characters"] == sum(
-            r["resume_check"]["sent"]["original"]["characters"] for r in codex
+    for fmt in {r["session"]["format"] for r in others}:  # each client's own sums, never another's
+        assert fleet["sent_by_format"][fmt]["original"]["characters"] == sum(
+            r["resume_check"]["sent"]["original"]["characters"]
+            for r in others
+            if r["session"]["format"] == fmt
         )
     before, after = fleet["sent_by_claude_code"]["original"], fleet["sent_by_claude_code"]["compacted"]
     assert before["characters"] == sum(

@@ -95,7 +95,7 @@ def test_codex_resume_checks_are_totalled_apart_from_claude_codes(tmp_path: Path
     checks = summary_of(outcomes)["resume_checks"]
     assert checks["by_verdict"] == {"match": 2}
     assert checks["sent_by_claude_code"]["original"]["characters"] == 400
-    assert checks["sent_by_codex"] == {
+    assert checks["sent_by_format"]["codex-rollout"] == {
         "original": {"characters": 800, "estimated_tokens": 200, "messages": 2},
         "compacted": {"characters": 80, "estimated_tokens": 20, "messages": 1},
     }
