@@ -123,7 +123,9 @@ def derive_sections(
     )  # complete, grouped
     sections.add(
         Heading.COMMANDS,
-        command_bullets(items, state, limit, bounds.command_grain, bounds.named_commands),
+        command_bullets(
+            items, state, limit, bounds.command_grain, bounds.named_commands, bounds.commands_elsewhere
+        ),
         None,
     )
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)

@@ -11,16 +11,25 @@ from collections.abc import Sequence
 from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut
-from pipeline.summarize.checkpoint.listing import Grain, command_groups, file_groups
-from pipeline.summarize.evidence.failures import DETAIL_LINE_CHARS, FailureRecord
+from pipeline.summarize.checkpoint.listing import (
+    EVERY_COMMAND_HERE,
+    Elsewhere,
+    Grain,
+    command_groups,
+    file_groups,
+)
+from pipeline.summarize.evidence.failures import DETAIL_LINE_CHARS, SAME_COMMAND_PASSED, FailureRecord
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
 from pipeline.summarize.evidence.shell import CommandOutcome
-from pipeline.summarize.evidence.work_state import DeterministicState
+from pipeline.summarize.evidence.work_state import CommandRecord, DeterministicState
 
 __all__ = [
     "DECISION_KEYWORDS",
+    "UNRESOLVED",
     "USER_DECLINED",
     "command_bullets",
+    "commands_declined",
+    "commands_under_errors",
     "decision_bullets",
     "error_bullets",
     "failure_bullet",
@@ -31,6 +40,7 @@ __all__ = [
 ]
 
 USER_DECLINED: Final = "User declined"  # opens a refusal's bullet, listed beside the human messages
+UNRESOLVED: Final = "unresolved"  # a failure still open at the end of the span
 DECISION_KEYWORDS: Final = (
     "decided",
     "decision",
@@ -76,6 +86,8 @@ _COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _SHELL_TOOLS: Final = frozenset({"Bash"})
+_SHELL_FAILED: Final = tuple(f"{tool} failed" for tool in sorted(_SHELL_TOOLS))
+_DECLINED_SHELL: Final = tuple(f"{USER_DECLINED} {tool}" for tool in sorted(_SHELL_TOOLS))
 
 
 def turns(items: Sequence[EvidenceItem]) -> tuple[list[EvidenceItem], EvidenceItem | None]:
@@ -109,9 +121,10 @@ def command_bullets(
     quote: int,
     grain: Grain,
     named: frozenset[str] = frozenset(),
+    elsewhere: Elsewhere = EVERY_COMMAND_HERE,
 ) -> list[Bullet]:
     """Shell commands grouped by program (latest run of each, with its outcome) and slash commands."""
-    dated = command_groups(state.commands, grain, named)
+    dated = command_groups(state.commands, grain, named, elsewhere)
     for item in items:
         if item.kind is EvidenceKind.COMMAND:
             name = _COMMAND_NAME.search(item.text)
@@ -179,6 +192,45 @@ def error_bullets(
     return [bullet for _, bullet in dated]
 
 
+def commands_under_errors(errors: Sequence[Bullet], records: Sequence[CommandRecord]) -> frozenset[str]:
+    """The commands (white space made one) that an Errors bullet names whole with how their latest
+    run ended: failed and still unresolved, or resolved by the same command passing.
+
+    A list short of room need not name them again under their program.
+    """
+    leads = (
+        (f", {UNRESOLVED}: ", CommandOutcome.FAILED),
+        (f"({SAME_COMMAND_PASSED}): ", CommandOutcome.PASSED),
+    )
+    shell = [bullet.text for bullet in errors if bullet.text.startswith(_SHELL_FAILED)]
+    return _named(shell, leads, records)
+
+
+def commands_declined(constraints: Sequence[Bullet], records: Sequence[CommandRecord]) -> frozenset[str]:
+    """The commands (white space made one) whose latest run the user declined, named whole as such
+    beside the human messages (`refusal_bullets`)."""
+    declined = [b.text for b in constraints if b.text.startswith(_DECLINED_SHELL)]
+    subjects = [text[text.find(": ") :] for text in declined if ": " in text]
+    return _named(subjects, ((": ", CommandOutcome.CANCELED),), records)
+
+
+def _named(
+    texts: Sequence[str], leads: Sequence[tuple[str, CommandOutcome]], records: Sequence[CommandRecord]
+) -> frozenset[str]:
+    """The records whose command follows a lead whole (up to a ` — ` or the end) and ended as it says."""
+    said: set[tuple[str, CommandOutcome]] = set()
+    for text in texts:
+        for lead, outcome in leads:
+            start = text.find(lead)
+            if start < 0:
+                continue
+            parts = text[start + len(lead) :].split(" — ")
+            # the subject ends where the telling lines or the reason start, or the bullet does
+            said.update((" — ".join(parts[:end]), outcome) for end in range(1, len(parts) + 1))
+    commands = ((" ".join(record.command.split()), record.outcome) for record in records)
+    return frozenset(command for command, outcome in commands if (command, outcome) in said)
+
+
 def refusal_bullets(failures: Sequence[FailureRecord], quote: int) -> list[Bullet]:
     """Every call the user declined or interrupted, with their reason: a decision of the user's."""
     return [failure_bullet(record, quote) for record in failures if record.by_user]
@@ -204,7 +256,7 @@ def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     state = (
         f"resolved at L{record.resolved_at} ({record.resolution})"
         if record.resolved_at is not None
-        else "unresolved"
+        else UNRESOLVED
     )
     line = record.lines[0]
     subject = f": {cut(record.subject, quote, line)}" if record.subject else ""

@@ -19,7 +19,7 @@ from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
-from pipeline.summarize.checkpoint.bullets import refusal_bullets
+from pipeline.summarize.checkpoint.bullets import commands_declined, commands_under_errors, refusal_bullets
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -27,7 +27,6 @@ from pipeline.summarize.checkpoint.document import (
     CheckpointInvalid,
     Heading,
     checkpoint_start,
-    cut,
     parse_bullets,
     read_prior,
     render_section,
@@ -42,12 +41,13 @@ from pipeline.summarize.checkpoint.fitting import (
     PromptFit,
     PromptUnit,
     SummaryFit,
+    bounded_prompt,
     fit_prompts,
     floor_chars,
     largest,
     prompt_units,
 )
-from pipeline.summarize.checkpoint.listing import Grain, directories, newest_commands
+from pipeline.summarize.checkpoint.listing import Elsewhere, Grain, directories, newest_commands
 from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
@@ -209,7 +209,7 @@ def _compose(
     bounds = options.bounds()
     derive_sections(sections, items, state, bounds, options.max_bullets_per_section)
     prompts = human_prompts(items)
-    asked = [Bullet(cut(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
+    asked = [Bullet(bounded_prompt(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
     # every prompt and every refusal, in line order: exempt from the bullet cap
     sections.add(Heading.CONSTRAINTS, _with_refusals(asked, state, options), None)
@@ -278,7 +278,8 @@ def _named_in_room(
     result: SummaryResult,
 ) -> SummaryResult:
     """A counted list's members named again while the room holds them: directories whole (modified
-    files first, then the most recent), then the most recent commands. The rest stays counted."""
+    files first, then the most recent), then the most recent commands that Errors or the user's
+    refusals do not already name with how they ended. The rest stays counted, each where it is."""
 
     def attempt(trial: Bounds) -> SummaryResult:
         sections = _fitted_sections(items, priors, state, options, trial)
@@ -294,7 +295,16 @@ def _named_in_room(
             if len(written.text) <= result.budget:
                 bounds, result = trial, written
     if bounds.command_grain is Grain.COUNTS:
-        commands = newest_commands(state.commands)
+        errors = _fitted_sections(items, priors, state, options, bounds).bullets[Heading.ERRORS]
+        elsewhere = Elsewhere(
+            commands_under_errors(errors, state.commands), commands_declined(fit.bullets, state.commands)
+        )
+        bounds = replace(bounds, commands_elsewhere=elsewhere)
+        written = attempt(bounds)
+        if len(written.text) <= result.budget:  # saying where they are is as short as counting them
+            result = written
+        said = elsewhere.under_errors | elsewhere.declined
+        commands = tuple(c for c in newest_commands(state.commands) if " ".join(c.split()) not in said)
 
         def named(count: int) -> Bounds:
             return replace(bounds, named_commands=frozenset(commands[:count]))

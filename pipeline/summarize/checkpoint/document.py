@@ -51,8 +51,9 @@ CONTINUATION: Final = "  "
 HEADING: Final = "## "
 _CITATION: Final = re.compile(r" \((L\d+(?:, L\d+)*)\)$")
 _OMISSION: Final = re.compile(r"^\.\.\. (\d+) older (?:bullets|records) omitted$")
-_CUT_MARKER: Final = re.compile(r"\[\.\.\. (\d+) more characters at L\d+\]$")
-_ANY_CUT_MARKER: Final = re.compile(r"\[\.\.\. \d+ more characters (?:at L\d+|cut in an earlier pass)\]$")
+_CUT_MARKER: Final = re.compile(r"\[\.\.\. (\d+) more characters at L\d+\]")
+_ANY_CUT_MARKER: Final = re.compile(r"\[\.\.\. \d+ more characters (?:at L\d+|cut in an earlier pass)\]")
+"""A cut's marker: at the end of a head, or between a head and a tail (`cut(..., tail=N)`)."""
 
 
 class Heading(StrEnum):
@@ -138,17 +139,20 @@ def cite(lines: Iterable[int]) -> str:
     return "(" + ", ".join(f"L{line}" for line in lines) + ")"
 
 
-def cut(text: str, limit: int, line: int) -> str:
-    """`text` itself when it fits in `limit` characters, else its head and an explicit marker.
+def cut(text: str, limit: int, line: int, tail: int = 0) -> str:
+    """`text` itself when it fits in `limit` characters, else its head, an explicit marker and its
+    last `tail` characters (none by default), `limit` characters in all besides the marker.
 
     Text an earlier pass already cut within the limit is left as it is, so cutting is idempotent.
     """
     if len(text) <= limit:
         return text
-    done = _ANY_CUT_MARKER.search(text)
-    if done is not None and done.start() <= limit:
-        return text
-    return f"{text[:limit]}[... {len(text) - limit} more characters at L{line}]"
+    for done in _ANY_CUT_MARKER.finditer(text):
+        if len(text) - (done.end() - done.start()) <= limit:
+            return text
+    tail = min(tail, limit)
+    end = text[len(text) - tail :] if tail else ""
+    return f"{text[: limit - tail]}[... {len(text) - limit} more characters at L{line}]{end}"
 
 
 def omission_marker(count: int, noun: str = "bullets") -> str:

@@ -18,25 +18,28 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.summarize.checkpoint.document import Bullet, cut, omission_marker, render_bullet
-from pipeline.summarize.checkpoint.listing import Grain
+from pipeline.summarize.checkpoint.listing import EVERY_COMMAND_HERE, Elsewhere, Grain
 
 __all__ = [
     "ANCHORS_PER_BULLET",
     "LADDER",
     "MIN_PROMPT_HEAD_CHARS",
     "PROMPT_FLOOR_CHARS",
+    "PROMPT_TAIL_SHARE",
     "TRAIL_RECORDS",
     "USER_TEXT_SHARE",
     "Bounds",
     "PromptFit",
     "PromptUnit",
     "SummaryFit",
+    "bounded_prompt",
     "fit_prompts",
     "floor_chars",
     "largest",
     "prompt_units",
 ]
 
+PROMPT_TAIL_SHARE: Final = 0.25  # a message over its bound keeps its end too: a paste first, the ask last
 PROMPT_FLOOR_CHARS: Final = 200  # issue 20: the head every human message keeps while the room holds them all
 MIN_PROMPT_HEAD_CHARS: Final = 40  # a shorter head says little more than its anchor: cite by anchor instead
 ANCHORS_PER_BULLET: Final = (
@@ -53,7 +56,8 @@ class Bounds:
     `trail_records` bounds the artifact trail apart from the other sections: every command, every
     failure and every identifier is what a resumed agent asks for, so they keep their own cap.
     `file_grain` and `command_grain` are how finely the lists of files and commands name their
-    members: they are never capped, only grouped more coarsely (`listing`).
+    members: they are never capped, only grouped more coarsely (`listing`); a counted list of
+    commands need not name again those `commands_elsewhere` names with how they ended.
     """
 
     quote_chars: int
@@ -66,6 +70,7 @@ class Bounds:
     command_grain: Grain = Grain.NAMES
     named_directories: frozenset[str] = frozenset()  # named whatever the grain: the room allows them
     named_commands: frozenset[str] = frozenset()
+    commands_elsewhere: Elsewhere = EVERY_COMMAND_HERE  # named with their outcome in another section
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -80,6 +85,7 @@ class Bounds:
             self.command_grain,
             self.named_directories,
             self.named_commands,
+            self.commands_elsewhere,
         )
 
 
@@ -150,11 +156,19 @@ def fit_prompts(units: Sequence[PromptUnit], room: int, max_chars: int, omitted_
     return _anchored(units, room, shortest, omitted_before)  # no head is longer than `shortest` there
 
 
-def _unit_chars(unit: PromptUnit, limit: int) -> int:
-    return len(render_bullet(_cut(unit, limit), unit.lines)) + 1
+def bounded_prompt(text: str, max_chars: int, line: int) -> str:
+    """A human message within its bound `max_chars`: whole, or its head and its end around a marker."""
+    return cut(text, max_chars, line, tail=int(max_chars * PROMPT_TAIL_SHARE))
 
 
-def _cut(unit: PromptUnit, limit: int) -> str:
+def _unit_chars(unit: PromptUnit, limit: int, max_chars: int = 0) -> int:
+    return len(render_bullet(_cut(unit, limit, max_chars), unit.lines)) + 1
+
+
+def _cut(unit: PromptUnit, limit: int, max_chars: int = 0) -> str:
+    """The unit at `limit`: at its bound `max_chars` head and end, at a fitted head its head alone."""
+    if limit == max_chars:
+        return bounded_prompt(unit.text, max_chars, unit.lines[0])
     return cut(unit.text, limit, unit.lines[0])
 
 
@@ -185,18 +199,16 @@ def _grown(
     spare = room - _heads_chars(units, head)
     for position in range(len(units) - 1, -1, -1):
         unit = units[position]
-        base = _unit_chars(unit, head)
-        if _unit_chars(unit, max_chars) - base <= spare:
+        base = _unit_chars(unit, head, max_chars)
+        if _unit_chars(unit, max_chars, max_chars) - base <= spare:
             limits[position] = max_chars
-            spare -= _unit_chars(unit, max_chars) - base
+            spare -= _unit_chars(unit, max_chars, max_chars) - base
             continue
         limits[position] = _boundary_head(unit, head, max_chars, base + spare)
         break
-    bullets = tuple(Bullet(_cut(unit, limit), unit.lines) for unit, limit in zip(units, limits, strict=True))
-    whole = sum(
-        limit == max_chars or _cut(unit, limit) == unit.text
-        for unit, limit in zip(units, limits, strict=True)
-    )
+    pairs = tuple(zip(units, limits, strict=True))
+    bullets = tuple(Bullet(_cut(unit, limit, max_chars), unit.lines) for unit, limit in pairs)
+    whole = sum(limit == max_chars or _cut(unit, limit) == unit.text for unit, limit in pairs)
     chars = sum(len(render_bullet(b.text, b.lines)) + 1 for b in bullets) + _marker_chars(omitted_before)
     floor_met = head >= min(PROMPT_FLOOR_CHARS, max_chars)
     return PromptFit(bullets, omitted_before, whole, len(units) - whole, 0, head, chars, floor_met)
@@ -204,7 +216,7 @@ def _grown(
 
 def _boundary_head(unit: PromptUnit, head: int, max_chars: int, room: int) -> int:
     """The first unit that does not fit whole keeps the longest head the rest of the room allows."""
-    return largest(head, max_chars, lambda limit: _unit_chars(unit, limit) <= room)
+    return largest(head, max_chars, lambda limit: _unit_chars(unit, limit, max_chars) <= room)
 
 
 def _anchored(units: Sequence[PromptUnit], room: int, head: int, omitted_before: int) -> PromptFit:

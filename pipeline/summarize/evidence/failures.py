@@ -23,6 +23,7 @@ from pipeline.summarize.evidence.shell import CommandOutcome, analyze_command, o
 
 __all__ = [
     "DETAIL_LINE_CHARS",
+    "SAME_COMMAND_PASSED",
     "FailureRecord",
     "collect_failures",
     "reports_failures",
@@ -36,6 +37,7 @@ TAIL_CHARS: Final = 12288
 """An output is read at its head and tail: a status is written first, a runner's summary and a
 traceback's exception last; the middle of a long log only costs time."""
 SHELL_TOOLS: Final = frozenset({"Bash"})
+SAME_COMMAND_PASSED: Final = "the same command passed"  # how a failed command was resolved
 FILE_TOOLS: Final = {
     "Read": ("file_path", "read"),
     "NotebookRead": ("notebook_path", "read"),
@@ -196,7 +198,7 @@ def _resolves(later: _Call, failed: _Call) -> str:
         return ""
     name, failed_name = later.item.tool_name or "", failed.item.tool_name or ""
     if failed.command:
-        return "the same command passed" if later.command == failed.command else ""
+        return SAME_COMMAND_PASSED if later.command == failed.command else ""
     if failed_name in FILE_TOOLS:
         key, family = FILE_TOOLS[failed_name]
         path = failed.item.tool_input.get(key)

@@ -168,12 +168,24 @@ def test_multiline_prompts_and_headings_inside_prompts_stay_inside_their_bullet(
     assert bullet_texts(text, Heading.CONSTRAINTS) == [prompt, "block one\nblock two"]
 
 
-def test_a_long_prompt_is_cut_with_an_explicit_marker() -> None:
+def test_a_long_prompt_keeps_its_head_and_its_end_around_an_explicit_marker() -> None:
     b = TranscriptBuilder(seed=5)
-    b.user("x" * 5000)
+    pasted = "\n".join(f'  "entry_{n}": {{"status": 200, "size": {n * 37}}},' for n in range(150))
+    ask = "Why does the page load without styling? Fix only the config, not the HTML."
+    message = f"Here is the full HAR:\n{pasted}\n{ask}"
+    b.user(message)
     line = b.line_count
-    text = summarize(b, options=summary_options(max_prompt_chars=1000)).text
-    assert f"{'x' * 1000}[... 4000 more characters at L{line}] (L{line})" in text
+    first = summarize(b, options=summary_options(max_prompt_chars=1000))
+    (kept,) = bullet_texts(first.text, Heading.CONSTRAINTS)
+    head, marker, end = kept.partition(f"[... {len(message) - 1000} more")
+    assert head.startswith("Here is the full HAR:\n") and marker
+    assert end.startswith(f" characters at L{line}]") and end.endswith(ask)  # the ask after the paste
+    assert len(head) + len(end) - len(f" characters at L{line}]") == 1000
+    again = EvidenceItem(1, EvidenceKind.PRIOR_SUMMARY, first.text)
+    refolded = write_summary([again], summary_options(max_prompt_chars=1000)).text
+    assert bullet_texts(refolded, Heading.CONSTRAINTS) == [
+        kept.replace(f"at L{line}]", "cut in an earlier pass]")
+    ]
 
 
 def test_empty_sections_say_none() -> None:

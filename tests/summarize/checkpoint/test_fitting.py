@@ -66,10 +66,9 @@ def test_the_newest_stay_whole_and_older_ones_keep_a_marked_head_of_the_floor() 
 def test_a_message_longer_than_the_prompt_bound_is_cut_at_it_even_when_newest() -> None:
     given = units([6000])
     fit = fit_prompts(given, 100_000, 1000)
-    assert (
-        fit.bullets[0].text
-        == given[0].text[:1000] + f"[... {len(given[0].text) - 1000} more characters at L1]"
-    )
+    text = given[0].text
+    marker = f"[... {len(text) - 1000} more characters at L1]"
+    assert fit.bullets[0].text == text[:750] + marker + text[-250:]  # its head and its end
     assert fit.verbatim == 1  # kept as the bound allows
 
 

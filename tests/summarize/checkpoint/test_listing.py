@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from pipeline.fidelity import ProbeClass, extract_probes, resumed_context, score_probes
 from pipeline.summarize import Heading, SummaryResult, write_summary
-from pipeline.summarize.checkpoint.listing import Grain, command_groups, file_groups, program
+from pipeline.summarize.checkpoint.listing import Elsewhere, Grain, command_groups, file_groups, program
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from pipeline.summarize.evidence.work_state import CommandRecord, FileOperation
@@ -37,7 +37,7 @@ def test_three_hundred_files_read_are_every_one_in_the_summary() -> None:
     result = write_summary(items, summary_options())
     files = bullet_texts(result.text, Heading.FILES)
     assert not any(" more" in bullet for bullet in files)  # never cut to "and N more"
-    assert files[0] == "Modified: /repo/pkg3/module_3.py"
+    assert files[0].startswith("In /repo/pkg3/: modified (1): module_3.py; read (9): module_33.py, ")
     assert "Read in /repo/pkg0/ (10): module_0.py, module_30.py, module_60.py" in files[1]
     assert recall(items, result, ProbeClass.FILE_READ) == 1.0
     assert recall(items, result, ProbeClass.FILE_MODIFIED) == 1.0
@@ -130,6 +130,13 @@ def test_lists_group_by_directory_and_program() -> None:
         "Read 2 files in /r/a/",
         "Read 1 file",
     ]
+    both = (*ops, FileOperation("/r/a/w.py", FileAction.MODIFIED, ("Write",), (12,)))
+    assert [b.text for b in file_groups(both, Grain.NAMES)] == [  # a directory is written once
+        "In /r/a/: modified (1): w.py; read (2): x.py, z.py",
+        "Modified: /r/b/y.py",
+        "Read: notes.md",
+    ]
+    assert file_groups(both, Grain.COUNTS)[0].text == "Modified 1 file, read 2 files in /r/a/"
     runs = (
         CommandRecord("git status", CommandOutcome.PASSED, (2, 3), validation=False),
         CommandRecord("FOO=1 pytest -x", CommandOutcome.FAILED, (4, 5), validation=True),
@@ -140,7 +147,16 @@ def test_lists_group_by_directory_and_program() -> None:
         (5, "pytest: 1 command (1 failed)\nfailed: `FOO=1 pytest -x`"),
     ]
     counted = [b.text for _, b in command_groups(runs, Grain.COUNTS)]
-    assert counted == ["git: 2 commands (1 canceled, 1 passed)", "pytest: 1 command (1 failed)"]
+    assert counted == [
+        "git: 2 commands (1 canceled, 1 passed); 2 not named for room",
+        "pytest: 1 command (1 failed); 1 not named for room",
+    ]
+    elsewhere = Elsewhere(under_errors=frozenset({"FOO=1 pytest -x"}), declined=frozenset({"git push"}))
+    said = [b.text for _, b in command_groups(runs, Grain.COUNTS, frozenset({"git status"}), elsewhere)]
+    assert said == [  # every command is named, here or where another section says how it ended
+        "git: 2 commands (1 canceled, 1 passed); 1 declined by the user (see constraints)\npassed: `git status`",
+        "pytest: 1 command (1 failed); 1 named under Errors",
+    ]
     assert program("/usr/bin/env") == "env" and program("A=1 B=2 make -j4") == "make"
 
 
@@ -155,7 +171,7 @@ def test_a_counted_list_still_names_its_newest_commands_while_the_room_holds_the
     assert result.fit is not None and len(result.text) <= 18_000
     (commands,) = bullet_texts(result.text, Heading.COMMANDS)
     head, named = commands.split("\n")
-    assert head == "make: 40 commands (40 passed)"  # every command counted
     numbers = [int(part.split(" ")[0].removeprefix("target-")) for part in named.split("`make ")[1:]]
     assert 0 < len(numbers) < 40 and numbers == list(range(40 - len(numbers), 40))  # the newest, named
+    assert head == f"make: 40 commands (40 passed); {40 - len(numbers)} not named for room"  # all counted
     assert all(bullet.startswith("Read in /repo/d") for bullet in bullet_texts(result.text, Heading.FILES))
