@@ -38,7 +38,7 @@ __all__ = ["LABEL_CHARS", "Sections", "derive_sections", "human_prompts"]
 LABEL_CHARS: Final = 40  # a fitted bullet's quote plus the words that introduce it ("Latest update: ")
 _TODO_LABEL: Final = {"in_progress": "In progress", "pending": "Pending"}
 TRAIL_SECTIONS: Final = frozenset({Heading.ERRORS})
-"""Sections of the artifact trail: capped by `Bounds.trail_records`, not the sections' bullet cap."""
+"""Sections of the artifact trail: capped by `Bounds.errors_kept`, not the sections' bullet cap."""
 LIST_SECTIONS: Final = frozenset({Heading.FILES, Heading.COMMANDS})
 """Complete lists (`listing`): never capped nor cut, grouped more coarsely when the room is short."""
 ERROR_CHARS: Final = 800  # a failure's label, subject and telling lines: never cut below this
@@ -75,7 +75,7 @@ class Sections:
             goal = heading is Heading.GOAL
             merged = _merge(self.bullets[heading])
             cap = max(2, bounds.bullets_per_section) if goal else bounds.bullets_per_section
-            cap = bounds.trail_records if heading in TRAIL_SECTIONS else cap
+            cap = bounds.errors_kept if heading in TRAIL_SECTIONS else cap
             kept = merged[max(0, len(merged) - cap) :]
             self.omitted[heading] += len(merged) - len(kept)
             limit = head if goal else bounds.quote_chars + LABEL_CHARS
@@ -129,7 +129,7 @@ def derive_sections(
         None,
     )
     sections.add(Heading.DECISIONS, decision_bullets(items, limit), cap)
-    sections.add(Heading.ERRORS, error_bullets(items, state.failures, limit), bounds.trail_records)
+    sections.add(Heading.ERRORS, error_bullets(items, state.failures, limit), bounds.errors_kept)
     steps = [Bullet(cut(t.content, limit, t.line), (t.line,)) for t in state.todos if t.status == "pending"]
     if prompts and latest is None:  # the last prompt got no assistant text yet
         steps.append(

@@ -9,7 +9,7 @@ larger than its room is fitted into it (`fitting`): never refused for size, neve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
@@ -17,6 +17,7 @@ from typing import Final
 from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
+from pipeline.summarize.checkpoint.allocation import Lever, allocate
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
 from pipeline.summarize.checkpoint.bullets import commands_declined, commands_under_errors, refusal_bullets
@@ -44,7 +45,6 @@ from pipeline.summarize.checkpoint.fitting import (
     bounded_prompt,
     fit_prompts,
     floor_chars,
-    largest,
     prompt_units,
 )
 from pipeline.summarize.checkpoint.listing import Elsewhere, Grain, directories, newest_commands
@@ -277,9 +277,10 @@ def _named_in_room(
     fit: PromptFit,
     result: SummaryResult,
 ) -> SummaryResult:
-    """A counted list's members named again while the room holds them: directories whole (modified
-    files first, then the most recent), then the most recent commands that Errors or the user's
-    refusals do not already name with how they ended. The rest stays counted, each where it is."""
+    """The lists name again what the room left holds, each its share (`allocation`): directories
+    whole (modified files first, then the most recent), the most recent commands that Errors or the
+    user's refusals do not already name with how they ended, older failures. The rest stays
+    counted, each where it is."""
 
     def attempt(trial: Bounds) -> SummaryResult:
         sections = _fitted_sections(items, priors, state, options, trial)
@@ -288,31 +289,50 @@ def _named_in_room(
         sections.fitted = True
         return _result(sections, state, trial, priors, result.prior_mode, result.budget)
 
+    levers = []
     if bounds.file_grain is Grain.COUNTS:
-        for directory in directories(state.file_operations):
-            trial = replace(bounds, named_directories=bounds.named_directories | {directory})
-            written = attempt(trial)
-            if len(written.text) <= result.budget:
-                bounds, result = trial, written
+        folders = directories(state.file_operations)
+        named_folders = _folder_namer(folders)
+        levers.append(Lever(len(folders), 0, len(folders), named_folders))
     if bounds.command_grain is Grain.COUNTS:
         errors = _fitted_sections(items, priors, state, options, bounds).bullets[Heading.ERRORS]
         elsewhere = Elsewhere(
             commands_under_errors(errors, state.commands), commands_declined(fit.bullets, state.commands)
         )
         bounds = replace(bounds, commands_elsewhere=elsewhere)
-        written = attempt(bounds)
-        if len(written.text) <= result.budget:  # saying where they are is as short as counting them
-            result = written
         said = elsewhere.under_errors | elsewhere.declined
         commands = tuple(c for c in newest_commands(state.commands) if " ".join(c.split()) not in said)
+        levers.append(
+            Lever(
+                len(state.commands),
+                len(state.commands) - len(commands),
+                len(commands),
+                _command_namer(commands),
+            )
+        )
+    widest = options.bounds().trail_records
+    failures = len(
+        _fitted_sections(items, priors, state, options, replace(bounds, kept_errors=widest)).bullets[
+            Heading.ERRORS
+        ]
+    )
+    kept = bounds.errors_kept
+    levers.append(Lever(failures, min(kept, failures), max(0, failures - kept), _error_keeper(kept)))
+    chosen = allocate(bounds, levers, lambda trial: len(attempt(trial).text), result.budget)
+    written = attempt(chosen)
+    return written if len(written.text) <= result.budget else result
 
-        def named(count: int) -> Bounds:
-            return replace(bounds, named_commands=frozenset(commands[:count]))
 
-        count = largest(0, len(commands), lambda n: n == 0 or len(attempt(named(n)).text) <= result.budget)
-        if count:
-            result = attempt(named(count))
-    return result
+def _folder_namer(folders: Sequence[str]) -> Callable[[Bounds, int], Bounds]:
+    return lambda bounds, count: replace(bounds, named_directories=frozenset(folders[:count]))
+
+
+def _command_namer(commands: Sequence[str]) -> Callable[[Bounds, int], Bounds]:
+    return lambda bounds, count: replace(bounds, named_commands=frozenset(commands[:count]))
+
+
+def _error_keeper(kept: int) -> Callable[[Bounds, int], Bounds]:
+    return lambda bounds, count: replace(bounds, kept_errors=kept + count)
 
 
 def _requests(

@@ -71,6 +71,12 @@ class Bounds:
     named_directories: frozenset[str] = frozenset()  # named whatever the grain: the room allows them
     named_commands: frozenset[str] = frozenset()
     commands_elsewhere: Elsewhere = EVERY_COMMAND_HERE  # named with their outcome in another section
+    kept_errors: int | None = None  # Errors' own cap when the room's allocation sets it (else the trail's)
+
+    @property
+    def errors_kept(self) -> int:
+        """How many Errors bullets are kept: the allocation's share, else the trail bound."""
+        return self.trail_records if self.kept_errors is None else self.kept_errors
 
     def within(self, widest: Bounds) -> Bounds:
         """This rung, never looser than the options' own bounds."""
@@ -86,6 +92,7 @@ class Bounds:
             self.named_directories,
             self.named_commands,
             self.commands_elsewhere,
+            self.kept_errors,
         )
 
 

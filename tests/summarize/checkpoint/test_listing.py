@@ -175,3 +175,33 @@ def test_a_counted_list_still_names_its_newest_commands_while_the_room_holds_the
     assert 0 < len(numbers) < 40 and numbers == list(range(40 - len(numbers), 40))  # the newest, named
     assert head == f"make: 40 commands (40 passed); {40 - len(numbers)} not named for room"  # all counted
     assert all(bullet.startswith("Read in /repo/d") for bullet in bullet_texts(result.text, Heading.FILES))
+
+
+def test_hundreds_of_distinct_commands_over_the_room_stay_recoverable_with_how_they_ended() -> None:
+    b = TranscriptBuilder(seed=37)
+    programs = ("git", "pytest", "npm", "make", "cargo", "ruff")
+    for n in range(300):
+        if n % 10 == 0:
+            b.user(f"request {n}: keep going with batch {n // 10} and report what fails " + "w" * 150)
+        command = f"{programs[n % 6]} job-{n} --shard {n % 17}"
+        if n % 7 == 0:  # fails, and a quarter of those pass when run again
+            error = f"Exit code 1\n{programs[n % 6]}: error: shard {n % 17} of job-{n} is broken"
+            b.tool_call("Bash", {"command": command}, error, is_error=True)
+            if n % 4 == 0:
+                b.tool_call("Bash", {"command": command}, "Exit code 0\nok")
+        elif n % 11 == 0:
+            b.tool_call("Bash", {"command": f"rm -rf out-{n}"}, REFUSAL, is_error=True)
+        else:
+            b.tool_call("Bash", {"command": command}, f"done {n}")
+        b.tool_call("Read", {"file_path": f"/repo/src/d{n % 40}/f{n}.py"}, "1→x")
+    items = evidence_of(b)
+    options = replace(summary_options(), char_budget=25_000)  # 30,578 to hold everything
+    result = write_summary(items, options)
+    assert result.fit is not None and len(result.text) <= 25_000  # short of room, within budget
+    commands = bullet_texts(result.text, Heading.COMMANDS)
+    assert any("named under Errors" in bullet for bullet in commands)  # not named twice
+    assert any("declined by the user" in bullet for bullet in commands)
+    assert (recall(items, result, ProbeClass.COMMAND) or 0) >= 0.95
+    assert recall(items, result, ProbeClass.FILE_READ) == 1.0
+    assert recall(items, result, ProbeClass.ERROR) == 1.0
+    assert recall(items, result, ProbeClass.HUMAN) == 1.0
