@@ -11,6 +11,7 @@ summary figures when present, else the config's).
 
     python benchmarks/recall.py                      # corpus + generated fleet
     python benchmarks/recall.py --repo /work/main    # the same sessions through another checkout
+    python benchmarks/recall.py --wider              # and two wider sessions, past what the budget holds
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ WIDE_SESSIONS: tuple[tuple[str, int, int], ...] = (
     ("wide-large", 180, 30_000),
     ("wide-giant", 240, 60_000),
 )
+# `--wider`: past the fleet, where a 60,000-character summary can no longer hold every fact whole.
+WIDER_SESSIONS: tuple[tuple[str, int, int], ...] = (("wide-300", 300, 10_000), ("wide-480", 480, 10_000))
 REUSE = 0.5  # a session works on the same files and reruns the same commands: half the calls repeat
 PROGRAMS = ("git", "pytest", "npm", "make", "cargo", "docker", "python", "ruff", "ls", "grep")
 EXCEPTIONS = ("ValueError", "KeyError", "RuntimeError", "TypeError", "FileNotFoundError")
@@ -146,11 +149,13 @@ def _wide_session(path: Path, turns: int, filler: int, seed: int) -> None:
     path.write_bytes(b.to_bytes())
 
 
-def wide_fleet(work: Path) -> Path:
-    """The generated fleet of wide sessions, cached between runs."""
-    root = work / f"recall-fleet-seed{FLEET_SEED}"
+def wide_fleet(
+    work: Path, sessions: Sequence[tuple[str, int, int]] = WIDE_SESSIONS, tag: str = "fleet"
+) -> Path:
+    """A generated fleet of wide sessions, cached between runs."""
+    root = work / f"recall-{tag}-seed{FLEET_SEED}"
     if not (root / ".complete").exists():
-        for number, (name, turns, filler) in enumerate(WIDE_SESSIONS):
+        for number, (name, turns, filler) in enumerate(sessions):
             _wide_session(
                 root / "projects" / "-home-dev-wide" / f"{name}.jsonl", turns, filler, FLEET_SEED + number
             )
@@ -233,11 +238,16 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="its interpreter (default: this one)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-corpus", action="store_true", help="the generated fleet only")
+    parser.add_argument(
+        "--wider", action="store_true", help="also sessions of 300 and 480 turns, past what the budget holds"
+    )
     parser.add_argument("--tag", default="recall", help="names its report folders under --work")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recall-benchmark"), help="fleet and reports")
     args = parser.parse_args()
     results: dict[str, object] = {"repo": str(args.repo)}
     roots = {"fleet": wide_fleet(args.work)}
+    if args.wider:
+        roots["wider"] = wide_fleet(args.work, WIDER_SESSIONS, "wider")
     if not args.no_corpus:
         roots["corpus"] = CORPUS
     for name, root in roots.items():
