@@ -9,7 +9,7 @@ larger than its room is fitted into it (`fitting`): never refused for size, neve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
@@ -17,10 +17,10 @@ from typing import Final
 from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
-from pipeline.summarize.checkpoint.allocation import Lever, allocate
+from pipeline.summarize.checkpoint.allocation import ListsCarried, allocate, list_levers
 from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
-from pipeline.summarize.checkpoint.bullets import commands_declined, commands_under_errors, refusal_bullets
+from pipeline.summarize.checkpoint.bullets import refusal_bullets
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -47,7 +47,6 @@ from pipeline.summarize.checkpoint.fitting import (
     floor_chars,
     prompt_units,
 )
-from pipeline.summarize.checkpoint.listing import Elsewhere, Grain, directories, newest_commands
 from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
@@ -289,50 +288,13 @@ def _named_in_room(
         sections.fitted = True
         return _result(sections, state, trial, priors, result.prior_mode, result.budget)
 
-    levers = []
-    if bounds.file_grain is Grain.COUNTS:
-        folders = directories(state.file_operations)
-        named_folders = _folder_namer(folders)
-        levers.append(Lever(len(folders), 0, len(folders), named_folders))
-    if bounds.command_grain is Grain.COUNTS:
-        errors = _fitted_sections(items, priors, state, options, bounds).bullets[Heading.ERRORS]
-        elsewhere = Elsewhere(
-            commands_under_errors(errors, state.commands), commands_declined(fit.bullets, state.commands)
-        )
-        bounds = replace(bounds, commands_elsewhere=elsewhere)
-        said = elsewhere.under_errors | elsewhere.declined
-        commands = tuple(c for c in newest_commands(state.commands) if " ".join(c.split()) not in said)
-        levers.append(
-            Lever(
-                len(state.commands),
-                len(state.commands) - len(commands),
-                len(commands),
-                _command_namer(commands),
-            )
-        )
-    widest = options.bounds().trail_records
-    failures = len(
-        _fitted_sections(items, priors, state, options, replace(bounds, kept_errors=widest)).bullets[
-            Heading.ERRORS
-        ]
-    )
-    kept = bounds.errors_kept
-    levers.append(Lever(failures, min(kept, failures), max(0, failures - kept), _error_keeper(kept)))
+    errors = _fitted_sections(items, priors, state, options, bounds).bullets[Heading.ERRORS]
+    every_error = replace(bounds, kept_errors=options.bounds().trail_records)
+    failures = len(_fitted_sections(items, priors, state, options, every_error).bullets[Heading.ERRORS])
+    bounds, levers = list_levers(bounds, state, ListsCarried(errors, fit.bullets, failures))
     chosen = allocate(bounds, levers, lambda trial: len(attempt(trial).text), result.budget)
     written = attempt(chosen)
     return written if len(written.text) <= result.budget else result
-
-
-def _folder_namer(folders: Sequence[str]) -> Callable[[Bounds, int], Bounds]:
-    return lambda bounds, count: replace(bounds, named_directories=frozenset(folders[:count]))
-
-
-def _command_namer(commands: Sequence[str]) -> Callable[[Bounds, int], Bounds]:
-    return lambda bounds, count: replace(bounds, named_commands=frozenset(commands[:count]))
-
-
-def _error_keeper(kept: int) -> Callable[[Bounds, int], Bounds]:
-    return lambda bounds, count: replace(bounds, kept_errors=kept + count)
 
 
 def _requests(
