@@ -49,6 +49,12 @@ ENGINES: Final = {
 }
 
 
+def _own(cache: Path) -> Path:
+    """This checkout's part of the benchmark cache: the cache may be shared by several checkouts
+    (a linked `.cache`), whose sweeps must not replace each other's package trees or reports."""
+    return cache / "checkouts" / REPO.name
+
+
 def engine_roots(names: Sequence[str]) -> dict[str, Path]:
     """A package tree per index engine holding only that engine's compiled module (none for
     `python`), so one CLI run measures one engine; engines not built here are left out."""
@@ -60,7 +66,7 @@ def engine_roots(names: Sequence[str]) -> dict[str, Path]:
         if module and not built:
             print(f"sweep: the {name} index is not built in this tree; left out", file=sys.stderr)
             continue
-        root = CACHE / "engines" / name
+        root = _own(CACHE) / "engines" / name
         if root.exists():
             shutil.rmtree(root)
         ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
@@ -122,7 +128,7 @@ def measure(
     for _ in range(rounds):
         baselines.append(baseline_seconds(files))
         for (engine, count), measured in runs.items():
-            report_dir = CACHE / f"reports-{name}-{engine}-j{count}"
+            report_dir = _own(CACHE) / f"reports-{name}-{engine}-j{count}"
             args = ["validate", str(root), "--jobs", str(count), "--report-dir", str(report_dir)]
             measured.append(run_cli(args, report_dir, engines[engine]))
     result: dict[str, object] = {
