@@ -14,9 +14,10 @@ from types import MappingProxyType
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code import scan
 from pipeline.vocabulary import ChainEnd
 
-__all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph"]
+__all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph", "build_graph_reference"]
 
 _NO_LINE: Final = 0
 
@@ -102,7 +103,31 @@ class UuidGraph:
 
 
 def build_graph(index: LineIndex) -> UuidGraph:
-    """Index uuids and parent links of every record line."""
+    """Index uuids and parent links of every record line.
+
+    The Rust core links them where it is built (`scan.link_lines`), the reference's loops compiled;
+    `build_graph_reference` is what it is held to, field for field.
+    """
+    if not scan.COMPILED:
+        return build_graph_reference(index)
+    line_of, duplicates, parents, starts, kids, uuid_lines = scan.link_lines(index.records)
+    return UuidGraph(
+        line_of=MappingProxyType(line_of),
+        duplicates=duplicates,
+        parent_line=_int64(parents),
+        children=Children(_int64(starts), _int64(kids)),
+        uuid_lines=_int64(uuid_lines),
+    )
+
+
+def _int64(raw: bytes) -> array[int]:
+    values: array[int] = array("q")
+    values.frombytes(raw)
+    return values
+
+
+def build_graph_reference(index: LineIndex) -> UuidGraph:
+    """The pure-Python graph: the reference the compiled one is held to."""
     line_of: dict[str, int] = {}
     duplicates: set[str] = set()
     uuid_lines: list[int] = []
