@@ -69,6 +69,7 @@ class UuidGraph:
     parent_line: array[int]  # by line - 1; 0: no parent in the file (root, dangling or malformed)
     children: Children  # lines whose parentUuid is this line's uuid
     uuid_lines: array[int]  # every line carrying a uuid, in physical order
+    main_rows: bool  # some uuid line is not a sidechain record; else a subagent's file (or none)
 
     def parent_of(self, line: int) -> int:
         """Line of a line's parent record, or 0."""
@@ -110,13 +111,14 @@ def build_graph(index: LineIndex) -> UuidGraph:
     """
     if not scan.COMPILED:
         return build_graph_reference(index)
-    line_of, duplicates, parents, starts, kids, uuid_lines = scan.link_lines(index.records)
+    line_of, duplicates, parents, starts, kids, uuid_lines, main_rows = scan.link_lines(index.records)
     return UuidGraph(
         line_of=MappingProxyType(line_of),
         duplicates=duplicates,
         parent_line=_int64(parents),
         children=Children(_int64(starts), _int64(kids)),
         uuid_lines=_int64(uuid_lines),
+        main_rows=main_rows,
     )
 
 
@@ -131,6 +133,7 @@ def build_graph_reference(index: LineIndex) -> UuidGraph:
     line_of: dict[str, int] = {}
     duplicates: set[str] = set()
     uuid_lines: list[int] = []
+    main_rows = False
     for number, record in enumerate(index.records, 1):
         if record is not None and (uuid := record.uuid) is not None:
             if uuid in line_of:  # the first line keeps the uuid; the rest only make it a duplicate
@@ -138,6 +141,7 @@ def build_graph_reference(index: LineIndex) -> UuidGraph:
             else:
                 line_of[uuid] = number
             uuid_lines.append(number)
+            main_rows = main_rows or not record.sidechain
     parent_line = array("q", bytes(8 * len(index)))  # _NO_LINE everywhere
     counts = array("q", bytes(8 * (len(index) + 1)))
     for number, record in enumerate(index.records, 1):
@@ -153,6 +157,7 @@ def build_graph_reference(index: LineIndex) -> UuidGraph:
         parent_line=parent_line,
         children=_children(parent_line, counts),
         uuid_lines=array("q", uuid_lines),
+        main_rows=main_rows,
     )
 
 

@@ -31,6 +31,7 @@ def _parts(graph: UuidGraph) -> tuple[object, ...]:
         graph.parent_line.tolist(),
         dict(graph.children.items()),
         graph.uuid_lines.tolist(),
+        graph.main_rows,
     )
 
 
@@ -43,10 +44,13 @@ def _same_graph(data: bytes) -> UuidGraph:
 
 
 def test_every_corpus_file_links_identically(corpus_files: Path) -> None:
-    linked = 0
+    linked, subagents = 0, 0
     for path in sorted(corpus_files.iterdir()):
-        linked += len(_same_graph(path.read_bytes()).uuid_lines)
+        graph = _same_graph(path.read_bytes())
+        linked += len(graph.uuid_lines)
+        subagents += bool(graph.uuid_lines) and not graph.main_rows
     assert linked > 10_000
+    assert subagents  # the corpus holds sidechain-only (subagent) files too
 
 
 @pytest.mark.parametrize("kind", list(Mutation))
@@ -62,6 +66,12 @@ def test_fuzzed_sessions_link_identically(kind: Mutation, corpus_files: Path) ->
 def _line(uuid: object, parent: object, **members: object) -> str:
     record = {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "s", **members}
     return json.dumps(record, separators=(",", ":"))
+
+
+def test_a_sidechain_only_file_has_no_main_rows() -> None:
+    side = [_line("a", None, isSidechain=True), _line("b", "a", isSidechain=True), "{}"]
+    assert not _same_graph("\n".join(side).encode()).main_rows
+    assert _same_graph("\n".join([*side, _line("c", "b")]).encode()).main_rows
 
 
 def test_broken_links_link_identically() -> None:

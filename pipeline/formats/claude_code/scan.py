@@ -23,9 +23,10 @@ __all__ = ["COMPILED", "NOTICE", "LinkedLines", "ScannedLines", "index_lines", "
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
 
-LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes]
+LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes, bool]
 """The uuid graph's parts: first line by uuid, sorted duplicate uuids, then parent lines, children
-starts, children and uuid lines as native int64 bytes (`pipeline.core.graph.UuidGraph`)."""
+starts, children and uuid lines as native int64 bytes, and whether some uuid line is not a
+sidechain one (`pipeline.core.graph.UuidGraph`)."""
 
 
 _compiled: ModuleType | None

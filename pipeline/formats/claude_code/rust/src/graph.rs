@@ -7,18 +7,21 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use crate::int64_bytes;
+use crate::record::SIDECHAIN;
 
 /// Line 0: no parent in the file (root, dangling or malformed), as `graph._NO_LINE`.
 const NO_LINE: i64 = 0;
 
-/// (line_of dict, sorted duplicate uuids, parent_line, starts, kids, uuid_lines), the arrays as
-/// native int64 bytes: `build_graph_reference`'s parts, for records indexed by line - 1.
+/// (line_of dict, sorted duplicate uuids, parent_line, starts, kids, uuid_lines, main_rows), the
+/// arrays as native int64 bytes: `build_graph_reference`'s parts, for records indexed by line - 1.
 pub fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
     let py = records.py();
     let (uuid_name, parent_name) = (intern!(py, "uuid"), intern!(py, "parent"));
+    let flags_name = intern!(py, "flags");
+    let mut main_rows = false;
     let line_of = PyDict::new(py);
     let duplicates = PyDict::new(py); // a set kept in first-seen order; sorted below
     let mut uuid_lines: Vec<i64> = Vec::new();
@@ -38,6 +41,10 @@ pub fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyT
                 line_of.set_item(&uuid, number)?;
             }
             uuid_lines.push(number);
+            if !main_rows {
+                let flags: u32 = record.getattr(flags_name)?.extract()?;
+                main_rows = flags & SIDECHAIN == 0;
+            }
         }
         let parent = record.getattr(parent_name)?;
         parents.push((!parent.is_none()).then_some(parent));
@@ -55,13 +62,14 @@ pub fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyT
     let (starts, kids) = children(&parent_line, &counts);
     let sorted = PyList::new(py, duplicates.keys())?;
     sorted.sort()?;
-    let parts: [Bound<'py, PyAny>; 6] = [
+    let parts: [Bound<'py, PyAny>; 7] = [
         line_of.into_any(),
         sorted.to_tuple().into_any(),
         int64_bytes(py, &parent_line).into_any(),
         int64_bytes(py, &starts).into_any(),
         int64_bytes(py, &kids).into_any(),
         int64_bytes(py, &uuid_lines).into_any(),
+        PyBool::new(py, main_rows).to_owned().into_any(),
     ];
     PyTuple::new(py, parts)
 }
@@ -86,4 +94,3 @@ fn children(parent_line: &[i64], counts: &[i64]) -> (Vec<i64>, Vec<i64>) {
     }
     (starts, kids)
 }
-

@@ -246,7 +246,8 @@ fn scan_one<'py>(
 }
 
 /// The uuid graph of the index's records, as `graph.build_graph_reference` builds it:
-/// (line_of, sorted duplicates, parent_line, starts, kids, uuid_lines as native int64 bytes).
+/// (line_of, sorted duplicates, parent_line, starts, kids, uuid_lines as native int64 bytes,
+/// whether some uuid line is not a sidechain record).
 #[pyfunction]
 fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
     guarded(|| graph::link_lines(records))
