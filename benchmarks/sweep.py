@@ -6,7 +6,8 @@ its worker processes and report writing), once per line index engine: the Rust c
 pure-Python reference, each from a package tree holding only its own compiled module (the C
 scanner the core replaced was measured beside them before it was retired: benchmarks/README.md).
 Also measured: scaling with --jobs and each worker's peak memory against the bound (1.5 x the
-largest session file + 200 MB). Figures are medians.
+largest session file + 200 MB), and every run's CPU seconds (the CLI with its workers), which
+the load of a shared machine moves less than elapsed time. Figures are medians.
 
     python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet, every engine
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 12 --engines rust python
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -180,18 +182,25 @@ def measure(
     size = total_mb(files)
     baselines: list[float] = []
     runs: dict[tuple[str, int], list[CliRun]] = {(e, count): [] for e in engines for count in jobs}
+    cpu: dict[str, list[float]] = {}  # CPU seconds by run, the load on the machine aside
     home = ccusage_home(name, files) if ccusage is not None else None
     peer_run = partial(ccusage_seconds, ccusage, home) if ccusage is not None and home is not None else None
     peer: dict[str, list[float]] = {"parallel": [], "single_thread": []} if peer_run is not None else {}
     for _ in range(rounds):
+        started = time.process_time()
         baselines.append(baseline_seconds(files))
+        cpu.setdefault("baseline", []).append(time.process_time() - started)
         for mode, seconds in peer.items():
             if peer_run is not None:
+                started = _children_cpu()
                 seconds.append(peer_run(single_thread=mode == "single_thread"))
+                cpu.setdefault(f"ccusage_{mode}", []).append(_children_cpu() - started)
         for (engine, count), measured in runs.items():
             report_dir = _own(CACHE) / f"reports-{name}-{engine}-j{count}"
             args = ["validate", str(root), "--jobs", str(count), "--report-dir", str(report_dir)]
+            started = _children_cpu()
             measured.append(run_cli(args, report_dir, engines[engine]))
+            cpu.setdefault(f"{engine}_jobs_{count}", []).append(_children_cpu() - started)
     result: dict[str, object] = {
         "files": len(files),
         "total_mb": round(size, 1),
@@ -208,7 +217,17 @@ def measure(
         rust = runs.get(("rust", 1))
         jobs_1 = statistics.median(run.seconds for run in rust) if rust else None
         result.update(_ccusage_figures(size, peer, jobs_1))
+    medians = {label: statistics.median(values) for label, values in cpu.items()}
+    result["cpu_seconds"] = {label: round(value, 2) for label, value in medians.items()}
+    result["cpu_mb_per_s"] = {label: round(size / value, 1) for label, value in medians.items()}
     return result
+
+
+def _children_cpu() -> float:
+    """User + system seconds of finished child processes and their own waited-for children (the
+    CLI and its workers; its report folder's removal too, a few milliseconds)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
