@@ -52,6 +52,15 @@ class Children(Mapping[int, tuple[int, ...]]):
             raise KeyError(line)
         return tuple(self._kids[first:end])
 
+    def get(self, line: int, default: tuple[int, ...] = ()) -> tuple[int, ...]:  # type: ignore[override]
+        """A line's children, or `default`: `Mapping.get` without the KeyError it costs a
+        childless line (the topology walks ask for every line of the chain)."""
+        starts = self._starts
+        if not 0 < line < len(starts):
+            return default
+        first, end = starts[line - 1], starts[line]
+        return tuple(self._kids[first:end]) if first != end else default
+
     def __iter__(self) -> Iterator[int]:
         starts = self._starts
         return (line for line in range(1, len(starts)) if starts[line] > starts[line - 1])
