@@ -6,22 +6,33 @@ its worker processes and report writing), once per line index engine: the Rust c
 pure-Python reference, each from a package tree holding only its own compiled module (the C
 scanner the core replaced was measured beside them before it was retired: benchmarks/README.md).
 Also measured: scaling with --jobs and each worker's peak memory against the bound (1.5 x the
-largest session file + 200 MB). Figures are medians.
+largest session file + 200 MB), and every run's CPU seconds (the CLI with its workers), which
+the load of a shared machine moves less than elapsed time. Figures are medians.
 
     python benchmarks/sweep.py            # the corpus x8 + a 1 GiB fleet, every engine
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 12 --engines rust python
     python benchmarks/sweep.py --fleet-mb 256 --corpus-copies 1
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 1 --codex   # and the Codex rollouts
+    python benchmarks/sweep.py --ccusage PATH/TO/ccusage   # and ccusage 20 (its native binary)
+
+ccusage (`ccusage claude session --json --offline`, timed as is, parallel, and `--single-thread`)
+reads the same files through hard links in a `projects` folder of its own (it does not follow
+symbolic links); where the files cannot be hard-linked it is left out, never given copies.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -49,6 +60,12 @@ ENGINES: Final = {
 }
 
 
+def _own(cache: Path) -> Path:
+    """This checkout's part of the benchmark cache: the cache may be shared by several checkouts
+    (a linked `.cache`), whose sweeps must not replace each other's package trees or reports."""
+    return cache / "checkouts" / REPO.name
+
+
 def engine_roots(names: Sequence[str]) -> dict[str, Path]:
     """A package tree per index engine holding only that engine's compiled module (none for
     `python`), so one CLI run measures one engine; engines not built here are left out."""
@@ -60,7 +77,7 @@ def engine_roots(names: Sequence[str]) -> dict[str, Path]:
         if module and not built:
             print(f"sweep: the {name} index is not built in this tree; left out", file=sys.stderr)
             continue
-        root = CACHE / "engines" / name
+        root = _own(CACHE) / "engines" / name
         if root.exists():
             shutil.rmtree(root)
         ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
@@ -110,8 +127,54 @@ def _ratios(runs: dict[tuple[str, int], list[CliRun]], jobs: list[int]) -> dict[
     return ratios
 
 
+def ccusage_home(name: str, files: Sequence[Path]) -> Path | None:
+    """A CLAUDE_CONFIG_DIR whose `projects` holds hard links to `files` (one folder per parent
+    folder, as Claude Code lays projects out); None where they cannot be linked."""
+    home = _own(CACHE) / f"ccusage-{name}"
+    if home.exists():
+        shutil.rmtree(home)
+    for path in files:
+        folder = home / "projects" / path.parent.name
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path.resolve(), folder / path.name)
+        except OSError as exc:
+            print(f"sweep: ccusage left out ({exc.strerror} linking {path.name})", file=sys.stderr)
+            shutil.rmtree(home)
+            return None
+    return home
+
+
+def ccusage_seconds(binary: Path, home: Path, *, single_thread: bool) -> float:
+    """One timed `ccusage claude session --json --offline` over `home`'s projects."""
+    command = [str(binary), "claude", "session", "--json", "--offline"]
+    command += ["--single-thread"] if single_thread else []
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(home), "NO_COLOR": "1"}
+    started = time.perf_counter()
+    subprocess.run(command, env=env, capture_output=True, check=True)
+    return time.perf_counter() - started
+
+
+def _ccusage_figures(size: float, runs: dict[str, list[float]], jobs_1: float | None) -> dict[str, object]:
+    figures: dict[str, object] = {}
+    for mode, seconds in runs.items():
+        median = statistics.median(seconds)
+        figures[f"ccusage_{mode}"] = {
+            "seconds": [round(value, 2) for value in seconds],
+            "median_seconds": round(median, 3),
+            "mb_per_s": round(size / median, 1),
+            "rust_jobs_1_over_ccusage": round(median / jobs_1, 3) if jobs_1 else None,
+        }
+    return figures
+
+
 def measure(
-    name: str, root: Path, jobs: list[int], rounds: int, engines: dict[str, Path]
+    name: str,
+    root: Path,
+    jobs: list[int],
+    rounds: int,
+    engines: dict[str, Path],
+    ccusage: Path | None = None,
 ) -> dict[str, object]:
     """Baseline and each engine's --jobs runs alternated `rounds` times, so load elsewhere on the
     machine hits every side of a ratio; medians are the figures."""
@@ -119,12 +182,25 @@ def measure(
     size = total_mb(files)
     baselines: list[float] = []
     runs: dict[tuple[str, int], list[CliRun]] = {(e, count): [] for e in engines for count in jobs}
+    cpu: dict[str, list[float]] = {}  # CPU seconds by run, the load on the machine aside
+    home = ccusage_home(name, files) if ccusage is not None else None
+    peer_run = partial(ccusage_seconds, ccusage, home) if ccusage is not None and home is not None else None
+    peer: dict[str, list[float]] = {"parallel": [], "single_thread": []} if peer_run is not None else {}
     for _ in range(rounds):
+        started = time.process_time()
         baselines.append(baseline_seconds(files))
+        cpu.setdefault("baseline", []).append(time.process_time() - started)
+        for mode, seconds in peer.items():
+            if peer_run is not None:
+                started = _children_cpu()
+                seconds.append(peer_run(single_thread=mode == "single_thread"))
+                cpu.setdefault(f"ccusage_{mode}", []).append(_children_cpu() - started)
         for (engine, count), measured in runs.items():
-            report_dir = CACHE / f"reports-{name}-{engine}-j{count}"
+            report_dir = _own(CACHE) / f"reports-{name}-{engine}-j{count}"
             args = ["validate", str(root), "--jobs", str(count), "--report-dir", str(report_dir)]
+            started = _children_cpu()
             measured.append(run_cli(args, report_dir, engines[engine]))
+            cpu.setdefault(f"{engine}_jobs_{count}", []).append(_children_cpu() - started)
     result: dict[str, object] = {
         "files": len(files),
         "total_mb": round(size, 1),
@@ -137,7 +213,21 @@ def measure(
     for (engine, count), measured in runs.items():
         result[f"{engine}_jobs_{count}"] = _figures(size, baselines, measured, target_mb)
     result["ratios"] = _ratios(runs, jobs)
+    if peer:
+        rust = runs.get(("rust", 1))
+        jobs_1 = statistics.median(run.seconds for run in rust) if rust else None
+        result.update(_ccusage_figures(size, peer, jobs_1))
+    medians = {label: statistics.median(values) for label, values in cpu.items()}
+    result["cpu_seconds"] = {label: round(value, 2) for label, value in medians.items()}
+    result["cpu_mb_per_s"] = {label: round(size / value, 1) for label, value in medians.items()}
     return result
+
+
+def _children_cpu() -> float:
+    """User + system seconds of finished child processes and their own waited-for children (the
+    CLI and its workers; its report folder's removal too, a few milliseconds)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -156,16 +246,20 @@ def main() -> None:
         default=list(ENGINES),
         help="line index engines to compare (default: every one built here)",
     )
+    parser.add_argument(
+        "--ccusage", type=Path, help="ccusage 20's native binary, timed on the same files (default: not run)"
+    )
     args = parser.parse_args()
     engines = engine_roots(args.engines)
     name = f"corpus_x{args.corpus_copies}"
-    results = {name: measure(name, corpus_copies(args.corpus_copies), args.jobs, args.rounds, engines)}
+    copies = corpus_copies(args.corpus_copies)
+    results = {name: measure(name, copies, args.jobs, args.rounds, engines, args.ccusage)}
     if args.codex:
         codex = CORPUS.parent / "codex" / "files"
         results["codex_corpus"] = measure("codex", codex, args.jobs, args.rounds, engines)
     if args.fleet_mb:
         results[f"fleet_{args.fleet_mb}mb"] = measure(
-            f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds, engines
+            f"fleet{args.fleet_mb}", fleet(args.fleet_mb * MB), args.jobs, args.rounds, engines, args.ccusage
         )
     emit("sweep", results)
 

@@ -14,9 +14,10 @@ from types import MappingProxyType
 from typing import Final
 
 from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code import scan
 from pipeline.vocabulary import ChainEnd
 
-__all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph"]
+__all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph", "build_graph_reference"]
 
 _NO_LINE: Final = 0
 
@@ -51,6 +52,15 @@ class Children(Mapping[int, tuple[int, ...]]):
             raise KeyError(line)
         return tuple(self._kids[first:end])
 
+    def get(self, line: int, default: tuple[int, ...] = ()) -> tuple[int, ...]:  # type: ignore[override]
+        """A line's children, or `default`: `Mapping.get` without the KeyError it costs a
+        childless line (the topology walks ask for every line of the chain)."""
+        starts = self._starts
+        if not 0 < line < len(starts):
+            return default
+        first, end = starts[line - 1], starts[line]
+        return tuple(self._kids[first:end]) if first != end else default
+
     def __iter__(self) -> Iterator[int]:
         starts = self._starts
         return (line for line in range(1, len(starts)) if starts[line] > starts[line - 1])
@@ -68,6 +78,7 @@ class UuidGraph:
     parent_line: array[int]  # by line - 1; 0: no parent in the file (root, dangling or malformed)
     children: Children  # lines whose parentUuid is this line's uuid
     uuid_lines: array[int]  # every line carrying a uuid, in physical order
+    main_rows: bool  # some uuid line is not a sidechain record; else a subagent's file (or none)
 
     def parent_of(self, line: int) -> int:
         """Line of a line's parent record, or 0."""
@@ -102,10 +113,36 @@ class UuidGraph:
 
 
 def build_graph(index: LineIndex) -> UuidGraph:
-    """Index uuids and parent links of every record line."""
+    """Index uuids and parent links of every record line.
+
+    The Rust core links them where it is built (`scan.link_lines`), the reference's loops compiled;
+    `build_graph_reference` is what it is held to, field for field.
+    """
+    if not scan.COMPILED:
+        return build_graph_reference(index)
+    line_of, duplicates, parents, starts, kids, uuid_lines, main_rows = scan.link_lines(index.records)
+    return UuidGraph(
+        line_of=MappingProxyType(line_of),
+        duplicates=duplicates,
+        parent_line=_int64(parents),
+        children=Children(_int64(starts), _int64(kids)),
+        uuid_lines=_int64(uuid_lines),
+        main_rows=main_rows,
+    )
+
+
+def _int64(raw: bytes) -> array[int]:
+    values: array[int] = array("q")
+    values.frombytes(raw)
+    return values
+
+
+def build_graph_reference(index: LineIndex) -> UuidGraph:
+    """The pure-Python graph: the reference the compiled one is held to."""
     line_of: dict[str, int] = {}
     duplicates: set[str] = set()
     uuid_lines: list[int] = []
+    main_rows = False
     for number, record in enumerate(index.records, 1):
         if record is not None and (uuid := record.uuid) is not None:
             if uuid in line_of:  # the first line keeps the uuid; the rest only make it a duplicate
@@ -113,6 +150,7 @@ def build_graph(index: LineIndex) -> UuidGraph:
             else:
                 line_of[uuid] = number
             uuid_lines.append(number)
+            main_rows = main_rows or not record.sidechain
     parent_line = array("q", bytes(8 * len(index)))  # _NO_LINE everywhere
     counts = array("q", bytes(8 * (len(index) + 1)))
     for number, record in enumerate(index.records, 1):
@@ -128,6 +166,7 @@ def build_graph(index: LineIndex) -> UuidGraph:
         parent_line=parent_line,
         children=_children(parent_line, counts),
         uuid_lines=array("q", uuid_lines),
+        main_rows=main_rows,
     )
 
 

@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 _CONTROL_TYPES: Final = frozenset({"mode", "permission-mode", "custom-title", "ai-title", "agent-name"})
-_CORRELATION_KINDS: Final = ("uuid", "message_id", "source_tool_assistant")
 
 
 class PartitionError(CompactionError):
@@ -41,7 +40,7 @@ class PartitionError(CompactionError):
 
 def line_digest(lines: Iterable[int]) -> str:
     """First 16 hex of SHA-256 over the comma-joined sorted 1-based line numbers."""
-    joined = ",".join(str(number) for number in sorted(lines))
+    joined = ",".join(map(str, sorted(lines)))
     return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
 
 
@@ -105,17 +104,21 @@ def select_snapshots(
         return frozenset()
     active_ids: set[str] = set()
     sessions: set[str] = set()
+    records = index.records
     for number in kept:
-        record = index.record(number)
+        record = records[number - 1]
         if record is None:
             continue
-        active_ids.update(value for kind in _CORRELATION_KINDS if (value := getattr(record, kind)))
+        # The correlation kinds (uuid, message id, source tool assistant), read directly: this
+        # runs for every kept record.
+        for value in (record.uuid, record.message_id, record.source_tool_assistant):
+            if value:
+                active_ids.add(value)
         if record.session:
             sessions.add(record.session)
     selected = []
     last = len(index) if stop_line is None else stop_line - 1
-    for number in range(1, last + 1):
-        record = index.record(number)
+    for number, record in enumerate(records[: max(last, 0)], 1):
         if record is None or record.type != RecordType.FILE_HISTORY_SNAPSHOT or record.uuid or record.parent:
             continue
         if record.session and sessions and record.session not in sessions:

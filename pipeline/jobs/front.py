@@ -53,8 +53,7 @@ class Analysis:
         """A subagent transcript lives under `subagents/` or holds sidechain records only."""
         if self.path.parent.name == "subagents":
             return SessionKind.SUBAGENT
-        lines = self.graph.uuid_lines
-        if lines and all(self.index.entry(line).sidechain for line in lines):
+        if self.graph.uuid_lines and not self.graph.main_rows:
             return SessionKind.SUBAGENT
         return SessionKind.MAIN
 

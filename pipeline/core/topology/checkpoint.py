@@ -203,8 +203,7 @@ def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
     same parallel batch), the last row wins. Without a pointer naming a record of the file, the
     last row (or, where no pointer ever named a leaf, the newest row below it) is the start.
     """
-    main_rows = [n for n in graph.uuid_lines if not index.entry(n).sidechain]
-    view = RowView(index, graph, sidechain=not main_rows)
+    view = RowView(index, graph, sidechain=not graph.main_rows)
     pointer = _checkpoint(view)
     last = _last_row(view)
     checkpoint = graph.line_of.get(pointer.leaf) if pointer.leaf else None

@@ -147,8 +147,7 @@ def claude_code_chain(
 
     `below_until` is passed on to `with_recovered_rows` when a pointer names the leaf.
     """
-    main_rows = [n for n in graph.uuid_lines if not index.entry(n).sidechain]
-    view = RowView(index, graph, sidechain=not main_rows)
+    view = RowView(index, graph, sidechain=not graph.main_rows)
     leaf = _walk_up_to_message(view, start) if start else None
     if leaf is None:
         return ResumeChain(None, (), (), None, None, TopologyRefusal.NO_CANDIDATE_LEAF)

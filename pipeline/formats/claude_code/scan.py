@@ -18,10 +18,15 @@ from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, pr
 from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
 
-__all__ = ["COMPILED", "NOTICE", "ScannedLines", "index_lines", "scan_line"]
+__all__ = ["COMPILED", "NOTICE", "LinkedLines", "ScannedLines", "index_lines", "link_lines", "scan_line"]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
+
+LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes, bool]
+"""The uuid graph's parts: first line by uuid, sorted duplicate uuids, then parent lines, children
+starts, children and uuid lines as native int64 bytes, and whether some uuid line is not a
+sidechain one (`pipeline.core.graph.UuidGraph`)."""
 
 
 _compiled: ModuleType | None
@@ -65,3 +70,11 @@ def scan_line(line: bytes, limits: LineLimits, *, escapes_possible: bool) -> Dec
         return None
     record: DecodedRecord | None = _compiled.scan_line(line, limits.max_json_depth, escapes_possible)
     return record
+
+
+def link_lines(records: tuple[DecodedRecord | None, ...]) -> LinkedLines:
+    """The uuid graph of an index's records, as `graph.build_graph_reference` builds it."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    linked: LinkedLines = _compiled.link_lines(records)
+    return linked

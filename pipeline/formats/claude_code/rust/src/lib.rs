@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod estimate;
+mod graph;
 mod head;
 mod json;
 mod record;
@@ -112,7 +113,7 @@ fn is_last_prompt(record: &Bound<'_, PyAny>) -> PyResult<bool> {
         .is_ok_and(|text| text == "last-prompt"))
 }
 
-fn int64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {
+pub(crate) fn int64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {
     let raw: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     PyBytes::new(py, &raw)
 }
@@ -244,11 +245,20 @@ fn scan_one<'py>(
     Ok(fast.map_or_else(|| py.None().into_bound(py), |(record, _)| record))
 }
 
+/// The uuid graph of the index's records, as `graph.build_graph_reference` builds it:
+/// (line_of, sorted duplicates, parent_line, starts, kids, uuid_lines as native int64 bytes,
+/// whether some uuid line is not a sidechain record).
+#[pyfunction]
+fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| graph::link_lines(records))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(configure, m)?)?;
     m.add_function(wrap_pyfunction!(index_lines, m)?)?;
     m.add_function(wrap_pyfunction!(scan_line, m)?)?;
+    m.add_function(wrap_pyfunction!(link_lines, m)?)?;
     Ok(())
 }

@@ -26,7 +26,7 @@ const BLOCK_CODES: [(&str, u8); 7] = [
 /// DecodedRecord's fields, given positionally.
 const FIELDS: usize = 22;
 /// `decode.RecordFlag`'s bits, packed into the record's one `flags` field.
-const SIDECHAIN: u32 = 1;
+pub(crate) const SIDECHAIN: u32 = 1;
 const IS_API: u32 = 2;
 const META: u32 = 4;
 const COMPACT_SUMMARY: u32 = 8;

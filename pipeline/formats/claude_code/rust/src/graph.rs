@@ -1,0 +1,96 @@
+//! The uuid graph of one transcript (`pipeline.core.graph.build_graph_reference`, compiled): lines
+//! by uuid, parents by line, children by line, from the records the index made.
+//!
+//! The reference's two loops run here over the records tuple; the uuid and parent strings stay the
+//! records' own Python objects (the `line_of` dict holds them, as the reference's does), so uuids
+//! compare exactly as Python compares them, lone surrogates included.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+
+use crate::int64_bytes;
+use crate::record::SIDECHAIN;
+
+/// Line 0: no parent in the file (root, dangling or malformed), as `graph._NO_LINE`.
+const NO_LINE: i64 = 0;
+
+/// (line_of dict, sorted duplicate uuids, parent_line, starts, kids, uuid_lines, main_rows), the
+/// arrays as native int64 bytes: `build_graph_reference`'s parts, for records indexed by line - 1.
+pub fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
+    let py = records.py();
+    let (uuid_name, parent_name) = (intern!(py, "uuid"), intern!(py, "parent"));
+    let flags_name = intern!(py, "flags");
+    let mut main_rows = false;
+    let line_of = PyDict::new(py);
+    let duplicates = PyDict::new(py); // a set kept in first-seen order; sorted below
+    let mut uuid_lines: Vec<i64> = Vec::new();
+    let mut parents: Vec<Option<Bound<'py, PyAny>>> = Vec::with_capacity(records.len());
+    for (at, record) in records.iter().enumerate() {
+        if record.is_none() {
+            parents.push(None);
+            continue;
+        }
+        let number = at as i64 + 1;
+        let uuid = record.getattr(uuid_name)?;
+        if !uuid.is_none() {
+            // The first line keeps the uuid; the rest only make it a duplicate.
+            if line_of.contains(&uuid)? {
+                duplicates.set_item(&uuid, py.None())?;
+            } else {
+                line_of.set_item(&uuid, number)?;
+            }
+            uuid_lines.push(number);
+            if !main_rows {
+                let flags: u32 = record.getattr(flags_name)?.extract()?;
+                main_rows = flags & SIDECHAIN == 0;
+            }
+        }
+        let parent = record.getattr(parent_name)?;
+        parents.push((!parent.is_none()).then_some(parent));
+    }
+    let mut parent_line = vec![NO_LINE; records.len()];
+    let mut counts = vec![0i64; records.len() + 1];
+    for (at, parent) in parents.iter().enumerate() {
+        let Some(parent) = parent else { continue };
+        if let Some(line) = line_of.get_item(parent)? {
+            let line: i64 = line.extract()?;
+            parent_line[at] = line;
+            counts[line as usize] += 1;
+        }
+    }
+    let (starts, kids) = children(&parent_line, &counts);
+    let sorted = PyList::new(py, duplicates.keys())?;
+    sorted.sort()?;
+    let parts: [Bound<'py, PyAny>; 7] = [
+        line_of.into_any(),
+        sorted.to_tuple().into_any(),
+        int64_bytes(py, &parent_line).into_any(),
+        int64_bytes(py, &starts).into_any(),
+        int64_bytes(py, &kids).into_any(),
+        int64_bytes(py, &uuid_lines).into_any(),
+        PyBool::new(py, main_rows).to_owned().into_any(),
+    ];
+    PyTuple::new(py, parts)
+}
+
+/// The children table of a parent array (`graph._children`): starts by prefix sums of the
+/// counts, then the children of line n at `kids[starts[n - 1]..starts[n]]` in physical order.
+fn children(parent_line: &[i64], counts: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    let mut starts = vec![0i64; counts.len()];
+    let mut total = 0;
+    for line in 1..counts.len() {
+        total += counts[line];
+        starts[line] = total;
+    }
+    let mut kids = vec![0i64; total as usize];
+    let mut filled = starts.clone(); // where the next child of each line goes (shifted by one)
+    for (at, parent) in parent_line.iter().enumerate() {
+        if *parent != NO_LINE {
+            let slot = &mut filled[*parent as usize - 1];
+            kids[*slot as usize] = at as i64 + 1;
+            *slot += 1;
+        }
+    }
+    (starts, kids)
+}
