@@ -27,7 +27,7 @@ from pipeline.formats.context_items import SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
-from pipeline.formats.qwen_code.call_repair import repair_calls
+from pipeline.formats.qwen_code.call_repair import TurnRepair, repair_calls
 from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message
 from pipeline.formats.qwen_code.chat_messages import (
     SentMessage,
@@ -67,6 +67,7 @@ class QwenAnalysis:
     messages: tuple[SentMessage, ...]
     findings: tuple[Finding, ...]
     nested: bool = False  # found where Qwen Code keeps its subagents' transcripts
+    repairs: tuple[TurnRepair, ...] = ()  # Qwen Code's repair of the calls' answers, turn by turn
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -228,10 +229,11 @@ def analyze_session(data: bytes, limits: LineLimits, path: PurePath | None = Non
     session = decode_session(data, limits)
     chain = active_chain(session.records)
     rebuilt = rebuild_history(chain.records)
-    history = curated(repair_calls(rebuilt.entries).entries)
+    repair = repair_calls(rebuilt.entries)
+    history = curated(repair.entries)
     messages = sent_messages(history)
     findings = _document_findings(data) if not session.records else None
     if findings is None:
-        findings = session_findings(session, chain, rebuilt)
+        findings = session_findings(session, chain, rebuilt, repair.plans)
     nested = is_subagent_transcript(path)
-    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings, nested)
+    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings, nested, repair.plans)

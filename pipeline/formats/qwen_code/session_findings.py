@@ -4,8 +4,11 @@ Damaged lines are reading findings. A JSON object Qwen Code skips (bad identity,
 write) loses a record. On the active branch: a missing parent (Qwen Code resumes from there on and
 loses what came before), a cycle, fragments of one uuid that disagree on the parent, more than one
 session id (Qwen Code refuses the file), a malformed compression, and the pairing of function
-calls and responses in the history it sends (an unanswered call or an orphan response is dropped
-by Qwen Code before sending, a duplicate id is sent once).
+calls and responses in the history it sends: a call it answers itself with a failure (no answer
+in the user contents right after it), an answer it moves up to its call (written after the next
+prompt or another part that is no answer), an orphan response it drops, a duplicate id it sends
+once. Answers to parallel calls written as records of their own are no finding: that is how
+Qwen Code writes them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Iterator
 from pipeline.findings import Finding, LineFacts, reading_findings
 from pipeline.formats.qwen_code.active_chain import ActiveChain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt
+from pipeline.formats.qwen_code.call_repair import TurnRepair
+from pipeline.formats.qwen_code.part_origins import part_origins
 from pipeline.formats.qwen_code.session_decode import Rejected, Session
 from pipeline.formats.qwen_code.session_records import KNOWN_SUBTYPES, PartKind, QwenRecord
 from pipeline.vocabulary import FindingCode, Severity
@@ -52,6 +57,22 @@ def _chain_findings(chain: ActiveChain, rebuilt: Rebuilt) -> Iterator[Finding]:
         yield Finding(C.COMPACTION_MALFORMED, Severity.ERROR, line=line)
 
 
+def _repair_findings(
+    session: Session, entries: tuple[Entry, ...], turns: tuple[TurnRepair, ...]
+) -> Iterator[Finding]:
+    """The calls Qwen Code answers itself, and the answers it moves up past another part."""
+    for turn in turns:
+        line = entries[turn.model].lines[-1]
+        for part in turn.synthesized:
+            yield Finding(C.TOOL_USE_UNANSWERED, Severity.WARNING, line=line, ids=(part.call_id or "",))
+        for at in turn.late:
+            entry = entries[at.entry]
+            origins = part_origins(session, entry)
+            where = origins[at.part][0] if origins else entry.lines[-1]
+            ids = (entry.content.parts[at.part].call_id or "",)
+            yield Finding(C.TOOL_RESULT_NOT_FIRST, Severity.WARNING, line=where, ids=ids)
+
+
 def _pairing_findings(entries: tuple[Entry, ...]) -> Iterator[Finding]:
     calls: Counter[str] = Counter()
     responses: Counter[str] = Counter()
@@ -70,8 +91,6 @@ def _pairing_findings(entries: tuple[Entry, ...]) -> Iterator[Finding]:
     for call_id in calls:
         if calls[call_id] > 1:
             yield Finding(C.TOOL_USE_ID_DUPLICATE, Severity.WARNING, line=where[call_id], ids=(call_id,))
-        if not responses[call_id]:
-            yield Finding(C.TOOL_USE_UNANSWERED, Severity.WARNING, line=where[call_id], ids=(call_id,))
     for call_id in responses:
         if responses[call_id] > 1:
             yield Finding(C.TOOL_RESULT_ID_DUPLICATE, Severity.WARNING, line=where[call_id], ids=(call_id,))
@@ -79,10 +98,14 @@ def _pairing_findings(entries: tuple[Entry, ...]) -> Iterator[Finding]:
             yield Finding(C.TOOL_RESULT_WITHOUT_USE, Severity.WARNING, line=where[call_id], ids=(call_id,))
 
 
-def session_findings(session: Session, chain: ActiveChain, rebuilt: Rebuilt) -> tuple[Finding, ...]:
-    """Every finding of one session, reading first, then the branch, then the pairing."""
+def session_findings(
+    session: Session, chain: ActiveChain, rebuilt: Rebuilt, turns: tuple[TurnRepair, ...]
+) -> tuple[Finding, ...]:
+    """Every finding of one session, reading first, then the branch, then the pairing (`turns`:
+    Qwen Code's repair of the rebuilt history)."""
     return (
         *_line_findings(session),
         *_chain_findings(chain, rebuilt),
+        *_repair_findings(session, rebuilt.entries, turns),
         *_pairing_findings(rebuilt.entries),
     )
