@@ -81,7 +81,7 @@ class QwenSession:
 
     def class_tallies(self, estimator: str, tokenizers: Mapping[str, Callable[[str], int]]) -> ClassTallies:
         analysis = self.analysis
-        return content_tallies(analysis.session.records, analysis.sent_history, estimator, tokenizers)
+        return content_tallies(analysis.session.records, analysis.messages, estimator, tokenizers)
 
     def billed(self) -> BilledSection:
         """Qwen Code's own figures, summed: its `api_response` telemetry (every call, its compression

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from pipeline.formats.qwen_code.api_history import Entry, is_placeholder
+from pipeline.formats.qwen_code.part_estimate import response_estimate
 from pipeline.formats.qwen_code.session_records import Content, Part, PartKind
 
 __all__ = ["UNRECORDED_RESULT", "PartAt", "Repair", "TurnRepair", "plan_repairs", "repair_calls"]
@@ -72,12 +73,15 @@ class Repair:
 
 def synthetic_response(call: Part) -> Part:
     """The failed response Qwen Code synthesizes for `call`."""
+    name = call.name or "unknown"
+    body = {"id": call.call_id, "name": name, "response": {"error": UNRECORDED_RESULT}}
     return Part(
         PartKind.FUNCTION_RESPONSE,
         text=UNRECORDED_RESULT,
         call_id=call.call_id,
-        name=call.name or "unknown",
+        name=name,
         failed=True,
+        tokens=response_estimate(body, ()),
     )
 
 

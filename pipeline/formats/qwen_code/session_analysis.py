@@ -28,18 +28,13 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
 from pipeline.formats.qwen_code.call_repair import TurnRepair, repair_calls
-from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message
-from pipeline.formats.qwen_code.chat_messages import (
-    SentMessage,
-    estimate_tokens,
-    message_digest,
-    sent_messages,
-)
+from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message, summary_text
+from pipeline.formats.qwen_code.chat_messages import SentMessage, message_digest, sent_messages
+from pipeline.formats.qwen_code.part_estimate import estimate_tokens
 from pipeline.formats.qwen_code.session_decode import (
     Session,
     decode_session,
     holds_json_document,
-    js_json,
     raw_line,
 )
 from pipeline.formats.qwen_code.session_findings import session_findings
@@ -47,12 +42,7 @@ from pipeline.formats.qwen_code.session_records import PartKind
 from pipeline.formats.qwen_code.signature import is_subagent_transcript
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 
-__all__ = ["QwenAnalysis", "analyze_session", "measured"]
-
-
-def measured(message: object) -> SentItem:
-    """A sent message's digest and Qwen Code's estimate of it."""
-    return SentItem(message_digest(message), estimate_tokens(js_json(message)))
+__all__ = ["QwenAnalysis", "analyze_session"]
 
 
 @dataclass(frozen=True)
@@ -88,8 +78,9 @@ class QwenAnalysis:
 
     @cached_property
     def items(self) -> tuple[SentItem, ...]:
-        """Each message Qwen Code sends, measured, in order."""
-        return tuple(measured(m.message) for m in self.messages)
+        """Each message Qwen Code sends, in order: its digest and Qwen Code's own estimate of its
+        parts (as `tokens` counts its content classes)."""
+        return tuple(SentItem(message_digest(m.message), m.tokens) for m in self.messages)
 
     def context_lines(self) -> frozenset[int]:
         """Lines whose contents Qwen Code sends (a base compression counts as its line)."""
@@ -196,8 +187,9 @@ class QwenAnalysis:
 
 
 def summary_sent(summary: str) -> SentItem:
-    """The message Qwen Code sends for a compression record carrying `summary`."""
-    return measured(summary_message(summary))
+    """The message Qwen Code sends for a compression record carrying `summary`, and its estimate
+    (the one text part the compression's history holds)."""
+    return SentItem(message_digest(summary_message(summary)), estimate_tokens(summary_text(summary)))
 
 
 def _suffix_minima(values: list[int]) -> list[int]:

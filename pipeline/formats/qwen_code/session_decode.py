@@ -16,6 +16,7 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
+from pipeline.formats.qwen_code.part_estimate import estimate_tokens, response_estimate, text_estimate
 from pipeline.formats.qwen_code.session_records import (
     Content,
     Part,
@@ -110,6 +111,7 @@ def _call(call: Mapping[str, Any]) -> Part:
         call_id=_text(call.get("id")) or None,
         name=_text(call.get("name")) or "",
         arguments=js_json(args) if _js_truthy(args) else "{}",
+        tokens=text_estimate(call),
     )
 
 
@@ -128,16 +130,18 @@ def _response(response: Mapping[str, Any]) -> Part:
         call_id=_text(response.get("id")) or None,
         name=_text(response.get("name")) or "",
         nested=texts,
+        tokens=response_estimate(response, texts),
     )
 
 
 def _plain_part(part: dict[str, Any], signed: bool) -> Part:
     """A part that is neither a call nor a response: text, thought, media or none of those."""
     text = _text(part.get("text"))
+    tokens = estimate_tokens(text) if text is not None else 0
     if "text" in part and part.get("thought"):
-        return Part(PartKind.THOUGHT, text=text or "", signed=signed)
+        return Part(PartKind.THOUGHT, text=text or "", signed=signed, tokens=tokens)
     if text is not None:
-        return Part(PartKind.TEXT, text=text, empty=text == "" and not signed, signed=signed)
+        return Part(PartKind.TEXT, text=text, empty=text == "" and not signed, signed=signed, tokens=tokens)
     media = isinstance(part.get("inlineData"), dict) or isinstance(part.get("fileData"), dict)
     return Part(PartKind.MEDIA if media else PartKind.OTHER, signed=signed)
 
@@ -145,7 +149,7 @@ def _plain_part(part: dict[str, Any], signed: bool) -> Part:
 def decode_part(part: object) -> Part:
     """One `parts` entry as Qwen Code reads it."""
     if isinstance(part, str):
-        return Part(PartKind.TEXT, text=part)
+        return Part(PartKind.TEXT, text=part, tokens=estimate_tokens(part))
     if not isinstance(part, dict) or not part:
         return Part(PartKind.OTHER, empty=True)
     if isinstance(part.get("functionCall"), dict):

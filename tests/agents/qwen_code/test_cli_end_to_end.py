@@ -71,6 +71,12 @@ def test_validate_tokens_and_compress_out_name_qwen_code_and_its_judge_holds_the
     assert done.returncode == 0, done.stderr[-2000:]
     tokens = _reports(tmp_path / "t")["long.jsonl"]["tokens"]
     assert tokens["billed"]["events"] > 0 and tokens["classes"]["tool_result"]["items"] > 0
+    # One basis, Qwen Code's own estimate of what it sends: validate's context is the classes' sum.
+    assert (
+        report["tokens"]["active_chain"]
+        == tokens["context"]["qwen-chars"]
+        == report["context"]["estimated_tokens"]
+    )
 
     out = tmp_path / "out"
     done = compaction("compress", str(chats), "--out", str(out), "--min-tokens", "0", "--quiet", *judge)
