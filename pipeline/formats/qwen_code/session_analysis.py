@@ -34,7 +34,7 @@ from pipeline.formats.qwen_code.part_estimate import estimate_tokens
 from pipeline.formats.qwen_code.session_decode import (
     Session,
     decode_session,
-    holds_json_document,
+    json_document_layout,
     raw_line,
 )
 from pipeline.formats.qwen_code.session_findings import session_findings
@@ -207,12 +207,14 @@ def _track_calls(entry: Entry, open_calls: set[str]) -> None:
 
 
 def _document_findings(data: bytes) -> tuple[Finding, ...] | None:
-    """The one finding of a file holding no record but one JSON document (the older
-    `tmp/<hash>/chats/session-*.json` chats, `/chat save` checkpoints): what it is, not why each of
-    its lines is no record. None when it is no JSON document."""
-    if not holds_json_document(data):
+    """The one finding of a file holding no record but one JSON document, its `ids` naming the
+    layout (the older `tmp/<hash>/chats/session-*.json` chat, a `/chat save` checkpoint): what it
+    is, not why each of its lines is no record. Qwen Code 0.24.4 resumes neither ("No saved session
+    found"). None when it is no JSON document."""
+    layout = json_document_layout(data)
+    if layout is None:
         return None
-    return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1),)
+    return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1, ids=(layout.value,)),)
 
 
 def analyze_session(data: bytes, limits: LineLimits, path: PurePath | None = None) -> QwenAnalysis:

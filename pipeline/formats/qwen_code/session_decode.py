@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Final
 
@@ -30,12 +31,13 @@ from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import FindingCode, LineKind
 
 __all__ = [
+    "DocumentLayout",
     "Rejected",
     "Session",
     "decode_line",
     "decode_session",
-    "holds_json_document",
     "js_json",
+    "json_document_layout",
     "raw_line",
 ]
 
@@ -315,13 +317,23 @@ def raw_line(data: bytes, session: Session, line: int) -> bytes:
     return data[start:end]
 
 
-def holds_json_document(data: bytes) -> bool:
-    """Whether the whole file is one JSON object or array (a chat or checkpoint document)."""
+class DocumentLayout(StrEnum):
+    """Which whole-file JSON document Qwen Code saved (none of them a session file it resumes)."""
+
+    TMP_CHAT = "tmp-chats-session-json"  # the older `tmp/<project hash>/chats/session-*.json` chat
+    CHECKPOINT = "chat-save-checkpoint"  # a `/chat save` checkpoint: the bare API history
+
+
+def json_document_layout(data: bytes) -> DocumentLayout | None:
+    """The layout of a file that is one JSON object or array (a chat or a checkpoint document);
+    None when it is no JSON document."""
     body = data.removeprefix(BOM).strip()
     if body[:1] not in (b"{", b"["):
-        return False
+        return None
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return False
-    return isinstance(document, dict | list)
+        return None
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        return DocumentLayout.TMP_CHAT
+    return DocumentLayout.CHECKPOINT if isinstance(document, dict | list) else None

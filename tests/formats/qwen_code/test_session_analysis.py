@@ -136,18 +136,20 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
 
 
 @pytest.mark.parametrize(
-    "document",
+    ("document", "layout"),
     [
-        gemini_legacy(),
-        gemini_checkpoint(bare=False),
-        gemini_checkpoint(bare=True),
-        (FIXTURES / "v0.1.4.json").read_bytes(),  # written by Qwen Code 0.1.4
+        (gemini_legacy(), "tmp-chats-session-json"),
+        (gemini_checkpoint(bare=False), "chat-save-checkpoint"),
+        (gemini_checkpoint(bare=True), "chat-save-checkpoint"),
+        ((FIXTURES / "v0.1.4.json").read_bytes(), "tmp-chats-session-json"),  # written by Qwen Code 0.1.4
     ],
 )
-def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
+def test_an_older_chat_or_a_checkpoint_document_is_one_finding_naming_its_layout_and_not_resumed(
+    document: bytes, layout: str
+) -> None:
     analysis = _read(document)
-    assert [(f.code, f.severity, f.line) for f in analysis.findings] == [
-        (FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, 1)
+    assert [(f.code, f.severity, f.line, f.ids) for f in analysis.findings] == [
+        (FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, 1, (layout,))
     ]
     assert not analysis.resumable and analysis.messages == ()
     damaged = _read(document[: len(document) // 2])  # no longer a document: its lines say why
