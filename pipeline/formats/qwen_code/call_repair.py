@@ -23,7 +23,15 @@ from pipeline.formats.qwen_code.api_history import Entry, is_placeholder
 from pipeline.formats.qwen_code.part_estimate import response_estimate
 from pipeline.formats.qwen_code.session_records import Content, Part, PartKind
 
-__all__ = ["UNRECORDED_RESULT", "PartAt", "Repair", "TurnRepair", "plan_repairs", "repair_calls"]
+__all__ = [
+    "UNRECORDED_RESULT",
+    "PartAt",
+    "Repair",
+    "TurnRepair",
+    "orphan_responses",
+    "plan_repairs",
+    "repair_calls",
+]
 
 UNRECORDED_RESULT: Final = (
     "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "
@@ -140,6 +148,39 @@ def plan_repairs(entries: tuple[Entry, ...]) -> tuple[TurnRepair, ...]:
         for index, entry in enumerate(entries)
         if entry.content.role == "model" and (plan := _plan_turn(entries, index)) is not None
     )
+
+
+def _owner(entries: tuple[Entry, ...], user: int) -> int | None:
+    """The model content whose run of user contents holds the one at `user` (past the upstream's
+    placeholders right after it), if any."""
+    index = user
+    while index > 0 and entries[index - 1].content.role == "user":
+        index -= 1
+    index -= 1
+    while index >= 0 and entries[index].content.role == "model" and is_placeholder(entries[index].content):
+        index -= 1
+    return index if index >= 0 and entries[index].content.role == "model" else None
+
+
+def orphan_responses(entries: tuple[Entry, ...]) -> tuple[PartAt, ...]:
+    """Responses no call of the model content before their run names: Qwen Code's repair leaves
+    them (it answers that call afresh if it is an earlier turn's), and its converter drops them."""
+    orphans: list[PartAt] = []
+    for index, entry in enumerate(entries):
+        if entry.content.role != "user":
+            continue
+        owner = _owner(entries, index)
+        called = (
+            {p.call_id for p in entries[owner].content.parts if p.kind is PartKind.FUNCTION_CALL}
+            if owner is not None
+            else set()
+        )
+        orphans += (
+            PartAt(index, position)
+            for position, part in enumerate(entry.content.parts)
+            if part.kind is PartKind.FUNCTION_RESPONSE and part.call_id and part.call_id not in called
+        )
+    return tuple(orphans)
 
 
 def _without(content: Content, drop: set[int]) -> Content:
