@@ -98,3 +98,33 @@ def long_outputs(count: int, chars: int) -> bytes:
             result(line + 1, f"c{step}", "o" * chars),
         ]
     return jsonl(chain(*records, model(2 + 2 * count, "All listed.")))
+
+
+def _renamed(record: dict[str, Any], copy: int, parent: str | None) -> dict[str, Any]:
+    """A record of copy `copy`: its uuid and its calls' and responses' ids suffixed, its parent `parent`."""
+    message = record.get("message")
+    if isinstance(message, dict):
+        parts = [
+            {
+                key: (
+                    {**value, "id": f"{value['id']}-{copy}"}
+                    if key in ("functionCall", "functionResponse")
+                    else value
+                )
+                for key, value in part.items()
+            }
+            for part in message.get("parts", [])
+        ]
+        record = {**record, "message": {**message, "parts": parts}}
+    return {**record, "uuid": f"{record['uuid']}-{copy}", "parentUuid": parent}
+
+
+def repeated(seed: bytes, copies: int) -> bytes:
+    """A real session's records repeated `copies` times on one branch, with fresh ids: a long
+    session shaped as Qwen Code writes one (as benchmarks/qwen_code.py grows its own)."""
+    records = [json.loads(line) for line in seed.splitlines()]
+    grown: list[dict[str, Any]] = []
+    for copy in range(copies):
+        for item in records:
+            grown.append(_renamed(item, copy, grown[-1]["uuid"] if grown else None))
+    return jsonl(grown)

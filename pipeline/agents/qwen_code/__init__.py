@@ -20,11 +20,12 @@ __all__ = ["QWEN_CODE", "QwenFormat"]
 
 @dataclass(frozen=True, slots=True)
 class QwenFormat:
-    """Qwen Code's sessions: its own estimate (ASCII / 4, 1.5 per other character), and Qwen's
+    """Qwen Code's sessions: its own estimate of what it sends (its `/context` rule: texts by their
+    characters, ASCII / 4 and 1.5 per other; calls and responses by their JSON), and Qwen's
     tokenizer beside it."""
 
     format: SourceFormat = SourceFormat.QWEN_CODE
-    estimator: str = "qwen-chars"  # Qwen Code's estimateContextTextTokens
+    estimator: str = "qwen-chars"  # Qwen Code's estimateConversationTokens, part by part
     tokenizer: str | None = "qwen"  # the tokenizer of the models Qwen Code runs by default
     compressed_sessions: bool = False  # Qwen Code keeps plain .jsonl files
     rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.REPAIR})

@@ -11,10 +11,10 @@ from pipeline.agents.qwen_code.qwen_evidence import session_evidence
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.qwen_code.answer_repair import repair_answers
 from pipeline.formats.qwen_code.content_tallies import content_tallies
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, summary_sent
 from pipeline.formats.qwen_code.session_records import PartKind
-from pipeline.formats.qwen_code.unanswered_calls import answer_unanswered_calls
 from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
@@ -81,7 +81,7 @@ class QwenSession:
 
     def class_tallies(self, estimator: str, tokenizers: Mapping[str, Callable[[str], int]]) -> ClassTallies:
         analysis = self.analysis
-        return content_tallies(analysis.session.records, analysis.sent_history, estimator, tokenizers)
+        return content_tallies(analysis.session.records, analysis.messages, estimator, tokenizers)
 
     def billed(self) -> BilledSection:
         """Qwen Code's own figures, summed: its `api_response` telemetry (every call, its compression
@@ -120,6 +120,9 @@ class QwenSession:
         return None  # its compaction form already leaves the summarized history behind
 
     def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
-        """`repair`: the responses Qwen Code synthesizes for unanswered calls on every load, written
-        in; no vacuum (Qwen Code's file holds what it loads)."""
-        return answer_unanswered_calls(self.analysis) if kind is RewriteKind.REPAIR else None
+        """`repair`: Qwen Code's own repair of its calls' answers on every load (a failure for a call
+        never answered, a late answer moved up, a second one dropped), written in; no vacuum (Qwen
+        Code's file holds what it loads)."""
+        if kind is not RewriteKind.REPAIR:
+            return None
+        return repair_answers(self.analysis)

@@ -6,7 +6,9 @@ becomes one assistant message (text joined, or null; thoughts as `reasoning_cont
 text then; calls as `tool_calls` with the arguments serialized); duplicate call or response ids in
 one content are dropped; consecutive assistant messages merge; a tool call without an adjacent
 response is removed, and a response without its call; then assistant messages merge again.
-Images and files are not reproduced (a finding says so). Raw JSON stays in this module.
+Images and files are not reproduced (a finding says so). Each message keeps the parts it sends
+(`SentPart`), so its tokens and its content classes count the same parts. Raw JSON stays in
+this module.
 """
 
 from __future__ import annotations
@@ -19,17 +21,32 @@ from typing import Any
 import orjson
 
 from pipeline.formats.qwen_code.api_history import Entry
-from pipeline.formats.qwen_code.session_records import Content, PartKind
+from pipeline.formats.qwen_code.session_records import Part, PartKind
 
-__all__ = ["SentMessage", "estimate_tokens", "message_digest", "sent_messages"]
+__all__ = ["SentMessage", "SentPart", "message_digest", "sent_messages"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentPart:
+    """One part a message sends, and whether it is a compression's history (a summary)."""
+
+    part: Part
+    summary: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class SentMessage:
-    """One message Qwen Code sends, and the lines of the records it comes from."""
+    """One message Qwen Code sends, the lines of the records it comes from, and the parts it
+    sends (an assistant's calls among them in the order of its `tool_calls`)."""
 
     message: dict[str, Any]
     lines: tuple[int, ...]
+    parts: tuple[SentPart, ...] = ()
+
+    @property
+    def tokens(self) -> int:
+        """Qwen Code's own estimate of the message: its parts' (`part_estimate`)."""
+        return sum(sent.part.tokens for sent in self.parts)
 
 
 def message_digest(message: Any) -> str:
@@ -37,23 +54,18 @@ def message_digest(message: Any) -> str:
     return hashlib.sha256(orjson.dumps(message, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def estimate_tokens(text: str) -> int:
-    """Qwen Code's own estimate of a text: ASCII characters / 4 plus 1.5 per other character."""
-    ascii_chars = len(text.encode("ascii", "ignore"))  # the characters below 128, counted in C
-    return -(-(ascii_chars + 6 * (len(text) - ascii_chars)) // 4)
-
-
 def _tool_message(call_id: str | None, text: str, nested: tuple[str, ...]) -> dict[str, Any]:
     parts = [{"type": "text", "text": t} for t in (text, *nested) if t]
     return {"role": "tool", "tool_call_id": call_id or "", "content": parts or ""}
 
 
-def _assistant(content: Content) -> dict[str, Any] | None:
+def _assistant(entry: Entry) -> SentMessage | None:
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[dict[str, Any]] = []
+    sent: list[SentPart] = []
     seen: set[str] = set()
-    for part in content.parts:
+    for part in entry.content.parts:
         if part.kind is PartKind.THOUGHT and part.text:
             reasoning.append(part.text)
         elif part.kind is PartKind.TEXT and part.text:
@@ -67,6 +79,9 @@ def _assistant(content: Content) -> dict[str, Any] | None:
             calls.append(
                 {"id": part.call_id or f"call_{len(calls)}", "type": "function", "function": function}
             )
+        else:
+            continue
+        sent.append(SentPart(part, entry.from_compression))
     if not (texts or calls or reasoning):
         return None
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or ("" if reasoning else None)}
@@ -74,34 +89,36 @@ def _assistant(content: Content) -> dict[str, Any] | None:
         message["tool_calls"] = calls
     if reasoning:
         message["reasoning_content"] = "".join(reasoning)
-    return message
+    return SentMessage(message, entry.lines, tuple(sent))
 
 
-def _user(content: Content) -> Iterator[dict[str, Any]]:
-    texts: list[dict[str, Any]] = []
+def _user(entry: Entry) -> Iterator[SentMessage]:
+    texts: list[Part] = []
     seen: set[str] = set()
-    for part in content.parts:
+    for part in entry.content.parts:
         if part.kind is PartKind.TEXT and part.text:
-            texts.append({"type": "text", "text": part.text})
+            texts.append(part)
         elif part.kind is PartKind.FUNCTION_RESPONSE:
             if part.call_id in seen:
                 continue
             if part.call_id:
                 seen.add(part.call_id)
-            yield _tool_message(part.call_id, part.text, part.nested)
+            message = _tool_message(part.call_id, part.text, part.nested)
+            yield SentMessage(message, entry.lines, (SentPart(part, entry.from_compression),))
     if texts:
-        yield {"role": "user", "content": texts}
+        message = {"role": "user", "content": [{"type": "text", "text": part.text} for part in texts]}
+        yield SentMessage(message, entry.lines, tuple(SentPart(p, entry.from_compression) for p in texts))
 
 
 def _converted(entries: tuple[Entry, ...]) -> list[SentMessage]:
     messages: list[SentMessage] = []
     for entry in entries:
         if entry.content.role == "model":
-            assistant = _assistant(entry.content)
+            assistant = _assistant(entry)
             if assistant is not None:
-                messages.append(SentMessage(assistant, entry.lines))
+                messages.append(assistant)
         else:
-            messages.extend(SentMessage(m, entry.lines) for m in _user(entry.content))
+            messages.extend(_user(entry))
     return messages
 
 
@@ -138,16 +155,17 @@ def _merge_assistants(messages: list[SentMessage]) -> list[SentMessage]:
         )
         if reasoning:
             combined["reasoning_content"] = reasoning
-        merged[-1] = SentMessage(combined, last.lines + sent.lines)
+        merged[-1] = SentMessage(combined, last.lines + sent.lines, last.parts + sent.parts)
     return merged
 
 
-def _answered(messages: list[SentMessage], index: int, surviving: set[str]) -> tuple[list[Any], list[int]]:
-    """The calls of the assistant at `index` answered by the tool messages right after it."""
-    candidates: dict[str, Any] = {}
-    for call in messages[index].message["tool_calls"]:
+def _answered(messages: list[SentMessage], index: int, surviving: set[str]) -> tuple[list[int], list[int]]:
+    """The calls of the assistant at `index` answered by the tool messages right after it (their
+    positions in its `tool_calls`), and those tool messages."""
+    candidates: dict[str, int] = {}
+    for position, call in enumerate(messages[index].message["tool_calls"]):
         if call["id"] and call["id"] not in surviving and call["id"] not in candidates:
-            candidates[call["id"]] = call
+            candidates[call["id"]] = position
     answered: set[str] = set()
     responses: list[int] = []
     for later in range(index + 1, len(messages)):
@@ -161,17 +179,28 @@ def _answered(messages: list[SentMessage], index: int, surviving: set[str]) -> t
         if message["role"] == "assistant" and not message.get("tool_calls"):
             continue
         break
-    return [call for call_id, call in candidates.items() if call_id in answered], responses
+    return [position for call_id, position in candidates.items() if call_id in answered], responses
+
+
+def _with_calls(sent: SentMessage, kept: list[int]) -> SentMessage:
+    """`sent` sending only its calls at the positions `kept` (none: no `tool_calls` member)."""
+    calls = [sent.message["tool_calls"][position] for position in kept]
+    message = {
+        k: calls if k == "tool_calls" else v for k, v in sent.message.items() if k != "tool_calls" or kept
+    }
+    call_parts = [p for p in sent.parts if p.part.kind is PartKind.FUNCTION_CALL]
+    dropped = {id(p) for position, p in enumerate(call_parts) if position not in kept}
+    return SentMessage(message, sent.lines, tuple(p for p in sent.parts if id(p) not in dropped))
 
 
 def _clean_orphans(messages: list[SentMessage]) -> list[SentMessage]:
-    valid: dict[int, tuple[list[Any], list[int]]] = {}
+    valid: dict[int, tuple[list[int], list[int]]] = {}
     surviving: set[str] = set()
     for index, sent in enumerate(messages):
         if sent.message.get("tool_calls"):
-            calls, responses = _answered(messages, index, surviving)
-            surviving.update(call["id"] for call in calls)
-            valid[index] = (calls, responses)
+            kept, responses = _answered(messages, index, surviving)
+            surviving.update(sent.message["tool_calls"][position]["id"] for position in kept)
+            valid[index] = (kept, responses)
     cleaned: list[SentMessage] = []
     emitted: set[int] = set()
     for index, sent in enumerate(messages):
@@ -179,17 +208,15 @@ def _clean_orphans(messages: list[SentMessage]) -> list[SentMessage]:
         if index in emitted:
             continue
         if message.get("tool_calls"):
-            calls, responses = valid[index]
-            if calls:
-                cleaned.append(SentMessage({**message, "tool_calls": calls}, sent.lines))
+            kept, responses = valid[index]
+            if kept:
+                cleaned.append(_with_calls(sent, kept))
                 cleaned.extend(messages[r] for r in responses)
                 emitted.update(responses)
             elif (isinstance(message.get("content"), str) and message["content"].strip()) or message.get(
                 "reasoning_content"
             ):
-                cleaned.append(
-                    SentMessage({k: v for k, v in message.items() if k != "tool_calls"}, sent.lines)
-                )
+                cleaned.append(_with_calls(sent, []))
         elif message["role"] != "tool":
             cleaned.append(sent)
     return cleaned

@@ -4,8 +4,10 @@ The classes are Claude Code's and Codex's where the roles match: a person's prom
 the model's text (`assistant`) and reasoning (`reasoning`), a tool's call (`tool_use`) and its
 response (`tool_result`) by tool name; a compression's history is `summary`. The file's tallies
 count every content a record holds (every branch, compressions' histories included); the sent
-ones the curated history Qwen Code sends. Qwen Code's own estimate of a part is its text's
-(ASCII / 4, 1.5 per other character); each tokenizer counts the same text.
+ones the parts of the messages Qwen Code sends. Qwen Code's own estimate of a part is the one it
+counts its context with (`part_estimate`: a text's characters, a call's or response's JSON), the
+very figure the sent items carry, so the classes sum to `validate`'s context; each tokenizer
+counts the part's visible text.
 """
 
 from __future__ import annotations
@@ -14,41 +16,54 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from pipeline.formats.context_items import ClassTallies, Key, Tally
-from pipeline.formats.qwen_code.api_history import Entry
-from pipeline.formats.qwen_code.chat_messages import estimate_tokens
-from pipeline.formats.qwen_code.session_records import Content, PartKind, QwenRecord
+from pipeline.formats.qwen_code.chat_messages import SentMessage
+from pipeline.formats.qwen_code.session_records import Part, PartKind, QwenRecord
 
-__all__ = ["content_tallies", "part_pieces"]
+__all__ = ["content_tallies", "part_piece"]
 
-
-def part_pieces(content: Content, summary: bool) -> Iterator[tuple[Key, str]]:
-    """(class, tool) and the visible text of each part of one content."""
-    for part in content.parts:
-        if part.kind is PartKind.TEXT and part.text:
-            role = "summary" if summary else "human" if content.role == "user" else "assistant"
-            yield (role, None), part.text
-        elif part.kind is PartKind.THOUGHT and part.text:
-            yield ("reasoning", None), part.text
-        elif part.kind is PartKind.FUNCTION_CALL:
-            yield ("tool_use", part.name or "unknown"), f"{part.name}\n{part.arguments}"
-        elif part.kind is PartKind.FUNCTION_RESPONSE:
-            yield ("tool_result", part.name or "unknown"), "\n".join((part.text, *part.nested))
+Piece = tuple[Key, str, int]  # (class, tool), the visible text, Qwen Code's estimate
 
 
-def _file_contents(records: Iterable[QwenRecord]) -> Iterator[tuple[Content, bool]]:
+def part_piece(part: Part, role: str, summary: bool) -> Piece | None:
+    """(class, tool), the visible text and Qwen Code's estimate of one part of a `role` content;
+    None for a part of no class (an empty text, media)."""
+    if part.kind is PartKind.TEXT and part.text:
+        kind = "summary" if summary else "human" if role == "user" else "assistant"
+        return (kind, None), part.text, part.tokens
+    if part.kind is PartKind.THOUGHT and part.text:
+        return ("reasoning", None), part.text, part.tokens
+    if part.kind is PartKind.FUNCTION_CALL:
+        return ("tool_use", part.name or "unknown"), f"{part.name}\n{part.arguments}", part.tokens
+    if part.kind is PartKind.FUNCTION_RESPONSE:
+        return ("tool_result", part.name or "unknown"), "\n".join((part.text, *part.nested)), part.tokens
+    return None
+
+
+def _file_pieces(records: Iterable[QwenRecord]) -> Iterator[Piece]:
     for record in records:
+        contents = [(c, True) for c in record.compressed or ()]
         if record.message is not None:
-            yield record.message, False
-        for content in record.compressed or ():
-            yield content, True
+            contents.insert(0, (record.message, False))
+        for content, summary in contents:
+            for part in content.parts:
+                if (piece := part_piece(part, content.role, summary)) is not None:
+                    yield piece
+
+
+def _sent_pieces(messages: Iterable[SentMessage]) -> Iterator[Piece]:
+    for message in messages:
+        role = "user" if message.message["role"] != "assistant" else "model"
+        for sent in message.parts:
+            if (piece := part_piece(sent.part, role, sent.summary)) is not None:
+                yield piece
 
 
 def _tally(
-    pieces: Iterable[tuple[Key, str]], counters: Mapping[str, Callable[[str], int]]
+    pieces: Iterable[Piece], estimator: str, tokenizers: Mapping[str, Callable[[str], int]]
 ) -> dict[Key, Tally]:
     table: dict[Key, Tally] = defaultdict(Tally)
-    for (kind, tool), text in pieces:
-        counts = {name: count(text) for name, count in counters.items()}
+    for (kind, tool), text, estimate in pieces:
+        counts = {estimator: estimate, **{name: count(text) for name, count in tokenizers.items()}}
         for key in ((kind, None), (kind, tool)) if tool else ((kind, None),):
             table[key].items += 1
             for name, value in counts.items():
@@ -58,12 +73,12 @@ def _tally(
 
 def content_tallies(
     records: Iterable[QwenRecord],
-    sent: Iterable[Entry],
+    sent: Iterable[SentMessage],
     estimator: str,
     tokenizers: Mapping[str, Callable[[str], int]],
 ) -> ClassTallies:
-    """Parts and tokens by class over the file and over what Qwen Code sends."""
-    counters = {estimator: estimate_tokens, **tokenizers}
-    file = _tally((p for c, s in _file_contents(records) for p in part_pieces(c, s)), counters)
-    sent_table = _tally((p for e in sent for p in part_pieces(e.content, e.from_compression)), counters)
-    return ClassTallies(file, sent_table)
+    """Parts and tokens by class over the file and over the messages Qwen Code sends."""
+    return ClassTallies(
+        _tally(_file_pieces(records), estimator, tokenizers),
+        _tally(_sent_pieces(sent), estimator, tokenizers),
+    )

@@ -27,19 +27,14 @@ from pipeline.formats.context_items import SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.active_chain import ActiveChain, ChainRecord, active_chain
 from pipeline.formats.qwen_code.api_history import Entry, Rebuilt, curated, rebuild_history
-from pipeline.formats.qwen_code.call_repair import repair_calls
-from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message
-from pipeline.formats.qwen_code.chat_messages import (
-    SentMessage,
-    estimate_tokens,
-    message_digest,
-    sent_messages,
-)
+from pipeline.formats.qwen_code.call_repair import TurnRepair, repair_calls
+from pipeline.formats.qwen_code.chat_compression import compose_compression, summary_message, summary_text
+from pipeline.formats.qwen_code.chat_messages import SentMessage, message_digest, sent_messages
+from pipeline.formats.qwen_code.part_estimate import estimate_tokens
 from pipeline.formats.qwen_code.session_decode import (
     Session,
     decode_session,
-    holds_json_document,
-    js_json,
+    json_document_layout,
     raw_line,
 )
 from pipeline.formats.qwen_code.session_findings import session_findings
@@ -47,12 +42,7 @@ from pipeline.formats.qwen_code.session_records import PartKind
 from pipeline.formats.qwen_code.signature import is_subagent_transcript
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 
-__all__ = ["QwenAnalysis", "analyze_session", "measured"]
-
-
-def measured(message: object) -> SentItem:
-    """A sent message's digest and Qwen Code's estimate of it."""
-    return SentItem(message_digest(message), estimate_tokens(js_json(message)))
+__all__ = ["QwenAnalysis", "analyze_session"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +57,7 @@ class QwenAnalysis:
     messages: tuple[SentMessage, ...]
     findings: tuple[Finding, ...]
     nested: bool = False  # found where Qwen Code keeps its subagents' transcripts
+    repairs: tuple[TurnRepair, ...] = ()  # Qwen Code's repair of the calls' answers, turn by turn
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -87,8 +78,9 @@ class QwenAnalysis:
 
     @cached_property
     def items(self) -> tuple[SentItem, ...]:
-        """Each message Qwen Code sends, measured, in order."""
-        return tuple(measured(m.message) for m in self.messages)
+        """Each message Qwen Code sends, in order: its digest and Qwen Code's own estimate of its
+        parts (as `tokens` counts its content classes)."""
+        return tuple(SentItem(message_digest(m.message), m.tokens) for m in self.messages)
 
     def context_lines(self) -> frozenset[int]:
         """Lines whose contents Qwen Code sends (a base compression counts as its line)."""
@@ -195,8 +187,9 @@ class QwenAnalysis:
 
 
 def summary_sent(summary: str) -> SentItem:
-    """The message Qwen Code sends for a compression record carrying `summary`."""
-    return measured(summary_message(summary))
+    """The message Qwen Code sends for a compression record carrying `summary`, and its estimate
+    (the one text part the compression's history holds)."""
+    return SentItem(message_digest(summary_message(summary)), estimate_tokens(summary_text(summary)))
 
 
 def _suffix_minima(values: list[int]) -> list[int]:
@@ -214,12 +207,14 @@ def _track_calls(entry: Entry, open_calls: set[str]) -> None:
 
 
 def _document_findings(data: bytes) -> tuple[Finding, ...] | None:
-    """The one finding of a file holding no record but one JSON document (the older
-    `tmp/<hash>/chats/session-*.json` chats, `/chat save` checkpoints): what it is, not why each of
-    its lines is no record. None when it is no JSON document."""
-    if not holds_json_document(data):
+    """The one finding of a file holding no record but one JSON document, its `ids` naming the
+    layout (the older `tmp/<hash>/chats/session-*.json` chat, a `/chat save` checkpoint): what it
+    is, not why each of its lines is no record. Qwen Code 0.24.4 resumes neither ("No saved session
+    found"). None when it is no JSON document."""
+    layout = json_document_layout(data)
+    if layout is None:
         return None
-    return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1),)
+    return (Finding(FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, line=1, ids=(layout.value,)),)
 
 
 def analyze_session(data: bytes, limits: LineLimits, path: PurePath | None = None) -> QwenAnalysis:
@@ -228,10 +223,11 @@ def analyze_session(data: bytes, limits: LineLimits, path: PurePath | None = Non
     session = decode_session(data, limits)
     chain = active_chain(session.records)
     rebuilt = rebuild_history(chain.records)
-    history = curated(repair_calls(rebuilt.entries).entries)
+    repair = repair_calls(rebuilt.entries)
+    history = curated(repair.entries)
     messages = sent_messages(history)
     findings = _document_findings(data) if not session.records else None
     if findings is None:
-        findings = session_findings(session, chain, rebuilt)
+        findings = session_findings(session, chain, rebuilt, repair.plans)
     nested = is_subagent_transcript(path)
-    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings, nested)
+    return QwenAnalysis(data, session, chain, rebuilt, history, messages, findings, nested, repair.plans)

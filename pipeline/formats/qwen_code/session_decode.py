@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Final
 
 import orjson
 
 from pipeline.formats.line_guard import LineLimits, readable_utf8, too_deep
+from pipeline.formats.qwen_code.part_estimate import estimate_tokens, response_estimate, text_estimate
 from pipeline.formats.qwen_code.session_records import (
     Content,
     Part,
@@ -29,12 +31,13 @@ from pipeline.read.lines import BOM, content_span, iter_line_spans
 from pipeline.vocabulary import FindingCode, LineKind
 
 __all__ = [
+    "DocumentLayout",
     "Rejected",
     "Session",
     "decode_line",
     "decode_session",
-    "holds_json_document",
     "js_json",
+    "json_document_layout",
     "raw_line",
 ]
 
@@ -110,6 +113,7 @@ def _call(call: Mapping[str, Any]) -> Part:
         call_id=_text(call.get("id")) or None,
         name=_text(call.get("name")) or "",
         arguments=js_json(args) if _js_truthy(args) else "{}",
+        tokens=text_estimate(call),
     )
 
 
@@ -128,16 +132,18 @@ def _response(response: Mapping[str, Any]) -> Part:
         call_id=_text(response.get("id")) or None,
         name=_text(response.get("name")) or "",
         nested=texts,
+        tokens=response_estimate(response, texts),
     )
 
 
 def _plain_part(part: dict[str, Any], signed: bool) -> Part:
     """A part that is neither a call nor a response: text, thought, media or none of those."""
     text = _text(part.get("text"))
+    tokens = estimate_tokens(text) if text is not None else 0
     if "text" in part and part.get("thought"):
-        return Part(PartKind.THOUGHT, text=text or "", signed=signed)
+        return Part(PartKind.THOUGHT, text=text or "", signed=signed, tokens=tokens)
     if text is not None:
-        return Part(PartKind.TEXT, text=text, empty=text == "" and not signed, signed=signed)
+        return Part(PartKind.TEXT, text=text, empty=text == "" and not signed, signed=signed, tokens=tokens)
     media = isinstance(part.get("inlineData"), dict) or isinstance(part.get("fileData"), dict)
     return Part(PartKind.MEDIA if media else PartKind.OTHER, signed=signed)
 
@@ -145,7 +151,7 @@ def _plain_part(part: dict[str, Any], signed: bool) -> Part:
 def decode_part(part: object) -> Part:
     """One `parts` entry as Qwen Code reads it."""
     if isinstance(part, str):
-        return Part(PartKind.TEXT, text=part)
+        return Part(PartKind.TEXT, text=part, tokens=estimate_tokens(part))
     if not isinstance(part, dict) or not part:
         return Part(PartKind.OTHER, empty=True)
     if isinstance(part.get("functionCall"), dict):
@@ -311,13 +317,23 @@ def raw_line(data: bytes, session: Session, line: int) -> bytes:
     return data[start:end]
 
 
-def holds_json_document(data: bytes) -> bool:
-    """Whether the whole file is one JSON object or array (a chat or checkpoint document)."""
+class DocumentLayout(StrEnum):
+    """Which whole-file JSON document Qwen Code saved (none of them a session file it resumes)."""
+
+    TMP_CHAT = "tmp-chats-session-json"  # the older `tmp/<project hash>/chats/session-*.json` chat
+    CHECKPOINT = "chat-save-checkpoint"  # a `/chat save` checkpoint: the bare API history
+
+
+def json_document_layout(data: bytes) -> DocumentLayout | None:
+    """The layout of a file that is one JSON object or array (a chat or a checkpoint document);
+    None when it is no JSON document."""
     body = data.removeprefix(BOM).strip()
     if body[:1] not in (b"{", b"["):
-        return False
+        return None
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return False
-    return isinstance(document, dict | list)
+        return None
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        return DocumentLayout.TMP_CHAT
+    return DocumentLayout.CHECKPOINT if isinstance(document, dict | list) else None

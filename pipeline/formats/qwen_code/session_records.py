@@ -3,7 +3,8 @@
 A record keeps what resuming needs (identity, links, kind, the message's parts, a compression's
 history, a slash command's outcome, usage) and never the raw line: kept lines are re-read by
 offset. A part keeps its text, or a call's id, name and arguments (as Qwen Code serializes them
-to send), or a response's id and the text Qwen Code sends for it.
+to send), or a response's id and the text Qwen Code sends for it, and Qwen Code's own estimate
+of its tokens.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Part:
     empty: bool = False  # `{}`, or a non-thought text part with text "": Qwen Code calls it invalid
     signed: bool = False  # carries a `thoughtSignature`
     failed: bool = False  # a response that reports an `error` (a failed tool call)
+    tokens: int = 0  # Qwen Code's own estimate of the part (`part_estimate`)
 
 
 @dataclass(frozen=True, slots=True)

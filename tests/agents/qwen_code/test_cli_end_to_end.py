@@ -1,8 +1,10 @@
 """Qwen Code sessions through the real command line, as a user runs it on a copy of the real
 fixtures: validate, tokens, compress --out and --in-place proven by the real Qwen Code (without
 the proof, said so, only when it cannot be installed), then restore giving back the original byte
-for byte; and a mixed tree (a Claude Code corpus file, a Codex rollout, a Qwen Code session) where
-each session is reported in its own format, compressed in place and restored."""
+for byte; the acceptance run (every session over the token floor compressed to target and resumed
+by Qwen Code as summary + verbatim suffix); and a mixed tree (a Claude Code corpus file, a Codex
+rollout, a Qwen Code session) where each session is reported in its own format through validate,
+tokens, compress --out and --in-place, then restored."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from typing import Any, Final
 
 import pytest
 
+from pipeline.settings import load_settings
 from pipeline.testing.invoke import compaction
 from tests.support.qwen_model import installed_qwen_code
+from tests.support.qwen_records import repeated
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 CLAUDE_CODE_FILE: Final = "marot__spotter__test_fixtures_transcripts_short.jsonl"
@@ -71,6 +75,12 @@ def test_validate_tokens_and_compress_out_name_qwen_code_and_its_judge_holds_the
     assert done.returncode == 0, done.stderr[-2000:]
     tokens = _reports(tmp_path / "t")["long.jsonl"]["tokens"]
     assert tokens["billed"]["events"] > 0 and tokens["classes"]["tool_result"]["items"] > 0
+    # One basis, Qwen Code's own estimate of what it sends: validate's context is the classes' sum.
+    assert (
+        report["tokens"]["active_chain"]
+        == tokens["context"]["qwen-chars"]
+        == report["context"]["estimated_tokens"]
+    )
 
     out = tmp_path / "out"
     done = compaction("compress", str(chats), "--out", str(out), "--min-tokens", "0", "--quiet", *judge)
@@ -84,6 +94,37 @@ def test_validate_tokens_and_compress_out_name_qwen_code_and_its_judge_holds_the
     assert candidate.stat().st_size < (chats / "long.jsonl").stat().st_size
     again = compaction("validate", str(candidate), "--report-dir", str(tmp_path / "v2"), "--quiet")
     assert again.returncode == 0 and _reports(tmp_path / "v2")["long.jsonl"]["status"] == "valid"
+
+
+def test_every_session_over_the_token_floor_compresses_to_target_and_qwen_code_resumes_it(
+    tmp_path: Path, judge: tuple[str, ...]
+) -> None:
+    """The acceptance run: every real session written here (each under the floor, skipped) and two
+    long ones grown from them past it (calls, failures, reasoning, parallel answers), compressed
+    with the default floor and target; each over the floor meets its target and Qwen Code resumes
+    its candidate as the summary and a verbatim suffix of the original's history."""
+    chats = tmp_path / ".qwen" / "projects" / "-work-app" / "chats"
+    chats.mkdir(parents=True)
+    for fixture in FIXTURES.glob("*.jsonl"):
+        shutil.copy(fixture, chats / fixture.name)
+    (chats / "grown-long.jsonl").write_bytes(repeated((FIXTURES / "long.jsonl").read_bytes(), 10))
+    (chats / "grown-tools.jsonl").write_bytes(repeated((FIXTURES / "tools.jsonl").read_bytes(), 45))
+    out = tmp_path / "out"
+    done = compaction("compress", str(tmp_path / ".qwen"), "--out", str(out), "--quiet", *judge)
+    assert done.returncode == 0, done.stderr[-2000:]
+    floor = load_settings().compress.min_tokens
+    reports = _reports(out)
+    assert set(reports) == {p.name for p in chats.iterdir()}
+    over = {name: r for name, r in reports.items() if r["tokens"]["active_chain"] >= floor}
+    assert set(over) == {"grown-long.jsonl", "grown-tools.jsonl"}
+    for name, report in over.items():
+        assert report["status"] == "compressed" and report["tokens"]["target_met"], name
+        assert report["tokens"]["output"] <= report["tokens"]["target"], name
+        if "--judge" in judge:
+            check = report["resume_check"]
+            assert (check["verdict"], check["summary_blocks"]) == ("match", 1), (name, check["differences"])
+            assert check["kept_blocks"] > 0
+    assert {r["status"] for name, r in reports.items() if name not in over} == {"skipped-small"}
 
 
 def test_a_project_with_a_subagents_transcript_reports_it_as_one_and_tokens_sum_qwen_codes_classes(
@@ -153,17 +194,21 @@ def test_a_mixed_tree_reports_each_session_in_its_own_format_and_in_place_restor
     expected = {"tools.jsonl": "qwen-code", "short.jsonl": "claude-code", rollout: "codex-rollout"}
     common = ("--backup-dir", str(tmp_path / "backups"), "--state-dir", str(tmp_path / "state"))
     runs = {
-        "validate": ("--report-dir", str(tmp_path / "validate")),
-        "tokens": ("--out", str(tmp_path / "tokens")),
-        "compress": ("--in-place", "--min-tokens", "0", "--no-verify-resume", "--report-dir",
+        "validate": ("validate", "--report-dir", str(tmp_path / "validate")),
+        "tokens": ("tokens", "--out", str(tmp_path / "tokens")),
+        "compress-out": ("compress", "--out", str(tmp_path / "compress-out"), "--min-tokens", "0",
+                         "--no-verify-resume"),
+        "compress": ("compress", "--in-place", "--min-tokens", "0", "--no-verify-resume", "--report-dir",
                      str(tmp_path / "compress"), *common),
     }  # fmt: skip
-    for command, extra in runs.items():
+    for name, (command, *extra) in runs.items():
         done = compaction(command, str(root), "--quiet", *extra)
-        assert done.returncode == 0, (command, done.stderr[-2000:])
-        reports = _reports(tmp_path / command)
-        assert {label: r["session"]["format"] for label, r in reports.items()} == expected, command
+        assert done.returncode == 0, (name, done.stderr[-2000:])
+        reports = _reports(tmp_path / name)
+        assert {label: r["session"]["format"] for label, r in reports.items()} == expected, name
     assert _reports(tmp_path / "validate")["tools.jsonl"]["status"] == "valid"
+    assert _reports(tmp_path / "compress-out")["tools.jsonl"]["status"] == "compressed"
+    assert next((tmp_path / "compress-out").rglob("tools.jsonl")).read_bytes() != before[qwen / "tools.jsonl"]
     assert _reports(tmp_path / "compress")["tools.jsonl"]["in_place"]["disposition"] == "committed"
     assert (qwen / "tools.jsonl").read_bytes() != before[qwen / "tools.jsonl"]
     done = compaction("restore", "--all-since", "2020-01-01T00:00", str(root), "--quiet", *common)

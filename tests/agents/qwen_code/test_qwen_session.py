@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Final
 
+import pytest
+
 from pipeline.agents.protocol import ContextFormat
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.formats.line_guard import LineLimits
@@ -119,3 +121,11 @@ def test_a_subagents_transcript_is_a_subagent_session_and_its_parent_the_main_on
     assert not subagent.context_section(0).resumable
     parent = _agent().read((FIXTURES / "delegated.jsonl").read_bytes(), FIXTURES / "delegated.jsonl", LIMITS)
     assert (parent.kind, parent.resumable) == (SessionKind.MAIN, True)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
+def test_the_sent_items_and_the_sent_classes_count_the_same_parts_by_qwen_codes_estimate(name: str) -> None:
+    session = QWEN_CODE.read((FIXTURES / name).read_bytes(), None, LIMITS)
+    sent = session.class_tallies("qwen-chars", {"chars": len}).sent
+    classes = {kind: tally.tokens for (kind, tool), tally in sent.items() if tool is None}
+    assert sum(item.tokens for item in session.sent()) == sum(t["qwen-chars"] for t in classes.values()) > 0

@@ -13,7 +13,7 @@ import pytest
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.call_repair import UNRECORDED_RESULT
 from pipeline.formats.qwen_code.chat_compression import RESUME_INSTRUCTION, summary_message
-from pipeline.formats.qwen_code.chat_messages import estimate_tokens
+from pipeline.formats.qwen_code.part_estimate import estimate_tokens
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis, analyze_session, summary_sent
 from pipeline.vocabulary import FindingCode, PartitionSet, Severity
 from tests.support.agent_files import gemini_checkpoint, gemini_legacy
@@ -136,18 +136,20 @@ def test_a_damaged_line_is_a_finding_at_its_line_never_an_error(line: str, code:
 
 
 @pytest.mark.parametrize(
-    "document",
+    ("document", "layout"),
     [
-        gemini_legacy(),
-        gemini_checkpoint(bare=False),
-        gemini_checkpoint(bare=True),
-        (FIXTURES / "v0.1.4.json").read_bytes(),  # written by Qwen Code 0.1.4
+        (gemini_legacy(), "tmp-chats-session-json"),
+        (gemini_checkpoint(bare=False), "chat-save-checkpoint"),
+        (gemini_checkpoint(bare=True), "chat-save-checkpoint"),
+        ((FIXTURES / "v0.1.4.json").read_bytes(), "tmp-chats-session-json"),  # written by Qwen Code 0.1.4
     ],
 )
-def test_an_older_chat_or_a_checkpoint_document_is_one_finding_and_not_resumed(document: bytes) -> None:
+def test_an_older_chat_or_a_checkpoint_document_is_one_finding_naming_its_layout_and_not_resumed(
+    document: bytes, layout: str
+) -> None:
     analysis = _read(document)
-    assert [(f.code, f.severity, f.line) for f in analysis.findings] == [
-        (FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, 1)
+    assert [(f.code, f.severity, f.line, f.ids) for f in analysis.findings] == [
+        (FindingCode.SESSION_DOCUMENT_NOT_RESUMED, Severity.WARNING, 1, (layout,))
     ]
     assert not analysis.resumable and analysis.messages == ()
     damaged = _read(document[: len(document) // 2])  # no longer a document: its lines say why
@@ -274,3 +276,21 @@ def test_where_a_transcript_lies_tells_a_subagents_too() -> None:
     )
     assert nested.subagent and not nested.resumable
     assert not analyze_session(unmarked, LIMITS, PROJECT / "chats" / "agent-c1.jsonl").subagent
+
+
+def test_qwen_code_estimates_a_call_and_a_response_by_their_json_and_a_text_by_its_characters() -> None:
+    call = {"id": "c1", "name": "run_shell_command", "args": {"command": "ls é"}}
+    response = {"id": "c1", "name": "run_shell_command", "response": {"output": "a.txt"}}
+    records = chain(
+        user(1, "list 日本"),
+        record("assistant", 2, message={"role": "model", "parts": [{"functionCall": call}]}),
+        record("tool_result", 3, message={"role": "user", "parts": [{"functionResponse": response}]}),
+    )
+    tokens = [item.tokens for item in _read(jsonl(records)).items]
+    as_json = '{"id":"c1","name":"run_shell_command",'  # 39 ASCII characters
+    assert tokens == [
+        estimate_tokens("list 日本"),  # 5 ASCII / 4 + 2 x 1.5: 5
+        estimate_tokens(as_json + '"args":{"command":"ls é"}}'),  # Qwen Code's JSON.stringify(functionCall)
+        estimate_tokens(as_json + '"response":{"output":"a.txt"}}'),  # JSON.stringify({id, name, response})
+    ]
+    assert tokens[0] == 5

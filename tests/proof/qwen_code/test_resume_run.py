@@ -8,6 +8,8 @@ saying why, only when it cannot be installed). Each resume takes about two secon
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Final
 
@@ -149,3 +151,26 @@ def test_qwen_code_compresses_a_candidate_again_with_its_own_compress(qwen: Qwen
     assert again.findings == ()
     result = resume_qwen_code(staged.transcript, qwen=qwen, timeout=TIMEOUT)
     assert [m.message for m in again.messages] == list(result.context)
+
+
+def test_qwen_code_resumes_no_chat_of_the_older_tmp_layout_as_the_reader_says(
+    qwen: QwenCode, tmp_path: Path
+) -> None:
+    """Qwen Code 0.1.4 saved a chat as one JSON document in `~/.qwen/tmp/<project hash>/chats/`;
+    0.24.4, asked to resume its session id from there, finds none and calls no model."""
+    document = FIXTURES / "v0.1.4.json"
+    saved = json.loads(document.read_bytes())
+    home, work = tmp_path / "home", tmp_path / "project"
+    work.mkdir()
+    for project_hash in (saved["projectHash"], hashlib.sha256(str(work).encode()).hexdigest()):
+        chats = home / ".qwen" / "tmp" / project_hash / "chats"
+        chats.mkdir(parents=True)
+        (chats / "session-2026-12-07T13-23-80bde2a8.json").write_bytes(document.read_bytes())
+    with ChatCaptureServer() as api:
+        command = qwen.command("--resume", saved["sessionId"], "-p", PROBE, "--auth-type", "openai")
+        env = qwen_environment(home, f"{api.base_url}/v1")
+        code, _, stderr = run_in_process_group(command, cwd=work, env=env, timeout=TIMEOUT)
+        calls = len(api.conversations)
+    assert code != 0 and "No saved session found" in stderr and calls == 0
+    analysis = analyze_session(document.read_bytes(), LIMITS)
+    assert not analysis.resumable and [f.ids for f in analysis.findings] == [("tmp-chats-session-json",)]
