@@ -47,6 +47,7 @@ def _variant(tmp_path: Path, name: str) -> Path:
         "subagent.jsonl",
         "rewound.jsonl",
         "long.jsonl",
+        "killed.jsonl",
         "unidentified.jsonl",
     ],
 )
