@@ -120,6 +120,14 @@ def test_compress_out_writes_a_candidate_gemini_cli_resumes_as_summary_and_suffi
     assert kept and kept == [item.digest for item in original.sent()[-len(kept) :]]
     assert compacted.findings == () and len(candidate.read_bytes()) < len(before)
     assert source.read_bytes() == before  # --out never touches the source
+    script = find_gemini_cli()
+    if script is not None:  # verify-resume judges a Gemini CLI pair with Gemini CLI
+        done = compaction(
+            "verify-resume", str(source), str(candidate), "--judge", f"gemini-cli={script}", "--json"
+        )
+        verified = json.loads(done.stdout)
+        assert done.returncode == 0 and verified["verdict"] == "match", done.stderr[-2000:]
+        assert verified["gemini_cli"]["version"] == "0.61.0" and verified["summary_blocks"] == 2
 
 
 def test_compress_in_place_then_restore_gives_back_the_original_byte_for_byte(
