@@ -5,8 +5,8 @@ repair its client applies on every load (the defect leaves the file, the context
 same), `vacuum` drops what its client never loads (the same context from fewer bytes). Each edit
 is a line, a code and what changed, never text, so it goes into reports as it is.
 
-A repair whose client does not make it on load changes what the client sends (Gemini CLI sends an
-open call as it is; the repair answers it): such a rewrite declares each item it changes
+A repair whose client does not make it on load changes what the client sends (a client that sends
+an open call as it is, the repair answering it): such a rewrite declares each item it changes
 (`SentEdit`), and the check and the judge hold it to exactly those items, every other item the same.
 """
 
@@ -43,8 +43,8 @@ class RewriteEdit:
 class SentEdit:
     """An item the rewritten file's client sends that the original's does not: where it stands
     among the rewritten file's sent items, the item as the client sends it (its canonical JSON, as
-    a `SentItem`'s digest is taken: ids and the repair's own words, never a record's text), and
-    whether it takes the place of the original's item there (else it is inserted)."""
+    a `SentItem`'s digest is taken; held for the check and the judge, never reported), and whether
+    it takes the place of the original's item there (else it is inserted)."""
 
     position: int
     item: bytes
