@@ -21,7 +21,7 @@ from pipeline.proof.gemini_cli.gemini_verdict import (
 from pipeline.proof.gemini_cli.resume import GeminiResumeFailed
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import ResumeExit, Verdict
-from tests.support.gemini_files import fixture, gemini_cli, with_open_calls
+from tests.support.gemini_files import fixture, gemini_cli, with_open_calls, with_pairing_defects
 
 LIMITS = LineLimits(64 << 20, 256)
 
@@ -138,3 +138,15 @@ def test_a_repair_must_send_the_readers_history_with_exactly_its_declared_items(
         "Gemini CLI sent for the original another history than the one read from it",
     )
     assert edited_history(data, LIMITS, ())[1] == original  # nothing declared: the same history
+
+
+def test_a_response_the_repair_inserts_lands_before_the_next_prompt_in_the_expected_history() -> None:
+    data = with_pairing_defects(fixture("tools.jsonl"))
+    result = repair(data, LIMITS)
+    assert [edit.replaces for edit in result.sent] == [False]
+    original, expected = edited_history(data, LIMITS, result.sent)
+    assert (original, expected) == (
+        coalesce(analyze_chat(data, LIMITS).turns),
+        coalesce(analyze_chat(result.data, LIMITS).turns),
+    )  # the history ends with a reply: no placeholder
+    assert len(expected) == len(original) and expected[2]["parts"][1:] == original[2]["parts"]
