@@ -31,7 +31,7 @@ from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, analyze_chat
 from pipeline.formats.gemini_cli.chat_findings import FINAL_STATUSES
 from pipeline.formats.gemini_cli.chat_lines import RecordKind
 from pipeline.formats.gemini_cli.conversation import LoadedMessage
-from pipeline.formats.gemini_cli.history import SentTurn, result_parts
+from pipeline.formats.gemini_cli.history import INTERRUPTED_PLACEHOLDER, SentTurn, result_parts
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import SentEdit
 from pipeline.vocabulary import FindingCode, LineKind
@@ -123,13 +123,18 @@ def _updates(messages: Sequence[LoadedMessage]) -> Iterator[tuple[dict[str, Any]
 
 
 def _without_added(turns: Sequence[SentTurn]) -> list[Mapping[str, Any]]:
-    """The contents sent, the responses the repair added taken out (a turn left empty dropped)."""
+    """The contents sent, the responses the repair added taken out (a turn left empty dropped),
+    and Gemini CLI's placeholder reply to responses that end the history."""
     contents: list[Mapping[str, Any]] = []
-    for turn in turns:
+    for turn in turns[:-1] if turns and _is_placeholder(turns[-1]) else turns:
         parts = [p for p in turn.content["parts"] if not _added(p)]
         if parts:
             contents.append({"role": turn.role, "parts": parts})
     return contents
+
+
+def _is_placeholder(turn: SentTurn) -> bool:
+    return turn.role == "model" and turn.content["parts"] == [{"text": INTERRUPTED_PLACEHOLDER}]
 
 
 def _added(part: object) -> bool:
@@ -166,8 +171,11 @@ def _same(before: ChatAnalysis, after: ChatAnalysis, closed: Sequence[ClosedCall
 
 def _sent_edits(before: ChatAnalysis, after: ChatAnalysis, touched: frozenset[str]) -> tuple[SentEdit, ...]:
     """The tool-results turn of each message the repair closed calls of, where the repaired file
-    sends it: a new item, or in place of the results turn the message already had."""
+    sends it: a new item, or in place of the results turn the message already had; and Gemini
+    CLI's placeholder reply when the history now ends with responses and did not."""
     answered = {turn.message_id for turn in before.turns if turn.results}
+    placeholder = bool(after.turns) and _is_placeholder(after.turns[-1])
+    placeholder = placeholder and not (before.turns and _is_placeholder(before.turns[-1]))
     return tuple(
         SentEdit(
             position,
@@ -175,7 +183,11 @@ def _sent_edits(before: ChatAnalysis, after: ChatAnalysis, touched: frozenset[st
             replaces=group[0].message_id in answered,
         )
         for position, (group, _) in enumerate(after.items)
-        if len(group) == 1 and group[0].results and group[0].message_id in touched
+        if len(group) == 1
+        and (
+            (group[0].results and group[0].message_id in touched)
+            or (placeholder and position == len(after.items) - 1)
+        )
     )
 
 

@@ -31,7 +31,6 @@ from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
 __all__ = [
-    "INTERRUPTED_PLACEHOLDER",
     "edited_history",
     "judge_gemini",
     "judge_gemini_edits",
@@ -207,22 +206,14 @@ def prove_gemini_resume(
     return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)
 
 
-# What Gemini CLI 0.61 appends as a model turn before a prompt when the history ends with tool
-# responses (`closeUnansweredToolResponseTurn`): a file ending so, as a repaired one may, gets it.
-INTERRUPTED_PLACEHOLDER: Final = "[The previous response was interrupted before it completed.]"
-
-
 def _coalesced(contents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The `contents` Gemini CLI sends for turns before a prompt: consecutive turns of one role
-    merged, and its placeholder reply after tool responses that end the history."""
+    """The `contents` Gemini CLI sends for turns: consecutive turns of one role merged."""
     merged: list[dict[str, Any]] = []
     for content in contents:
         if merged and merged[-1]["role"] == content["role"]:
             merged[-1]["parts"] = [*merged[-1]["parts"], *content["parts"]]
         else:
             merged.append({"role": content["role"], "parts": list(content["parts"])})
-    if merged and merged[-1]["role"] == "user" and _ids(merged[-1], "functionResponse"):
-        merged.append({"role": "model", "parts": [{"text": INTERRUPTED_PLACEHOLDER}]})
     return merged
 
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
-from pipeline.formats.gemini_cli.history import coalesce
+from pipeline.formats.gemini_cli.history import INTERRUPTED_PLACEHOLDER, coalesce
 from pipeline.formats.gemini_cli.repair import CANCELLED_ERROR, RepairOutcome, RepairRefusal, repair
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import SentEdit, expected_sent
@@ -119,11 +119,14 @@ def _in_a_snapshot(data: bytes) -> bytes:
     return orjson.dumps(header) + b"\n" + orjson.dumps({"$set": {"messages": messages}}) + b"\n"
 
 
-@pytest.mark.parametrize("layout", ["records", "snapshot"])
+@pytest.mark.parametrize("layout", ["records", "snapshot", "ending"])
 def test_the_real_client_sends_the_repaired_history_each_call_answered(layout: str, tmp_path: Path) -> None:
+    """`ending`: the open call is the session's last message, so the repaired history ends with
+    its response and Gemini CLI puts its placeholder reply after it (the reader too)."""
     script = gemini_cli()
     damaged = with_pairing_defects(fixture("tools.jsonl"))
     damaged = _in_a_snapshot(damaged) if layout == "snapshot" else damaged
+    damaged = b"".join(damaged.splitlines(keepends=True)[:3]) if layout == "ending" else damaged
     result = repair(damaged, LIMITS)
     assert result.outcome is RepairOutcome.REPAIRED
     path = tmp_path / "session-2026-12-07T10-00-repaired.jsonl"
@@ -133,3 +136,6 @@ def test_the_real_client_sends_the_repaired_history_each_call_answered(layout: s
     sent = [dict(content) for content in resumed.context]
     assert sent == coalesce(analyze_chat(path.read_bytes(), LIMITS).turns)
     assert sent[1]["parts"][0]["functionCall"]["id"] == "c1" and sent[2]["parts"][0] == CLOSING
+    if layout == "ending":
+        assert sent[3] == {"role": "model", "parts": [{"text": INTERRUPTED_PLACEHOLDER}]}
+        assert [e.replaces for e in result.sent] == [False, False]  # the response, the placeholder

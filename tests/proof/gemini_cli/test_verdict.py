@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
-from pipeline.formats.gemini_cli.history import coalesce
+from pipeline.formats.gemini_cli.history import INTERRUPTED_PLACEHOLDER, coalesce
 from pipeline.formats.gemini_cli.repair import repair
 from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.gemini_verdict import (
-    INTERRUPTED_PLACEHOLDER,
     edited_history,
     judge_gemini,
     judge_gemini_edits,
@@ -128,8 +127,8 @@ def test_a_repair_must_send_the_readers_history_with_exactly_its_declared_items(
     original, expected = edited_history(data, LIMITS, result.sent)
     # both end with tool responses: Gemini CLI puts its placeholder reply before the next prompt
     closing = {"role": "model", "parts": [{"text": INTERRUPTED_PLACEHOLDER}]}
-    assert original == [*coalesce(analyze_chat(data, LIMITS).turns), closing]
-    assert expected == [*coalesce(analyze_chat(result.data, LIMITS).turns), closing]
+    assert original == coalesce(analyze_chat(data, LIMITS).turns) and original[-1] == closing
+    assert expected == coalesce(analyze_chat(result.data, LIMITS).turns) and expected[-1] == closing
     assert judge_gemini_edits(original, expected, (original, expected), 1).verdict is Verdict.MATCH
     unrepaired = judge_gemini_edits(original, original, (original, expected), 1)
     assert unrepaired.verdict is Verdict.MISMATCH and len(unrepaired.differences) == 2  # differs, unanswered
