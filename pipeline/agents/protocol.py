@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pipeline.findings import Finding
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
-from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal, SentEdit
 from pipeline.installed import ResumeJudge
 from pipeline.proof.verdict import ExcludedText
 from pipeline.report.resume_check import ResumeCheckSection
@@ -33,7 +33,14 @@ from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
 
-__all__ = ["ContextFormat", "ContextJudge", "ContextSession", "JudgedPair", "PartitionSets"]
+__all__ = [
+    "ContextFormat",
+    "ContextJudge",
+    "ContextSession",
+    "JudgedPair",
+    "PartitionSets",
+    "SentEditsJudge",
+]
 
 PartitionSets = Mapping[PartitionSet, frozenset[int]]
 """The lines of each of the six sets (before `core.partition.checked_partition` checks them)."""
@@ -129,8 +136,9 @@ class ContextSession(Protocol):
 
     def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
         """The file rewritten for `kind` (`repair`: the repair its client makes on load written in;
-        `vacuum`: what it never loads dropped), its client sending the same context; a refusal why
-        not; None when there is nothing to do or the format has no such rewrite."""
+        `vacuum`: what it never loads dropped), its client sending the same context, or that
+        context with the items the rewrite declares (`Rewrite.sent`: a repair its client does not
+        make itself); a refusal why not; None when there is nothing to do or no such rewrite."""
         ...
 
 
@@ -177,6 +185,28 @@ class ContextJudge(Protocol):
         """Resume both staged files in the client against a loopback capture server and judge what
         it sent (`summaries`: the texts the candidate's summary holds, None when unknown; empty: the
         candidate holds no summary and must send exactly what the original sends). Raises
+        the client's own `JudgeError`s."""
+        ...
+
+
+@runtime_checkable
+class SentEditsJudge(Protocol):
+    """A judge that also proves a rewrite which changes what its client sends (`Rewrite.sent`: a
+    repair its client does not make on load). Only a format whose rewrites declare such items needs
+    one; the rewrite job refuses them from any other."""
+
+    def prove_edits(
+        self,
+        original: Path,
+        candidate: Path,
+        *,
+        executable: Path,
+        timeout: float,
+        limits: LineLimits,
+        edits: Sequence[SentEdit],
+    ) -> JudgedPair:
+        """Resume both staged files in the client and judge what it sent: the candidate holds when
+        it sends the original's context with exactly `edits` put in, nothing else changed. Raises
         the client's own `JudgeError`s."""
         ...
 

@@ -2,9 +2,10 @@
 rewritten, its client sending the same context.
 
 read -> gate (a subagent's session, a file its client does not resume) -> the format's rewrite
--> the check, pure: the rewritten bytes re-read send the original's items digest for digest, hold
-none of the findings the rewrite removes and no finding the original did not -> the judge (the
-agent's own client resumes both and must send the same, item for item) -> the bytes to publish
+-> the check, pure: the rewritten bytes re-read send the original's items digest for digest (with
+the items the rewrite declares it changes, `Rewrite.sent`, put in), hold none of the findings the
+rewrite removes and no finding the original did not -> the judge (the agent's own client resumes
+both and must send the same, item for item, but the declared items) -> the bytes to publish
 (`--out`: a candidate file; `--in-place`: the live-replacement transaction). A session that stops
 at any step gets a report saying why, and nothing is written.
 """
@@ -22,10 +23,10 @@ from pathlib import Path
 import msgspec
 from msgspec import UnsetType
 
-from pipeline.agents.protocol import ContextFormat, ContextSession
+from pipeline.agents.protocol import ContextFormat, ContextSession, JudgedPair, SentEditsJudge
 from pipeline.findings import Finding
 from pipeline.formats.line_guard import LineLimits
-from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
+from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal, expected_sent
 from pipeline.installed import JudgeError
 from pipeline.read.load import SourceBytes
 from pipeline.reasons import Reason, Refusal, SkipReason
@@ -36,6 +37,7 @@ from pipeline.vocabulary import ResumeGate, SessionKind, Severity, SourceFormat
 __all__ = [
     "NOT_RESUMED",
     "REREAD_DIFFERS",
+    "NoJudgeOfSentEdits",
     "RewriteOptions",
     "Rewritten",
     "check_rewrite",
@@ -46,6 +48,10 @@ __all__ = [
 
 NOT_RESUMED = SkipReason.NOT_RESUMED.value  # a checkpoint, a legacy document: nothing to rewrite
 REREAD_DIFFERS = "rewrite-reread-differs"  # the rewritten file does not send what the original sends
+
+
+class NoJudgeOfSentEdits(JudgeError):
+    """The format's judge cannot prove a rewrite that changes what its client sends."""
 
 
 def no_such_rewrite(source_format: SourceFormat | str, kind: RewriteKind) -> str:
@@ -103,10 +109,12 @@ def _gate(
 
 
 def check_rewrite(session: ContextSession, after: ContextSession, rewrite: Rewrite) -> list[str]:
-    """Why the rewritten file (`after`, re-read) is not the original as its client rebuilds it:
-    other items sent, a repaired finding left, a finding the original did not have (empty: none)."""
+    """Why the rewritten file (`after`, re-read) is not the original as its client rebuilds it
+    (with the items the rewrite declares put in): other items sent, a repaired finding left, a
+    finding the original did not have (empty: none)."""
     problems: list[str] = []
-    if [i.digest for i in after.sent()] != [i.digest for i in session.sent()]:
+    expected = expected_sent([i.digest for i in session.sent()], rewrite.sent)
+    if [i.digest for i in after.sent()] != expected:
         problems.append(REREAD_DIFFERS)
     before, now = Counter(f.code for f in session.findings), Counter(f.code for f in after.findings)
     problems += [f"finding-remains-{code.value}" for code in sorted(rewrite.repaired) if now[code]]
@@ -125,8 +133,33 @@ def _staged(scratch: Path, side: str, name: str, data: bytes) -> Path:
     return folder / name
 
 
+def _prove(
+    agent: ContextFormat, staged: tuple[Path, Path], rewrite: Rewrite, options: RewriteOptions
+) -> JudgedPair:
+    """The judge's verdict: the same context from both, or the original's with the declared items."""
+    executable = Path(options.judges[agent.format])
+    if not rewrite.sent:
+        return agent.judge.prove(
+            *staged,
+            executable=executable,
+            timeout=options.timeout_seconds,
+            limits=options.limits,
+            excluded=(),  # a rewrite drops nothing the client sends, and adds no text of its own
+            summaries=(),  # no summary: every item the same
+        )
+    if not isinstance(agent.judge, SentEditsJudge):
+        raise NoJudgeOfSentEdits
+    return agent.judge.prove_edits(
+        *staged,
+        executable=executable,
+        timeout=options.timeout_seconds,
+        limits=options.limits,
+        edits=rewrite.sent,
+    )
+
+
 def _judged(
-    agent: ContextFormat, source: SourceBytes, data: bytes, options: RewriteOptions
+    agent: ContextFormat, source: SourceBytes, rewrite: Rewrite, options: RewriteOptions
 ) -> tuple[ResumeCheckSection, str | None]:
     """The judge's section, and a refusal unless the client sends the same for both files."""
     executable = options.judges.get(agent.format)
@@ -139,17 +172,9 @@ def _judged(
     with tempfile.TemporaryDirectory(prefix="compaction-rewrite-") as scratch:
         name = source.path.name.removesuffix(".zst")
         original = _staged(Path(scratch), "original", name, source.data)
-        rewritten = _staged(Path(scratch), "candidate", name, data)
+        rewritten = _staged(Path(scratch), "candidate", name, rewrite.data)
         try:
-            judged = agent.judge.prove(
-                original,
-                rewritten,
-                executable=Path(executable),
-                timeout=options.timeout_seconds,
-                limits=options.limits,
-                excluded=(),  # a rewrite drops nothing the client sends, and adds no text of its own
-                summaries=(),  # no summary: every item the same
-            )
+            judged = _prove(agent, (original, rewritten), rewrite, options)
         except JudgeError as exc:
             elapsed = round((time.perf_counter() - started) * 1000, 1)
             return resume_check_failed(exc.code, elapsed), Refusal.RESUME_CHECK_FAILED.value
@@ -215,7 +240,7 @@ def _checked(
         return Rewritten(_with(made, status=RewriteStatus.REFUSED, reasons=problems))
     if not prove or options.gate is ResumeGate.OFF:
         return Rewritten(made, rewrite.data)
-    check, refusal = _judged(agent, source, rewrite.data, options)
+    check, refusal = _judged(agent, source, rewrite, options)
     judged = _with(made, resume_check=check)
     if refusal is not None:
         return Rewritten(_with(judged, status=RewriteStatus.REFUSED, reasons=[refusal]))

@@ -12,7 +12,7 @@ from pipeline.agents.codex import CODEX
 from pipeline.agents.gemini_cli import GEMINI_CLI
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.formats.line_guard import LineLimits
-from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind
+from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind, SentEdit
 from pipeline.jobs.context_rewrite import (
     NOT_RESUMED,
     REREAD_DIFFERS,
@@ -27,6 +27,7 @@ from pipeline.vocabulary import FindingCode, ResumeGate
 from tests.conftest import CODEX_FILES
 from tests.proof.qwen_code.test_resume_run import VARIANTS
 from tests.support.gemini_files import FIXTURES as GEMINI_FIXTURES
+from tests.support.gemini_files import with_open_calls
 
 LIMITS: Final = LineLimits(max_line_bytes=64 << 20, max_json_depth=256)
 ROLLOUT: Final = (
@@ -74,8 +75,8 @@ def test_what_has_no_such_rewrite_or_is_never_resumed_is_skipped_saying_why(tmp_
     for path, (agent, status, reason) in cases.items():
         done = rewrite_session(agent, path.name, read_source(path), vacuum, mode="in-place", prove=True)
         assert (done.report.status, done.report.reasons, done.data) == (status, [reason], None), path.name
-    repair = rewrite_session(GEMINI_CLI, "t", read_source(GEMINI_FIXTURES / "tools.jsonl"), _options(RewriteKind.REPAIR), mode="report", prove=False)  # fmt: skip
-    assert repair.report.reasons == ["no-repair-for-gemini-cli"]
+    repair = rewrite_session(CODEX, "r", read_source(rollout), _options(RewriteKind.REPAIR), mode="report", prove=False)  # fmt: skip
+    assert repair.report.reasons == [no_such_rewrite(CODEX.format, RewriteKind.REPAIR)]
 
 
 def test_a_rewrite_its_client_would_send_otherwise_is_refused_by_the_check() -> None:
@@ -94,3 +95,29 @@ def test_a_rewrite_its_client_would_send_otherwise_is_refused_by_the_check() -> 
     )
     problems = check_rewrite(session, QWEN_CODE.read(unrepaired.data, None, LIMITS), unrepaired)
     assert "finding-remains-tool-use-unanswered" in problems and "finding-new-blank-line" in problems
+
+
+def test_a_repair_that_changes_what_is_sent_is_held_to_exactly_the_items_it_declares(tmp_path: Path) -> None:
+    """Gemini CLI sends an open call as it is, so its repair changes what is sent: the check takes
+    the original's items with the declared ones put in, and nothing else."""
+    path = tmp_path / "chats" / "session-killed.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(with_open_calls(GEMINI_FIXTURES / "killed.jsonl"))
+    done = rewrite_session(GEMINI_CLI, "k", read_source(path), _options(RewriteKind.REPAIR), mode="report", prove=True)  # fmt: skip
+    report = done.report
+    assert (report.status, report.reasons, report.findings_after) == (RewriteStatus.PLANNED, [], {})
+    assert {(e.line, e.code, e.change) for e in report.edits} == {
+        (7, "tool-use-unanswered", "cancelled-response-added"),
+        (7, "turn-unfinished", "call-status-cancelled"),
+    }
+    session = GEMINI_CLI.read(path.read_bytes(), path, LIMITS)
+    good = session.rewrite(RewriteKind.REPAIR, LIMITS)
+    assert isinstance(good, Rewrite) and good.data == done.data and len(good.sent) == 1
+    after = GEMINI_CLI.read(good.data, None, LIMITS)
+    assert check_rewrite(session, after, good) == []
+    (declared,) = good.sent
+    undeclared = Rewrite(good.kind, good.data, good.edits)
+    inserted = Rewrite(good.kind, good.data, good.edits, (SentEdit(declared.position, declared.item),))
+    other = Rewrite(good.kind, good.data, good.edits, (SentEdit(declared.position, b"{}", replaces=True),))
+    for wrong in (undeclared, inserted, other):
+        assert check_rewrite(session, after, wrong) == [REREAD_DIFFERS]

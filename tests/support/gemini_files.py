@@ -25,6 +25,7 @@ __all__ = [
     "long_task",
     "rewound_and_reappended",
     "with_lines",
+    "with_open_calls",
     "with_pairing_defects",
     "write_gemini_chats",
 ]
@@ -98,6 +99,32 @@ def with_pairing_defects(path: Path) -> bytes:
         {"id": "m6", "timestamp": "t", "type": "gemini", "content": "Done."},
     ]
     return b"".join(orjson.dumps(record) + b"\n" for record in records)
+
+
+def with_open_calls(path: Path) -> bytes:
+    """The killed run's session (`killed.jsonl`) as a writer that records each call when it starts
+    would have left it: the last reply re-appended with its two calls, the read done and answered,
+    the command still `executing` with no result. Gemini CLI 0.61 records a reply's calls only once
+    all of them have completed, so its own killed run lost both instead."""
+    records = lines_of(path)
+    reply = next(r for r in reversed(records) if r.get("type") == "gemini")
+    read_id, shell_id = (
+        "read_file__read_file_1796700000000_0",
+        "run_shell_command__run_shell_command_1796700000000_1",
+    )
+    output = {"output": "hello from the notes\n"}
+    answer = {"functionResponse": {"id": read_id, "name": "read_file", "response": output}}
+    calls = [
+        {
+            "id": read_id,
+            "name": "read_file",
+            "args": {"file_path": "notes.txt"},
+            "result": [answer],
+            "status": "success",
+        },
+        {"id": shell_id, "name": "run_shell_command", "args": {"command": "sleep 30"}, "status": "executing"},
+    ]
+    return with_lines(path, {**reply, "toolCalls": calls})
 
 
 def without_call_ids(path: Path) -> bytes:

@@ -10,6 +10,7 @@ copies every session file the runs wrote; `python -m tests.support.gemini_sessio
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -27,9 +28,10 @@ from tests.support.gemini_tty import (
     run_interactive,
 )
 
-__all__ = ["SCENARIOS", "GeminiStep", "record", "run_scenario"]
+__all__ = ["SCENARIOS", "GeminiStep", "record", "record_killed", "run_scenario"]
 
 RUN_SECONDS: Final = 120.0
+KILL_AFTER_SECONDS: Final = 20.0  # well past the first reply (under a second), before the command ends
 _COMPRESSING_PROMPT: Final = 900_000  # over half of the model's 1M window: Gemini CLI compresses
 
 
@@ -185,6 +187,39 @@ def record_checkpoint(out: Path) -> Path:
     return target
 
 
+# The model answers with text and two calls in one reply: a read that ends at once, a command
+# that runs for 30 s (Gemini CLI starts it in a process group of its own, which outlives the kill:
+# it ends by itself soon after); the run is killed while the command runs.
+_KILLED_REPLIES: Final = (
+    (
+        text_part("I will read the notes and run the build."),
+        function_call_part("read_file", {"file_path": "notes.txt"}),
+        function_call_part("run_shell_command", {"command": "sleep 30"}),
+    ),
+)
+
+
+def record_killed(out: Path) -> Path:
+    """Record `killed.jsonl`: a `-p` run killed (its process group, SIGKILL) while one of the two
+    calls of a reply still runs, as a user's closed terminal or an out-of-memory kill ends it."""
+    script = require_gemini_cli()
+    args = ("-p", "read the notes, then run the slow build", *_YOLO)
+    with tempfile.TemporaryDirectory(prefix="gemini-record-") as scratch:
+        staged = make_home(Path(scratch))
+        (staged.work_dir / "notes.txt").write_text("hello from the notes\n")
+        with GeminiApiServer(replies=_KILLED_REPLIES) as api:
+            try:
+                run_gemini(script, staged, args, base_url=api.base_url, timeout=KILL_AFTER_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass  # killed, as meant
+            else:
+                raise RuntimeError("the killed run ended by itself")
+        (session,) = staged.chats.glob("*.jsonl")
+        target = out / "killed.jsonl"
+        shutil.copyfile(session, target)
+    return target
+
+
 def _fixture_name(scenario: str, session: Path, chats: Path, index: int) -> str:
     """`<scenario>.jsonl` for the main session, `<scenario>-subagent[-n].jsonl` for one under
     `chats/<parent>/`."""
@@ -219,3 +254,5 @@ if __name__ == "__main__":
         print(record_rewound(Path(sys.argv[1])))
     if not names or "checkpoint" in names:
         print(record_checkpoint(Path(sys.argv[1])))
+    if not names or "killed" in names:
+        print(record_killed(Path(sys.argv[1])))

@@ -26,7 +26,7 @@ class GeminiCliFormat:
     estimator: str = "gemini-cli-estimate"  # Gemini CLI's estimateTokenCountSync (chars / 4, non-ASCII 1.5)
     tokenizer: str | None = None
     compressed_sessions: bool = False  # Gemini CLI keeps no compressed sessions
-    rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.VACUUM})
+    rewrites: frozenset[RewriteKind] = frozenset({RewriteKind.REPAIR, RewriteKind.VACUUM})
     judge: GeminiJudge = field(default_factory=GeminiJudge)
 
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> GeminiSession:

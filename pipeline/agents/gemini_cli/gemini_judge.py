@@ -10,10 +10,11 @@ from pipeline.agents.gemini_cli.gemini_session import GeminiSession
 from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import SentEdit
 from pipeline.installed import ResumeJudge
 from pipeline.proof.gemini_cli.excluded_text import chat_exclusions
 from pipeline.proof.gemini_cli.gemini_run import require_gemini_cli
-from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_resume
+from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_edits, prove_gemini_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
@@ -43,7 +44,7 @@ class GeminiCliClient:
 class GeminiJudge:
     """Gemini CLI resumes the original and the candidate; the candidate holds when it sends the
     summary and acknowledgement, then a verbatim suffix of the original's contents, every call
-    answered, no excluded text."""
+    answered, no excluded text (a repair: the original's contents with its declared items)."""
 
     @property
     def client(self) -> ResumeJudge:
@@ -68,5 +69,21 @@ class GeminiJudge:
     ) -> JudgedItems:
         verdict = prove_gemini_resume(
             original, candidate, script=executable, timeout=timeout, excluded=excluded, summaries=summaries
+        )
+        return JudgedItems(verdict)
+
+    def prove_edits(
+        self,
+        original: Path,
+        candidate: Path,
+        *,
+        executable: Path,
+        timeout: float,
+        limits: LineLimits,
+        edits: Sequence[SentEdit],
+    ) -> JudgedItems:
+        """A repair's verdict: the original's history with exactly `edits` put in."""
+        verdict = prove_gemini_edits(
+            original, candidate, script=executable, timeout=timeout, limits=limits, edits=edits
         )
         return JudgedItems(verdict)

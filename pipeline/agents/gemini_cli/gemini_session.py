@@ -20,17 +20,22 @@ from pipeline.formats.gemini_cli.compression_records import (
     summary_sent,
 )
 from pipeline.formats.gemini_cli.part_classes import class_tallies, file_tokens
+from pipeline.formats.gemini_cli.repair import RepairOutcome, repair
 from pipeline.formats.gemini_cli.vacuum import VacuumOutcome, vacuum
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
-from pipeline.vocabulary import SessionKind
+from pipeline.vocabulary import FindingCode, SessionKind
 
-__all__ = ["VACUUMED_RECORDS", "GeminiSession"]
+__all__ = ["CLOSED_CHANGES", "VACUUMED_RECORDS", "GeminiSession"]
 
 VACUUMED_RECORDS = "superseded-records-dropped"  # re-appended messages, snapshots, rewound records
+CLOSED_CHANGES = {  # what repair did about each defect of a call it closed
+    FindingCode.TOOL_USE_UNANSWERED: "cancelled-response-added",
+    FindingCode.TURN_UNFINISHED: "call-status-cancelled",
+}
 
 
 @dataclass(frozen=True)
@@ -130,9 +135,10 @@ class GeminiSession:
 
     def rewrite(self, kind: RewriteKind, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
         """`vacuum`: the file as small as what Gemini CLI loads from it (`formats/gemini_cli/vacuum`);
-        no repair."""
-        if kind is not RewriteKind.VACUUM:
-            return None
+        `repair`: each open call closed as Gemini CLI closes a cancelled one, its response declared
+        as a change to what Gemini CLI sends (`formats/gemini_cli/repair`)."""
+        if kind is RewriteKind.REPAIR:
+            return self._repaired(limits)
         data = self.analysis.data
         result = vacuum(data, limits)
         if result.outcome is VacuumOutcome.REFUSED:
@@ -141,3 +147,13 @@ class GeminiSession:
             return None
         dropped = data.count(b"\n") - result.data.count(b"\n")
         return Rewrite(kind, result.data, (RewriteEdit(1, None, VACUUMED_RECORDS, max(dropped, 0)),))
+
+    def _repaired(self, limits: LineLimits) -> Rewrite | RewriteRefusal | None:
+        result = repair(self.analysis.data, limits)
+        if result.outcome is RepairOutcome.REFUSED:
+            return RewriteRefusal(RewriteKind.REPAIR, f"repair-{result.refusal or 'refused'}")
+        if result.outcome is RepairOutcome.UNCHANGED:
+            return None
+        closed = result.closed
+        edits = tuple(RewriteEdit(c.line, code, CLOSED_CHANGES[code]) for c in closed for code in c.codes)
+        return Rewrite(RewriteKind.REPAIR, result.data, edits, result.sent)

@@ -1,9 +1,13 @@
 """What a Gemini CLI session records of the tokens its model calls were billed for.
 
 Each Gemini reply records its call's `tokens` (`input`, `output`, `cached`, `thoughts`, `tool`,
-`total`). Every call was billed, whether its reply is still loaded or was rewound, superseded or
-left out of a snapshot (Gemini CLI's resume snapshots drop it), so each reply id counts once, at
-its last recorded version, wherever in the file it is.
+`total`: the Gemini API's prompt, candidates, cached-content, thoughts and tool-use-prompt counts).
+Every call was billed, whether its reply is still loaded or was rewound, superseded or left out of
+a snapshot (Gemini CLI's resume snapshots drop it), so each reply id counts once, at its last
+recorded version, wherever in the file it is. The report counts as Codex does, where the parts
+are within the whole: billed input is the prompt and the tool-use prompt (cached tokens within
+it), billed output the candidates and the thoughts (the API bills thoughts as output and counts
+them apart: `total` is the four added), reasoning the thoughts.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ __all__ = ["BilledUsage", "billed_usage", "file_messages"]
 
 @dataclass(frozen=True, slots=True)
 class BilledUsage:
-    """Sums over the replies recorded, and the last reply's input (the context it was billed for)."""
+    """Sums over the replies recorded (input with the tool-use prompt, output with the thoughts),
+    and the last reply's prompt (the context it was billed for)."""
 
     replies: int
     input: int
@@ -58,11 +63,12 @@ def billed_usage(analysis: ChatAnalysis) -> BilledUsage:
             by_reply.pop(ident, None)  # re-inserted: the order is that of the last version
             by_reply[ident] = usage
     usages = list(by_reply.values())
+    thoughts = sum(_count(u, "thoughts") for u in usages)
     return BilledUsage(
         replies=len(usages),
-        input=sum(_count(u, "input") for u in usages),
+        input=sum(_count(u, "input") + _count(u, "tool") for u in usages),
         cached_input=sum(_count(u, "cached") for u in usages),
-        output=sum(_count(u, "output") for u in usages),
-        thoughts=sum(_count(u, "thoughts") for u in usages),
+        output=sum(_count(u, "output") for u in usages) + thoughts,
+        thoughts=thoughts,
         last_input=_count(usages[-1], "input") if usages else None,
     )

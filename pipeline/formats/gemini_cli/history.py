@@ -10,6 +10,9 @@ lack one), the curated history (a run of model turns holding an invalid part is 
 synthetic signature; an empty turn dropped) and the wire form (`stripToolCallIdPrefixes`).
 Consecutive turns of one role are then coalesced into one `Content`: `coalesce` does that for
 comparing with what was sent, while the turns stay the items a compaction keeps or summarizes.
+A history that ends with tool responses (a run killed before the model answered them) gets the
+reply Gemini CLI puts after them before the next prompt (`closeUnansweredToolResponseTurn`),
+attributed to the line of the responses' message.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pipeline.formats.gemini_cli.parts import as_parts, content_text, is_ignored
 
 __all__ = [
     "ENVIRONMENT_ID",
+    "INTERRUPTED_PLACEHOLDER",
     "SentTurn",
     "coalesce",
     "rebuild_history",
@@ -33,6 +37,7 @@ __all__ = [
 ]
 
 SYNTHETIC_SIGNATURE: Final = "skip_thought_signature_validator"
+INTERRUPTED_PLACEHOLDER: Final = "[The previous response was interrupted before it completed.]"
 _NON_TEXT_KEYS_IGNORED: Final = frozenset({"text", "thought", "callIndex"})
 _SENT_TYPES: Final = frozenset({"user", "gemini"})
 
@@ -252,13 +257,21 @@ def _wire_part(part: Any) -> Any:
     return wired
 
 
+def _ends_with_responses(history: Sequence[_Turn]) -> bool:
+    """Whether the history (before curation, as Gemini CLI checks it) ends with tool responses."""
+    last = history[-1]
+    responses = (isinstance(p, Mapping) and p.get("functionResponse") for p in last.parts)
+    return last.role == "user" and any(responses)
+
+
 def rebuild_history(messages: Sequence[LoadedMessage]) -> tuple[SentTurn, ...]:
-    """The turns Gemini CLI sends from `messages` on resume (after its environment turn)."""
+    """The turns Gemini CLI sends from `messages` on resume (after its environment turn), up to
+    the next prompt."""
     history = [_Turn(ENVIRONMENT_ID, None, "user", [{"text": ""}])]
     history.extend(_client_history(messages))
     _ensure_ids(history)
     turns = [_strip_thoughts(t) for t in _curated(history)]
-    return tuple(
+    sent = [
         SentTurn(
             t.message.id,
             t.message.line,
@@ -267,7 +280,11 @@ def rebuild_history(messages: Sequence[LoadedMessage]) -> tuple[SentTurn, ...]:
         )
         for t in turns[1:]
         if t.parts and t.message is not None
-    )
+    ]
+    if sent and _ends_with_responses(history):
+        placeholder = {"role": "model", "parts": [{"text": INTERRUPTED_PLACEHOLDER}]}
+        sent.append(SentTurn(sent[-1].message_id, sent[-1].line, placeholder))
+    return tuple(sent)
 
 
 def coalesce(turns: Sequence[SentTurn]) -> list[dict[str, Any]]:

@@ -10,9 +10,11 @@ kept). The original's lines stay byte for byte; a restore is dropping the append
 
 It is proven by re-reading: the history sent is the original's with those responses after their
 calls and nothing else, the findings are the original's without the closed calls', else nothing is
-written (`RepairOutcome.REFUSED`). A response no call made (`tool-result-without-use`) is left:
-removing it would drop text the model was given. A damaged file, a legacy JSON document and a
-checkpoint are left as they are.
+written (`RepairOutcome.REFUSED`). The sent items it changes are declared (`RepairResult.sent`: each
+tool-results turn of a message it closed, inserted, or in place of the one it had), so that the
+rewrite job and the judge hold the real client to exactly that change. A response no call made
+(`tool-result-without-use`) is left: removing it would drop text the model was given. A damaged
+file, a legacy JSON document and a checkpoint are left as they are.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, analyze_chat
 from pipeline.formats.gemini_cli.chat_findings import FINAL_STATUSES
 from pipeline.formats.gemini_cli.chat_lines import RecordKind
 from pipeline.formats.gemini_cli.conversation import LoadedMessage
-from pipeline.formats.gemini_cli.history import SentTurn, result_parts
+from pipeline.formats.gemini_cli.history import INTERRUPTED_PLACEHOLDER, SentTurn, result_parts
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import SentEdit
 from pipeline.vocabulary import FindingCode, LineKind
 
 __all__ = ["CANCELLED_ERROR", "ClosedCall", "RepairOutcome", "RepairRefusal", "RepairResult", "repair"]
@@ -79,6 +82,7 @@ class RepairResult:
     data: bytes
     closed: tuple[ClosedCall, ...] = ()
     refusal: RepairRefusal | None = None
+    sent: tuple[SentEdit, ...] = ()  # the sent items the repair changes, in the repaired file's order
 
 
 def _open(call: Mapping[str, Any]) -> tuple[FindingCode, ...]:
@@ -119,13 +123,18 @@ def _updates(messages: Sequence[LoadedMessage]) -> Iterator[tuple[dict[str, Any]
 
 
 def _without_added(turns: Sequence[SentTurn]) -> list[Mapping[str, Any]]:
-    """The contents sent, the responses the repair added taken out (a turn left empty dropped)."""
+    """The contents sent, the responses the repair added taken out (a turn left empty dropped),
+    and Gemini CLI's placeholder reply to responses that end the history."""
     contents: list[Mapping[str, Any]] = []
-    for turn in turns:
+    for turn in turns[:-1] if turns and _is_placeholder(turns[-1]) else turns:
         parts = [p for p in turn.content["parts"] if not _added(p)]
         if parts:
             contents.append({"role": turn.role, "parts": parts})
     return contents
+
+
+def _is_placeholder(turn: SentTurn) -> bool:
+    return turn.role == "model" and turn.content["parts"] == [{"text": INTERRUPTED_PLACEHOLDER}]
 
 
 def _added(part: object) -> bool:
@@ -137,16 +146,49 @@ def _finding_keys(analysis: ChatAnalysis) -> Counter[tuple[FindingCode, tuple[st
     return Counter((f.code, f.ids) for f in analysis.findings)
 
 
+def _names(ids: tuple[str, ...], call: ClosedCall) -> bool:
+    """Whether a finding's ids name `call`: its recorded id, the id Gemini CLI sends (a `name__`
+    prefix stripped), or, for a call recorded without one, the id Gemini CLI makes up for it."""
+    if not call.call_id:
+        return ids == ("",) or (len(ids) == 1 and ids[0].startswith(f"synth_{call.name}_"))
+    sent = call.call_id.removeprefix(f"{call.name}__")
+    return ids in ((call.call_id,), (sent,))
+
+
 def _same(before: ChatAnalysis, after: ChatAnalysis, closed: Sequence[ClosedCall]) -> bool:
     """The repaired file sends the original's history plus the closing responses, and its findings
     are the original's without the closed calls'."""
     expected = _finding_keys(before)
     for call in closed:
         for code in call.codes:
-            expected[code, (call.call_id,)] -= 1
+            key = next((k for k in expected if k[0] is code and expected[k] > 0 and _names(k[1], call)), None)
+            if key is not None:
+                expected[key] -= 1
     if +expected != _finding_keys(after):
         return False
     return _without_added(before.turns) == _without_added(after.turns)
+
+
+def _sent_edits(before: ChatAnalysis, after: ChatAnalysis, touched: frozenset[str]) -> tuple[SentEdit, ...]:
+    """The tool-results turn of each message the repair closed calls of, where the repaired file
+    sends it: a new item, or in place of the results turn the message already had; and Gemini
+    CLI's placeholder reply when the history now ends with responses and did not."""
+    answered = {turn.message_id for turn in before.turns if turn.results}
+    placeholder = bool(after.turns) and _is_placeholder(after.turns[-1])
+    placeholder = placeholder and not (before.turns and _is_placeholder(before.turns[-1]))
+    return tuple(
+        SentEdit(
+            position,
+            orjson.dumps(group[0].content, option=orjson.OPT_SORT_KEYS),  # as `group_digest` takes it
+            replaces=group[0].message_id in answered,
+        )
+        for position, (group, _) in enumerate(after.items)
+        if len(group) == 1
+        and (
+            (group[0].results and group[0].message_id in touched)
+            or (placeholder and position == len(after.items) - 1)
+        )
+    )
 
 
 def _refusal(analysis: ChatAnalysis) -> RepairRefusal | None:
@@ -174,6 +216,8 @@ def repair(data: bytes, limits: LineLimits) -> RepairResult:
     closed = tuple(call for _, calls in updates for call in calls)
     ending = b"" if data.endswith(b"\n") else b"\n"
     repaired = data + ending + b"".join(orjson.dumps(message) + b"\n" for message, _ in updates)
-    if not _same(analysis, analyze_chat(repaired, limits), closed):
+    after = analyze_chat(repaired, limits)
+    if not _same(analysis, after, closed):
         return RepairResult(RepairOutcome.REFUSED, data, closed, RepairRefusal.REREAD_DIFFERS)
-    return RepairResult(RepairOutcome.REPAIRED, repaired, closed)
+    touched = frozenset(str(message["id"]) for message, _ in updates)
+    return RepairResult(RepairOutcome.REPAIRED, repaired, closed, sent=_sent_edits(analysis, after, touched))

@@ -55,12 +55,17 @@ def is_gemini_document(document: object, path: PurePath | None) -> bool:
 
 
 GEMINI_HOME_ENV: Final = "GEMINI_CLI_HOME"  # Gemini CLI's relocation of the home its `.gemini` is in
+SANDBOX_RUNTIME: Final = Path(".cache") / ".gemini"  # its runtime folder inside macOS's seatbelt sandbox
 
 
 def session_roots(environ: Mapping[str, str], home: Path) -> tuple[Path, ...]:
-    """`$GEMINI_CLI_HOME/.gemini/tmp` when set, else `~/.gemini/tmp`: every project's chats."""
+    """`$GEMINI_CLI_HOME/.gemini/tmp` when set, else `~/.gemini/tmp`: every project's chats, in a
+    folder named by the slug `.gemini/projects.json` gives the project or, before Gemini CLI
+    migrated it, by its path's hash. Gemini CLI run in its seatbelt sandbox (`SANDBOX=sandbox-exec`)
+    keeps them in `.cache/.gemini/tmp` of that home instead: that one too, where it exists."""
     base = Path(environ[GEMINI_HOME_ENV]) if environ.get(GEMINI_HOME_ENV) else home
-    return (base / ".gemini" / "tmp",)
+    sandboxed = base / SANDBOX_RUNTIME / "tmp"
+    return (base / ".gemini" / "tmp", *((sandboxed,) if sandboxed.is_dir() else ()))
 
 
 GEMINI_CLI: Final = Signature(

@@ -7,6 +7,10 @@ user `Content` (one of the summary texts, when they are known) and Gemini CLI's 
 (JSON equality; a tool output Gemini CLI masked compares by its call's id and name), (3) every
 function call is answered by a response of its id in the `Content` after it, and (4) no text of
 an excluded record appears in it. Differences name positions, roles and counts only, never text.
+
+A rewrite that changes what is sent (a repair answering open calls) declares the items it changes
+(`SentEdit`): Gemini CLI must send for the original the history the reader rebuilds from it, and
+for the candidate that history with exactly the declared items put in, every call answered.
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT
+from pipeline.formats.gemini_cli.chat_analysis import ACKNOWLEDGEMENT, analyze_chat
+from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.rewrites import SentEdit
 from pipeline.proof.context import json_size
 from pipeline.proof.gemini_cli.resume import GeminiResumeFailed, GeminiResumeResult, resume_gemini
-from pipeline.proof.item_verdict import ItemVerdict, rewrite_verdict
+from pipeline.proof.item_verdict import ItemVerdict, first_difference, rewrite_verdict
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 
-__all__ = ["judge_gemini", "prove_gemini_resume"]
+__all__ = [
+    "edited_history",
+    "judge_gemini",
+    "judge_gemini_edits",
+    "prove_gemini_edits",
+    "prove_gemini_resume",
+]
 
 _HEAD: Final = 2  # the summary's user Content and the acknowledgement's model Content
 
@@ -192,3 +204,79 @@ def prove_gemini_resume(
     if (why := _unresumed(after, "candidate")) is not None:
         return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
     return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)
+
+
+def _coalesced(contents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `contents` Gemini CLI sends for turns: consecutive turns of one role merged."""
+    merged: list[dict[str, Any]] = []
+    for content in contents:
+        if merged and merged[-1]["role"] == content["role"]:
+            merged[-1]["parts"] = [*merged[-1]["parts"], *content["parts"]]
+        else:
+            merged.append({"role": content["role"], "parts": list(content["parts"])})
+    return merged
+
+
+def _turns(item: Any) -> list[Mapping[str, Any]]:
+    """The turns of one sent item's JSON (a compression head is a list of two)."""
+    return list(item) if isinstance(item, list) else [item]
+
+
+def edited_history(data: bytes, limits: LineLimits, edits: Sequence[SentEdit]) -> tuple[Any, Any]:
+    """The `contents` the reader says Gemini CLI sends for a file, and for it with `edits` put in
+    (positions in the edited order, as `expected_sent` applies them)."""
+    items: list[Any] = [[turn.content for turn in group] for group, _ in analyze_chat(data, limits).items]
+    original = _coalesced([turn for item in items for turn in item])
+    for edit in sorted(edits, key=lambda e: e.position):
+        turns = _turns(orjson.loads(edit.item))
+        if edit.replaces and edit.position < len(items):
+            items[edit.position] = turns
+        else:
+            items.insert(edit.position, turns)
+    return original, _coalesced([turn for item in items for turn in item])
+
+
+def judge_gemini_edits(
+    original: Sequence[Any], candidate: Sequence[Any], expected: tuple[Any, Any], edits: int
+) -> ItemVerdict:
+    """The verdict on a rewrite that changes what is sent: the original's captured context is the
+    reader's (`expected[0]`), the candidate's is that with the declared items (`expected[1]`), and
+    every call in it is answered."""
+    differences = []
+    if first_difference(expected[0], original, "content", _same_content) is not None:
+        differences.append("Gemini CLI sent for the original another history than the one read from it")
+    if (found := first_difference(expected[1], candidate, "content", _same_content)) is not None:
+        differences.append(f"with the {edits} declared item(s) put in: {found}")
+    differences.extend(_pairing_differences(candidate))
+    return ItemVerdict(
+        verdict=Verdict.MISMATCH if differences else Verdict.MATCH,
+        differences=tuple(differences),
+        summary_items=0,
+        kept_items=0 if differences else len(candidate),
+        original=json_size(list(original)),
+        compacted=json_size(list(candidate)),
+        notes=(f"{edits} sent item(s) changed as the rewrite declares", *_masking_notes(original, candidate)),
+    )
+
+
+def prove_gemini_edits(
+    original: Path,
+    candidate: Path,
+    *,
+    script: Path,
+    timeout: float,
+    limits: LineLimits,
+    edits: Sequence[SentEdit],
+) -> ItemVerdict:
+    """Resume both files in the real Gemini CLI and judge a rewrite that declares `edits` to what
+    it sends; failures as `prove_gemini_resume`."""
+    before = resume_gemini(original, script=script, timeout=timeout)
+    if before.returncode != 0:
+        raise GeminiResumeFailed(original.name, before.returncode)
+    if (why := _unresumed(before, "original")) is not None:
+        return ItemVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
+    after = resume_gemini(candidate, script=script, timeout=timeout)
+    if (why := _unresumed(after, "candidate")) is not None:
+        return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
+    expected = edited_history(original.read_bytes(), limits, edits)
+    return judge_gemini_edits(before.context, after.context, expected, len(edits))

@@ -1,10 +1,12 @@
 """Gemini CLI sessions through the real command line, as a user runs it, on copies of the real
 client's files: validate, tokens, compress (`--out` and `--in-place`, proven by the real Gemini
-CLI when it is installed), restore; and a mixed tree of three agents through validate, tokens,
-compress on a Dask cluster and in place, and restore, each session in its own format."""
+CLI when it is installed), repair (in place, proven by the real Gemini CLI), restore; and a mixed
+tree of three agents through validate, tokens, compress on a Dask cluster and in place, and
+restore, each session in its own format."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -19,7 +21,14 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.gemini_run import find_gemini_cli
 from pipeline.testing.invoke import compaction, reports
 from tests.conftest import CODEX_FILES, CORPUS_FILES
-from tests.support.gemini_files import FIXTURES, LEGACY_CORPUS, gemini_cli, long_task
+from tests.support.gemini_files import (
+    FIXTURES,
+    LEGACY_CORPUS,
+    fixture,
+    gemini_cli,
+    long_task,
+    with_open_calls,
+)
 
 LIMITS = LineLimits(64 << 20, 256)
 SMALL = ("--min-tokens", "0", "--target-estimated-tokens", "600")  # the fixtures are a few k tokens
@@ -111,6 +120,14 @@ def test_compress_out_writes_a_candidate_gemini_cli_resumes_as_summary_and_suffi
     assert kept and kept == [item.digest for item in original.sent()[-len(kept) :]]
     assert compacted.findings == () and len(candidate.read_bytes()) < len(before)
     assert source.read_bytes() == before  # --out never touches the source
+    script = find_gemini_cli()
+    if script is not None:  # verify-resume judges a Gemini CLI pair with Gemini CLI
+        done = compaction(
+            "verify-resume", str(source), str(candidate), "--judge", f"gemini-cli={script}", "--json"
+        )
+        verified = json.loads(done.stdout)
+        assert done.returncode == 0 and verified["verdict"] == "match", done.stderr[-2000:]
+        assert verified["gemini_cli"]["version"] == "0.61.0" and verified["summary_blocks"] == 2
 
 
 def test_compress_in_place_then_restore_gives_back_the_original_byte_for_byte(
@@ -234,3 +251,58 @@ def test_a_long_session_compresses_to_its_target_and_gemini_cli_resumes_it(tmp_p
     check = report["resume_check"]
     assert check["verdict"] == "match", check["differences"]
     assert check["notes"] and "masked" in check["notes"][0]  # Gemini CLI masked the original's old outputs
+
+
+def test_repair_answers_a_killed_runs_open_call_proven_by_gemini_cli_and_restore_undoes_it(
+    tmp_path: Path,
+) -> None:
+    """The killed run's session with its reply's calls recorded as they started (the read done, the
+    command still running): report only, then in place, Gemini CLI resuming both files and sending
+    the original's history with the one declared results turn; a second run finds nothing to do,
+    an intact chat beside it is left alone, and restore gives the original back byte for byte."""
+    script = gemini_cli()
+    gate = {
+        "COMPACTION_COMPRESS_VERIFY_RESUME": "on",
+        "COMPACTION_JUDGES_GEMINI_CLI": json.dumps(str(script)),
+    }
+    chats = tmp_path / PROJECT / "chats"
+    chats.mkdir(parents=True)
+    killed = chats / "session-2026-12-07T15-14-97c4599f.jsonl"
+    killed.write_bytes(with_open_calls(fixture("killed.jsonl")))
+    shutil.copyfile(fixture("tools.jsonl"), chats / "session-2026-12-07T06-35-tools.jsonl")
+    old = time.time() - 2 * 86400
+    for path in chats.iterdir():
+        os.utime(path, (old, old))
+    originals = _files(chats)
+    done = compaction("repair", str(chats), "--report-dir", str(tmp_path / "plan"), "--quiet", env=gate)
+    assert done.returncode == 0, done.stderr[-2000:]
+    planned = {Path(r["session"]).name: r["status"] for r in reports(tmp_path / "plan")}
+    assert planned == {killed.name: "planned", "session-2026-12-07T06-35-tools.jsonl": "unchanged"}
+    assert _files(chats) == originals
+    state = ("--state-dir", str(tmp_path / "state"), "--backup-dir", str(tmp_path / "backups"))
+    done = compaction("repair", str(chats), "--in-place", *state, "--report-dir", str(tmp_path / "r"), "--quiet", env=gate)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = next(r for r in reports(tmp_path / "r") if Path(r["session"]).name == killed.name)
+    assert (report["status"], report["disposition"]) == ("repaired", "committed")
+    check = report["resume_check"]
+    assert check["verdict"] == "match", check["differences"]
+    assert report["findings_before"] == {"tool-use-unanswered": 1, "turn-unfinished": 1}
+    assert report["findings_after"] == {}
+    assert {e["change"] for e in report["edits"]} == {"cancelled-response-added", "call-status-cancelled"}
+    assert {path for path, data in originals.items() if path.read_bytes() != data} == {killed}
+    assert killed.read_bytes().startswith(originals[killed])  # one line appended, nothing rewritten
+    backup = report["receipt"]["backup"]  # verified: the original's digest, under the backup dir
+    assert backup["sha256"] == hashlib.sha256(originals[killed]).hexdigest()
+    assert Path(backup["path"]).is_file() and Path(backup["path"]).is_relative_to(tmp_path / "backups")
+    repaired_bytes = killed.read_bytes()
+    repaired = GEMINI_CLI.read(repaired_bytes, killed, LIMITS)
+    assert repaired.findings == () and len(repaired.sent()) == len(
+        GEMINI_CLI.read(originals[killed], killed, LIMITS).sent()
+    )
+    done = compaction("repair", str(chats), "--in-place", *state, "--report-dir", str(tmp_path / "again"), "--quiet", env=gate)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    again = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert again["archive"]["backups_added"] == 0 and killed.read_bytes() == repaired_bytes
+    done = compaction("restore", str(killed), *state, "--report-dir", str(tmp_path / "back"), "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _files(chats) == originals

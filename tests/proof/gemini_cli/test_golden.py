@@ -10,6 +10,7 @@ import pytest
 from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
 from pipeline.formats.gemini_cli.chat_lines import decode_chat
 from pipeline.formats.gemini_cli.conversation import load_conversation, load_legacy
+from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
 from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.gemini_cli.resume import resume_gemini
@@ -47,6 +48,7 @@ def _variant(tmp_path: Path, name: str) -> Path:
         "subagent.jsonl",
         "rewound.jsonl",
         "long.jsonl",
+        "killed.jsonl",
         "unidentified.jsonl",
     ],
 )
@@ -95,3 +97,16 @@ def test_gemini_cli_sends_a_sessions_pairing_defects_as_they_are(tmp_path: Path)
     sent = [part for content in result.context for part in content["parts"]]
     assert {"functionResponse": {"id": "c9", "name": "read_file", "response": {"output": "stray"}}} in sent
     assert not any(part.get("functionResponse", {}).get("id") == "c1" for part in sent)
+
+
+def test_the_context_tokens_are_gemini_clis_estimate_of_what_it_sent(tmp_path: Path) -> None:
+    """The report's context tokens are counted on the history as Gemini CLI sends it (wire form,
+    thoughts stripped): its own estimate of the contents it sent, less at most the rounding down
+    the reader does once per item where Gemini CLI does it once."""
+    path = fixture("long.jsonl")
+    analysis = analyze_chat(path.read_bytes(), LIMITS)
+    result = resume_gemini(path, script=gemini_cli(), timeout=120)
+    assert result.resumed, result.stderr[-2000:]
+    sent = estimate_parts([part for content in result.context for part in content["parts"]])
+    assert 0 <= sent - analysis.context_tokens() < len(analysis.sent())
+    assert analysis.context_tokens() > 0 and len(analysis.sent()) > 10

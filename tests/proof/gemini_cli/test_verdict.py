@@ -7,11 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.proof.gemini_cli.gemini_verdict import judge_gemini, prove_gemini_resume
+from pipeline.formats.gemini_cli.chat_analysis import analyze_chat
+from pipeline.formats.gemini_cli.history import INTERRUPTED_PLACEHOLDER, coalesce
+from pipeline.formats.gemini_cli.repair import repair
+from pipeline.formats.line_guard import LineLimits
+from pipeline.proof.gemini_cli.gemini_verdict import (
+    edited_history,
+    judge_gemini,
+    judge_gemini_edits,
+    prove_gemini_resume,
+)
 from pipeline.proof.gemini_cli.resume import GeminiResumeFailed
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import ResumeExit, Verdict
-from tests.support.gemini_files import fixture, gemini_cli
+from tests.support.gemini_files import fixture, gemini_cli, with_open_calls, with_pairing_defects
+
+LIMITS = LineLimits(64 << 20, 256)
 
 ORIGINAL = (
     {"role": "user", "parts": [{"text": "one"}]},
@@ -106,3 +117,35 @@ def test_a_rewrite_with_no_summary_must_send_the_original_content_for_content() 
         "content 3 differs from the original's",
     )
     assert judge_gemini(ORIGINAL, (*HEAD, ORIGINAL[-1]), summaries=()).verdict is Verdict.MISMATCH
+
+
+def test_a_repair_must_send_the_readers_history_with_exactly_its_declared_items() -> None:
+    """The original as Gemini CLI sent it must be the history read from it, and the candidate that
+    history with the declared items put in, every call answered; anything else is a mismatch."""
+    data = with_open_calls(fixture("killed.jsonl"))
+    result = repair(data, LIMITS)
+    original, expected = edited_history(data, LIMITS, result.sent)
+    # both end with tool responses: Gemini CLI puts its placeholder reply before the next prompt
+    closing = {"role": "model", "parts": [{"text": INTERRUPTED_PLACEHOLDER}]}
+    assert original == coalesce(analyze_chat(data, LIMITS).turns) and original[-1] == closing
+    assert expected == coalesce(analyze_chat(result.data, LIMITS).turns) and expected[-1] == closing
+    assert judge_gemini_edits(original, expected, (original, expected), 1).verdict is Verdict.MATCH
+    unrepaired = judge_gemini_edits(original, original, (original, expected), 1)
+    assert unrepaired.verdict is Verdict.MISMATCH and len(unrepaired.differences) == 2  # differs, unanswered
+    other = judge_gemini_edits(expected, expected, (original, expected), 1)  # not what the file holds
+    assert other.differences == (
+        "Gemini CLI sent for the original another history than the one read from it",
+    )
+    assert edited_history(data, LIMITS, ())[1] == original  # nothing declared: the same history
+
+
+def test_a_response_the_repair_inserts_lands_before_the_next_prompt_in_the_expected_history() -> None:
+    data = with_pairing_defects(fixture("tools.jsonl"))
+    result = repair(data, LIMITS)
+    assert [edit.replaces for edit in result.sent] == [False]
+    original, expected = edited_history(data, LIMITS, result.sent)
+    assert (original, expected) == (
+        coalesce(analyze_chat(data, LIMITS).turns),
+        coalesce(analyze_chat(result.data, LIMITS).turns),
+    )  # the history ends with a reply: no placeholder
+    assert len(expected) == len(original) and expected[2]["parts"][1:] == original[2]["parts"]
