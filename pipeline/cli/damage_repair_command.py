@@ -1,6 +1,7 @@
-"""`compaction repair`: make damaged sessions resumable again, minimally, proven in Claude Code.
+"""`compaction repair`: make damaged sessions resumable again, minimally, proven in their own client.
 
-Sessions of the agents read through the seam (Qwen Code, ...) go to their format's own repair
+Claude Code's sessions are proven in Claude Code; sessions of the agents read through the seam
+(pi, Qwen Code, Gemini CLI) go to their format's own repair
 (`rewrite_pass`: the repair their client makes on every load, written into the file, proven by
 that client); this module's Claude Code path is unchanged.
 

@@ -259,15 +259,17 @@ def _damage_repair(commands: Any, *, build: bool) -> None:
         help="make damaged sessions resumable again (torn lines, broken tool pairing, --relink), minimally",
         description="Repair what makes a session's active chain unfit for the Messages API, each defect with "
         "the fewest whole-line edits, every other line byte-identical: lines no reader can take (a torn "
-        "tail) are dropped, a missing final newline is written, a call without its result gets the result "
-        "Claude Code writes for an interrupted call, a result without its call or a second result is "
-        "dropped, a repeated tool id is made unique for its call and results, results are moved ahead of "
-        "other blocks. Each repaired file is resumed in Claude Code (offline, against a capture server that "
-        "answers as the API does) and published only if the API takes it and it holds everything the "
-        "damaged one sent. Without --in-place or --out only reports what it would do. A defect it cannot "
-        "repair safely leaves the file as it was, with the defect's line and code. summary.json's totals "
-        "(and the line under the table) give the repaired files' bytes before and after (in place, the "
-        "backups' too), per root.",
+        "tail) are dropped, a missing final newline is written, a call without its result gets the "
+        "result Claude Code writes for an interrupted call, a result without its call or a second "
+        "result is dropped, a repeated tool id is made unique for its call and results, results are "
+        "moved ahead of other blocks. Other agents' sessions get the repair their own client makes "
+        "(pi, Qwen Code, Gemini CLI). Each repaired file is resumed in its agent's own client "
+        "(offline, against a capture server that answers as the API does) and published only if the "
+        "API takes it and it holds everything the damaged one sent (plus, where the repair declares "
+        "them, the answers it adds). Without --in-place or --out only reports what it would do. A "
+        "defect it cannot repair safely leaves the file as it was, with the defect's line and code. "
+        "summary.json's totals (and the line under the table) give the repaired files' bytes before "
+        "and after (in place, the backups' too), per root.",
         epilog=IN_PLACE_EXIT_CODES,
     )
     if not build:

@@ -73,7 +73,7 @@ class RewriteReport(Section, frozen=True, kw_only=True):
     edits: list[RewriteEditEntry] = msgspec.field(default_factory=list)
     findings_before: dict[str, int] = msgspec.field(default_factory=dict)  # by code
     findings_after: dict[str, int] | UnsetType = UNSET  # the rewritten file re-read
-    sent_items: int | UnsetType = UNSET  # the same on both sides, digest for digest
+    sent_items: int | UnsetType = UNSET  # the rewrite's, equal to the original's but the declared edits
     bytes_before: int
     bytes_after: int | UnsetType = UNSET
     resume_check: ResumeCheckSection | UnsetType = UNSET
