@@ -94,7 +94,7 @@ def record(executable: Path, scratch: Path, recipe: Recipe) -> Path:
     _pin(home.workspace, recipe.anchors)
     model = ScriptedModel()
     session: Path | None = None
-    with ChatCaptureServer(model) as api:
+    with ChatCaptureServer(model, model=MODEL) as api:
         env = codewhale_environment(home, f"{api.base_url}/v1")
         for step in recipe.steps:
             model.queue.extend(step.replies)

@@ -76,7 +76,10 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
     """The messages CodeWhale sends for `session` resumed, without its system prompt and the new
     prompt (raises `CodewhaleFailed` when it sends nothing)."""
     session_id = _session_id(session)
-    with tempfile.TemporaryDirectory(prefix="codewhale-judge-") as scratch, ChatCaptureServer() as capture:
+    with (
+        tempfile.TemporaryDirectory(prefix="codewhale-judge-") as scratch,
+        ChatCaptureServer(model=MODEL) as capture,
+    ):
         home = WhaleHome(Path(scratch) / "home", Path(scratch) / "workspace")
         home.stage()
         (home.sessions / f"{session_id}.json").write_bytes(session.read_bytes())
