@@ -7,11 +7,15 @@ Completions server (`pipeline/proof/chat_capture.py`). The request that carries 
 the rebuilt history between CodeWhale's system prompt and the prompt. The verdict needs no
 reader: the candidate holds when its history is one user message carrying the summary, then a
 verbatim suffix of the original's history, every call answered, and none of the excluded texts.
+Both sides are compared with CodeWhale's per-request back-references (a repeated `<turn_meta>`,
+a repeated tool result) resolved to the text they stand for (`resolved`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -31,6 +35,7 @@ __all__ = [
     "SentSide",
     "judge",
     "prove_codewhale_resume",
+    "resolved",
     "resume_command",
     "resumed_history",
     "sent_history",
@@ -63,11 +68,12 @@ def _text(content: object) -> str:
 
 
 def sent_history(conversations: Sequence[Sequence[Any]], prompt: str) -> list[dict[str, Any]] | None:
-    """The history of the first request that ends with `prompt`: its messages without the system
-    ones and the prompt; None when no request carries it."""
+    """The history of the first request whose last message is `prompt` (then CodeWhale's
+    `<turn_meta>` block): its messages without the system ones and that last message; None when
+    no request carries it."""
     for messages in conversations:
         wire = [m for m in messages if isinstance(m, dict) and m.get("role") != "system"]
-        if wire and wire[-1].get("role") == "user" and _text(wire[-1].get("content")).endswith(prompt):
+        if wire and wire[-1].get("role") == "user" and _text(wire[-1].get("content")).startswith(prompt):
             return wire[:-1]
     return None
 
@@ -135,6 +141,39 @@ def _strings(value: object) -> list[str]:
     return []
 
 
+_TURN_META: Final = re.compile(r"<turn_meta>\n.*?\n</turn_meta>", re.DOTALL)
+_TURN_META_UNCHANGED: Final = "<turn_meta_unchanged />"
+_RESULT_REF: Final = re.compile(
+    r'<TOOL_RESULT_REF sha="([0-9a-f]{64})" original_message="[^"]*" chars="[0-9]+">\n'
+    r"source: full content appears in [^\n]* earlier in this request\n</TOOL_RESULT_REF>"
+)
+
+
+def resolved(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history with CodeWhale's per-request back-references resolved: a `<turn_meta>` block
+    equal to the last one sent goes as `<turn_meta_unchanged />`, a repeated medium tool result
+    as a `TOOL_RESULT_REF` to its first copy. A compaction that summarizes the first copy makes
+    the candidate send the text itself where the original sent the reference; the model reads
+    the same text either way, so each reference is replaced by the text it stands for."""
+    last_meta: str | None = None
+    results: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) and message.get("role") == "tool":
+            found = _RESULT_REF.fullmatch(content)
+            if found and found.group(1) in results:
+                content = results[found.group(1)]
+            results.setdefault(hashlib.sha256(content.encode()).hexdigest(), content)
+        elif isinstance(content, str):
+            if last_meta is not None:
+                content = content.replace(_TURN_META_UNCHANGED, last_meta)
+            metas = _TURN_META.findall(content)
+            last_meta = metas[-1] if metas else last_meta
+        out.append({**message, "content": content} if content is not message.get("content") else message)
+    return out
+
+
 def judge(
     original: Sequence[dict[str, Any]],
     compacted: Sequence[dict[str, Any]],
@@ -171,6 +210,6 @@ def prove_codewhale_resume(
     summaries: Sequence[str] | None,
 ) -> CodewhaleVerdict:
     """Resume both in CodeWhale and judge the candidate against the original."""
-    before = resumed_history(original, executable, timeout)
-    after = resumed_history(candidate, executable, timeout)
+    before = resolved(resumed_history(original, executable, timeout))
+    after = resolved(resumed_history(candidate, executable, timeout))
     return judge(before, after, excluded, summaries)
