@@ -32,10 +32,10 @@ HANDOFF: Final = (
     "## Permissions and limits\nNone\n\n## Done\nThe parser, lexer and cache modules pass their checks; "
     "each has its notes file.\n\n## Changed files\nparser.md, lexer.md, cache.md created.\n\n"
     "## Still running\nNone\n\n## Verification left\nNone\n\n## Open questions\nNone\n\n"
-    "## Next action\nReview the next module.\n\n## Reference\nEach review runs `seq` over 1..120."
+    "## Next action\nReview the next module.\n\n## Reference\nEach review runs `seq` over 1..400."
 )
 ANCHOR: Final = "notes.txt must never be deleted"
-COMPACT_WINDOW: Final = 40_000  # its system prompt and tools fit; three reviews pass half of it
+COMPACT_WINDOW: Final = 40_000  # at 14% of it the third review's output passes the trigger
 RUN_SECONDS: Final = 300.0  # one prompt, tools and all, on a 2-core machine shared with others
 
 
@@ -112,14 +112,14 @@ def record(executable: Path, scratch: Path, recipe: Recipe) -> Path:
 
 
 def _only_session(home: WhaleHome) -> Path:
-    found = sorted(home.sessions.glob("*.json"))
+    found = [p for p in sorted(home.sessions.glob("*.json")) if p.stem.count("-") == 4]  # <uuid>.json
     if len(found) != 1:
         raise RuntimeError(f"expected one session document, found {[p.name for p in found]}")
     return found[0]
 
 
 def _shell(command: str) -> ToolCall:
-    return ToolCall("exec_shell", {"command": command})
+    return ToolCall("bash", {"command": command})
 
 
 def tool_steps() -> tuple[Step, ...]:
@@ -162,17 +162,18 @@ def _review(topic: str, checks: int) -> Step:
 
 
 def long_steps() -> tuple[Step, ...]:
-    """A long task: eight reviews, each a command with KBs of output, a write and a closing note."""
-    topics = ("parser", "lexer", "cache", "scheduler", "logger", "router", "codec", "store")
+    """A long task: six reviews, each a command with KBs of output, a write and a closing note."""
+    topics = ("parser", "lexer", "cache", "scheduler", "logger", "router")
     return tuple(_review(topic, 400) for topic in topics)
 
 
 def compacted_recipe() -> Recipe:
-    """Reviews in a small window: CodeWhale compacts itself (its handoff note, the anchor restated),
-    then one more review after it."""
-    topics = ("parser", "lexer", "cache", "scheduler", "logger")
-    steps = tuple(_review(topic, 120) for topic in topics)
-    return Recipe(steps, window=COMPACT_WINDOW, compact_at_percent=50.0, anchors=(ANCHOR,))
+    """Six reviews in a small window with an anchor pinned: CodeWhale compacts itself during the
+    third (its handoff note after that round, the anchor restated, its Agent-topology note), then
+    three more reviews follow."""
+    topics = ("parser", "lexer", "cache", "scheduler", "logger", "router")
+    steps = tuple(_review(topic, 400) for topic in topics)
+    return Recipe(steps, window=COMPACT_WINDOW, compact_at_percent=14.0, anchors=(ANCHOR,))
 
 
 RECIPES: Final = {

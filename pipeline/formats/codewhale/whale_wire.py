@@ -24,7 +24,7 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats.codewhale.whale_document import RESULTS, BlockKind, Message
-from pipeline.formats.codewhale.whale_markers import is_wire_checkpoint
+from pipeline.formats.codewhale.whale_markers import is_runtime_owned, is_wire_checkpoint
 
 __all__ = ["INLINE_RESULT_CHARS", "canonical", "wire_history"]
 
@@ -138,10 +138,12 @@ class _Request:
 
 
 def _is_prompt(message: Message) -> bool:
-    """`classify_user_turn_prompt` is not `NotPrompt`: a user message, no result, no checkpoint."""
+    """`classify_user_turn_prompt` is not `NotPrompt`: a user message, no result, not the
+    runtime's own, no checkpoint."""
     return (
         message.role == "user"
         and not any(b.kind in RESULTS for b in message.blocks)
+        and not is_runtime_owned(message)
         and not is_wire_checkpoint(message)
     )
 
@@ -205,8 +207,40 @@ def _call(block: Mapping[str, Any]) -> dict[str, Any]:
     return call
 
 
+_TOPOLOGY_EVENT: Final = (
+    '<codewhale:runtime_state kind="agent_topology" schema="v1" visibility="internal">\n',
+    "\n</codewhale:runtime_state>",
+)
+_TOPOLOGY_META: Final = (
+    "<turn_meta>\nInput provenance: runtime (non-authoritative)\n"
+    "Runtime state: agent_topology_v1 (authoritative)\n</turn_meta>"
+)
+_RESTORED_TOPOLOGY: Final = "[Codewhale restored Agent topology checkpoint]"
+_RESTORED_META: Final = (
+    "<turn_meta>\nInput provenance: subagent_handoff (non-authoritative)\n"
+    "Restore projection: subagent_checkpoint_v1\n</turn_meta>"
+)
+
+
+def _topology(message: Message) -> bool:
+    """`is_agent_topology_checkpoint` or `is_restored_agent_topology_checkpoint`: the runtime's
+    Agent-topology note its compaction installs, which joins the note's user message on the wire."""
+    blocks = message.blocks
+    if (
+        message.role != "user"
+        or len(blocks) != 2
+        or not all(b.kind is BlockKind.TEXT and b.plain for b in blocks)
+    ):
+        return False
+    text, meta = blocks[0].text, blocks[1].text
+    event = (
+        meta == _TOPOLOGY_META and text.startswith(_TOPOLOGY_EVENT[0]) and text.endswith(_TOPOLOGY_EVENT[1])
+    )
+    return event or (meta == _RESTORED_META and text.startswith(_RESTORED_TOPOLOGY))
+
+
 def _merges(message: Message, index: int, summary: int | None, target: int | None) -> bool:
-    return index in (summary, target) or is_wire_checkpoint(message)
+    return index in (summary, target) or is_wire_checkpoint(message) or _topology(message)
 
 
 def _channel(

@@ -5,9 +5,13 @@ CodeWhale 0.10.2 reads its sessions from `$CODEWHALE_HOME/sessions/`, its config
 pointed at the same place no user file or key is read. The run selects the `openai` provider
 (`CODEWHALE_PROVIDER`, which `exec --resume` honours over the provider the session saved), whose
 endpoint is the loopback server (`CODEWHALE_BASE_URL`; plain HTTP is allowed for loopback hosts)
-and whose window is set so that one tool result's inline budget is the known cap. Telemetry and
-the update check are off; the workspace is trusted, so `/anchor` pins in its
-`.codewhale/anchors.md` are restated by CodeWhale's compactions.
+and whose window is set so that one tool result's inline budget is the known cap. Telemetry,
+the update check and workspace snapshots are off; the workspace is trusted, so `/anchor` pins in
+its `.codewhale/anchors.md` are restated by CodeWhale's compactions.
+
+A resumed session runs in the workspace its metadata names, not the one it is launched in:
+`staged` points a judged copy at the throwaway workspace, so nothing of the user's project is
+read or run (the history CodeWhale sends does not depend on it).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["API_KEY", "JUDGE_WINDOW", "MODEL", "PROVIDER", "WhaleHome", "codewhale_environment"]
+import orjson
+
+__all__ = ["API_KEY", "JUDGE_WINDOW", "MODEL", "PROVIDER", "WhaleHome", "codewhale_environment", "staged"]
 
 PROVIDER: Final = "openai"  # an OpenAI-compatible Chat Completions route
 MODEL: Final = "capture-model"  # a model CodeWhale does not know: no reasoning replay
@@ -54,7 +60,8 @@ class WhaleHome:
             f"context_window = {self.window}\n\n"
             f"[projects.{json.dumps(str(self.workspace.resolve()))}]\n"
             'trust_level = "trusted"\n\n'
-            "[update]\ncheck_for_updates = false\n"
+            "[update]\ncheck_for_updates = false\n\n"
+            "[snapshots]\nenabled = false\n"  # no side-git snapshot of the workspace before a turn
         )
         (self.root / "config.toml").write_text(config)
         compaction = (
@@ -63,6 +70,19 @@ class WhaleHome:
             else f"auto_compact = true\nauto_compact_threshold_percent = {self.compact_at_percent}\n"
         )
         (self.root / "settings.toml").write_text(compaction)
+
+
+def staged(document: bytes, workspace: Path) -> bytes:
+    """`document` with `metadata.workspace` set to `workspace` (unchanged when it is no JSON
+    object with metadata: CodeWhale then refuses it as it would the original)."""
+    try:
+        raw = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        return document
+    if not isinstance(raw, dict) or not isinstance(raw.get("metadata"), dict):
+        return document
+    raw["metadata"]["workspace"] = str(workspace)
+    return orjson.dumps(raw)
 
 
 def codewhale_environment(home: WhaleHome, base_url: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.codewhale.whale_client import CodewhaleError
-from pipeline.proof.codewhale.whale_home import MODEL, WhaleHome, codewhale_environment
+from pipeline.proof.codewhale.whale_home import MODEL, WhaleHome, codewhale_environment, staged
 from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.verdict import ExcludedText
 
@@ -88,7 +88,7 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
     ):
         home = WhaleHome(Path(scratch) / "home", Path(scratch) / "workspace")
         home.stage()
-        (home.sessions / f"{session_id}.json").write_bytes(session.read_bytes())
+        (home.sessions / f"{session_id}.json").write_bytes(staged(session.read_bytes(), home.workspace))
         environ = codewhale_environment(home, capture.base_url + "/v1")
         try:
             code, _, _ = run_in_process_group(
