@@ -95,3 +95,28 @@ def test_every_candidate_passes_seed_000s_survival_checks(
         assert survival_breaches(before, after) == (), name
         assert is_wire_checkpoint(after[0]) and sum(map(is_checkpoint, after)) == 1
         assert pinned_anchors(after) == pinned_anchors(before)  # the pins of CodeWhale's own note
+
+
+@pytest.mark.skipif(find_codewhale() is None, reason="CodeWhale not built (scripts/install-codewhale)")
+def test_verify_resume_judges_a_fixtures_candidate_and_refuses_it_tampered(
+    compressed: tuple[Path, Path, dict[str, dict[str, Any]]], tmp_path: Path
+) -> None:
+    """`compaction verify-resume ORIGINAL COMPACTED` on the compacted fixture: a match (exit 0),
+    then, with one kept answer edited in the candidate, a mismatch (exit 1) saying where."""
+    sessions, out, reports = compressed
+    name = next(n for n, r in reports.items() if r["status"] == "compressed" and r["context"]["compactions"])
+    original, candidate = sessions / name, next(out.rglob(name))
+    judge = f"--judge={FORMAT}={find_codewhale()}"
+    done = compaction("verify-resume", str(original), str(candidate), judge, "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["verdict"] == "match"
+    kept = candidate.read_bytes()
+    answer = b"passes all 400 checks; notes are in router.md."
+    assert kept.count(answer) == 2  # the journal entry and the messages projection
+    tampered = tmp_path / name
+    tampered.write_bytes(kept.replace(answer, b"passes all 400 checks; notes are in ROUTER.md."))
+    done = compaction("verify-resume", str(original), str(tampered), judge, "--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    verdict = json.loads(done.stdout)
+    assert verdict["verdict"] == "mismatch"
+    assert any("verbatim suffix" in d for d in verdict["differences"])
