@@ -3,7 +3,8 @@ CodeWhale puts it (`formats/codewhale/whale_wire.py`), is exactly, message for m
 real CodeWhale 0.10.2 sends when it resumes that session: every fixture the real CodeWhale wrote
 (`tests/fixtures/codewhale/`), and built sessions for the shapes a recording does not give (a
 crash's unanswered call, an orphan result, a rewound branch, an interrupted answer, a document
-with no journal). The resumes skip while `scripts/install-codewhale` has not built CodeWhale."""
+with no journal); and a journal the reader calls not resumable is one CodeWhale refuses to
+resume. The resumes skip while `scripts/install-codewhale` has not built CodeWhale."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from pipeline.formats.codewhale.whale_analysis import analyze_session
 from pipeline.formats.codewhale.whale_wire import canonical, wire_history
 from pipeline.proof.codewhale.whale_client import find_codewhale
-from pipeline.proof.codewhale.whale_resume import resumed_history
+from pipeline.proof.codewhale.whale_resume import CodewhaleFailed, resumed_history
 from pipeline.vocabulary import Severity
 from tests.support.codewhale_sessions import LIMITS, SessionBuilder, call, fixture_files, result, text
 
@@ -86,3 +87,28 @@ def test_the_rebuilt_context_of_a_built_session_is_what_codewhale_sends(name: st
     path = tmp_path / f"{name}.json"
     path.write_bytes(BUILT[name])
     assert _sent(path) == _ours(BUILT[name])
+
+
+JOURNAL_DAMAGE: Final = {
+    "duplicate-id": lambda d: d["journal"]["entries"].append(dict(d["journal"]["entries"][0])),
+    "dangling-parent": lambda d: d["journal"]["entries"][1].update(parent_id="nowhere"),
+    "missing-leaf": lambda d: d["journal"].update(leaf_id="nowhere"),
+    "loop": lambda d: d["journal"]["entries"][0].update(parent_id=d["journal"]["leaf_id"]),
+    "unknown-block": lambda d: d["journal"]["entries"][1]["message"]["content"].append({"type": "video"}),
+}
+
+
+@needs_codewhale
+@pytest.mark.parametrize("damage", sorted(JOURNAL_DAMAGE))
+def test_a_document_the_reader_calls_not_resumable_codewhale_refuses_to_resume(
+    damage: str, tmp_path: Path
+) -> None:
+    session = SessionBuilder()
+    session.extend([text("user", "q"), text("assistant", "a")])
+    document = session.document()
+    JOURNAL_DAMAGE[damage](document)
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    assert not analyze_session(path.read_bytes(), LIMITS).resumable
+    with pytest.raises(CodewhaleFailed, match="sent no chat request"):
+        _sent(path)
