@@ -3,7 +3,8 @@ CodeWhale puts it (`formats/codewhale/whale_wire.py`), is exactly, message for m
 real CodeWhale 0.10.2 sends when it resumes that session: every fixture the real CodeWhale wrote
 (`tests/fixtures/codewhale/`), and built sessions for the shapes a recording does not give (a
 crash's unanswered call, an orphan result, a rewound branch, an interrupted answer, a document
-with no journal); and a journal the reader calls not resumable is one CodeWhale refuses to
+with no journal, a pre-0.9.6 summary, a "started to solve this problem" note after a round, an
+image); and a journal the reader calls not resumable is one CodeWhale refuses to
 resume. The resumes skip while `scripts/install-codewhale` has not built CodeWhale."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Final
 import pytest
 
 from pipeline.formats.codewhale.whale_analysis import analyze_session
+from pipeline.formats.codewhale.whale_markers import PROVENANCE
 from pipeline.formats.codewhale.whale_wire import canonical, wire_history
 from pipeline.proof.codewhale.whale_client import find_codewhale
 from pipeline.proof.codewhale.whale_resume import CodewhaleFailed, resumed_history
@@ -56,7 +58,37 @@ def _built() -> dict[str, bytes]:
     legacy.extend(
         [text("user", "old"), call("c2"), result("c2", "x" * 2000), call("c3"), result("c3", "x" * 2000)]
     )
+    legacy_summary = SessionBuilder()
+    legacy_summary.extend(
+        [
+            text("user", "## 📋 Conversation Summary (Auto-Generated)\n\nEarlier: the tree was built."),
+            text("user", "continue"),
+            call("c4", say="checking"),
+            result("c4", "ok"),
+            text("assistant", "continued"),
+        ]
+    )
+    v2_note = SessionBuilder()
+    v2_note.extend([text("user", "review"), call("c5"), result("c5", "done")])
+    v2_note.add(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Another language model started to solve this problem. Its notes."},
+                {"type": "text", "text": PROVENANCE},
+            ],
+        }
+    )
+    v2_note.add(text("user", "go on"))
+    image = SessionBuilder()
+    picture = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    image.extend(
+        [{"role": "user", "content": [{"type": "text", "text": "look"}, picture]}, text("assistant", "seen")]
+    )
     return {
+        "legacy-summary": legacy_summary.bytes(),
+        "v2-note-after-a-round": v2_note.bytes(),
+        "image": image.bytes(),
         "crashed": crashed.bytes(),
         "orphan": orphan.bytes(),
         "rewound": rewound.bytes(),
