@@ -176,10 +176,44 @@ def compacted_recipe() -> Recipe:
     return Recipe(steps, window=COMPACT_WINDOW, compact_at_percent=14.0, anchors=(ANCHOR,))
 
 
+BIG_MODULES: Final = (
+    "parser", "lexer", "cache", "scheduler", "logger", "router", "auth", "storage",
+    "metrics", "config", "plugins", "network", "queue", "render",
+)  # fmt: skip
+
+
+def _audit(topic: str, checks: int) -> Step:
+    """One module of the audit: a command with about 12 KB of output, a write, a count, a note."""
+    return Step(
+        f"audit the {topic} module: list its numbered checks and keep notes",
+        (
+            Reply(f"Listing the {topic} checks.", (_shell(f"seq -f '{topic} check %g: passed' 1 {checks}"),)),
+            Reply(
+                "", (ToolCall("write_file", {"path": f"{topic}.md", "content": f"# {topic}\nall pass\n"}),)
+            ),
+            Reply("Checking the notes.", (_shell(f"wc -l {topic}.md notes.txt"),)),
+            Reply(f"The {topic} module passes all {checks} checks; notes are in {topic}.md."),
+        ),
+    )
+
+
+def big_steps() -> tuple[Step, ...]:
+    """A session over the default token floor, as users' long tasks are: fourteen audits, each a
+    command with KBs of output, a write, a count and a closing note, then a small last round (the
+    one seed 000 protects), a listing and a one-line answer."""
+    audits = tuple(_audit(topic, 500) for topic in BIG_MODULES)
+    last = Step(
+        "which modules have notes now?",
+        (Reply("", (_shell("ls *.md"),)), Reply(f"All {len(BIG_MODULES)} audited modules have notes.")),
+    )
+    return (*audits, last)
+
+
 RECIPES: Final = {
     "tools.json": lambda: Recipe(tool_steps()),
     "long.json": lambda: Recipe(long_steps()),
     "compacted.json": compacted_recipe,
+    "big.json": lambda: Recipe(big_steps()),
 }
 
 
