@@ -127,6 +127,7 @@ TESTS_OWN: Final = frozenset(
         "support",
         "fixtures",
         "fixtures/fuzz",
+        "fixtures/codewhale",
         "fixtures/gemini_cli",
         "fixtures/pi",
         "fixtures/qwen_code",

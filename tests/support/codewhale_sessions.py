@@ -1,5 +1,6 @@
 """CodeWhale session documents built in the form its serde writes (`SavedSession`), for tests
-that need a shape the real client's fixtures do not show (damage, legacy checkpoints, branches).
+that need a shape the real client's fixtures do not show (damage, legacy checkpoints, branches),
+and the fixtures the real CodeWhale wrote (`tests/fixtures/codewhale/`).
 
 Field order follows the Rust structs, so a document built here serializes as CodeWhale's own.
 """
@@ -10,11 +11,22 @@ import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
-__all__ = ["SessionBuilder", "call", "result", "text"]
+from pipeline.formats.line_guard import LineLimits
+
+__all__ = ["FIXTURES", "LIMITS", "SessionBuilder", "call", "fixture_files", "result", "text"]
+
+FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "codewhale"
+LIMITS: Final = LineLimits(max_line_bytes=1 << 26, max_json_depth=200)
 
 Json = dict[str, Any]
+
+
+def fixture_files() -> list[Path]:
+    """The sessions the real CodeWhale wrote (`tests/support/codewhale_model.py` records them)."""
+    return sorted(FIXTURES.glob("*.json"))
 
 
 def text(role: str, body: str) -> Json:

@@ -1,9 +1,9 @@
 """The summarized span of a CodeWhale session as the summarizers' evidence (the items Claude Code
 sessions give them), so both summarizers summarize CodeWhale sessions unchanged.
 
-CodeWhale's shell tool (`exec_shell`) is a shell command; every other call keeps its own name.
-A user text that is a checkpoint (any of the three forms its compactions wrote) is a prior
-summary; the messages its resume repair wrote cite the record before them.
+CodeWhale's shell tool (`bash`, `exec_shell` before 0.10) is a shell command; every other call
+keeps its own name. A user text that is a checkpoint (any of the three forms its compactions
+wrote) is a prior summary; the messages its resume repair wrote cite the record before them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, Eviden
 
 __all__ = ["session_evidence"]
 
-_SHELL_TOOLS: Final = frozenset({"exec_shell", "shell", "run_command"})
+_SHELL_TOOLS: Final = frozenset({"bash", "exec_shell", "shell", "run_command"})  # bash since 0.10
 
 
 def _arguments(text: str) -> dict[str, Any]:

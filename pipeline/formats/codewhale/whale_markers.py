@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.formats.codewhale.whale_document import BlockKind, Message, message_from_json
+from pipeline.formats.codewhale.whale_document import Block, BlockKind, Message, message_from_json
 
 __all__ = [
     "NO_SUMMARY",
@@ -21,6 +21,7 @@ __all__ = [
     "checkpoint_message",
     "checkpoint_text",
     "is_checkpoint",
+    "is_runtime_owned",
     "is_wire_checkpoint",
     "user_text",
 ]
@@ -60,6 +61,39 @@ def user_text(message: Message) -> str | None:
         return None
     text = "\n".join(message.texts()).strip()
     return text or None
+
+
+def _turn_meta(message: Message) -> str | None:
+    """`turn_metadata_text`: a complete `<turn_meta>` envelope as the last plain text block (or,
+    written before 0.8.54, the first, when the last is ordinary text)."""
+    blocks = message.blocks
+    if len(blocks) < 2:
+        return None
+
+    def envelope(block: Block) -> str | None:
+        text = block.text.strip()
+        complete = block.kind is BlockKind.TEXT and text.startswith("<turn_meta>")
+        return text if complete and text.endswith("</turn_meta>") else None
+
+    last = envelope(blocks[-1]) if blocks[-1].plain else None
+    if last is not None:
+        return last
+    first = envelope(blocks[0]) if blocks[0].plain else None
+    ordinary_tail = blocks[-1].kind is BlockKind.TEXT and envelope(blocks[-1]) is None
+    return first if ordinary_tail else None
+
+
+def is_runtime_owned(message: Message) -> bool:
+    """A user message CodeWhale's runtime wrote, not its user (`is_runtime_owned_user_message`):
+    its `<turn_meta>` names a non-authoritative input provenance (a subagent handoff, a runtime
+    notice, a restored checkpoint); it never opens the protected round."""
+    meta = _turn_meta(message) if message.role == "user" else None
+    if meta is None:
+        return False
+    lines = [line.strip() for line in meta.splitlines()]
+    provenance = [line for line in lines if line.startswith("Input provenance: ")]
+    condensed = any(line.endswith(" (non-authoritative)") for line in provenance)
+    return condensed or (bool(provenance) and "Input authority: non_authoritative" in lines)
 
 
 def is_wire_checkpoint(message: Message) -> bool:

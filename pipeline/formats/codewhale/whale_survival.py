@@ -21,6 +21,7 @@ from pipeline.formats.codewhale.whale_markers import (
     SUMMARY_CLOSING,
     SUMMARY_HEADER,
     is_checkpoint,
+    is_runtime_owned,
     is_wire_checkpoint,
     user_text,
 )
@@ -42,8 +43,9 @@ class Breach(StrEnum):
 
 
 def _plain_user(message: Message, stamped: bool) -> bool:
+    """`is_plain_user_text`: user text that is neither a checkpoint nor the runtime's own."""
     checkpoint = is_wire_checkpoint(message) if stamped else is_checkpoint(message)
-    return not checkpoint and user_text(message) is not None
+    return not checkpoint and not is_runtime_owned(message) and user_text(message) is not None
 
 
 def _has_result(messages: Sequence[Message]) -> bool:

@@ -1,18 +1,21 @@
 """Resume a staged CodeWhale session in the real client and judge what it sent.
 
-Each side is copied into a throwaway `CODEWHALE_HOME` (its `sessions/<id>.json`, `HOME` pointed
-there too, so no user config or key is read) and resumed with `codewhale exec --resume <id>`
-against the loopback Chat Completions server (`pipeline/proof/chat_capture.py`, reached through
-`CODEWHALE_BASE_URL`). The first request each side sends is its rebuilt history between
-CodeWhale's own system prompt and the new prompt. The verdict needs no reader: the candidate
-holds when its history is one user message carrying the summary, then a verbatim suffix of the
-original's history, every call answered, and none of the excluded texts.
+Each side is copied into a throwaway home (`whale_home.py`: `CODEWHALE_HOME` and `HOME` there, so
+no user config or key is read, auto-compaction off) as `sessions/<id>.json` and resumed with
+`codewhale exec --resume <id> --model capture-model PROMPT` against the loopback Chat
+Completions server (`pipeline/proof/chat_capture.py`). The request that carries the prompt holds
+the rebuilt history between CodeWhale's system prompt and the prompt. The verdict needs no
+reader: the candidate holds when its history is one user message carrying the summary, then a
+verbatim suffix of the original's history, every call answered, and none of the excluded texts.
+Both sides are compared with CodeWhale's per-request back-references (a repeated `<turn_meta>`,
+a repeated tool result) resolved to the text they stand for (`resolved`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -22,12 +25,23 @@ from typing import Any, Final
 
 from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.codewhale.whale_client import CodewhaleError
+from pipeline.proof.codewhale.whale_home import MODEL, WhaleHome, codewhale_environment, staged
+from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.verdict import ExcludedText
 
-__all__ = ["CodewhaleVerdict", "SentSide", "judge", "prove_codewhale_resume", "resumed_history"]
+__all__ = [
+    "CodewhaleFailed",
+    "CodewhaleVerdict",
+    "SentSide",
+    "judge",
+    "prove_codewhale_resume",
+    "resolved",
+    "resume_command",
+    "resumed_history",
+    "sent_history",
+]
 
 PROMPT: Final = "Reply with the single word: ok"
-MODEL: Final = "capture-model"
 
 
 class CodewhaleFailed(CodewhaleError):
@@ -42,6 +56,28 @@ def _session_id(path: Path) -> str:
         raise CodewhaleFailed(f"{path.name}: no session id in its metadata") from exc
 
 
+def resume_command(executable: Path, session_id: str, prompt: str) -> list[str]:
+    """`codewhale exec --resume <id> --model <the loopback model> -- PROMPT`."""
+    return [str(executable), "exec", "--resume", session_id, "--model", MODEL, "--", prompt]
+
+
+def _text(content: object) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def sent_history(conversations: Sequence[Sequence[Any]], prompt: str) -> list[dict[str, Any]] | None:
+    """The history of the first request whose last message is `prompt` (then CodeWhale's
+    `<turn_meta>` block): its messages without the system ones and that last message; None when
+    no request carries it."""
+    for messages in conversations:
+        wire = [m for m in messages if isinstance(m, dict) and m.get("role") != "system"]
+        if wire and wire[-1].get("role") == "user" and _text(wire[-1].get("content")).startswith(prompt):
+            return wire[:-1]
+    return None
+
+
 def resumed_history(session: Path, executable: Path, timeout: float) -> list[dict[str, Any]]:
     """The messages CodeWhale sends for `session` resumed, without its system prompt and the new
     prompt (raises `CodewhaleFailed` when it sends nothing)."""
@@ -50,32 +86,23 @@ def resumed_history(session: Path, executable: Path, timeout: float) -> list[dic
         tempfile.TemporaryDirectory(prefix="codewhale-judge-") as scratch,
         ChatCaptureServer(model=MODEL) as capture,
     ):
-        home = Path(scratch)
-        (home / "sessions").mkdir()
-        (home / "sessions" / f"{session_id}.json").write_bytes(session.read_bytes())
-        workspace = home / "workspace"
-        workspace.mkdir()
-        environ = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": scratch,
-            "CODEWHALE_HOME": scratch,
-            "CODEWHALE_PROVIDER": "deepseek",
-            "CODEWHALE_BASE_URL": capture.base_url + "/v1",
-            "DEEPSEEK_API_KEY": "loopback-capture",  # the loopback server takes any key
-            "NO_COLOR": "1",
-        }
-        command = [str(executable), "exec", "--resume", session_id, "--model", MODEL, PROMPT]
+        home = WhaleHome(Path(scratch) / "home", Path(scratch) / "workspace")
+        home.stage()
+        (home.sessions / f"{session_id}.json").write_bytes(staged(session.read_bytes(), home.workspace))
+        environ = codewhale_environment(home, capture.base_url + "/v1")
         try:
-            done = subprocess.run(
-                command, cwd=workspace, env=environ, capture_output=True, timeout=timeout, check=False
+            code, _, _ = run_in_process_group(
+                resume_command(executable, session_id, PROMPT),
+                cwd=home.workspace,
+                env=environ,
+                timeout=timeout,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CodewhaleFailed(f"codewhale exec --resume failed: {type(exc).__name__}") from exc
-        requests = capture.conversations
-    if not requests:  # its output may quote the session: only the exit status is reported
-        raise CodewhaleFailed(f"CodeWhale sent no chat request on resume (exit status {done.returncode})")
-    messages = [m for m in requests[0] if isinstance(m, dict) and m.get("role") != "system"]
-    return messages[:-1] if messages and messages[-1].get("content") == PROMPT else messages
+        history = sent_history(capture.conversations, PROMPT)
+    if history is None:  # its output may quote the session: only the exit status is reported
+        raise CodewhaleFailed(f"CodeWhale sent no chat request on resume (exit status {code})")
+    return history
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +141,37 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
+_TURN_META: Final = re.compile(r"<turn_meta>\n.*?\n</turn_meta>", re.DOTALL)
+_TURN_META_UNCHANGED: Final = "<turn_meta_unchanged />"
+_RESULT_REF: Final = re.compile(
+    r'<TOOL_RESULT_REF sha="([0-9a-f]{64})" original_message="[^"]*" chars="[0-9]+">\n'
+    r"source: full content appears in [^\n]* earlier in this request\n</TOOL_RESULT_REF>"
+)
+
+
+def resolved(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history with CodeWhale's per-request back-references resolved: a `<turn_meta>` block
+    equal to the last one sent goes as `<turn_meta_unchanged />`, a repeated medium tool result
+    as a `TOOL_RESULT_REF` to its first copy. A compaction that summarizes the first copy makes
+    the candidate send the text itself where the original sent the reference; the model reads
+    the same text either way, so each reference is replaced by the text it stands for."""
+    last_meta: str | None = None
+    results: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) and message.get("role") == "tool":
+            found = _RESULT_REF.fullmatch(content)
+            if found and found.group(1) in results:
+                content = results[found.group(1)]
+            results.setdefault(hashlib.sha256(content.encode()).hexdigest(), content)
+        elif isinstance(content, str):
+            if last_meta is not None:
+                content = content.replace(_TURN_META_UNCHANGED, last_meta)
+            metas = _TURN_META.findall(content)
+            last_meta = metas[-1] if metas else last_meta
+        out.append({**message, "content": content} if content is not message.get("content") else message)
+    return out
 
 
 def judge(
@@ -131,7 +184,7 @@ def judge(
     differences: list[str] = []
     if not compacted or compacted[0].get("role") != "user":
         differences.append("the candidate's history does not start with a user checkpoint")
-    elif summaries and not all(s.strip() in _text(compacted[0]) for s in summaries):
+    elif summaries and not all(s.strip() in _text(compacted[0].get("content")) for s in summaries):
         differences.append("the candidate's first message does not carry the summary")
     kept = list(compacted[1:])
     if not kept or kept != list(original[len(original) - len(kept) :]):
@@ -157,6 +210,6 @@ def prove_codewhale_resume(
     summaries: Sequence[str] | None,
 ) -> CodewhaleVerdict:
     """Resume both in CodeWhale and judge the candidate against the original."""
-    before = resumed_history(original, executable, timeout)
-    after = resumed_history(candidate, executable, timeout)
+    before = resolved(resumed_history(original, executable, timeout))
+    after = resolved(resumed_history(candidate, executable, timeout))
     return judge(before, after, excluded, summaries)

@@ -11,9 +11,10 @@ from pipeline.formats.codewhale.whale_markers import (
     PROVENANCE,
     SUMMARY_HEADER,
     is_checkpoint,
+    is_runtime_owned,
     is_wire_checkpoint,
 )
-from pipeline.formats.codewhale.whale_survival import Breach, survival_breaches
+from pipeline.formats.codewhale.whale_survival import Breach, last_round_start, survival_breaches
 from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import PartitionSet
 from tests.support.codewhale_sessions import SessionBuilder, call, result, text
@@ -103,6 +104,27 @@ def test_a_history_without_a_user_turn_before_the_last_round_has_no_cut() -> Non
     session = SessionBuilder()
     session.extend([text("user", "only turn"), call("c"), result("c", "x")])
     assert analyze_session(session.bytes(), LIMITS).plan_tail(10_000) is None
+
+
+def test_a_runtime_notice_after_the_last_prompt_does_not_open_the_protected_round() -> None:
+    """CodeWhale writes notices as user messages whose turn_meta names a non-authoritative
+    provenance (`is_runtime_owned_user_message`); the round still starts at the user's prompt."""
+    notice = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "[runtime] background job finished"},
+            {
+                "type": "text",
+                "text": "<turn_meta>\nInput provenance: runtime (non-authoritative)\n</turn_meta>",
+            },
+        ],
+    }
+    messages = _messages(analyze_session(_long_session().bytes(), LIMITS))
+    builder = _long_session()
+    builder.extend([notice, call("c9"), result("c9", "y")])
+    with_notice = analyze_session(builder.bytes(), LIMITS)
+    assert is_runtime_owned(_messages(with_notice)[-3]) and not is_runtime_owned(messages[-4])
+    assert last_round_start(_messages(with_notice)) == last_round_start(messages) == len(messages) - 4
 
 
 def test_the_survival_checks_catch_what_seed_000_forbids() -> None:

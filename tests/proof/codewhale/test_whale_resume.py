@@ -4,6 +4,7 @@ never send, and, when `scripts/install-codewhale` built it, the real CodeWhale r
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from pipeline.formats.codewhale.whale_analysis import analyze_session
 from pipeline.formats.line_guard import LineLimits
 from pipeline.proof.codewhale.whale_client import CodewhaleNotInstalled, find_codewhale, require_codewhale
 from pipeline.proof.codewhale.whale_excluded import session_exclusions
-from pipeline.proof.codewhale.whale_resume import judge, prove_codewhale_resume
+from pipeline.proof.codewhale.whale_resume import judge, prove_codewhale_resume, resolved, sent_history
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import PartitionSet
 from tests.support.codewhale_sessions import SessionBuilder, call, result, text
@@ -70,6 +71,35 @@ def test_what_breaks_the_contract_is_a_content_free_difference(compacted, differ
     assert not verdict.ok
     assert any(difference in d for d in verdict.differences), verdict.differences
     assert all("secret" not in d for d in verdict.differences)  # reports never hold excluded text
+
+
+def test_codewhales_back_references_are_resolved_so_a_summarized_first_copy_is_no_difference() -> None:
+    """The original sends its second turn's unchanged `<turn_meta>` and repeated result as
+    references to the first turn's; the candidate, whose first turn is summarized, sends them in
+    full: resolved, the candidate's kept messages are the original's suffix."""
+    meta, output = "<turn_meta>\nCurrent local date: 2026-12-07\n</turn_meta>", "row\n" * 400
+    sha = hashlib.sha256(output.encode()).hexdigest()
+    reference = (
+        f'<TOOL_RESULT_REF sha="{sha}" original_message="Message #2" chars="{len(output)}">\n'
+        "source: full content appears in Message #2 earlier in this request\n</TOOL_RESULT_REF>"
+    )
+    original = _wire(2)
+    original[0]["content"] = f"step 0\n{meta}"
+    original[4]["content"] = "step 1\n<turn_meta_unchanged />"
+    original[2]["content"], original[6]["content"] = output, reference
+    candidate = [_checkpoint(), {"role": "user", "content": f"step 1\n{meta}"}, *original[5:]]
+    candidate[3] = {**candidate[3], "content": output}
+    assert not judge(original, candidate, (), (SUMMARY,)).ok
+    assert judge(resolved(original), resolved(candidate), (), (SUMMARY,)).ok
+    assert resolved(original)[6]["content"] == output and resolved(original)[4]["content"].endswith(meta)
+
+
+def test_the_resumed_history_is_the_request_that_carries_the_prompt_without_it() -> None:
+    prompt = {"role": "user", "content": "Reply ok\n<turn_meta>\nx\n</turn_meta>"}
+    warmup = [{"role": "system", "content": "s"}, {"role": "user", "content": "OK?"}]
+    turn = [{"role": "system", "content": "s"}, *_wire(1), prompt]
+    assert sent_history([warmup, turn], "Reply ok") == _wire(1)
+    assert sent_history([warmup], "Reply ok") is None
 
 
 def test_a_rewound_branchs_text_the_candidate_holds_is_an_excluded_text() -> None:
