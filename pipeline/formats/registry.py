@@ -90,7 +90,7 @@ class SessionStores:
         return isinstance(name, str) and name in self.by_name
 
     def members(self, path: Path) -> tuple[str, ...] | None:
-        read = _store_read(path)
+        read = _read_store(path)  # not kept: discovery holds no store's transcripts afterwards
         return None if read.problem is not None else tuple(s.session_id for s in read.sessions)
 
 
@@ -108,8 +108,7 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (status.st_size, status.st_mtime_ns)
 
 
-@lru_cache(maxsize=1)  # a worker's batch holds a store's sessions side by side: read it once
-def _store_read_at(path: Path, stamps: tuple[tuple[int, int], ...]) -> StoreRead:
+def _read_store(path: Path) -> StoreRead:
     store = session_stores().by_name.get(path.name)
     if store is None:
         return StoreRead((), "no format keeps its sessions in a file of this name")
@@ -120,6 +119,11 @@ def _store_read_at(path: Path, stamps: tuple[tuple[int, int], ...]) -> StoreRead
     except NotARegularFile as exc:
         return StoreRead((), f"the store is a {exc.kind}")
     return store.sessions(files.data, files.wal)
+
+
+@lru_cache(maxsize=1)  # a store's sessions reach a worker one after another: read it once a version
+def _store_read_at(path: Path, stamps: tuple[tuple[int, int], ...]) -> StoreRead:
+    return _read_store(path)
 
 
 def _store_read(path: Path) -> StoreRead:
