@@ -36,8 +36,11 @@ def is_live(args: argparse.Namespace) -> bool:
 class _StoresUnread:
     """The stores' names only: an in-place command takes no store, so none is read to list it."""
 
+    def __init__(self) -> None:
+        self._stores = session_stores()
+
     def __contains__(self, name: object) -> bool:
-        return name in session_stores()
+        return name in self._stores
 
     def members(self, path: Path) -> tuple[str, ...] | None:
         return None
