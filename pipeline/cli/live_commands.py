@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 from pipeline.cli.console import configure_logging
 from pipeline.cli.grammar import flag_overrides
@@ -16,8 +18,8 @@ from pipeline.cli.interrupt import stop_on_signals
 from pipeline.cli.preflight import check_listed, check_written_directories
 from pipeline.errors import CompactionError, UsageError
 from pipeline.execute.stop_request import StopRequest
-from pipeline.formats.registry import default_roots, session_file_names
-from pipeline.read.discover import discover, root_pairs
+from pipeline.formats.registry import default_roots, session_file_names, session_stores
+from pipeline.read.discover import SessionFile, discover, root_pairs
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
 
@@ -31,9 +33,37 @@ def is_live(args: argparse.Namespace) -> bool:
     return args.command in _LIVE or (args.command == "compress" and bool(args.in_place))
 
 
+class _StoresUnread:
+    """The stores' names only: an in-place command takes no store, so none is read to list it."""
+
+    def __init__(self) -> None:
+        self._stores = session_stores()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._stores
+
+    def members(self, path: Path) -> tuple[str, ...] | None:
+        return None
+
+
+def _without_stores(sessions: Sequence[SessionFile], command: str) -> list[SessionFile]:
+    """The session files a live command may change: a store's rows are never replaced (one note
+    each); a run given nothing else is a usage error."""
+    stores = [session.path for session in sessions if session.member is not None]
+    for path in stores:
+        print(
+            f"compaction: note: {path} holds several sessions: its rows are never replaced in place "
+            f"({command} leaves it as it is; `compress --out DIR` writes its sessions as JSONL)",
+            file=sys.stderr,
+        )
+    if stores and len(stores) == len(sessions):
+        raise UsageError(f"nothing {command} can change: a store of sessions is never replaced in place")
+    return [session for session in sessions if session.member is None]
+
+
 def _sessions_command(args: argparse.Namespace, settings: Settings, stop: StopRequest) -> int:
     roots = list(args.paths) or default_roots()
-    sessions = discover(roots, session_file_names())
+    sessions = _without_stores(discover(roots, session_file_names(), _StoresUnread()), args.command)
     pairs = root_pairs(roots)
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")

@@ -30,7 +30,7 @@ from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
 from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
 from pipeline.execute.seam import Executor
-from pipeline.formats.registry import default_roots, session_file_names
+from pipeline.formats.registry import default_roots, session_file_names, session_stores
 from pipeline.read.discover import RootError, SessionFile
 from pipeline.read.remote import discover_roots, is_url
 from pipeline.settings import Settings, load_settings
@@ -151,7 +151,7 @@ def _main(argv: Sequence[str] | None) -> int:
         configure_logging(settings.sweep.log_format, quiet=args.quiet)
         cluster = _cluster(args, settings)
         roots = list(args.paths) or default_roots()
-        sessions = discover_roots(roots, session_file_names())
+        sessions = discover_roots(roots, session_file_names(), session_stores())
         _check_scope(args, sessions)
         check_written_directories(args, settings, roots)
         command = _command(args, settings)

@@ -187,6 +187,7 @@ def plan_run(request: RunRequest, work_for: WorkFor) -> RunPlan:
             resume=request.resume,
             outputs=request.outputs,
             unsafe_key=session.unsafe_key,
+            member=session.member,
         )
         keys[label] = f"{label}\0{stamp}\0{digest}"
         sized.append((session, size))

@@ -4,9 +4,10 @@ when its completion marker vouches for it, its report (and then its marker) writ
 Kept apart from the executors so a worker imports the job, the report types and the readers,
 never the event loop's machinery, Dask's client or the console. A session behind a URL is
 fetched into a local temporary file in blocks (`pipeline.read.remote.fetch`) and the ordinary
-job runs on that file. The report is rendered once, here (a report that cannot be rendered is
-its session's crash), and written the one way: an atomic rename in a directory, a conditional
-whole-object put on an object store.
+job runs on that file; so is one session of a store (a file holding several, `member`), its
+transcript taken from the store by its format. The report is rendered once, here (a report that
+cannot be rendered is its session's crash), and written the one way: an atomic rename in a
+directory, a conditional whole-object put on an object store.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from pipeline.execute.completion_markers import marker_bytes, vouched_outcome
-from pipeline.jobs.front import unsafe_key
+from pipeline.formats.registry import stored_session
+from pipeline.jobs.front import store_unreadable, unsafe_key
 from pipeline.publish.files import PublishConflict, put_object, read_object, write_report_now
 from pipeline.read.remote import fetch, is_url
 from pipeline.report.documents import Outcome, crashed
@@ -114,6 +116,7 @@ class SessionTask:
     resume: bool  # whether a marker that vouches for this session skips it
     outputs: str | None = None  # where the candidates its report names are (compress --out)
     unsafe_key: bool = False  # an object key that cannot be mirrored: its finding, never its bytes
+    member: str | None = None  # one session of the store at `path`, by its id
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +191,24 @@ def _run(task: SessionTask, source: Path, per_code: int) -> TaskResult:
     return TaskResult(task.report_label, publish(task, outcome, per_code, source), False, earlier)
 
 
+def _stored(task: SessionTask, member: str, per_code: int) -> TaskResult:
+    """One session of a store, run as the file its format gives it as (or why there is none)."""
+    transcript = stored_session(Path(task.path), member)
+    if isinstance(transcript, str):
+        outcome = store_unreadable(task.label, transcript, command=task.command, per_code=per_code)
+        return TaskResult(task.report_label, publish(task, outcome, per_code, None), False)
+    with tempfile.TemporaryDirectory(prefix="compaction-") as directory:
+        local = Path(directory) / Path(task.label).name
+        local.write_bytes(transcript)
+        return _run(task, local, per_code)
+
+
 def _one(task: SessionTask, per_code: int, block_bytes: int) -> TaskResult:
     if task.unsafe_key:
         outcome = unsafe_key(task.label, command=task.command, per_code=per_code)
         return TaskResult(task.report_label, publish(task, outcome, per_code, None), False)
+    if task.member is not None:
+        return _stored(task, task.member, per_code)
     if task.url is None:
         return _run(task, Path(task.path), per_code)
     with tempfile.TemporaryDirectory(prefix="compaction-") as directory:

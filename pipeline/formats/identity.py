@@ -15,13 +15,50 @@ from typing import Any
 
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["Record", "SessionRoots", "Signature", "is_str", "parent_names"]
+__all__ = [
+    "Record",
+    "SessionRoots",
+    "SessionStore",
+    "Signature",
+    "StoreRead",
+    "StoredSession",
+    "is_str",
+    "parent_names",
+]
 
 Record = dict[str, Any]
 """One JSON-lines record, as parsed (raw JSON stays inside `formats`)."""
 
 SessionRoots = Callable[[Mapping[str, str], Path], tuple[Path, ...]]
 """Where an agent keeps its sessions, from the environment and the home directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """One session of a store: its id in the store, its transcript as the agent's own JSONL bytes,
+    and how many stored records made it."""
+
+    session_id: str
+    data: bytes
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRead:
+    """A store's sessions in id order, or why it could not be read (no text of it)."""
+
+    sessions: tuple[StoredSession, ...]
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStore:
+    """A file that holds several sessions (an agent's database): the names it has, and how its
+    bytes (with its write-ahead log's, empty when there is none) become each session's transcript,
+    which is then read as any of the agent's session files is. Pure: the caller reads the files."""
+
+    file_names: frozenset[str]
+    sessions: Callable[[bytes, bytes], StoreRead]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +69,8 @@ class Signature:
     value (with its path, or None); `text` a text file from its first non-blank line (and path).
     `roots` is set for the formats this tool processes: their default session directories.
     `file_names` and `named` take files as sessions whatever their suffix: by exact name, or by a
-    test of the name (an agent's archives, `<id>.jsonl.reset.<ts>`).
+    test of the name (an agent's archives, `<id>.jsonl.reset.<ts>`). `store` names the files
+    that hold several of its sessions each (one report per stored session).
     """
 
     format: SourceFormat
@@ -42,6 +80,7 @@ class Signature:
     roots: SessionRoots | None = None
     file_names: frozenset[str] = frozenset()  # session files named so, whatever their suffix
     named: Callable[[str], bool] | None = None  # session files whose name passes it, whatever their suffix
+    store: SessionStore | None = None  # files that hold several sessions, read one session at a time
 
 
 def is_str(value: object) -> bool:

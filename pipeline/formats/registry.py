@@ -11,16 +11,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
+from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
 from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
 from pipeline.formats.gemini_cli.signature import GEMINI_CLI
-from pipeline.formats.identity import Signature
+from pipeline.formats.identity import SessionStore, Signature, StoreRead
 from pipeline.formats.pi.signature import PI
 from pipeline.formats.qwen_code.signature import QWEN_CODE
 from pipeline.formats.unsupported.aider import AIDER
@@ -28,15 +30,19 @@ from pipeline.formats.unsupported.cline import CLINE
 from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
 from pipeline.read.discover import RootError
+from pipeline.read.load import WAL_SUFFIX, read_store
 
 __all__ = [
     "PROCESSED",
     "RECOGNIZED",
     "SessionFileNames",
+    "SessionStores",
     "default_roots",
     "looked_for_roots",
     "missing_compiled_cores",
     "session_file_names",
+    "session_stores",
+    "stored_session",
 ]
 
 PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)
@@ -71,6 +77,67 @@ def session_file_names() -> SessionFileNames:
     """The names of agents' session files that discovery takes whatever their suffix."""
     exact = frozenset().union(*(signature.file_names for signature in RECOGNIZED))
     return SessionFileNames(exact, tuple(signature.named for signature in RECOGNIZED if signature.named))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStores:
+    """The files that hold several sessions each (agents' databases), by name, read through their
+    format's `SessionStore` (`read/discover.SessionStores`)."""
+
+    by_name: Mapping[str, SessionStore]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.by_name
+
+    def members(self, path: Path) -> tuple[str, ...] | None:
+        read = _read_store(path)  # not kept: discovery holds no store's transcripts afterwards
+        return None if read.problem is not None else tuple(s.session_id for s in read.sessions)
+
+
+def session_stores() -> SessionStores:
+    """Every processed format's store files, by name."""
+    stores = [signature.store for signature in PROCESSED if signature.store is not None]
+    return SessionStores({name: store for store in stores for name in store.file_names})
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        status = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (status.st_size, status.st_mtime_ns)
+
+
+def _read_store(path: Path) -> StoreRead:
+    store = session_stores().by_name.get(path.name)
+    if store is None:
+        return StoreRead((), "no format keeps its sessions in a file of this name")
+    try:
+        files = read_store(path)
+    except UnreadableSource as exc:
+        return StoreRead((), f"cannot read the store ({exc.reason})")
+    except NotARegularFile as exc:
+        return StoreRead((), f"the store is a {exc.kind}")
+    return store.sessions(files.data, files.wal)
+
+
+@lru_cache(maxsize=1)  # a store's sessions reach a worker one after another: read it once a version
+def _store_read_at(path: Path, stamps: tuple[tuple[int, int], ...]) -> StoreRead:
+    return _read_store(path)
+
+
+def _store_read(path: Path) -> StoreRead:
+    wal = path.with_name(path.name + WAL_SUFFIX)
+    return _store_read_at(path, (_stamp(path), _stamp(wal)))
+
+
+def stored_session(path: Path, member: str) -> bytes | str:
+    """One stored session's transcript, or why the store cannot give it (no text of it)."""
+    read = _store_read(path)
+    if read.problem is not None:
+        return read.problem
+    found = next((s.data for s in read.sessions if s.session_id == member), None)
+    return found if found is not None else "the store no longer holds this session"
 
 
 def looked_for_roots(environ: Mapping[str, str] | None = None, user_home: Path | None = None) -> list[Path]:

@@ -29,7 +29,15 @@ from pipeline.report.sections import SessionSection, findings_section, session_s
 from pipeline.settings import SweepSettings
 from pipeline.vocabulary import FindingCode, SessionKind, SessionStatus, Severity, SourceFormat
 
-__all__ = ["Analysis", "ContextJob", "open_session", "open_source", "topology_options", "unsafe_key"]
+__all__ = [
+    "Analysis",
+    "ContextJob",
+    "open_session",
+    "open_source",
+    "store_unreadable",
+    "topology_options",
+    "unsafe_key",
+]
 
 ContextJob = Callable[[ContextFormat, str, SourceBytes], "Outcome"]
 """What a job does with a session read through the seam: its format's plug-in, label and bytes
@@ -114,6 +122,14 @@ def unsafe_key(label: str, *, command: str, per_code: int) -> Outcome:
     finding = Finding(FindingCode.OBJECT_KEY_UNSAFE, Severity.WARNING)
     return NotATranscript(
         label, _brief(label, SessionStatus.NOT_A_TRANSCRIPT, finding, command=command, per_code=per_code)
+    )
+
+
+def store_unreadable(label: str, reason: str, *, command: str, per_code: int) -> Outcome:
+    """A store (a file holding several sessions) that could not give this session: why, no text."""
+    finding = Finding(FindingCode.UNREADABLE, Severity.ERROR, ids=(reason,))
+    return Unreadable(
+        label, _brief(label, SessionStatus.UNREADABLE, finding, command=command, per_code=per_code)
     )
 
 

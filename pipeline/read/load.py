@@ -22,11 +22,22 @@ from typing import Final
 from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.read.compressed import Compression, compression_of, decompress
 
-__all__ = ["SourceBytes", "file_sha256", "frozen_source", "iter_file_lines", "read_source"]
+__all__ = [
+    "WAL_SUFFIX",
+    "SourceBytes",
+    "StoreFiles",
+    "file_sha256",
+    "frozen_source",
+    "iter_file_lines",
+    "read_source",
+    "read_store",
+]
 
 
 _BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this a thread's start-up outweighs the hash
 _BOM: Final = b"\xef\xbb\xbf"
+_STORE_READS: Final = 3  # a database checkpointed this often while it is read is read next run
+WAL_SUFFIX: Final = "-wal"  # SQLite's write-ahead log beside its database
 
 
 class _Digest:
@@ -149,3 +160,35 @@ def iter_file_lines(path: Path) -> Iterator[bytes]:
             if first:
                 line, first = line.removeprefix(_BOM), False
             yield line
+
+
+@dataclass(frozen=True, slots=True)
+class StoreFiles:
+    """A database holding several sessions: its main file's bytes and its write-ahead log's
+    (empty when there is none), read so that the one matches the other."""
+
+    data: bytes
+    wal: bytes
+
+
+def _read_plain(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise UnreadableSource(path, exc) from exc
+
+
+def read_store(path: Path) -> StoreFiles:
+    """A database's main file, then its log, then the main file again: a checkpoint between the
+    two reads (the log's pages copied in, the log restarted) changes the main file, and the pair is
+    read again. `UnreadableSource` when it never holds still, or cannot be read."""
+    data = read_source(path).data
+    for _ in range(_STORE_READS):
+        wal = _read_plain(path.with_name(path.name + WAL_SUFFIX))
+        again = read_source(path).data
+        if again == data:
+            return StoreFiles(data, wal)
+        data = again
+    raise UnreadableSource(path, OSError(errno.EAGAIN, "changed while read"))

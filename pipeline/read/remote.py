@@ -19,7 +19,15 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Final
 from urllib.parse import quote
 
-from pipeline.read.discover import RootError, SessionFile, discover, is_session_name, root_labels
+from pipeline.read.discover import (
+    NO_STORES,
+    RootError,
+    SessionFile,
+    SessionStores,
+    discover,
+    is_session_name,
+    root_labels,
+)
 
 __all__ = [
     "check_store",
@@ -135,9 +143,12 @@ def _discovered(
     ]
 
 
-def discover_roots(roots: Sequence[Path | str], file_names: Collection[str] = ()) -> list[SessionFile]:
+def discover_roots(
+    roots: Sequence[Path | str], file_names: Collection[str] = (), stores: SessionStores = NO_STORES
+) -> list[SessionFile]:
     """Every session under local roots and URL roots alike, labelled as `discover` labels them
-    (`file_names`: names taken as sessions whatever their suffix)."""
+    (`file_names`: names taken as sessions whatever their suffix; `stores`: local files that give
+    several sessions each; a URL root's are not read)."""
     names = [Path(PurePosixPath(str(root).split("://", 1)[-1]).name or "root") for root in roots]
     sessions: list[SessionFile] = []
     for root, name, label in zip(roots, names, root_labels(names), strict=True):
@@ -145,7 +156,7 @@ def discover_roots(roots: Sequence[Path | str], file_names: Collection[str] = ()
             sessions.extend(discover_urls(root, label, file_names))
             continue
         alone = names.count(name) == 1  # a file named alone keeps its empty label: straight under --out
-        for found in discover([Path(root)], file_names):
+        for found in discover([Path(root)], file_names, stores):
             sessions.append(replace(found, root_label="" if alone and not found.root_label else label))
     return sessions
 

@@ -123,6 +123,7 @@ class ContextCompressReport(_Document, frozen=True, kw_only=True):
     summary: SummarySection | UnsetType = UNSET
     partition: PartitionSection | UnsetType = UNSET
     checks: ChecksSection | UnsetType = UNSET  # the candidate's rebuilt context against the original's
+    fidelity: FidelitySection | UnsetType = UNSET  # the summarized span's probes in the candidate
     resume_check: ResumeCheckSection | UnsetType = UNSET  # the resume gate: its client resumed both
     model_plan: ModelPlanSection | UnsetType = UNSET  # --dry-run: what a model summary would cost
     output: ContextOutputSection | UnsetType = UNSET

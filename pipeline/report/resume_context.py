@@ -13,6 +13,7 @@ from msgspec import UNSET, UnsetType
 from pipeline.report.sections import LineSetSection, Section
 
 __all__ = [
+    "BilledModelSection",
     "BilledSection",
     "ContextClass",
     "ContextOutputSection",
@@ -67,6 +68,17 @@ class ContextClass(Section, frozen=True, kw_only=True):
     names: dict[str, ContextClass] | UnsetType = UNSET  # per tool, for tool calls and outputs
 
 
+class BilledModelSection(Section, frozen=True, kw_only=True):
+    """The billed requests of one provider and model (`<provider>/<model>`), as `BilledSection`."""
+
+    events: int
+    input: int
+    cached_input: int
+    output: int
+    reasoning_output: int
+    cost: float  # the cost the file records for them (USD)
+
+
 class BilledSection(Section, frozen=True, kw_only=True):
     """What the file records of the tokens its requests were billed for (the truth estimates are
     held to; Codex: its `token_count` events)."""
@@ -77,6 +89,8 @@ class BilledSection(Section, frozen=True, kw_only=True):
     output: int
     reasoning_output: int
     last_input: int | None  # what the last request sent: the context it was billed for
+    cost: float | UnsetType = UNSET  # the cost the file records (USD), where its client records one
+    by_model: dict[str, BilledModelSection] | UnsetType = UNSET  # by provider/model, where it names them
 
 
 class ContextTokens(Section, frozen=True, kw_only=True):

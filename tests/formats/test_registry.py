@@ -12,9 +12,13 @@ from pipeline.formats.registry import (
     default_roots,
     looked_for_roots,
     session_file_names,
+    session_stores,
+    stored_session,
 )
 from pipeline.read.discover import RootError, discover
 from pipeline.vocabulary import SourceFormat
+from tests.support.openclaw_stores import live_store, store_path
+from tests.support.pi_files import FIXTURES
 
 
 def test_every_agent_is_recognized_once_and_the_processed_ones_name_their_roots() -> None:
@@ -93,3 +97,25 @@ def test_discovery_takes_the_agents_named_files_whatever_their_suffix(tmp_path: 
     assert [s.label for s in discover([repo])] == ["s.jsonl"]
     found = [s.label for s in discover([repo], session_file_names())]
     assert found == [".aider.chat.history.md", ".aider.input.history", "s.jsonl"]
+
+
+def test_a_store_gives_one_session_file_per_stored_session_labelled_by_its_id(tmp_path: Path) -> None:
+    store = store_path(tmp_path / "openclaw")
+    sessions = {"b-2": (FIXTURES / "tools.jsonl").read_bytes(), "a-1": b'{"type":"session","version":3}\n'}
+    unsafe = {"../up": b'{"type":"session","version":3}\n'}
+    with live_store(store, sessions | unsafe, logged=1):
+        assert store.name in session_stores() and "openclaw-agent.db" not in session_stores()
+        found = discover([tmp_path / "openclaw"], session_file_names(), session_stores())
+        assert [(s.label, s.member) for s in found] == [
+            (
+                "agents/main/agent/openclaw-agent.sqlite#..%2Fup.jsonl",
+                "../up",
+            ),  # one segment of a report path
+            ("agents/main/agent/openclaw-agent.sqlite#a-1.jsonl", "a-1"),
+            ("agents/main/agent/openclaw-agent.sqlite#b-2.jsonl", "b-2"),
+        ]
+        assert all(s.path == store for s in found)
+        assert stored_session(store, "b-2") == sessions["b-2"]
+        assert stored_session(store, "c-3") == "the store no longer holds this session"
+        alone = discover([store], session_file_names())  # no stores asked for: the file as it is
+        assert [(s.label, s.member) for s in alone] == [("openclaw-agent.sqlite", None)]

@@ -23,7 +23,7 @@ from pipeline.formats.pi.message_classes import class_tallies
 from pipeline.formats.pi.session_analysis import PiAnalysis, approx_tokens, compress_sets, message_digest
 from pipeline.formats.pi.session_decode import PiKind
 from pipeline.formats.rewrites import Rewrite, RewriteEdit, RewriteKind, RewriteRefusal
-from pipeline.report.resume_context import BilledSection, ContextSection
+from pipeline.report.resume_context import BilledModelSection, BilledSection, ContextSection
 from pipeline.report.sections import line_set
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import FindingCode, SessionKind
@@ -108,7 +108,8 @@ class PiContextSession:
         return class_tallies(self.analysis.session, self.analysis.messages, estimator, tokenizers)
 
     def billed(self) -> BilledSection:
-        """The providers' own figures from every billed request the session records."""
+        """The providers' own figures from every billed request the session records, in all and
+        by provider and model, with the cost pi records."""
         usage = billed_usage(self.analysis.session)
         return BilledSection(
             events=usage.events,
@@ -117,6 +118,18 @@ class PiContextSession:
             output=usage.output,
             reasoning_output=usage.reasoning,
             last_input=usage.last_input,
+            cost=usage.cost,
+            by_model={
+                model.model: BilledModelSection(
+                    events=model.events,
+                    input=model.input + model.cache_read + model.cache_write,
+                    cached_input=model.cache_read,
+                    output=model.output,
+                    reasoning_output=model.reasoning,
+                    cost=model.cost,
+                )
+                for model in usage.by_model
+            },
         )
 
     def plan_tail(self, room: int) -> TailPlan | None:

@@ -7,7 +7,8 @@ OpenClaw's `~/.openclaw/agents/<agent>/sessions/<uuid>.jsonl`. The header is `{"
 `message.content`. Identification is positive: a line is pi's when it is that header or one of
 pi's entry types carrying pi's links or its `message` object. OpenClaw renames a session it resets
 or deletes to `<id>.jsonl.reset.<ts>` / `<id>.jsonl.deleted.<ts>`: discovery takes those names too
-(no client resumes them: they are read and counted, never replaced).
+(no client resumes them: they are read and counted, never replaced), and OpenClaw's SQLite store
+(`agents/<agent>/agent/openclaw-agent.sqlite`) as a store of sessions, one report each.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.formats.identity import Record, Signature, is_str
+from pipeline.formats.pi.openclaw_store import OPENCLAW_STORE
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["PI", "is_openclaw_archive", "is_pi_record", "session_roots"]
@@ -69,4 +71,10 @@ def is_openclaw_archive(name: str) -> bool:
     return _ARCHIVE_NAME.fullmatch(name) is not None
 
 
-PI: Final = Signature(SourceFormat.PI, record=is_pi_record, roots=session_roots, named=is_openclaw_archive)
+PI: Final = Signature(
+    SourceFormat.PI,
+    record=is_pi_record,
+    roots=session_roots,
+    named=is_openclaw_archive,
+    store=OPENCLAW_STORE,
+)

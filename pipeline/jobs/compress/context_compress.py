@@ -4,7 +4,8 @@ summary in the agent's own compaction form, prove it, publish it.
 
 gate -> plan the tail by tokens -> summarize the span before it -> compose the candidate ->
 check that the candidate's rebuilt context is the summary followed by the original's context
-from the cut on, item for item as the client sends it -> gain -> the resume gate (the agent's
+from the cut on, item for item as the client sends it -> gain -> fidelity (the span's probes in
+the candidate's context, `context_fidelity.py`; a floor may refuse it) -> the resume gate (the agent's
 own client resumes both and sends the same: `context_proof.py`) -> re-read the source -> write.
 Nothing is written for a session that stops at any step; the report says why.
 """
@@ -25,12 +26,14 @@ from pipeline.findings import Finding
 from pipeline.formats.context_items import TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.candidate_file import write_candidate_file
+from pipeline.jobs.compress.context_fidelity import context_fidelity
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import Written
 from pipeline.read.load import SourceBytes
 from pipeline.reasons import PlanNote, Reason, Refusal, SkipReason
 from pipeline.report.compression import ChecksSection, CompressTokens, ModelPlanSection, SummarySection
 from pipeline.report.documents import Compressed, ContextCompressReport, Outcome, Refused, Skipped
+from pipeline.report.fidelity import FidelitySection
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import ContextOutputSection, CutSection
 from pipeline.report.sections import (
@@ -42,7 +45,7 @@ from pipeline.report.sections import (
     session_section,
 )
 from pipeline.summarize.evidence.items import EvidenceItem
-from pipeline.vocabulary import ResumeGate, SessionKind, SessionStatus, Severity, Strategy
+from pipeline.vocabulary import PartitionSet, ResumeGate, SessionKind, SessionStatus, Severity, Strategy
 
 __all__ = [
     "ContextPublisher",
@@ -79,8 +82,13 @@ class _Draft:
     plan: TailPlan
     written: Written
     data: bytes
-    output_tokens: int
+    candidate: ContextSession  # the candidate read back, as its client rebuilds it
+    evidence: tuple[EvidenceItem, ...]  # the summarized span, as the summarizer read it
     summary_line: int  # the candidate's line carrying the summary (its form decides where)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(item.tokens for item in self.candidate.sent())
 
 
 def _context(agent: ContextFormat, source: SourceBytes, limits: LineLimits) -> _Context:
@@ -185,7 +193,7 @@ def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, ro
     checked = _check(data, context, plan, written.text, limits)
     if isinstance(checked, _Stop):
         return checked
-    return _Draft(plan, written, data, checked, summary_line)
+    return _Draft(plan, written, data, checked, evidence, summary_line)
 
 
 def _compose(session: ContextSession, plan: TailPlan, summary: str, drop_history: bool) -> tuple[bytes, int]:
@@ -194,7 +202,9 @@ def _compose(session: ContextSession, plan: TailPlan, summary: str, drop_history
     return archived or (session.compose(plan, summary), session.summary_line())
 
 
-def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits: LineLimits) -> int | _Stop:
+def _check(
+    data: bytes, context: _Context, plan: TailPlan, summary: str, limits: LineLimits
+) -> ContextSession | _Stop:
     """The candidate's context must be the summary, then the original's from the cut, as sent."""
     candidate = context.agent.read(data, None, limits)
     sent = candidate.sent()
@@ -202,7 +212,7 @@ def _check(data: bytes, context: _Context, plan: TailPlan, summary: str, limits:
     errors = [f for f in candidate.findings if f.severity is Severity.ERROR]
     if errors or [item.digest for item in sent] != expected:
         return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.COMPOSE)),))
-    return sum(item.tokens for item in sent)
+    return candidate
 
 
 def context_output(path: str, data: bytes, source: SourceBytes, summary_line: int) -> ContextOutputSection:
@@ -239,6 +249,8 @@ class _Made:
     cut: CutSection
     summary: SummarySection
     partition: PartitionSection
+    fidelity: FidelitySection
+    below_floor: bool  # the fidelity is below `compress.min_fidelity`
     resume_check: ResumeCheckSection | UnsetType = UNSET
 
 
@@ -275,6 +287,7 @@ def _report(
         cut=made.cut,
         summary=made.summary,
         partition=made.partition,
+        fidelity=made.fidelity,
         checks=ChecksSection(failures=[], violations=[], findings=[]),  # made only when they hold
         resume_check=made.resume_check,
         output=output,
@@ -299,6 +312,13 @@ def _made(context: _Context, options: CompressOptions, draft: _Draft) -> _Made:
     """The report sections of a candidate that was made (written or not)."""
     written, plan = draft.written, draft.plan
     sets = context.session.compress_sets(plan)
+    fidelity, below = context_fidelity(
+        draft.evidence,
+        draft.candidate,
+        len(sets[PartitionSet.SUMMARY]),
+        lost_per_class=options.compress.lost_probes_per_class,
+        floor=options.compress.min_fidelity,
+    )
     missed = () if draft.output_tokens <= _target(context, options) else (
         PlanNote.TARGET_MISSED.value, PlanNote.NO_SAFE_CUT_WITHIN_TARGET.value,
     )  # fmt: skip
@@ -320,6 +340,8 @@ def _made(context: _Context, options: CompressOptions, draft: _Draft) -> _Made:
             sections=written.sections,
         ),
         partition=partition_section(checked_partition(sets, context.session.line_count)),
+        fidelity=fidelity,
+        below_floor=below,
     )
 
 
@@ -349,6 +371,9 @@ def compress_context(
     if draft.output_tokens > context.total * (1 - options.compress.min_gain):
         low_gain = replace(made, reasons=(SkipReason.GAIN_BELOW_MINIMUM.value,))
         return Skipped(label, report(SessionStatus.SKIPPED_LOW_GAIN, low_gain))
+    if made.below_floor:  # as for Claude Code: refused before any resume
+        below = replace(made, reasons=(str(Reason(Refusal.FIDELITY_BELOW_MINIMUM)),))
+        return Refused(label, report(SessionStatus.REFUSED, below))
     if options.compress.verify_resume is not ResumeGate.OFF:
         from pipeline.jobs.compress.context_proof import prove_context  # noqa: PLC0415 - starts a client: gate only
 

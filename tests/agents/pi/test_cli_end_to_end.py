@@ -23,7 +23,8 @@ import pytest
 from pipeline.proof.pi.pi_process import find_pi
 from pipeline.testing.invoke import compaction, compaction_command
 from tests.conftest import CORPUS, CORPUS_FILES
-from tests.support.pi_files import FIXTURES
+from tests.support.openclaw_stores import live_store, store_path
+from tests.support.pi_files import FIXTURES, ended_mid_tool, lost_result
 from tests.support.rollout_builder import RolloutBuilder
 
 TWO_DAYS = 2 * 86_400
@@ -37,6 +38,8 @@ OPENCLAW_FILE = (
     CORPUS / "pi" / "files" / f"CourtReinland__blueos__.openclaw_agents_main_sessions_{OPENCLAW_ID}.jsonl"
 )
 CLUSTER = ("--cluster", "local:1")
+SUBAGENT_ID = "5e0c8a1f-6d2b-4c1e-9a7d-3b8f2e4d6c10"  # a run the main session spawned
+STORED_ID = "7a3f0d2e-1b4c-4e8a-b5d6-9c0e2f4a6b81"  # a session in the agent's SQLite store
 
 
 def _judge() -> tuple[str, ...]:
@@ -134,6 +137,41 @@ def test_in_place_replaces_pi_sessions_and_restore_gives_back_the_originals(
     assert _digests(pi_tree) == before
 
 
+def test_repair_writes_pis_answer_to_unanswered_calls_proven_by_pi_and_restore_undoes_it(
+    tmp_path: Path,
+) -> None:
+    """`repair --in-place` writes the "No result provided" pi makes up on every load where pi puts
+    it, the real pi sending the same context from both files; `restore` gives the damaged bytes back."""
+    folder = tmp_path / "sessions" / "--home-me-notes--"
+    folder.mkdir(parents=True)
+    tools = (FIXTURES / "tools.jsonl").read_bytes()
+    (folder / "mid.jsonl").write_bytes(ended_mid_tool(tools, 12))  # a call cut off by a crash
+    (folder / "lost.jsonl").write_bytes(lost_result(tools, 16))  # a result line lost
+    old = time.time() - TWO_DAYS
+    for path in folder.iterdir():
+        os.utime(path, (old, old))
+    before = _digests(folder)
+    common = ("--backup-dir", str(tmp_path / "b"), "--state-dir", str(tmp_path / "s"))
+    done = compaction(  # the gate on (the suite turns it off): the real pi judges when installed
+        "repair", str(folder.parent), "--in-place", "--report-dir", str(tmp_path / "r"), *common, "--quiet",
+        unset=("COMPACTION_COMPRESS_VERIFY_RESUME",),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = [json.loads(path.read_text()) for path in (tmp_path / "r").rglob("*.report.json")]
+    reports = {Path(report["session"]).name: report for report in found}  # a rewrite report names its file
+    assert set(reports) == {"mid.jsonl", "lost.jsonl"}
+    for name, report in reports.items():
+        assert (report["status"], report["format"], report["disposition"]) == ("repaired", PI, "committed")
+        edits = [(edit["code"], edit["change"]) for edit in report["edits"]]
+        assert edits == [("tool-use-unanswered", "synthesized-result")] and report["findings_after"] == {}
+        if find_pi() is not None:
+            assert report["resume_check"]["verdict"] == "match"
+        assert b'"No result provided"' in (folder / name).read_bytes()
+    done = compaction("restore", "--all-since", "2020-01-01T00:00", str(folder.parent), "--quiet", *common)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _digests(folder) == before
+
+
 def test_a_kill_during_in_place_loses_nothing(pi_tree: Path, tmp_path: Path) -> None:
     """SIGKILL as the first backup lands: each session is whole (its original, or the original with
     pi's compaction appended), a second run finishes, and restore gives every original back."""
@@ -175,10 +213,9 @@ def test_a_kill_during_in_place_loses_nothing(pi_tree: Path, tmp_path: Path) -> 
     assert {path: path.read_bytes() for path in before} == before
 
 
-def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its_own_format(
-    tmp_path: Path,
-) -> None:
-    root = tmp_path / "fleet"
+def _fleet(root: Path) -> dict[str, str]:
+    """Claude Code, Codex, pi and an OpenClaw agent (a JSONL session with its index, a subagent run
+    it spawned, and its SQLite store) under one root, idle; each session file's expected format."""
     _idle_copy([CLAUDE_CODE_FILE], root / "claude" / "-home-me-app")
     rollout = RolloutBuilder(seed=7)
     for turn in range(4):
@@ -187,25 +224,57 @@ def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its
     rollout.write(root / "codex" / "rollout-2026-03-01T12-00-00-x.jsonl")
     _idle_copy([FIXTURES / "tools.jsonl"], root / "pi" / "--home-me-notes--")
     openclaw = root / "openclaw" / "agents" / "main" / "sessions"  # a session OpenClaw wrote, its index
-    openclaw.mkdir(parents=True)
-    shutil.copyfile(OPENCLAW_FILE, openclaw / f"{OPENCLAW_ID}.jsonl")
-    (openclaw / "sessions.json").write_text(json.dumps({"agent:main:main": {"sessionId": OPENCLAW_ID}}))
-    expected = {CLAUDE_CODE_FILE.name: "claude-code", "rollout-2026-03-01T12-00-00-x.jsonl": "codex-rollout"}
-    expected |= {"tools.jsonl": PI, f"{OPENCLAW_ID}.jsonl": PI}
-    runs = {  # compress on a local Dask cluster: the workers read pi's sessions as the pool does
-        "validate": ("--report-dir", str(tmp_path / "validate")),
-        "compress": (
-            "--out",
-            str(tmp_path / "compress"),
-            "--min-tokens",
-            "0",
-            "--no-verify-resume",
-            *CLUSTER,
-        ),
+    _idle_copy([OPENCLAW_FILE, FIXTURES / "compacted.jsonl"], openclaw)
+    (openclaw / OPENCLAW_FILE.name).rename(openclaw / f"{OPENCLAW_ID}.jsonl")
+    (openclaw / "compacted.jsonl").rename(openclaw / f"{SUBAGENT_ID}.jsonl")  # a subagent's own session
+    index = {
+        "agent:main:main": {"sessionId": OPENCLAW_ID},
+        f"agent:main:subagent:{SUBAGENT_ID}": {"sessionId": SUBAGENT_ID, "spawnedBy": "agent:main:main"},
     }
-    for command, flags in runs.items():
-        reports = _run(command, str(root), *flags)
-        index = reports.pop("sessions.json")  # OpenClaw's index is no session: named, never failed
-        assert index["status"] == "not-a-transcript"
-        assert {name: report["session"]["format"] for name, report in reports.items()} == expected
-        assert all(report["command"] == command for report in reports.values())
+    (openclaw / "sessions.json").write_text(json.dumps(index))
+    os.utime(root / "codex" / "rollout-2026-03-01T12-00-00-x.jsonl", (time.time() - TWO_DAYS,) * 2)
+    expected = {CLAUDE_CODE_FILE.name: "claude-code", "rollout-2026-03-01T12-00-00-x.jsonl": "codex-rollout"}
+    return expected | {"tools.jsonl": PI, f"{OPENCLAW_ID}.jsonl": PI, f"{SUBAGENT_ID}.jsonl": PI}
+
+
+def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its_own_format(
+    tmp_path: Path,
+) -> None:
+    """validate, tokens, compress (on a local Dask cluster too), --in-place and restore over one
+    mixed tree: one report per session (each stored session too), each in its own format; in place
+    the JSONL files change and restore gives them back, the store never changes."""
+    root = tmp_path / "fleet"
+    expected = _fleet(root)
+    store = store_path(root / "openclaw")
+    with live_store(store, {STORED_ID: (FIXTURES / "tools.jsonl").read_bytes()}, logged=3):
+        expected[f"{store.name}#{STORED_ID}.jsonl"] = PI
+        runs = {  # compress on a local Dask cluster: the workers read pi's sessions as the pool does
+            "validate": ("--report-dir", str(tmp_path / "validate")),
+            "tokens": ("--out", str(tmp_path / "tokens")),
+            "compress": (
+                "--out",
+                str(tmp_path / "compress"),
+                "--min-tokens",
+                "0",
+                "--no-verify-resume",
+                *CLUSTER,
+            ),
+        }
+        for command, flags in runs.items():
+            reports = _run(command, str(root), *flags)
+            index = reports.pop("sessions.json")  # OpenClaw's index is no session: named, never failed
+            assert index["status"] == "not-a-transcript"
+            assert {name: report["session"]["format"] for name, report in reports.items()} == expected
+            assert all(report["command"] == command for report in reports.values())
+        before, stored = _digests(root), store.read_bytes()
+        common = ("--backup-dir", str(tmp_path / "b"), "--state-dir", str(tmp_path / "s"))
+        live = _run(
+            "compress", str(root), "--in-place", *SMALL, "--no-verify-resume",
+            "--report-dir", str(tmp_path / "r"), *common,
+        )  # fmt: skip
+        assert set(live) == {name for name in expected if "#" not in name}  # no store, no index
+        changed = {path.name for path, digest in _digests(root).items() if before[path] != digest}
+        assert "tools.jsonl" in changed and f"{SUBAGENT_ID}.jsonl" in changed  # pi resumes a subagent's too
+        done = compaction("restore", "--all-since", "2020-01-01T00:00", str(root), "--quiet", *common)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert _digests(root) == before and store.read_bytes() == stored
