@@ -172,7 +172,7 @@ def _present(summary: DamageRepairSummary, report_dir: Path) -> None:
     if summary.by_code:
         present_counts("repaired", ("defect", "edits"), summary.by_code)
     if summary.by_proof:
-        present_counts("Claude Code", ("verdict", "sessions"), summary.by_proof)
+        present_counts("resume proof", ("verdict", "sessions"), summary.by_proof)
     if summary.by_disposition is not UNSET:
         present_counts("in place", ("disposition", "sessions"), summary.by_disposition)
     if summary.archive is not UNSET:
