@@ -183,6 +183,22 @@ def _unresumed(result: GeminiResumeResult, side: str) -> str | None:
     return None if result.resumed else f"Gemini CLI sent no request resuming the {side}"
 
 
+def _resume_both(
+    original: Path, candidate: Path, *, script: Path, timeout: float
+) -> tuple[Sequence[Any], Sequence[Any]] | ItemVerdict:
+    """What Gemini CLI sent resuming each file, or the verdict when one side was not resumed: its
+    failing on the original is the client's failure (`GeminiResumeFailed`)."""
+    before = resume_gemini(original, script=script, timeout=timeout)
+    if before.returncode != 0:
+        raise GeminiResumeFailed(original.name, before.returncode)
+    if (why := _unresumed(before, "original")) is not None:
+        return ItemVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
+    after = resume_gemini(candidate, script=script, timeout=timeout)
+    if (why := _unresumed(after, "candidate")) is not None:
+        return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
+    return before.context, after.context
+
+
 def prove_gemini_resume(
     original: Path,
     candidate: Path,
@@ -195,15 +211,11 @@ def prove_gemini_resume(
     """Resume both files in the real Gemini CLI and judge what it sent: Gemini CLI failing on the
     original is the client's failure (`GeminiResumeFailed`), an original it does not resume is
     `not-resumable`, a candidate it fails on or does not resume is a mismatch."""
-    before = resume_gemini(original, script=script, timeout=timeout)
-    if before.returncode != 0:
-        raise GeminiResumeFailed(original.name, before.returncode)
-    if (why := _unresumed(before, "original")) is not None:
-        return ItemVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
-    after = resume_gemini(candidate, script=script, timeout=timeout)
-    if (why := _unresumed(after, "candidate")) is not None:
-        return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
-    return judge_gemini(before.context, after.context, excluded=excluded, summaries=summaries)
+    resumed = _resume_both(original, candidate, script=script, timeout=timeout)
+    if isinstance(resumed, ItemVerdict):
+        return resumed
+    before, after = resumed
+    return judge_gemini(before, after, excluded=excluded, summaries=summaries)
 
 
 def _coalesced(contents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -270,13 +282,9 @@ def prove_gemini_edits(
 ) -> ItemVerdict:
     """Resume both files in the real Gemini CLI and judge a rewrite that declares `edits` to what
     it sends; failures as `prove_gemini_resume`."""
-    before = resume_gemini(original, script=script, timeout=timeout)
-    if before.returncode != 0:
-        raise GeminiResumeFailed(original.name, before.returncode)
-    if (why := _unresumed(before, "original")) is not None:
-        return ItemVerdict(Verdict.NOT_RESUMABLE, (why,), 0, 0, None, None)
-    after = resume_gemini(candidate, script=script, timeout=timeout)
-    if (why := _unresumed(after, "candidate")) is not None:
-        return ItemVerdict(Verdict.MISMATCH, (why,), 0, 0, json_size(list(before.context)), None)
+    resumed = _resume_both(original, candidate, script=script, timeout=timeout)
+    if isinstance(resumed, ItemVerdict):
+        return resumed
+    before, after = resumed
     expected = edited_history(original.read_bytes(), limits, edits)
-    return judge_gemini_edits(before.context, after.context, expected, len(edits))
+    return judge_gemini_edits(before, after, expected, len(edits))
