@@ -29,9 +29,9 @@ from pipeline.core.topology.select import AUTO
 from pipeline.formats.detect import detect_format
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
+from pipeline.proof.claude_code.client import ClaudeCodeError, installed_version, require_claude_code
+from pipeline.proof.claude_code.prove import Exclusions, ProofOptions, prove_resume
 from pipeline.proof.excluded import sent_exclusions
-from pipeline.proof.prove import Exclusions, ProofOptions, prove_resume
 from pipeline.proof.verdict import ResumeVerdict, Verdict
 from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_section

@@ -4,7 +4,7 @@ A block keeps its role, kind, full text and tool id; that is what a resumed sess
 model. Claude Code's own additions are read apart so two resumes compare on transcript content:
 the probe prompt is dropped; `<system-reminder>` text blocks, `system`-role messages (no
 transcript row becomes one) and the reminders closing a tool_result become `Reminder`s that
-remember where they stood (`pipeline.proof.reminders`). The size of the request (messages,
+remember where they stood (`pipeline.proof.claude_code.reminders`). The size of the request (messages,
 characters, seed-estimated tokens) is measured over the `messages` array exactly as sent.
 """
 
@@ -19,7 +19,7 @@ import orjson
 
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_utf8
 from pipeline.formats.claude_code.records import plain_strings
-from pipeline.proof.reminders import REMINDER_PREFIX, Reminder, folded_reminders, normalized
+from pipeline.proof.claude_code.reminders import REMINDER_PREFIX, Reminder, folded_reminders, normalized
 
 __all__ = [
     "REMINDER_PREFIX",
@@ -89,7 +89,9 @@ class SentContext:
     reminders: tuple[Reminder, ...] = ()
     compacted_on_resume: bool = False  # Claude Code compacted first: this is its compaction request's
     tools: tuple[str, ...] = ()  # the names of the tools whose definitions the request sends, sorted
-    modelled: bool = False  # not sent: what Claude Code would rebuild, as `pipeline.proof.expected` models it
+    modelled: bool = (
+        False  # not sent: what Claude Code would rebuild, as `pipeline.proof.claude_code.expected` models it
+    )
 
 
 def _block(role: str, block: Mapping[str, Any], probe: str) -> ContextBlock | None:

@@ -12,7 +12,7 @@ every tool_use is answered (unless the original leaves the same call unanswered)
 an excluded record appears anywhere in it, (5) it says every reminder the original says
 over its kept part and at resume time, and none the original never says but for the
 announcement of a background shell it declares it carries and the deferred-tools listing that
-also names tools it declares loaded before its boundary (`pipeline.proof.reminders`), and
+also names tools it declares loaded before its boundary (`pipeline.proof.claude_code.reminders`), and
 (6) it sends the definitions of the same tools (a deferred tool the summarized part loaded stays
 loaded). Every difference is
 described without transcript text: block positions, roles, kinds, tool ids and lengths only, so
@@ -27,9 +27,13 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content, clear_input
-from pipeline.proof.api_rules import ApiViolation
+from pipeline.proof.claude_code.api_rules import ApiViolation
+from pipeline.proof.claude_code.reminders import (
+    reminder_differences,
+    without_closing,
+    without_folded_reminders,
+)
 from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, SentContext
-from pipeline.proof.reminders import reminder_differences, without_closing, without_folded_reminders
 from pipeline.vocabulary import Role, Verdict
 
 __all__ = ["ExcludedText", "ResumeVerdict", "Verdict", "judge"]

@@ -13,7 +13,7 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
-from pipeline.proof.repair_proof import RepairProof
+from pipeline.proof.claude_code.repair_proof import RepairProof
 from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry

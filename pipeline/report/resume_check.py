@@ -12,7 +12,7 @@ from pipeline.report.sections import Section
 from pipeline.vocabulary import Verdict
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import the proof
-    from pipeline.proof.api_rules import ApiViolation
+    from pipeline.proof.claude_code.api_rules import ApiViolation
     from pipeline.proof.context import ContextSize
     from pipeline.proof.verdict import ResumeVerdict
 

@@ -12,8 +12,8 @@ from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JUDGES, ResumeJudge
-from pipeline.proof.codex_excluded import rollout_exclusions
-from pipeline.proof.codex_prove import prove_codex_resume
+from pipeline.proof.codex.codex_excluded import rollout_exclusions
+from pipeline.proof.codex.codex_prove import prove_codex_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import SourceFormat
 

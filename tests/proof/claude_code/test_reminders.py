@@ -13,8 +13,7 @@ import json
 import pytest
 
 from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
-from pipeline.proof.context import ContextBlock, ContextSize, SentContext, closing_prompt, read_request
-from pipeline.proof.reminders import (
+from pipeline.proof.claude_code.reminders import (
     Reminder,
     ReminderKind,
     folded_reminders,
@@ -22,6 +21,7 @@ from pipeline.proof.reminders import (
     reminder_kind,
     without_folded_reminders,
 )
+from pipeline.proof.context import ContextBlock, ContextSize, SentContext, closing_prompt, read_request
 from pipeline.proof.verdict import Verdict, judge
 
 PROBE = "PROBE-PROMPT"
