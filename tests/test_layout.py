@@ -152,7 +152,7 @@ UNTYPED_JSON_ALLOWED: Final = {
     "proof/claude_code/capture.py": "the Messages API wire format the loopback server answers",
     "proof/claude_code/api_rules.py": "the Messages API's error body, built in the API's wire format",
     "proof/claude_code/client.py": "the captured request body, JSON from Claude Code",
-    "proof/context.py": "reads the captured Messages API request into typed blocks",
+    "proof/claude_code/sent_context.py": "reads the captured Messages API request into typed blocks",
     "proof/chat_capture.py": "the Chat Completions wire format the one loopback server answers and records",
     "proof/qwen_code": "the captured Chat Completions messages, JSON from Qwen Code",
     "proof/codex/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
@@ -719,8 +719,6 @@ CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
         "jobs/verify_resume.py",
         "publish/live/decisions.py",
         "publish/live/repair_candidate.py",
-        "proof/context.py",  # shared by every judge, Claude Code's request reader beside it
-        "proof/verdict.py",  # shared by every judge, Claude Code's verdict beside it
         "publish/live/totals.py",
         "report/repair_documents.py",
         "report/resume_check.py",

@@ -13,8 +13,8 @@ from pipeline.vocabulary import Verdict
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import the proof
     from pipeline.proof.claude_code.api_rules import ApiViolation
+    from pipeline.proof.claude_code.resume_verdict import ResumeVerdict
     from pipeline.proof.context import ContextSize
-    from pipeline.proof.verdict import ResumeVerdict
 
 __all__ = [
     "ApiRejection",

@@ -24,12 +24,11 @@ from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis
 from pipeline.proof.claude_code.capture import MAX_REQUEST_BYTES
 from pipeline.proof.claude_code.client import ClaudeCodeError, ClaudeCodeNotInstalled
+from pipeline.proof.claude_code.exclusions import sent_exclusions
 from pipeline.proof.claude_code.expected import modelled_context
 from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.claude_code.prove import ProofOptions, prove_resume
-from pipeline.proof.context import SentContext
-from pipeline.proof.excluded import sent_exclusions
-from pipeline.proof.verdict import Verdict
+from pipeline.proof.claude_code.sent_context import SentContext
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.resume_check import (
     ResumeCheckSection,
@@ -37,7 +36,7 @@ from pipeline.report.resume_check import (
     resume_check_failed,
     resume_check_section,
 )
-from pipeline.vocabulary import PartitionSet, SessionStatus
+from pipeline.vocabulary import PartitionSet, SessionStatus, Verdict
 
 __all__ = ["NOT_RUN_NOTE", "prove_candidate"]
 

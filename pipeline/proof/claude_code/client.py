@@ -35,8 +35,8 @@ from pipeline.installed import (
 from pipeline.proof.claude_code.api_rules import ApiViolation
 from pipeline.proof.claude_code.capture import CaptureServer, RecordedRequest
 from pipeline.proof.claude_code.reminders import Reminder
+from pipeline.proof.claude_code.sent_context import SentContext, closing_prompt, read_request
 from pipeline.proof.claude_code.staging import StagedSession, stage_session
-from pipeline.proof.context import SentContext, closing_prompt, read_request
 from pipeline.proof.process_group import run_in_process_group
 
 __all__ = [

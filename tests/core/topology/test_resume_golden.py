@@ -22,7 +22,8 @@ from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.formats.detect import detect_format
 from pipeline.proof.claude_code.expected import TOOL_LOADED, expected_context
 from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
-from pipeline.proof.context import REMINDER_PREFIX, TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.proof.claude_code.reminders import REMINDER_PREFIX
+from pipeline.proof.claude_code.sent_context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.testing.settings import LIMITS
 from tests.conftest import GOLDEN as GOLDEN_DIR
 

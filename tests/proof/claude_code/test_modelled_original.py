@@ -19,12 +19,12 @@ from msgspec import UnsetType
 from pipeline.proof.claude_code.expected import modelled_context
 from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
 from pipeline.proof.claude_code.prove import ProofOptions, prove_resume
-from pipeline.proof.context import ContextBlock, SentContext
-from pipeline.proof.verdict import Verdict
+from pipeline.proof.claude_code.sent_context import ContextBlock, SentContext
 from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.invoke import candidate_of, compaction
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import default_settings
+from pipeline.vocabulary import Verdict
 from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code

@@ -19,14 +19,17 @@ from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, BoundRul
 from pipeline.formats.claude_code.records import record_strings
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.verify_resume import original_exclusions
+from pipeline.proof.claude_code.exclusions import excluded_texts, sent_exclusions
 from pipeline.proof.claude_code.reminders import Reminder
-from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
-from pipeline.proof.excluded import excluded_texts, sent_exclusions
-from pipeline.proof.verdict import ExcludedText, Verdict, judge
+from pipeline.proof.claude_code.resume_verdict import judge
+from pipeline.proof.claude_code.sent_context import SYNTHETIC_REPLY, ContextBlock, SentContext, read_request
+from pipeline.proof.context import ContextSize
+from pipeline.proof.verdict import ExcludedText
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, build_session
 from pipeline.testing.settings import LIMITS
+from pipeline.vocabulary import Verdict
 
 PROBE = "PROBE-PROMPT"
 SUMMARY = "This session is being continued from a previous conversation.\n\n## Goal\n- ship it (L2)\n"
