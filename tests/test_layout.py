@@ -701,10 +701,6 @@ CLAUDE_CODE_JOB_DEBT: Final = frozenset(
         "jobs/compress/planning.py",
         "jobs/compress/stages.py",
         "jobs/fidelity_inputs.py",
-        "jobs/tokens/auto.py",
-        "jobs/tokens/by_corpus.py",
-        "jobs/tokens/job.py",
-        "report/compression.py",
     }
 )
 # Claude Code's judge is still called by name where its active-chain jobs run it (the compress
