@@ -704,8 +704,7 @@ CLAUDE_CODE_JOB_DEBT: Final = frozenset(
     }
 )
 # Claude Code's judge is still called by name where its active-chain jobs run it (the compress
-# gate, verify-resume, the damage repair) and where reports and live replacement take its
-# verdicts' types: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
+# gate, verify-resume, the damage repair) and where live replacement builds a proven repair: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
 # protocol first. A debt that only shrinks.
 CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
     {
@@ -716,8 +715,6 @@ CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
         "publish/live/decisions.py",
         "publish/live/repair_candidate.py",
         "publish/live/totals.py",
-        "report/repair_documents.py",
-        "report/resume_check.py",
     }
 )
 
