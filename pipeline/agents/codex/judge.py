@@ -1,5 +1,5 @@
 """The Codex CLI as the judge of a rollout's compaction: the texts it must never send, and the
-verdict on what it sends for an original and its candidate (`proof/codex_*`), as the seam asks."""
+verdict on what it sends for an original and its candidate (`proof/codex/`), as the seam asks."""
 
 from __future__ import annotations
 
