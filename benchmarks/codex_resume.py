@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import CORPUS, emit
 
 from pipeline.installed import require_codex
-from pipeline.proof.codex_client import resume_codex
-from pipeline.proof.codex_verdict import context_size
+from pipeline.proof.codex.codex_client import resume_codex
+from pipeline.proof.codex.codex_verdict import context_size
 
 CODEX_CORPUS = CORPUS.parent / "codex" / "files"
 

@@ -3,9 +3,9 @@
 For every Claude Code corpus session: each pairing defect planted at the latest tool result of the
 protected last round where the validator sees it, and the file torn inside its last record; with
 `--relink`, a parent link broken in the later half of the chain. Each damaged copy is repaired in
-this process (`pipeline.proof.proven_repair`, the job the command runs) and resumed beside its repair in
-the pinned Claude Code. Counts: planted, repaired, refused (with the defect and reason), lines
-changed, every other line byte-identical, Claude Code's verdicts, and seconds per proof.
+this process (`pipeline.proof.claude_code.proven_repair`, the job the command runs) and resumed
+beside its repair in the pinned Claude Code. Counts: planted, repaired, refused (with the defect and
+reason), lines changed, every other line byte-identical, Claude Code's verdicts, and seconds per proof.
 
     python benchmarks/repair.py            # needs scripts/install-claude-code first
 """
@@ -25,7 +25,7 @@ from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.core.topology.select import AUTO
 from pipeline.formats.detect import detect_format
 from pipeline.installed import require_claude_code
-from pipeline.proof.proven_repair import ProofSetup, repair_session
+from pipeline.proof.claude_code.proven_repair import ProofSetup, repair_session
 from pipeline.testing.settings import LIMITS
 from pipeline.testing.tail_damage import break_link, tail_plants, torn_tail
 from pipeline.vocabulary import SourceFormat

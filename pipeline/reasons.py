@@ -200,7 +200,7 @@ Figures = tuple[tuple[Figure, int], ...]
 
 
 class ApiRule(ReasonCode):
-    """Which Messages API rule a request breaks (`proof.api_rules`; the API answers it with a 400)."""
+    """Which Messages API rule a request breaks (`proof.claude_code.api_rules`: the API's 400)."""
 
     TOOL_USE_WITHOUT_RESULT = "tool-use-without-result"
     TOOL_RESULT_WITHOUT_USE = "tool-result-without-use"

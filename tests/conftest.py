@@ -56,7 +56,7 @@ def claude_code() -> Path:
     Missing, it fails the test with the fix; the one exception is a machine without npm, where
     it cannot be installed at all: there the test is skipped and says so.
     """
-    from pipeline.proof.client import CLAUDE_CODE_VERSION, find_claude_code, installed_version
+    from pipeline.proof.claude_code.client import CLAUDE_CODE_VERSION, find_claude_code, installed_version
 
     executable = find_claude_code()
     if executable is None:

@@ -40,7 +40,7 @@ STAGES: Final = (
     frozenset({"core"}),  # pure: index, topology, partition, validate, plan, compose, check
     frozenset({"summarize"}),  # evidence, the deterministic checkpoint, the model path (HTTP)
     frozenset({"fidelity"}),  # probes of a summarized span scored in a resumed context
-    frozenset({"proof"}),  # the resume proof: Claude Code as judge
+    frozenset({"proof"}),  # the resume proof: each agent's client as judge
     frozenset({"report"}),  # frozen report sections, fleet totals, one renderer
     frozenset({"publish"}),  # atomic writes (files); live replacement (live/)
     frozenset({"agents"}),  # each agent's plug-in: reading, evidence, report part, judge (the seam)
@@ -89,7 +89,9 @@ PACKAGES: Final = {
     "jobs": "each command's composition of stages",
     "jobs/compress": "the compress job and its stages",
     "jobs/tokens": "the token benchmark",
-    "proof": "the resume proof: Claude Code as judge",
+    "proof": "the resume proof: each agent's judge, and the loopback servers and verdict parts they share",
+    "proof/claude_code": "the Claude Code judge: Messages API capture, staging, resume, the verdict, repair proofs",
+    "proof/codex": "the Codex judge: Responses API capture, staging, resume, the verdict, goldens",
     "proof/qwen_code": "the Qwen Code judge: locate, stage, resume against a loopback server, verdict",
     "proof/gemini_cli": "the real Gemini CLI against a loopback Gemini API: run, resume, capture",
     "proof/pi": "the pi judge: its Node.js process, staging, the resume",
@@ -148,15 +150,15 @@ UNTYPED_JSON_ALLOWED: Final = {
     "cli/grammar.py": "argparse flags as a TOML-shaped override layer for the settings loader",
     "cli/live_grammar.py": "the in-place commands' flags, the same override layer",
     "estimate/seed.py": "seed 004's estimator is defined over the raw JSON record; kept as the reference",
-    "proof/capture.py": "the Messages API wire format the loopback server answers",
-    "proof/api_rules.py": "the Messages API's error body, built in the API's wire format",
-    "proof/client.py": "the captured request body, JSON from Claude Code",
-    "proof/context.py": "reads the captured Messages API request into typed blocks",
+    "proof/claude_code/capture.py": "the Messages API wire format the loopback server answers",
+    "proof/claude_code/api_rules.py": "the Messages API's error body, built in the API's wire format",
+    "proof/claude_code/client.py": "the captured request body, JSON from Claude Code",
+    "proof/claude_code/sent_context.py": "reads the captured Messages API request into typed blocks",
     "proof/chat_capture.py": "the Chat Completions wire format the one loopback server answers and records",
     "proof/qwen_code": "the captured Chat Completions messages, JSON from Qwen Code",
-    "proof/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
+    "proof/codex/responses_capture.py": "the Responses API stream events the loopback server answers Codex with",
     "proof/gemini_cli": "the Gemini API wire format the loopback server answers and captures",
-    "proof/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
+    "proof/codex/codex_golden.py": "the Codex goldens' JSON lines, a fixture format shared with the Codex reader",
     "jobs/report_schemas.py": "a JSON Schema is a JSON document: msgspec's, completed as the renderer writes",
     "agents/codex/evidence.py": "a Codex rollout's summarized items, raw, become the summarizers' typed evidence",
     "agents/qwen_code/qwen_evidence.py": "a Qwen Code call's JSON arguments become the summarizers' tool input",
@@ -681,21 +683,16 @@ def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
     assert not shared, f"module names used twice: {shared}"
 
 
-# An agent is named only in its own packages (`formats/<agent>`, `proof/<agent>*`, `agents/<agent>`)
+# An agent is named only in its own packages (`formats/<agent>`, `proof/<agent>`, `agents/<agent>`)
 # and the registries: the jobs, the executors, the reports and the command line reach it through
 # the seam (`agents/protocol.py`). Claude Code's own jobs still live in jobs/ (its active chain has
 # no item-context form yet): these modules import its format directly, a debt that only shrinks.
 AGENTS: Final = tuple(
     sorted(path.name for path in (PACKAGE / "formats").iterdir() if (path / "__init__.py").is_file())
 )  # every agent with a package of its own under formats/ (`unsupported` holds only signatures)
-AGENT_PACKAGES: Final = (
-    *(
-        f"{stage}.{agent}"
-        for agent in AGENTS
-        if agent != "unsupported"
-        for stage in ("formats", "proof", "agents")
-    ),
-    "proof.codex_",  # Codex's judge modules sit in proof/ itself, prefixed
+AGENT_STAGES: Final = ("formats", "proof", "agents")  # where an agent has a package of its own
+AGENT_PACKAGES: Final = tuple(
+    f"{stage}.{agent}" for agent in AGENTS if agent != "unsupported" for stage in AGENT_STAGES
 )
 REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
 SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
@@ -705,19 +702,41 @@ CLAUDE_CODE_JOB_DEBT: Final = frozenset(
         "jobs/compress/planning.py",
         "jobs/compress/stages.py",
         "jobs/fidelity_inputs.py",
-        "jobs/tokens/auto.py",
-        "jobs/tokens/by_corpus.py",
-        "jobs/tokens/job.py",
-        "report/compression.py",
     }
 )
+# Claude Code's judge is still called by name where its active-chain jobs run it (the compress
+# gate, verify-resume, the damage repair) and where live replacement builds a proven repair: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
+# protocol first. A debt that only shrinks.
+CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
+    {
+        "cli/damage_repair_command.py",
+        "jobs/compress/proof.py",
+        "jobs/compress/repair_first.py",
+        "jobs/verify_resume.py",
+        "publish/live/decisions.py",
+        "publish/live/repair_candidate.py",
+        "publish/live/totals.py",
+    }
+)
+
+
+def _agent_package(name: str) -> str | None:
+    """The agent package (`proof.codex`) a dotted module name (`proof.codex.codex_client`) lies in."""
+    return next((p for p in AGENT_PACKAGES if name == p or name.startswith(p + ".")), None)
 
 
 def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
     for line, name in _absolute_imports(tree):
         inner = name.removeprefix("pipeline.")
-        if name.startswith("pipeline.") and inner.startswith(AGENT_PACKAGES):
+        if name.startswith("pipeline.") and _agent_package(inner) is not None:
             yield line, inner
+
+
+def _debt(relative: str, target: str) -> bool:
+    """An import a debt list still allows: Claude Code's format in its jobs, its judge where listed."""
+    if target.startswith("formats.claude_code."):
+        return relative in CLAUDE_CODE_JOB_DEBT
+    return target.startswith("proof.claude_code.") and relative in CLAUDE_CODE_JUDGE_DEBT
 
 
 def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
@@ -726,28 +745,48 @@ def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
         if not relative.startswith(SEAM_SIDE) or relative in REGISTRIES:
             continue
         for line, target in _agent_imports(tree):
-            if target.startswith("formats.claude_code") and relative in CLAUDE_CODE_JOB_DEBT:
-                continue
-            against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+            if not _debt(relative, target):
+                against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
     assert not against, "an agent named outside its packages (reach it through the seam):\n" + "\n".join(
         against
     )
 
 
-def test_the_claude_code_job_debt_lists_only_modules_that_still_owe_it() -> None:
+def test_a_judge_is_imported_only_by_its_own_agent_and_the_registries() -> None:
+    """Wherever the importer sits (publish/ too): a judge's package is its agent's business."""
+    against = []
+    for relative, tree in _modules():
+        if _top(relative) == TESTING or relative in REGISTRIES:
+            continue
+        home = _agent_package(_module_name(relative).removeprefix("pipeline."))
+        mine = home.split(".", 1)[1] if home else None
+        for line, target in _agent_imports(tree):
+            stage, agent = target.split(".")[:2]
+            if stage == "proof" and agent != mine and not _debt(relative, target):
+                against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+    assert not against, "a judge named outside its agent's packages:\n" + "\n".join(against)
+
+
+def test_the_debt_lists_name_only_modules_that_still_owe_them() -> None:
     owing = {
-        relative
+        (relative, target.split(".")[0])
         for relative, tree in _modules()
-        if any(target.startswith("formats.claude_code") for _, target in _agent_imports(tree))
+        for _, target in _agent_imports(tree)
+        if target.startswith(("formats.claude_code.", "proof.claude_code."))
     }
-    assert owing >= CLAUDE_CODE_JOB_DEBT, (
-        f"paid off, remove from the list: {sorted(CLAUDE_CODE_JOB_DEBT - owing)}"
-    )
+    paid = {relative for relative in CLAUDE_CODE_JOB_DEBT if (relative, "formats") not in owing}
+    paid |= {relative for relative in CLAUDE_CODE_JUDGE_DEBT if (relative, "proof") not in owing}
+    assert not paid, f"paid off, remove from the list: {sorted(paid)}"
 
 
 def test_the_agent_check_knows_every_agent_package() -> None:
     assert {"claude_code", "codex"} <= set(AGENTS)
-    assert "formats.codex" in AGENT_PACKAGES and "agents.codex" in AGENT_PACKAGES
+    for stage in AGENT_STAGES:
+        assert {f"{stage}.claude_code", f"{stage}.codex"} <= set(AGENT_PACKAGES)
+    assert _agent_package("proof.codex.codex_client") == "proof.codex"
+    assert _agent_package("proof.codex_client") is None  # a package, not a prefix of a name
+    assert _debt("jobs/compress/proof.py", "proof.claude_code.prove")
+    assert not _debt("jobs/compress/proof.py", "proof.codex.codex_prove")
 
 
 def test_the_agent_check_sees_an_agents_import() -> None:

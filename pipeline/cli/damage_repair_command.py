@@ -47,7 +47,7 @@ from pipeline.jobs.rewrite_published import (
     rewrite_builder,
 )
 from pipeline.live_vocabulary import OperationState
-from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.claude_code.proven_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.repair_candidate import (

@@ -3,24 +3,29 @@
 `PROCESSED` are the formats the jobs read; `RECOGNIZED` adds the agents whose files are named and
 reported `unsupported-format`. Adding an agent is one module with its `Signature` and one line
 here. The default roots of a run without paths are the processed formats' session directories
-found on this machine.
+found on this machine. A format the active-chain jobs read also names here the reader that cuts
+its lines into content pieces (`CONTENT_PIECES`), which the token benchmark counts.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Final
 
 from pipeline.errors import NotARegularFile, UnreadableSource
 from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOTICE
 from pipeline.formats.claude_code.compiled import scanner_built
+from pipeline.formats.claude_code.content_classes import split_records
+from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
+from pipeline.formats.content_pieces import LinePieces
 from pipeline.formats.gemini_cli.signature import GEMINI_CLI
 from pipeline.formats.identity import SessionStore, Signature, StoreRead
 from pipeline.formats.pi.signature import PI
@@ -31,12 +36,16 @@ from pipeline.formats.unsupported.copilot_cli import COPILOT_CLI
 from pipeline.formats.unsupported.opencode import OPENCODE
 from pipeline.read.discover import RootError
 from pipeline.read.load import WAL_SUFFIX, read_store
+from pipeline.vocabulary import SourceFormat
 
 __all__ = [
+    "CONTENT_PIECES",
     "PROCESSED",
     "RECOGNIZED",
+    "ContentPieces",
     "SessionFileNames",
     "SessionStores",
+    "content_pieces",
     "default_roots",
     "looked_for_roots",
     "missing_compiled_cores",
@@ -53,6 +62,20 @@ RECOGNIZED: Final[tuple[Signature, ...]] = (
     CLINE,
     AIDER,
 )
+
+ContentPieces = Callable[[Iterable[tuple[int, DecodedRecord, bytes]]], Iterator[LinePieces]]
+"""A chain format's reader of content: (1-based line, decoded record, its bytes) in file order ->
+the pieces of every content line, in physical order."""
+
+CONTENT_PIECES: Final[Mapping[SourceFormat, ContentPieces]] = MappingProxyType(
+    {SourceFormat.CLAUDE_CODE: split_records}
+)
+
+
+def content_pieces(source_format: SourceFormat) -> ContentPieces:
+    """The reader that cuts a chain format's lines into content pieces (the formats read through
+    the context seam tally theirs in their own session: `agents/protocol.py`)."""
+    return CONTENT_PIECES[source_format]
 
 
 @dataclass(frozen=True, slots=True)

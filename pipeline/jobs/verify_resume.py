@@ -4,8 +4,8 @@ A session of a format read through the seam (`agents/registry.py`) is judged by 
 instead (`verify_context_resume.py`), by its detected format.
 
 Resumes both files in Claude Code against the loopback capture server, compares the two contexts
-(`verdict.py`), prints the verdict and what Claude Code would send before and after, and exits 0
-only on a match. With `--json` the verdict goes to stdout as one JSON document instead.
+(`proof/claude_code/resume_verdict.py`), prints the verdict and what Claude Code would send before
+and after, and exits 0 only on a match. With `--json` the verdict goes to stdout as one JSON document instead.
 """
 
 from __future__ import annotations
@@ -29,15 +29,15 @@ from pipeline.core.topology.select import AUTO
 from pipeline.formats.detect import detect_format
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.proof.client import ClaudeCodeError, installed_version, require_claude_code
-from pipeline.proof.excluded import sent_exclusions
-from pipeline.proof.prove import Exclusions, ProofOptions, prove_resume
-from pipeline.proof.verdict import ResumeVerdict, Verdict
+from pipeline.proof.claude_code.client import ClaudeCodeError, installed_version, require_claude_code
+from pipeline.proof.claude_code.exclusions import sent_exclusions
+from pipeline.proof.claude_code.prove import Exclusions, ProofOptions, prove_resume
+from pipeline.proof.claude_code.resume_verdict import ResumeVerdict
 from pipeline.report.render import json_bytes
 from pipeline.report.resume_check import ResumeCheckSection, resume_check_section
 from pipeline.report.sections import Section
 from pipeline.settings import VerifySettings
-from pipeline.vocabulary import ResumeExit, SourceFormat
+from pipeline.vocabulary import ResumeExit, SourceFormat, Verdict
 
 __all__ = ["original_exclusions", "run"]
 

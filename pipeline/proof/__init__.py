@@ -1,12 +1,10 @@
-"""Resume proof with the real client: what Claude Code sends for a session and for its compaction.
+"""Resume proof with the real clients: each agent's judge in its own package, and what they share.
 
-`capture` is the loopback stand-in for the Messages API; `staging` and `client` run Claude Code
-against it in a throwaway home; `context` reads the request it sent; `model` pins the model;
-`excluded` lists the texts a compaction must never send; `verdict` compares two contexts and
-`proof` runs the whole check; `command` is `compaction verify-resume`. For Codex rollouts,
-`responses_capture` stands in for the Responses API, `codex_staging` and `codex_client` run the
-Codex CLI against it, `codex_excluded` lists the texts a rollout's compaction must never send,
-`codex_verdict` compares two histories, `codex_prove` runs both, and `codex_golden` digests them.
-Import from the modules: the package itself stays empty so building the CLI parser does not load
-the client or server.
+`claude_code/`, `codex/`, `pi/`, `gemini_cli/`, `qwen_code/` and `codewhale/` each hold one
+agent's judge: staging, running its client against a loopback server, its verdict. Shared by
+them: `loopback` (the loopback HTTP server), `process_group` (a client run in a group of its
+own), `chat_capture` (the one loopback Chat Completions server), `item_verdict` (the verdict of
+the item-context judges), `context` (a request's size, measured alike), `verdict` (the excluded
+texts every verdict searches for) and `excluded` (the sets they come from). Import from the
+modules: the package itself stays empty so building the CLI parser does not load a client or server.
 """

@@ -1,33 +1,39 @@
 """Report sections of `compress`: the plan, the summary, the candidate's checks and what was written
-(the resume proof's are in `report.resume_check`)."""
+(the resume proof's are in `report.resume_check`).
+
+What a format declares of its candidate (bounded outputs, the state it carries past the summary)
+comes in as the shapes below (`DeclaredBound`, `CarriedState`, `CarriedLine`), which its own
+records fit: the sections name no agent.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
 
 from msgspec import UNSET, UnsetType
 
 from pipeline.reasons import PlanNote, Reason
 from pipeline.report.sections import FindingEntry, Section, finding_entry
 from pipeline.summarize.checkpoint.fitting import SummaryFit  # the section is the fitting's own counts
-from pipeline.vocabulary import FindingCode, PlanOutcome
+from pipeline.vocabulary import FindingCode, PlanOutcome, StateAttachment
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import these stages
     from pipeline.core.check.candidate import CandidateCheck
     from pipeline.core.plan import Plan
     from pipeline.findings import Finding
-    from pipeline.formats.claude_code.bounded_output import BoundedRecord
-    from pipeline.formats.claude_code.resume_state import StateRecord
-    from pipeline.formats.claude_code.tasks import BackgroundAgent, BackgroundShell
     from pipeline.summarize.model.outcomes import DefectNote, RepairFacts, SummaryAccount, SummaryFailure
 
 __all__ = [
     "CHECK_FINDINGS_LISTED",
     "BoundedOutput",
     "BoundedSection",
+    "CarriedLine",
+    "CarriedState",
     "ChecksSection",
     "CompressTokens",
+    "DeclaredBound",
     "DefectEntry",
     "GroundingSection",
     "MaskSection",
@@ -256,8 +262,44 @@ def plan_section(plan: Plan) -> PlanSection:
     )
 
 
+class DeclaredBound(Protocol):
+    """One tool output (or call input) a candidate declares bounded or cleared, without content."""
+
+    @property
+    def tool_use_id(self) -> str: ...
+    @property
+    def part(self) -> StrEnum: ...  # which copy was bounded: `input` for a call's cleared input
+    @property
+    def original_bytes(self) -> int: ...
+    @property
+    def kept_bytes(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def media_replaced(self) -> int: ...
+    @property
+    def cleared(self) -> bool: ...
+
+
+class CarriedState(Protocol):
+    """A state record a candidate carries past its summary: its 1-based line and kind."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def kind(self) -> StateAttachment: ...
+
+
+class CarriedLine(Protocol):
+    """Something a candidate carries past its summary (a background shell or agent): the 1-based
+    line that started it."""
+
+    @property
+    def line(self) -> int: ...
+
+
 def bounded_section(
-    declared: Mapping[int, Sequence[BoundedRecord]], lines: Sequence[int], limit: int
+    declared: Mapping[int, Sequence[DeclaredBound]], lines: Sequence[int], limit: int
 ) -> BoundedSection | UnsetType:
     """The bounded outputs among the kept `lines`; unset when none was bounded."""
     outputs = [
@@ -287,7 +329,7 @@ def bounded_section(
 
 
 def mask_section(
-    declared: Mapping[int, Sequence[BoundedRecord]], lines: Sequence[int], *, short_of_target: bool
+    declared: Mapping[int, Sequence[DeclaredBound]], lines: Sequence[int], *, short_of_target: bool
 ) -> MaskSection:
     """The cleared outputs among the kept `lines`, counted."""
     cleared = [(line, item) for line in lines for item in declared.get(line, ()) if item.cleared]
@@ -312,9 +354,9 @@ def reason_figures(reasons: Sequence[Reason]) -> dict[str, dict[str, int]] | Uns
 
 
 def projected_section(
-    state: Sequence[StateRecord],
-    shells: Sequence[BackgroundShell] = (),
-    agents: Sequence[BackgroundAgent] = (),
+    state: Sequence[CarriedState],
+    shells: Sequence[CarriedLine] = (),
+    agents: Sequence[CarriedLine] = (),
     loaded_tools: Sequence[str] = (),
 ) -> ProjectedSection | UnsetType:
     """The projected resume state; unset when the summarized span holds none."""

@@ -6,14 +6,14 @@ and the API's rule codes; never a line's text.
 
 from __future__ import annotations
 
-from typing import Final
+from enum import StrEnum
+from typing import Final, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.session_repair import SessionRepairPlan
 from pipeline.live_vocabulary import Disposition, OperationState
-from pipeline.proof.repair_proof import RepairProof
 from pipeline.report.archive_space import ArchiveSpace
 from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry
@@ -27,6 +27,7 @@ __all__ = [
     "DamageRepairSummary",
     "EditEntry",
     "ProofSection",
+    "ProvenRepair",
     "UnrepairedEntry",
     "damage_figures",
     "edit_entries",
@@ -61,7 +62,24 @@ def unrepaired_entry(plan: SessionRepairPlan) -> UnrepairedEntry | UnsetType:
     )
 
 
-def proof_section(proof: RepairProof | None) -> ProofSection | UnsetType:
+class ProvenRepair(Protocol):
+    """A judge's verdict on a repaired session beside its damaged original, content-free."""
+
+    @property
+    def verdict(self) -> StrEnum: ...
+    @property
+    def damaged_blocks(self) -> int: ...
+    @property
+    def repaired_blocks(self) -> int: ...
+    @property
+    def damaged_rejected(self) -> tuple[str, ...]: ...  # API rule codes each side broke
+    @property
+    def repaired_rejected(self) -> tuple[str, ...]: ...
+    @property
+    def missing(self) -> tuple[str, ...]: ...  # labels of the damaged side's blocks the repaired lacks
+
+
+def proof_section(proof: ProvenRepair | None) -> ProofSection | UnsetType:
     if proof is None:
         return UNSET
     return ProofSection(

@@ -1,9 +1,13 @@
-"""Report sections of the resume proof: the verdict, what each side sent, what the API rejected."""
+"""Report sections of the resume proof: the verdict, what each side sent, what the API rejected.
+
+The section is built from the shapes it reads (`JudgedResume`, `SentSide`, `Rejection`), which
+the active-chain judge's verdict fits: the report names no agent.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from msgspec import UNSET, UnsetType
 
@@ -12,14 +16,15 @@ from pipeline.report.sections import Section
 from pipeline.vocabulary import Verdict
 
 if TYPE_CHECKING:  # only the builders' arguments: a sweep worker need not import the proof
-    from pipeline.proof.api_rules import ApiViolation
     from pipeline.proof.context import ContextSize
-    from pipeline.proof.verdict import ResumeVerdict
 
 __all__ = [
     "ApiRejection",
     "ApiRejections",
+    "JudgedResume",
+    "Rejection",
     "ResumeCheckSection",
+    "SentSide",
     "SentSizes",
     "SizeSection",
     "judge_not_found",
@@ -77,20 +82,66 @@ class ResumeCheckSection(Section, frozen=True, kw_only=True):
     elapsed_ms: float
 
 
+class Rejection(Protocol):
+    """A rule of the provider's API a request broke: which, where, and the tool ids it names."""
+
+    @property
+    def rule(self) -> ApiRule: ...
+    @property
+    def path(self) -> str: ...  # `messages.N` or `messages.N.content.M`
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+
+class SentSide(Protocol):
+    """What one resume sent: its size, whether it was modelled rather than sent, and whether the
+    client compacted it before answering."""
+
+    @property
+    def size(self) -> ContextSize: ...
+    @property
+    def modelled(self) -> bool: ...
+    @property
+    def compacted_on_resume(self) -> bool: ...
+
+
+class JudgedResume(Protocol):
+    """A judge's verdict on an original and its compaction, content-free."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def differences(self) -> tuple[str, ...]: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+    @property
+    def summary_blocks(self) -> int: ...
+    @property
+    def kept_blocks(self) -> int: ...
+    @property
+    def original(self) -> SentSide | None: ...
+    @property
+    def compacted(self) -> SentSide | None: ...
+    @property
+    def original_rejected(self) -> Sequence[Rejection]: ...
+    @property
+    def compacted_rejected(self) -> Sequence[Rejection]: ...
+
+
 def _size(size: ContextSize) -> SizeSection:
     return SizeSection(
         messages=size.messages, characters=size.characters, estimated_tokens=size.estimated_tokens
     )
 
 
-def _rejections(violations: Sequence[ApiViolation]) -> list[ApiRejection]:
+def _rejections(violations: Sequence[Rejection]) -> list[ApiRejection]:
     return [
         ApiRejection(rule=v.rule, at=v.path, ids=list(v.ids) if v.ids else UNSET)
         for v in violations[:REJECTIONS_LISTED]
     ]
 
 
-def resume_check_section(verdict: ResumeVerdict, elapsed_ms: float) -> ResumeCheckSection:
+def resume_check_section(verdict: JudgedResume, elapsed_ms: float) -> ResumeCheckSection:
     before, after = verdict.original, verdict.compacted
     if before is not None and before.modelled:
         before = None  # only the part compared was modelled: its size is not the original's

@@ -2,7 +2,7 @@
 
 ``TranscriptBuilder`` writes session and subagent transcripts record by record in the exact shapes
 and key order of real Claude Code files; :mod:`pipeline.testing.synth` uses it to generate whole fleets.
-The loopback stand-in for the Messages API is production code: :mod:`pipeline.proof.capture`.
+The loopback stand-in for the Messages API is production code: :mod:`pipeline.proof.claude_code.capture`.
 """
 
 from __future__ import annotations

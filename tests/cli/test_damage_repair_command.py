@@ -1,7 +1,7 @@
 """`compaction repair` from the command line, on real files: report only, candidates, in place, undo.
 
 Without Claude Code asked (`--no-verify-resume`) the reports say the repairs are unproven; the
-proof itself is `tests/proof/test_claude_code_repair.py`.
+proof itself is `tests/proof/claude_code/test_claude_code_repair.py`.
 """
 
 from __future__ import annotations

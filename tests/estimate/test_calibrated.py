@@ -24,7 +24,8 @@ from pipeline.estimate.calibrated import (
     measure,
 )
 from pipeline.estimate.real import MissingExtra, RealTokenizer, check_available, load_tokenizer
-from pipeline.formats.claude_code.content_classes import ContentClass, Piece, split_records
+from pipeline.formats.claude_code.content_classes import split_records
+from pipeline.formats.content_pieces import ContentClass, Piece
 from pipeline.formats.detect import detect_format
 from pipeline.testing.settings import LIMITS
 

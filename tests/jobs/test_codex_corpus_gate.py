@@ -15,7 +15,7 @@ from typing import Any, Final
 import pytest
 
 from pipeline.jobs.compress.job import compress_session
-from pipeline.proof.codex_client import resume_codex
+from pipeline.proof.codex.codex_client import resume_codex
 from pipeline.report.documents import Compressed
 from pipeline.testing import as_json
 from pipeline.testing.settings import compress_options

@@ -3,7 +3,7 @@ refused, with line and code, when they would stay in the kept tail.
 
 Damage is planted with the fuzzer's pairing kinds (`pipeline.testing.fuzz.PAIRING`) into builder
 sessions; the same with the real Claude Code and corpus copies is in
-`tests/proof/test_claude_code_damage.py`.
+`tests/proof/claude_code/test_claude_code_damage.py`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from pipeline.core.check.contract import restate, restated_instructions
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.testing import ToolSpec, TranscriptBuilder
 from pipeline.testing.invoke import candidate_of, compaction, reports
 

@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
 from pipeline.jobs.compress import compress_session
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.report.render import json_bytes
 from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import compress_options, default_settings

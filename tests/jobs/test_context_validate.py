@@ -10,7 +10,7 @@ import pytest
 from pipeline.core.partition import line_digest
 from pipeline.formats.codex.analysis import analyze_rollout
 from pipeline.jobs.validate import validate_session
-from pipeline.proof.codex_client import resume_codex
+from pipeline.proof.codex.codex_client import resume_codex
 from pipeline.report.documents import Validated
 from pipeline.testing import as_json
 from pipeline.testing.settings import LIMITS, validate_options

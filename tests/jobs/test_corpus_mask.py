@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.core.topology.select import AUTO
 from pipeline.jobs.front import Analysis, open_session
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.settings import LIMITS, default_settings
 from pipeline.vocabulary import SourceFormat

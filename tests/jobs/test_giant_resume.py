@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from pipeline.jobs.compress.job import compress_session
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.testing import as_json
 from pipeline.testing.giant import generate_giant
 from pipeline.testing.settings import compress_options

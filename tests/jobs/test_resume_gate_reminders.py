@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.proof.client import ResumeResult, resume
-from pipeline.proof.reminders import CADENCES, ReminderKind, closing_paragraphs
+from pipeline.proof.claude_code.client import ResumeResult, resume
+from pipeline.proof.claude_code.reminders import CADENCES, ReminderKind, closing_paragraphs
 from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.reminder_scenarios import REMINDER_SCENARIOS, build_reminder_scenario
 from pipeline.testing.settings import default_settings

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.testing.invoke import candidate_of, compaction, reports
 from pipeline.testing.settings import default_settings
 from tests.support.resolved import resolve

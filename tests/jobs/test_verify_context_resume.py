@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.proof.codex_prove import compaction_summaries
+from pipeline.proof.codex.codex_prove import compaction_summaries
 from pipeline.testing.invoke import compaction
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import ResumeExit

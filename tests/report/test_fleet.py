@@ -8,14 +8,16 @@ import msgspec
 
 from pipeline.jobs.compress import compress_session
 from pipeline.jobs.validate import validate_session
-from pipeline.proof.context import ContextSize, SentContext
-from pipeline.proof.verdict import ResumeVerdict, Verdict
+from pipeline.proof.claude_code.resume_verdict import ResumeVerdict
+from pipeline.proof.claude_code.sent_context import SentContext
+from pipeline.proof.context import ContextSize
 from pipeline.report.documents import Compressed, CompressReport, ContextCompressReport, Outcome
 from pipeline.report.fleet import ValidateRun, summary_report
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import compress_options, validate_options
+from pipeline.vocabulary import Verdict
 from tests.support.rollout_builder import RolloutBuilder
 
 RUN = ValidateRun(

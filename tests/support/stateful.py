@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.testing._state import TASK_OUTPUT_DIR, StateWriter
 from pipeline.testing.builder import TranscriptBuilder
 from tests.support.resolved import resolve

@@ -1,5 +1,5 @@
 """Codex rollouts through the seam: the reader (`formats/codex`), its evidence, its report part
-and the Codex CLI as judge (`proof/codex_*`)."""
+and the Codex CLI as judge (`proof/codex/`)."""
 
 from __future__ import annotations
 

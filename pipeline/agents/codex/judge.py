@@ -1,5 +1,5 @@
 """The Codex CLI as the judge of a rollout's compaction: the texts it must never send, and the
-verdict on what it sends for an original and its candidate (`proof/codex_*`), as the seam asks."""
+verdict on what it sends for an original and its candidate (`proof/codex/`), as the seam asks."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pipeline.agents.item_judging import JudgedItems
 from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JUDGES, ResumeJudge
-from pipeline.proof.codex_excluded import rollout_exclusions
-from pipeline.proof.codex_prove import prove_codex_resume
+from pipeline.proof.codex.codex_excluded import rollout_exclusions
+from pipeline.proof.codex.codex_prove import prove_codex_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import SourceFormat
 

@@ -1,10 +1,10 @@
-"""Content classes: what kind of text each token of a transcript is, split line by line.
+"""Content classes: what kind of text each token of a Claude Code transcript is, split line by line.
 
-A record's content is cut into pieces of one `ContentClass` each, with a name where one helps
-(the tool of a tool_use or tool_result, an attachment's type, a system record's subtype). Lines
-are given as bytes (re-read by offset by the caller) and decoded with msgspec structs that name only the
-fields needed here, so bulky fields no model ever sees (`toolUseResult`, signatures, base64
-image data) are skipped without being materialized.
+A record's content is cut into pieces of one `ContentClass` each (`pipeline.formats.content_pieces`),
+with a name where one helps (the tool of a tool_use or tool_result, an attachment's type, a system
+record's subtype). Lines are given as bytes (re-read by offset by the caller) and decoded with
+msgspec structs that name only the fields needed here, so bulky fields no model ever sees
+(`toolUseResult`, signatures, base64 image data) are skipped without being materialized.
 
 Which text a piece holds, class by class:
 - human, meta, compact-summary: the text of a user message (isMeta records are Claude Code's
@@ -21,81 +21,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
 
 from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
 from pipeline.vocabulary import RecordType
 
-__all__ = [
-    "NAME_OTHER",
-    "ContentClass",
-    "LinePieces",
-    "Piece",
-    "safe_name",
-    "split_records",
-]
+__all__ = ["safe_name", "split_records"]
 
-
-class ContentClass(StrEnum):
-    """The kinds of content a transcript holds (report keys)."""
-
-    HUMAN = "human"
-    META = "meta"
-    COMPACT_SUMMARY = "compact-summary"
-    ASSISTANT = "assistant"
-    THINKING = "thinking"
-    TOOL_USE = "tool-use"
-    TOOL_RESULT = "tool-result"
-    ATTACHMENT = "attachment"
-    SYSTEM = "system"
-
-
-NAME_OTHER: Final = "other"
 SYNTHETIC_MODEL: Final = "<synthetic>"
 _NAME_SHAPE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:\-]{0,63}")
 # Identifiers only: a name that could be free text (an MCP server's odd tool name) is folded.
 _IMAGE_KINDS: Final = frozenset({"image", "document"})
 _TOOL_USE_KINDS: Final = frozenset({"tool_use", "server_tool_use"})
-
-
-class Piece(msgspec.Struct, frozen=True, gc=False):
-    """One run of text of one class, as the transcript spells it.
-
-    `raw` is the body of a JSON string (escapes included, quotes excluded) when `quoted`, else a
-    JSON value (a tool's input, an attachment object). Estimators that work on bytes read `raw`
-    directly; real tokenizers read `text()`, the characters the model sees. `name` is a tool
-    name, attachment type or system subtype (see `safe_name`), or empty.
-    """
-
-    kind: ContentClass
-    name: str
-    raw: bytes
-    quoted: bool = True
-
-    def text(self) -> str:
-        """The piece's characters: a JSON string decoded, a JSON value as written."""
-        if self.quoted:
-            return _STRING.decode(b'"' + self.raw + b'"')
-        return self.raw.decode("utf-8", "replace")
-
-
-class LinePieces(msgspec.Struct, frozen=True, gc=False):
-    """The pieces of one physical line, and how many images or documents it carries.
-
-    Both are msgspec structs rather than frozen dataclasses: one is built per piece and per line
-    on the sweep's critical path, and a struct is built in C.
-    """
-
-    line: int
-    pieces: tuple[Piece, ...]
-    images: int
-    api: bool  # a user/assistant message line (its pieces are part of the model's context)
-    billed_prompt: int | None = None  # an assistant line's input + cache creation + cache read tokens
-    prompt_parts: tuple[int, int, int] | None = None  # ...each of the three (see `_billed`)
-    model: str | None = None  # an assistant line's `message.model`, when it is a string
 
 
 def safe_name(value: Any) -> str:
@@ -157,7 +97,6 @@ _ENVELOPE = msgspec.json.Decoder(_Envelope)
 _LOOSE = msgspec.json.Decoder(_LooseEnvelope)
 _INNER = msgspec.json.Decoder(list[_Inner])
 _ATTACHMENT_TYPE = msgspec.json.Decoder(_Typed)
-_STRING = msgspec.json.Decoder(str)
 _ENCODE = msgspec.json.Encoder()
 
 

@@ -5,7 +5,7 @@ the capture server answers with the API's 400 (`resume-api-rejected`, with the r
 The original's own 400 is no failure: it is the damage the compaction repairs, recorded in the
 report's `resume_check.api_rejected`, and its context is judged as sent. An original whose chain
 is over the API's request limit cannot be sent whole (Claude Code gives up after many 413s, or
-trims and compacts it): its context is the one `pipeline.proof.expected` models (held to what
+trims and compacts it): its context is the one `pipeline.proof.claude_code.expected` models (held to what
 Claude Code sends by the golden tests), and only the candidate is resumed. Loaded only by
 sessions that run the gate: the client starts processes and a server.
 """
@@ -22,14 +22,13 @@ from pipeline.core.partition import Partition
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.stages import Stop
 from pipeline.jobs.front import Analysis
-from pipeline.proof.capture import MAX_REQUEST_BYTES
-from pipeline.proof.client import ClaudeCodeError, ClaudeCodeNotInstalled
-from pipeline.proof.context import SentContext
-from pipeline.proof.excluded import sent_exclusions
-from pipeline.proof.expected import modelled_context
-from pipeline.proof.model import DEFAULT_MODEL, resumed_model
-from pipeline.proof.prove import ProofOptions, prove_resume
-from pipeline.proof.verdict import Verdict
+from pipeline.proof.claude_code.capture import MAX_REQUEST_BYTES
+from pipeline.proof.claude_code.client import ClaudeCodeError, ClaudeCodeNotInstalled
+from pipeline.proof.claude_code.exclusions import sent_exclusions
+from pipeline.proof.claude_code.expected import modelled_context
+from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
+from pipeline.proof.claude_code.prove import ProofOptions, prove_resume
+from pipeline.proof.claude_code.sent_context import SentContext
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.resume_check import (
     ResumeCheckSection,
@@ -37,7 +36,7 @@ from pipeline.report.resume_check import (
     resume_check_failed,
     resume_check_section,
 )
-from pipeline.vocabulary import PartitionSet, SessionStatus
+from pipeline.vocabulary import PartitionSet, SessionStatus, Verdict
 
 __all__ = ["NOT_RUN_NOTE", "prove_candidate"]
 

@@ -4,7 +4,7 @@ A compaction summarizes the damage in the span it replaces; damage in the kept t
 protected last round, where no cut can reach) used to refuse the session. With the repair on,
 any session whose active chain the validator finds in error is first given `compaction
 repair`'s minimal edits (`core.session_repair`), proven in Claude Code beside the damaged
-original (`proof.proven_repair`) whenever the resume gate runs. The compaction then runs on the
+original (`proof.claude_code.proven_repair`) whenever the resume gate runs. The compaction then runs on the
 repaired bytes, staged in a scratch directory under the original's folder name: the gate resumes
 that copy as the original, so the chain of proof is original -> repaired (the repair's verdict)
 -> candidate (the gate's). The original itself is never written; before the candidate is
@@ -23,7 +23,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.stages import Candidate, Publisher, Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.proof.proven_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.claude_code.proven_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.read.load import file_sha256, frozen_source
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.compression import OutputSection

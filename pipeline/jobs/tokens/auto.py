@@ -24,7 +24,8 @@ from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
-from pipeline.formats.claude_code.content_classes import NAME_OTHER, ContentClass, Piece, split_records
+from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, Piece
+from pipeline.formats.registry import content_pieces
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns, sent_billed
 from pipeline.jobs.tokens.usage import usage_segments
@@ -213,7 +214,7 @@ def auto_sent_turns(analysis: Analysis, count_with: CountWith) -> tuple[SentTurn
     """The billed turns over what was sent, in a pass of their own (the job's pass does the same)."""
     index, data = analysis.index, analysis.source.data
     run = auto_run(index, data, count_with)
-    for line in split_records(index.record_lines(data)):
+    for line in content_pieces(analysis.format)(index.record_lines(data)):
         if line.api:
             family = run.counter.family_at(line.line)
             tokens = sum(run.counter.count(piece, family) for piece in line.pieces)

@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.formats.claude_code.content_classes import ContentClass
+from pipeline.formats.content_pieces import ContentClass
 from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import ContextTokensReport, Outcome, TokensReport

@@ -26,14 +26,9 @@ from pipeline.estimate.estimators import SEED_AND_CALIBRATED, EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
 from pipeline.estimate.real import RealTokenizer, load_tokenizer
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.content_classes import (
-    NAME_OTHER,
-    ContentClass,
-    LinePieces,
-    Piece,
-    split_records,
-)
+from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
 from pipeline.formats.line_guard import LineLimits
+from pipeline.formats.registry import content_pieces
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
@@ -308,7 +303,7 @@ def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: in
     lines = _Lines(index, auto)
     images = [0, 0]
     zero = (0,) * width
-    for line in split_records(index.record_lines(analysis.source.data)):
+    for line in content_pieces(analysis.format)(index.record_lines(analysis.source.data)):
         in_chain = line.line in active
         line_total: tuple[int, ...] = zero
         family = auto.counter.family_at(line.line) if auto is not None else None

@@ -1,7 +1,7 @@
 """The `auto` estimator's fit over what Claude Code sent, not over the raw chain.
 
 At each billed turn the provider counted the context Claude Code sent, as
-`pipeline/proof/expected.py` models it, plus the system prompt and tools the file does not hold:
+`pipeline/proof/claude_code/expected.py` models it, plus the system prompt and tools the file does not hold:
 - messages as sent: fragments of one streamed assistant message are joined across the
   tool-result messages between them, consecutive user lines are one message, lines that hold
   nothing are left out; each message costs its family's framing per message, each tool_use and

@@ -1,6 +1,6 @@
 """The texts a Qwen Code session's compaction must never send: those of its excluded records.
 
-As for Codex (`proof/codex_excluded.py`): each string of at least `min_chars` characters that an
+As for Codex (`proof/codex/codex_excluded.py`): each string of at least `min_chars` characters that an
 excluded record holds (a rewound branch, history before Qwen Code's own compression, a damaged
 line, telemetry before the cut), that the candidate file holds, and that no sent, kept or
 summarized record holds too. Telemetry repeats the model's text (`response_text`), so only what

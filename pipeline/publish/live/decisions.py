@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
 from pipeline.live_vocabulary import Disposition
-from pipeline.proof.proven_repair import DamageRepair
+from pipeline.proof.claude_code.proven_repair import DamageRepair
 from pipeline.publish.live.activity import OpenFileProbe, OpenFiles
 from pipeline.publish.live.fingerprint import Fingerprint
 from pipeline.publish.live.receipt import Receipt

@@ -3,7 +3,7 @@
 `claude_code_resume.jsonl` holds what Claude Code 2.1.332 sent after resuming each corpus file
 (texts cut to 120 characters, its reminders and the probe left out). For every file it resumed,
 the `auto` chain turned into messages the way Claude Code turns rows into messages
-(`pipeline.proof.expected`) must give exactly that context: the same messages, blocks, texts and
+(`pipeline.proof.claude_code.expected`) must give exactly that context: the same messages, blocks, texts and
 tool ids, its closing additions included. Thinking blocks are sent only when the session is
 resumed with the model that wrote them, which the golden run's pinned model decides.
 """
@@ -20,9 +20,10 @@ from pipeline.core.graph import build_graph
 from pipeline.core.index import build_index
 from pipeline.core.topology.select import AUTO, resolve_topology
 from pipeline.formats.detect import detect_format
-from pipeline.proof.context import REMINDER_PREFIX, TEXT_PREFIX_CHARS, ContextBlock
-from pipeline.proof.expected import TOOL_LOADED, expected_context
-from pipeline.proof.model import DEFAULT_MODEL, resumed_model
+from pipeline.proof.claude_code.expected import TOOL_LOADED, expected_context
+from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
+from pipeline.proof.claude_code.reminders import REMINDER_PREFIX
+from pipeline.proof.claude_code.sent_context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.testing.settings import LIMITS
 from tests.conftest import GOLDEN as GOLDEN_DIR
 

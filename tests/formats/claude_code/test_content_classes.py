@@ -9,14 +9,8 @@ import orjson
 import pytest
 
 from pipeline.core.index import build_index
-from pipeline.formats.claude_code.content_classes import (
-    NAME_OTHER,
-    ContentClass,
-    LinePieces,
-    Piece,
-    safe_name,
-    split_records,
-)
+from pipeline.formats.claude_code.content_classes import safe_name, split_records
+from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
 from pipeline.formats.detect import detect_format
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS

@@ -23,7 +23,7 @@ from pipeline.jobs.tokens.sent import (
     usage_convention,
 )
 from pipeline.jobs.tokens.usage import fit_line
-from pipeline.proof.expected import NO_RESPONSE, expected_context
+from pipeline.proof.claude_code.expected import NO_RESPONSE, expected_context
 from pipeline.testing import TranscriptBuilder, as_json
 from pipeline.testing.settings import LIMITS, tokens_options
 

@@ -11,7 +11,8 @@ import pytest
 from pipeline.core.topology.select import AUTO
 from pipeline.estimate import calibration
 from pipeline.estimate.estimators import EstimatorName
-from pipeline.formats.claude_code.content_classes import ContentClass, split_records
+from pipeline.formats.claude_code.content_classes import split_records
+from pipeline.formats.content_pieces import ContentClass
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.tokens.job import SEED_RECORD, piece_counter, tokens_session
 from pipeline.jobs.tokens.usage import (

@@ -21,7 +21,7 @@ from pipeline.live_vocabulary import (
     RestoreRefusal,
     StateSync,
 )
-from pipeline.proof.client import resume
+from pipeline.proof.claude_code.client import resume
 from pipeline.publish.live.backup_restore import (
     RestoreOptions,
     list_backups,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipeline.proof.model import LONG_CONTEXT_SUFFIX, with_recorded_window
+from pipeline.proof.claude_code.model import LONG_CONTEXT_SUFFIX, with_recorded_window
 from pipeline.testing.sessions import build_session
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.proof.codex_client import PROBE, CodexResumeTimedOut, resume_codex
-from pipeline.proof.codex_verdict import judge_codex
+from pipeline.proof.codex.codex_client import PROBE, CodexResumeTimedOut, resume_codex
+from pipeline.proof.codex.codex_verdict import judge_codex
 from tests.support.codex_rollouts import SUMMARY, compacted, conversation, write_rollout
 
 pytestmark = pytest.mark.codex

@@ -13,10 +13,10 @@ from typing import Any, Final
 
 import pytest
 
-from pipeline.proof.codex_client import resume_codex
-from pipeline.proof.codex_golden import golden_entry, item_digest, item_shape
+from pipeline.proof.codex.codex_client import resume_codex
+from pipeline.proof.codex.codex_golden import golden_entry, item_digest, item_shape
 
-GOLDEN: Final = Path(__file__).resolve().parents[1] / "fixtures" / "codex_resume.jsonl"
+GOLDEN: Final = Path(__file__).resolve().parents[2] / "fixtures" / "codex_resume.jsonl"
 GOLDEN_LINES: Final = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
 
 

@@ -2,7 +2,7 @@
 
 `resume` stages a copy of a transcript in a throwaway home (`staging.py`), runs
 `claude -p --resume <session-id> <probe>` in a clean environment against a fresh
-:class:`~pipeline.proof.capture.CaptureServer` with every kind of outside traffic turned off,
+:class:`~pipeline.proof.claude_code.capture.CaptureServer` with every kind of outside traffic turned off,
 and returns the context Claude Code rebuilt from the file, read as a :class:`SentContext`: the
 request that carried the probe; or, when Claude Code compacted the session before answering (a
 file over its auto-compact threshold, or near it), its own compaction request, which carries the
@@ -32,12 +32,12 @@ from pipeline.installed import (
     reported_version,
     require_claude_code,
 )
-from pipeline.proof.api_rules import ApiViolation
-from pipeline.proof.capture import CaptureServer, RecordedRequest
-from pipeline.proof.context import SentContext, closing_prompt, read_request
+from pipeline.proof.claude_code.api_rules import ApiViolation
+from pipeline.proof.claude_code.capture import CaptureServer, RecordedRequest
+from pipeline.proof.claude_code.reminders import Reminder
+from pipeline.proof.claude_code.sent_context import SentContext, closing_prompt, read_request
+from pipeline.proof.claude_code.staging import StagedSession, stage_session
 from pipeline.proof.process_group import run_in_process_group
-from pipeline.proof.reminders import Reminder
-from pipeline.proof.staging import StagedSession, stage_session
 
 __all__ = [
     "CLAUDE_CODE_ENV",
@@ -216,7 +216,7 @@ def resume(
 ) -> ResumeResult:
     """Resume a copy of `transcript` with Claude Code against a fresh capture server.
 
-    `model` pins `ANTHROPIC_MODEL` (see :mod:`pipeline.proof.model`); None lets Claude Code
+    `model` pins `ANTHROPIC_MODEL` (see :mod:`pipeline.proof.claude_code.model`); None lets Claude Code
     restore the session's model as of today. `keep` receives the copy as Claude Code left it
     (what it appended: its turn, its state records, a compaction). Raises
     :class:`ResumeTimedOut` after `timeout` s.

@@ -9,12 +9,12 @@ from typing import Final
 
 import pytest
 
-from pipeline.proof.codex_client import resume_codex
-from pipeline.proof.codex_verdict import judge_codex
+from pipeline.proof.codex.codex_client import resume_codex
+from pipeline.proof.codex.codex_verdict import judge_codex
 from tests.support.codex_rollouts import SUMMARY, summary_candidate
 
 pytestmark = pytest.mark.codex
-GOLDEN: Final = Path(__file__).resolve().parents[1] / "fixtures" / "codex_resume.jsonl"
+GOLDEN: Final = Path(__file__).resolve().parents[2] / "fixtures" / "codex_resume.jsonl"
 RESUMABLE: Final = [e["file"] for e in map(json.loads, GOLDEN.read_text().splitlines()) if e["resumable"]]
 TIMEOUT: Final = 180.0
 

@@ -6,7 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
-from pipeline.proof.responses_capture import FAKE_RESPONSE_ID, ResponsesCaptureServer
+from pipeline.proof.codex.responses_capture import FAKE_RESPONSE_ID, ResponsesCaptureServer
 
 
 def _post(url: str, body: Any) -> tuple[str, str]:

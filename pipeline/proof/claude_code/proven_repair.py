@@ -22,7 +22,7 @@ from pipeline.core.session_repair import (
     plan_session_repair,
 )
 from pipeline.installed import ClaudeCodeError
-from pipeline.proof.repair_proof import RepairProof, RepairVerdict, prove_repair
+from pipeline.proof.claude_code.repair_proof import RepairProof, RepairVerdict, prove_repair
 
 __all__ = ["ACCEPTED", "DamageRepair", "ProofSetup", "repair_session"]
 

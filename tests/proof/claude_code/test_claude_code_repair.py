@@ -23,7 +23,7 @@ from pipeline.core.session_repair import (
     repair_failures,
 )
 from pipeline.core.topology.select import AUTO
-from pipeline.proof.proven_repair import ProofSetup, repair_session
+from pipeline.proof.claude_code.proven_repair import ProofSetup, repair_session
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.formats.claude_code.content import Part, RecordContent, iter_line_contents, parse_object
-from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
+from pipeline.proof.claude_code.sent_context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.read.load import iter_file_lines
 from pipeline.vocabulary import RecordType, Role
 

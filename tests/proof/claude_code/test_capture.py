@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from pipeline.proof.capture import MAX_REQUEST_BYTES, CaptureServer, Fault
+from pipeline.proof.claude_code.capture import MAX_REQUEST_BYTES, CaptureServer, Fault
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:

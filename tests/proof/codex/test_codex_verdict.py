@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pipeline.formats.codex.item_types import CALL_OUTPUTS, CALL_TYPES
-from pipeline.proof.codex_verdict import context_size, judge_codex
+from pipeline.proof.codex.codex_verdict import context_size, judge_codex
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
 from tests.support.codex_rollouts import SUMMARY, assistant, call, conversation, output, user

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
-from pipeline.proof.api_rules import ApiViolation, api_violations, error_envelope
+from pipeline.proof.claude_code.api_rules import ApiViolation, api_violations, error_envelope
 from pipeline.proof.loopback import LoopbackServer
 
 __all__ = ["MAX_REQUEST_BYTES", "CaptureServer", "Fault", "RecordedRequest"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.installed import CodexThreadNotFound
-from pipeline.proof.codex_staging import PROVIDER, rollout_thread_id, stage_thread
+from pipeline.proof.codex.codex_staging import PROVIDER, rollout_thread_id, stage_thread
 from tests.support.codex_rollouts import THREAD_ID, conversation, session_meta, write_rollout
 
 

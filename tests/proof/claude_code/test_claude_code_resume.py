@@ -24,11 +24,11 @@ from typing import TypeVar
 
 import pytest
 
-from pipeline.proof.client import ResumeResult, resume
-from pipeline.proof.context import TEXT_PREFIX_CHARS, ContextBlock
-from pipeline.proof.expected import expected_context
-from pipeline.proof.model import resumed_model
-from pipeline.proof.prove import summary_texts
+from pipeline.proof.claude_code.client import ResumeResult, resume
+from pipeline.proof.claude_code.expected import expected_context
+from pipeline.proof.claude_code.model import resumed_model
+from pipeline.proof.claude_code.prove import summary_texts
+from pipeline.proof.claude_code.sent_context import TEXT_PREFIX_CHARS, ContextBlock
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.scenarios import SCENARIOS, build_scenario
 from pipeline.testing.settings import default_settings

@@ -13,8 +13,7 @@ import json
 import pytest
 
 from pipeline.formats.claude_code.bounded_output import BoundRule, bound_content
-from pipeline.proof.context import ContextBlock, ContextSize, SentContext, closing_prompt, read_request
-from pipeline.proof.reminders import (
+from pipeline.proof.claude_code.reminders import (
     Reminder,
     ReminderKind,
     folded_reminders,
@@ -22,7 +21,10 @@ from pipeline.proof.reminders import (
     reminder_kind,
     without_folded_reminders,
 )
-from pipeline.proof.verdict import Verdict, judge
+from pipeline.proof.claude_code.resume_verdict import judge
+from pipeline.proof.claude_code.sent_context import ContextBlock, SentContext, closing_prompt, read_request
+from pipeline.proof.context import ContextSize
+from pipeline.vocabulary import Verdict
 
 PROBE = "PROBE-PROMPT"
 SUMMARY = "This session is being continued from a previous conversation.\n\n## Goal\n- ship it (L2)\n"

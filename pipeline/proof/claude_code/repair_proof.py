@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from pipeline.proof.client import ResumeResult, resume
-from pipeline.proof.context import SYNTHETIC_REPLY, SentContext
-from pipeline.proof.expected import INTERRUPTED_RESULT
-from pipeline.proof.model import resumed_model, with_recorded_window
+from pipeline.proof.claude_code.client import ResumeResult, resume
+from pipeline.proof.claude_code.expected import INTERRUPTED_RESULT
+from pipeline.proof.claude_code.model import resumed_model, with_recorded_window
+from pipeline.proof.claude_code.sent_context import SYNTHETIC_REPLY, SentContext
 
 __all__ = ["RepairProof", "RepairVerdict", "context_losses", "prove_repair"]
 

@@ -2,7 +2,7 @@
 
 `resume` stages a copy of a rollout in a throwaway `CODEX_HOME` (`codex_staging.py`), runs
 `codex exec --skip-git-repo-check resume <thread-id> <probe>` in a clean environment against a
-fresh :class:`~pipeline.proof.responses_capture.ResponsesCaptureServer`, and returns the `input`
+fresh :class:`~pipeline.proof.codex.responses_capture.ResponsesCaptureServer`, and returns the `input`
 of the Responses call that carried the probe, split in three: what Codex puts before the history
 (its base instructions as a developer message, recorded nowhere), the history it rebuilt from
 the file (`context`, what the verdict and the goldens compare), and the new turn's items (the
@@ -33,9 +33,9 @@ from pipeline.installed import (
     find_codex,
     require_codex,
 )
-from pipeline.proof.codex_staging import StagedThread, stage_thread
+from pipeline.proof.codex.codex_staging import StagedThread, stage_thread
+from pipeline.proof.codex.responses_capture import ResponsesCaptureServer
 from pipeline.proof.process_group import run_in_process_group
-from pipeline.proof.responses_capture import ResponsesCaptureServer
 
 __all__ = [
     "CODEX_VERSION",

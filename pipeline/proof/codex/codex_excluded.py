@@ -2,7 +2,7 @@
 
 The excluded records of a rollout (an item before the newest compaction or dropped by a rollback,
 a damaged line, an event before the cut) are those of the `excluded_*` partition sets. As for
-Claude Code (`proof/excluded.py`), only a text no sent or summarized record holds is
+Claude Code (`proof/claude_code/exclusions.py`), only a text no sent or summarized record holds is
 attributable to an excluded one, and short strings are not searched: a command an
 `exec_command_end` event repeats is its call's (inside the call's JSON `arguments`, decoded
 here), which a summary may restate. Only what the candidate file holds can be sent from it, so

@@ -24,11 +24,13 @@ from pipeline.formats.claude_code.content import iter_contents
 from pipeline.formats.claude_code.resume_state import declared_loaded_tools
 from pipeline.formats.claude_code.stamp import mask_stamp
 from pipeline.formats.claude_code.tasks import declared_shells
-from pipeline.proof.api_rules import ApiViolation
-from pipeline.proof.client import ClaudeCodeError, ResumeResult, resume
-from pipeline.proof.context import SentContext
-from pipeline.proof.model import resumed_model, with_recorded_window
-from pipeline.proof.verdict import ExcludedText, ResumeVerdict, Verdict, judge
+from pipeline.proof.claude_code.api_rules import ApiViolation
+from pipeline.proof.claude_code.client import ClaudeCodeError, ResumeResult, resume
+from pipeline.proof.claude_code.model import resumed_model, with_recorded_window
+from pipeline.proof.claude_code.resume_verdict import ResumeVerdict, judge
+from pipeline.proof.claude_code.sent_context import SentContext
+from pipeline.proof.verdict import ExcludedText
+from pipeline.vocabulary import Verdict
 
 __all__ = ["Exclusions", "ProofOptions", "prove_resume", "summary_texts", "with_api_rejections"]
 
@@ -75,9 +77,9 @@ def prove_resume(
 ) -> ResumeVerdict:
     """Resume both files and judge the compacted context against the original's.
 
-    `excluded` are the original's excluded texts (`pipeline.proof.excluded`), or what finds
+    `excluded` are the original's excluded texts (`pipeline.proof.claude_code.exclusions`), or what finds
     those the compacted context sends once it is known (only those can leak). `modelled`, the
-    original's context as `pipeline.proof.expected` models it, stands in for an original Claude
+    original's context as `pipeline.proof.claude_code.expected` models it, stands in for an original Claude
     Code cannot send (over the API's request limit): only the compacted file is resumed. Raises
     :class:`ClaudeCodeError` when Claude Code fails for another reason than finding no conversation.
     """

@@ -25,7 +25,8 @@ from typing import Final
 from pipeline.core.index import LineIndex
 from pipeline.estimate.seed import estimate_utf8
 from pipeline.formats.claude_code.content import RecordContent, read_content
-from pipeline.proof.context import ContextBlock, ContextSize, SentContext
+from pipeline.proof.claude_code.sent_context import ContextBlock, SentContext
+from pipeline.proof.context import ContextSize
 from pipeline.vocabulary import RecordType, Role
 
 __all__ = ["INTERRUPTED_RESULT", "NO_RESPONSE", "TOOL_LOADED", "expected_context", "modelled_context"]

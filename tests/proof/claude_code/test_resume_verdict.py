@@ -19,14 +19,17 @@ from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, BoundRul
 from pipeline.formats.claude_code.records import record_strings
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.verify_resume import original_exclusions
-from pipeline.proof.context import SYNTHETIC_REPLY, ContextBlock, ContextSize, SentContext, read_request
-from pipeline.proof.excluded import excluded_texts, sent_exclusions
-from pipeline.proof.reminders import Reminder
-from pipeline.proof.verdict import ExcludedText, Verdict, judge
+from pipeline.proof.claude_code.exclusions import excluded_texts, sent_exclusions
+from pipeline.proof.claude_code.reminders import Reminder
+from pipeline.proof.claude_code.resume_verdict import judge
+from pipeline.proof.claude_code.sent_context import SYNTHETIC_REPLY, ContextBlock, SentContext, read_request
+from pipeline.proof.context import ContextSize
+from pipeline.proof.verdict import ExcludedText
 from pipeline.report.render import to_builtins
 from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.sessions import CANARY_BRANCH, CANARY_MALFORMED, build_session
 from pipeline.testing.settings import LIMITS
+from pipeline.vocabulary import Verdict
 
 PROBE = "PROBE-PROMPT"
 SUMMARY = "This session is being continued from a previous conversation.\n\n## Goal\n- ship it (L2)\n"
@@ -288,8 +291,8 @@ def test_an_excluded_text_that_a_kept_line_holds_trimmed_is_not_the_excluded_lin
 
 
 def test_the_api_rules_each_side_broke_are_named_and_a_rejected_compaction_never_matches() -> None:
-    from pipeline.proof.api_rules import ApiViolation
-    from pipeline.proof.prove import with_api_rejections
+    from pipeline.proof.claude_code.api_rules import ApiViolation
+    from pipeline.proof.claude_code.prove import with_api_rejections
     from pipeline.reasons import ApiRule
 
     compacted = sent(text("user", SUMMARY), *ORIGINAL.blocks[4:])

@@ -1,7 +1,7 @@
 """The Messages API's tool-pairing rules, held to the API's own answers.
 
 Each expected sentence below is the API's, as quoted from real 400 responses (sources in
-`pipeline/proof/api_rules.py`); the requests are the shapes that drew them. The capture server
+`pipeline/proof/claude_code/api_rules.py`); the requests are the shapes that drew them. The capture server
 answers a violating request over real HTTP with the same envelope and sentence.
 """
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.proof.api_rules import api_violations, error_envelope
-from pipeline.proof.capture import CaptureServer
+from pipeline.proof.claude_code.api_rules import api_violations, error_envelope
+from pipeline.proof.claude_code.capture import CaptureServer
 from pipeline.reasons import ApiRule
-from tests.proof.test_capture import post
+from tests.proof.claude_code.test_capture import post
 
 Json = dict[str, Any]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from pipeline.formats.codex.rollout_decode import RolloutKind, decode_rollout
 from pipeline.formats.codex.rollout_items import payload_of
 from pipeline.formats.line_guard import LineLimits
-from pipeline.proof.codex_client import resume_codex
-from pipeline.proof.codex_verdict import judge_codex
+from pipeline.proof.codex.codex_client import resume_codex
+from pipeline.proof.codex.codex_verdict import judge_codex
 from pipeline.proof.item_verdict import ItemVerdict
 from pipeline.proof.verdict import ExcludedText
 

@@ -2,7 +2,7 @@
 
 Claude Code gives up on a session whose context is over the API's request limit (hundreds of
 413s, minutes), so the gate resumes only the candidate and compares it with what
-`pipeline.proof.expected` says Claude Code would rebuild from the original (held to the real
+`pipeline.proof.claude_code.expected` says Claude Code would rebuild from the original (held to the real
 client by the golden tests). Here the real Claude Code resumes a real candidate of a builder
 session; the modelled original is that session's chain. A model that disagrees with the
 candidate's tail must refuse, so the judgement is not a formality.
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from msgspec import UnsetType
 
-from pipeline.proof.context import ContextBlock, SentContext
-from pipeline.proof.expected import modelled_context
-from pipeline.proof.model import DEFAULT_MODEL, resumed_model
-from pipeline.proof.prove import ProofOptions, prove_resume
-from pipeline.proof.verdict import Verdict
+from pipeline.proof.claude_code.expected import modelled_context
+from pipeline.proof.claude_code.model import DEFAULT_MODEL, resumed_model
+from pipeline.proof.claude_code.prove import ProofOptions, prove_resume
+from pipeline.proof.claude_code.sent_context import ContextBlock, SentContext
 from pipeline.report.resume_check import resume_check_section
 from pipeline.testing.invoke import candidate_of, compaction
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import default_settings
+from pipeline.vocabulary import Verdict
 from tests.support.resolved import resolve
 
 pytestmark = pytest.mark.claude_code
