@@ -171,12 +171,10 @@ def _draft(context: _Context, options: CompressOptions, limits: LineLimits) -> _
 
 
 def _cut(context: _Context, room: int) -> TailPlan | _Stop:
-    """The tail within `room` tokens, at a safe cut, carrying no damage."""
+    """The tail within `room` tokens, at a safe cut."""
     plan = context.session.plan_tail(room)
     if plan is None:
         return _Stop(SessionStatus.SKIPPED_NO_CUT, (PlanNote.NO_SAFE_CUT_WITHIN_TARGET.value,))
-    if (damage := _tail_damage(context.session, plan.cut_line)) is not None:
-        return _Stop(SessionStatus.REFUSED, (str(Reason(Refusal.SOURCE_CHAIN_INVALID)), damage.code.value))
     return plan
 
 
@@ -192,7 +190,12 @@ def _attempt(context: _Context, options: CompressOptions, limits: LineLimits, ro
     data, summary_line = _compose(context.session, plan, written.text, options.drop_history)
     checked = _check(data, context, plan, written.text, limits)
     if isinstance(checked, _Stop):
-        return checked
+        # Damage after the cut is refused by name, unless the candidate leaves it behind: a line
+        # the client skips on load (pi's joined records), dropped by an archival form that still
+        # sends the same context, stays in the original (or the verified backup) only.
+        damage = _tail_damage(context.session, plan.cut_line)
+        refused = Reason(Refusal.SOURCE_CHAIN_INVALID)
+        return checked if damage is None else _Stop(SessionStatus.REFUSED, (str(refused), damage.code.value))
     return _Draft(plan, written, data, checked, evidence, summary_line)
 
 

@@ -278,3 +278,24 @@ def test_a_tree_of_claude_code_codex_pi_and_openclaw_reports_each_session_in_its
         done = compaction("restore", "--all-since", "2020-01-01T00:00", str(root), "--quiet", *common)
         assert done.returncode == 0, done.stderr[-2000:]
         assert _digests(root) == before and store.read_bytes() == stored
+
+
+def test_a_session_whose_last_line_pi_skips_compresses_without_it_and_pi_resumes_the_same_context(
+    tmp_path: Path,
+) -> None:
+    """pi-mono's compact.jsonl ends in two records run together, a line pi skips on load: no cut
+    can leave it in the summarized span, so the archival form, which carries only the branch's
+    entries, drops it; the session is compressed (the line stays in the original) where it used to
+    be refused, and pi sends the summary then the original's context from the cut."""
+    source = CORPUS / "pi" / "files" / "badlogic__pi-mono__compact.jsonl"
+    folder = tmp_path / "sessions"
+    _idle_copy([source], folder)
+    out = tmp_path / "out"
+    report = _run("compress", str(folder), "--out", str(out), *_judge())[source.name]
+    assert report["status"] == "compressed" and report["tokens"]["target_met"]
+    assert [f["code"] for f in report["findings"]] == ["line-records-joined"]
+    joined = source.read_bytes().splitlines()[-1]
+    candidate = next(out.rglob(source.name)).read_bytes()
+    assert joined not in candidate.splitlines() and len(candidate) < source.stat().st_size // 5
+    if find_pi() is not None:
+        assert report["resume_check"]["verdict"] == "match"
