@@ -151,12 +151,15 @@ def fit(sessions: dict[str, tuple[ModelFamily, list[SentTurn]]]) -> tuple[dict, 
 
 
 def render(framing: dict, scale: dict, figures: dict, sessions: int) -> str:
+    counts = {k.removesuffix("_sessions"): int(v) for k, v in figures.items() if k.endswith("_sessions")}
+    counts.pop("all", None)
     payload = repr((sorted(framing.items()), sorted(scale.items())))
     version = f"{METHOD}.{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
     indent = " " * 8
     framing_lines = "\n".join(f"{indent}{json.dumps(k)}: {tuple(v)!r}," for k, v in sorted(framing.items()))
     scale_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in sorted(scale.items()))
     fit_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in figures.items())
+    count_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in sorted(counts.items()))
     return f'''"""Constants of `auto`'s fit over the sent context, written by fit-calibration --families.
 
 Do not edit. Fitted on the {sessions} Claude Code sessions of the shared corpus with billed turns.
@@ -167,7 +170,15 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["FALLBACK_FAMILY", "FAMILY_CALIBRATION_VERSION", "FAMILY_FIT", "FAMILY_FRAMING", "FAMILY_SCALE"]
+__all__ = [
+    "FALLBACK_FAMILY",
+    "FAMILY_CALIBRATION_VERSION",
+    "FAMILY_FIT",
+    "FAMILY_FRAMING",
+    "FAMILY_MINIMUMS",
+    "FAMILY_SCALE",
+    "FAMILY_SESSIONS",
+]
 
 FAMILY_CALIBRATION_VERSION: Final = {json.dumps(version)}
 """Method number and a digest of the constants; reported beside every `auto` fit."""
@@ -195,6 +206,21 @@ FAMILY_FIT: Final = MappingProxyType(
     }}
 )
 """The fit when written: sessions per family, median |slope - 1| in-sample and cross-validated."""
+
+FAMILY_SESSIONS: Final = MappingProxyType(
+    {{
+{count_lines}
+    }}
+)
+"""Family -> its sessions in the fit (families not listed: none). See `family_status`."""
+
+FAMILY_MINIMUMS: Final = MappingProxyType(
+    {{
+        "framing": {MIN_FRAMING_SESSIONS},
+        "scale": {MIN_SCALE_SESSIONS},
+    }}
+)
+"""Sessions a family needs for its own framing, and for its own scale over the fallback's framing."""
 '''
 
 
