@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import types
+from pathlib import Path
+
 import pytest
 
 from pipeline.estimate import family_calibration
@@ -40,3 +44,32 @@ def test_the_fit_minimums_decide_between_own_scaled_and_borrowed(
     status = fit_status("deepseek")
     assert (status.fitted, status.reason) == (fitted, reason)
     assert status.borrowed_from == (None if reason is None else family_calibration.FALLBACK_FAMILY)
+
+
+def test_the_fit_writes_each_familys_sessions_and_its_minimums_beside_the_constants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("_fit_families", root / "scripts" / "_fit_families.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    figures = {
+        "claude_sessions": 12.0,
+        "claude_abs_slope_error": 0.04,
+        "deepseek_sessions": 2.0,
+        "all_sessions": 14.0,
+    }
+    source = script.render({"claude": (2, 90)}, {"claude": 1.0}, figures, 14)
+    written = types.ModuleType("written")
+    exec(compile(source, "family_calibration.py", "exec"), written.__dict__)
+    assert dict(written.FAMILY_SESSIONS) == {"claude": 12, "deepseek": 2}
+    assert dict(written.FAMILY_MINIMUMS) == {
+        "framing": script.MIN_FRAMING_SESSIONS,
+        "scale": script.MIN_SCALE_SESSIONS,
+    }
+    # Read back, the family below the minimums says it borrowed Claude's constants.
+    for name in ("FAMILY_SESSIONS", "FAMILY_MINIMUMS", "FALLBACK_FAMILY"):
+        monkeypatch.setattr(family_calibration, name, getattr(written, name))
+    status = fit_status("deepseek")
+    assert (status.sessions, status.fitted, status.reason) == (2, False, FamilyFitReason.TOO_FEW_SESSIONS)
