@@ -31,6 +31,7 @@ from pipeline.core.topology.select import AUTO  # noqa: E402 - the repository go
 from pipeline.estimate import family_calibration  # noqa: E402
 from pipeline.estimate.families import ModelFamily  # noqa: E402
 from pipeline.jobs.front import Analysis, open_session  # noqa: E402
+from pipeline.jobs.tokens.by_family import newest_version  # noqa: E402
 from pipeline.jobs.tokens.job import sent_turns  # noqa: E402
 from pipeline.jobs.tokens.sent import SentTurn, fit_sent  # noqa: E402
 from pipeline.read.discover import discover  # noqa: E402
@@ -46,8 +47,11 @@ BLOCK_GRID = range(0, 201, 5)
 FOLDS = 5
 
 
-def collect(corpus: Path) -> dict[str, tuple[ModelFamily, list[SentTurn]]]:
-    """Every session's billed turns, unframed and unscaled, with its family (of most turns)."""
+def collect(
+    corpus: Path, versions: dict[str, str] | None = None
+) -> dict[str, tuple[ModelFamily, list[SentTurn]]]:
+    """Every session's billed turns, unframed and unscaled, with its family (of most turns);
+    `versions` (when given) receives each session's newest client version."""
     family_calibration.FAMILY_FRAMING = {FALLBACK.value: (0, 0)}  # type: ignore[misc]
     family_calibration.FAMILY_SCALE = {}  # type: ignore[misc]
     sessions: dict[str, tuple[ModelFamily, list[SentTurn]]] = {}
@@ -58,6 +62,9 @@ def collect(corpus: Path) -> dict[str, tuple[ModelFamily, list[SentTurn]]]:
         if not isinstance(analysis, Analysis) or not analysis.topology.chain:
             continue
         turns = sent_turns(analysis)
+        if versions is not None:
+            named = analysis.session().client_versions
+            versions[session.label] = newest_version(named if isinstance(named, list) else [])
         if len(turns) >= 3:
             ranked = statistics.multimode(turn.family for turn in turns)
             sessions[session.label] = (sorted(ranked)[0], list(turns))
@@ -95,14 +102,58 @@ def _fold(label: str) -> int:
     return int(hashlib.sha256(label.encode()).hexdigest(), 16) % FOLDS
 
 
-def cross_validated(labelled: dict[str, list[SentTurn]]) -> float:
-    held_slopes: list[float] = []
+def held_out_slopes(labelled: dict[str, list[SentTurn]]) -> dict[str, float]:
+    """Each session's slope with the framing fitted without its fold (sessions with no fit left out)."""
+    held_slopes: dict[str, float] = {}
     for fold in range(FOLDS):
         trained = [turns for label, turns in labelled.items() if _fold(label) != fold]
-        held = [turns for label, turns in labelled.items() if _fold(label) == fold]
         message, block, _ = grid(trained)
-        held_slopes += slopes(held, message, block, 1.0)
-    return _error(held_slopes)
+        for label, turns in labelled.items():
+            if _fold(label) == fold:
+                held_slopes.update((label, value) for value in slopes([turns], message, block, 1.0))
+    return held_slopes
+
+
+def cross_validated(labelled: dict[str, list[SentTurn]]) -> float:
+    return _error(list(held_out_slopes(labelled).values()))
+
+
+def _spread(values: Sequence[float]) -> str:
+    errors = sorted(abs(value - 1) for value in values)
+    if len(errors) < 2:
+        return f"n={len(errors)} median {_error(values):.4f}"
+    q = statistics.quantiles(errors, n=20, method="inclusive")
+    return f"n={len(errors)} median {_error(values):.4f} q1 {q[4]:.4f} q3 {q[14]:.4f} p90 {q[17]:.4f}"
+
+
+def print_breakdown(
+    sessions: dict[str, tuple[ModelFamily, list[SentTurn]]], versions: dict[str, str]
+) -> None:
+    """Per family its fit status, and the fallback's cross-validated slopes per client version
+    (major.minor) and per length (billed turns): where the framing carries and where it does not."""
+    counts: dict[str, int] = {}
+    for family, _ in sessions.values():
+        counts[family.value] = counts.get(family.value, 0) + 1
+    for family in ModelFamily:
+        n = counts.get(family.value, 0)
+        if family is FALLBACK or n >= MIN_FRAMING_SESSIONS:
+            status = "fitted (framing)"
+        elif n >= MIN_SCALE_SESSIONS:
+            status = f"fitted (scale only; {FALLBACK}'s framing, scaled)"
+        else:
+            status = f"not fitted: too-few-sessions (minimum {MIN_SCALE_SESSIONS}); borrows {FALLBACK}"
+        print(f"family {family}: {n} sessions, {status}")
+    fallback = {label: turns for label, (family, turns) in sessions.items() if family is FALLBACK}
+    held = held_out_slopes(fallback)
+    groups: dict[str, list[float]] = {}
+    for label, value in held.items():
+        era = ".".join(versions.get(label, "unknown").split(".")[:2])
+        groups.setdefault(f"client {era}", []).append(value)
+        length = "billed turns >= 20" if len(fallback[label]) >= 20 else "billed turns < 20"
+        groups.setdefault(length, []).append(value)
+    for name, values in sorted(groups.items()):
+        print(f"{FALLBACK} cross-validated, {name}: {_spread(values)}")
+    print(f"{FALLBACK} cross-validated, all: {_spread(list(held.values()))}")
 
 
 def fit(sessions: dict[str, tuple[ModelFamily, list[SentTurn]]]) -> tuple[dict, dict, dict]:
@@ -151,12 +202,15 @@ def fit(sessions: dict[str, tuple[ModelFamily, list[SentTurn]]]) -> tuple[dict, 
 
 
 def render(framing: dict, scale: dict, figures: dict, sessions: int) -> str:
+    counts = {k.removesuffix("_sessions"): int(v) for k, v in figures.items() if k.endswith("_sessions")}
+    counts.pop("all", None)
     payload = repr((sorted(framing.items()), sorted(scale.items())))
     version = f"{METHOD}.{hashlib.sha256(payload.encode()).hexdigest()[:10]}"
     indent = " " * 8
     framing_lines = "\n".join(f"{indent}{json.dumps(k)}: {tuple(v)!r}," for k, v in sorted(framing.items()))
     scale_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in sorted(scale.items()))
     fit_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in figures.items())
+    count_lines = "\n".join(f"{indent}{json.dumps(k)}: {v!r}," for k, v in sorted(counts.items()))
     return f'''"""Constants of `auto`'s fit over the sent context, written by fit-calibration --families.
 
 Do not edit. Fitted on the {sessions} Claude Code sessions of the shared corpus with billed turns.
@@ -167,7 +221,15 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["FALLBACK_FAMILY", "FAMILY_CALIBRATION_VERSION", "FAMILY_FIT", "FAMILY_FRAMING", "FAMILY_SCALE"]
+__all__ = [
+    "FALLBACK_FAMILY",
+    "FAMILY_CALIBRATION_VERSION",
+    "FAMILY_FIT",
+    "FAMILY_FRAMING",
+    "FAMILY_MINIMUMS",
+    "FAMILY_SCALE",
+    "FAMILY_SESSIONS",
+]
 
 FAMILY_CALIBRATION_VERSION: Final = {json.dumps(version)}
 """Method number and a digest of the constants; reported beside every `auto` fit."""
@@ -195,15 +257,32 @@ FAMILY_FIT: Final = MappingProxyType(
     }}
 )
 """The fit when written: sessions per family, median |slope - 1| in-sample and cross-validated."""
+
+FAMILY_SESSIONS: Final = MappingProxyType(
+    {{
+{count_lines}
+    }}
+)
+"""Family -> its sessions in the fit (families not listed: none). See `family_status`."""
+
+FAMILY_MINIMUMS: Final = MappingProxyType(
+    {{
+        "framing": {MIN_FRAMING_SESSIONS},
+        "scale": {MIN_SCALE_SESSIONS},
+    }}
+)
+"""Sessions a family needs for its own framing, and for its own scale over the fallback's framing."""
 '''
 
 
 def fit_families(corpus: Path, *, check: bool) -> int:
-    sessions = collect(corpus)
+    versions: dict[str, str] = {}
+    sessions = collect(corpus, versions)
     framing, scale, figures = fit(sessions)
     for key, value in figures.items():
         print(f"{key}: {value}")
     print(f"framing: {framing}; scale: {scale}")
+    print_breakdown(sessions, versions)
     source = render(framing, scale, figures, len(sessions))
     if check:
         print(source)

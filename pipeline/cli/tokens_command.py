@@ -39,6 +39,7 @@ from pipeline.jobs.tokens.by_corpus import (
     csv_rows,
     summarize,
 )
+from pipeline.jobs.tokens.by_family import FamilyUsage, version_key
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.jobs.tokens.job import SEED_RECORD, tokens_session
 from pipeline.jobs.tokens.options import TokensOptions
@@ -160,11 +161,17 @@ def _family_table(summary: TokensSummary) -> Table | None:
         for name in (*summary.estimators, SEED_RECORD)
         if any(name in e.estimators for e in usage.values())
     ]
-    table = Table(title="Billed slope per model family: median slope / median |slope - 1|", show_edge=False)
+    table = Table(
+        title="Billed slope per model family: median slope / median |slope - 1| (its quartiles)",
+        show_edge=False,
+    )
     table.add_column("family")
     table.add_column("sessions", justify="right")
     for name in names:
         table.add_column(name, justify="right")
+    fitted = any(entry.calibration is not UNSET for entry in usage.values())
+    if fitted:
+        table.add_column("auto's constants")
     for family, entry in usage.items():
         cells = []
         for name in names:
@@ -173,9 +180,20 @@ def _family_table(summary: TokensSummary) -> Table | None:
                 ""
                 if figures is None
                 else f"{figures.median_slope:.3f} / {figures.median_abs_slope_error:.3f}"
+                f" ({figures.abs_slope_error_q1:.3f}-{figures.abs_slope_error_q3:.3f})"
             )
-        table.add_row(family, str(entry.sessions), *cells)
+        table.add_row(family, str(entry.sessions), *cells, *([_fit_cell(entry)] if fitted else []))
     return table
+
+
+def _fit_cell(entry: FamilyUsage) -> str:
+    """Whose constants `auto` used for a family, and on how many of its sessions they were fitted."""
+    fit = entry.calibration
+    if fit is UNSET:
+        return ""
+    if fit.reason is UNSET:
+        return f"fitted on {fit.fit_sessions}"
+    return f"{fit.reason} ({fit.fit_sessions}): {fit.borrowed_from}'s"
 
 
 def render_tables(summary: TokensSummary, report_dir: Path, out: Path | None) -> None:
@@ -218,7 +236,28 @@ def _chart_data(summary: TokensSummary) -> ChartData:
         },
         slopes={name: [f[name].slope for f in fits if name in f] for name in (*estimators, SEED_RECORD)},
         family_slopes=_family_slopes(summary),
+        version_slopes=_version_slopes(summary),
+        borrowed={
+            family: entry.calibration.borrowed_from
+            for family, entry in summary.overall.by_family.items()
+            if entry.calibration is not UNSET
+            and entry.calibration.borrowed_from is not UNSET
+            and not entry.calibration.fitted
+        },
     )
+
+
+def _version_slopes(summary: TokensSummary) -> dict[str, list[float]]:
+    """Client version -> per-session slopes of the estimator the family chart shows."""
+    shown = (
+        EstimatorName.AUTO.value if EstimatorName.AUTO.value in summary.estimators else summary.estimators[0]
+    )
+    slopes: dict[str, list[float]] = {}
+    for row in summary.sessions:
+        if row.usage is UNSET or row.client_version is UNSET or shown not in row.usage.fits:
+            continue
+        slopes.setdefault(row.client_version, []).append(row.usage.fits[shown].slope)
+    return {version: slopes[version] for version in sorted(slopes, key=version_key)}
 
 
 def _family_slopes(summary: TokensSummary) -> dict[str, dict[str, list[float]]]:

@@ -8,7 +8,15 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["FALLBACK_FAMILY", "FAMILY_CALIBRATION_VERSION", "FAMILY_FIT", "FAMILY_FRAMING", "FAMILY_SCALE"]
+__all__ = [
+    "FALLBACK_FAMILY",
+    "FAMILY_CALIBRATION_VERSION",
+    "FAMILY_FIT",
+    "FAMILY_FRAMING",
+    "FAMILY_MINIMUMS",
+    "FAMILY_SCALE",
+    "FAMILY_SESSIONS",
+]
 
 FAMILY_CALIBRATION_VERSION: Final = "1.4b027f6491"
 """Method number and a digest of the constants; reported beside every `auto` fit."""
@@ -44,3 +52,19 @@ FAMILY_FIT: Final = MappingProxyType(
     }
 )
 """The fit when written: sessions per family, median |slope - 1| in-sample and cross-validated."""
+
+FAMILY_SESSIONS: Final = MappingProxyType(
+    {
+        "claude": 42,
+        "claude-4.7": 3,
+    }
+)
+"""Family -> its sessions in the fit (families not listed: none). See `family_status`."""
+
+FAMILY_MINIMUMS: Final = MappingProxyType(
+    {
+        "framing": 10,
+        "scale": 3,
+    }
+)
+"""Sessions a family needs for its own framing, and for its own scale over the fallback's framing."""

@@ -88,13 +88,23 @@ class FamilySlope(Section, frozen=True, kw_only=True):
     sessions: int
     median_slope: float
     median_abs_slope_error: float
+    abs_slope_error_q1: float | UnsetType = UNSET  # summaries before issue 43 carry no spread
+    abs_slope_error_q3: float | UnsetType = UNSET
+
+
+class FamilyFit(Section, frozen=True, kw_only=True):
+    fit_sessions: int
+    fitted: bool
+    reason: str | UnsetType = UNSET
+    borrowed_from: str | UnsetType = UNSET
 
 
 class FamilySlopes(Section, frozen=True, kw_only=True):
-    """One model family: its sessions, and each estimator's median slope on them."""
+    """One model family: its sessions, each estimator's median slope on them, whose constants `auto` used."""
 
     sessions: int
     estimators: dict[str, FamilySlope]
+    calibration: FamilyFit | UnsetType = UNSET
 
 
 class TokensGroupView(Section, frozen=True, kw_only=True):

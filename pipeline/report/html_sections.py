@@ -14,7 +14,7 @@ from typing import Final
 from msgspec import UnsetType
 
 from pipeline.report.html_charts import BarGroup, SlopeBox, grouped_bar_chart, slope_chart
-from pipeline.report.html_inputs import FleetView, TokensView
+from pipeline.report.html_inputs import FamilyFit, FleetView, TokensView
 from pipeline.report.run_totals import GroupTotals
 
 __all__ = [
@@ -306,6 +306,18 @@ def _boxes(tokens: TokensView) -> list[SlopeBox]:
     ]
 
 
+_SPREAD: Final = ("median_abs_slope_error", "abs_slope_error_q1", "abs_slope_error_q3")
+
+
+def _fit_note(fit: FamilyFit | UnsetType) -> str:
+    """Whether `auto`'s constants for a family were fitted on its own sessions, or whose it borrowed."""
+    if isinstance(fit, UnsetType):
+        return ""
+    if isinstance(fit.reason, UnsetType):
+        return f"fitted on {fit.fit_sessions} sessions"
+    return escape(f"{fit.reason} ({fit.fit_sessions} sessions): {fit.borrowed_from}'s")
+
+
 def slopes_section(tokens: TokensView | None, source: str) -> str:
     """Billed slopes: per estimator, billed = c + slope x estimate fitted per session (1: right scale)."""
     title = "<h2>Billed slopes</h2>"
@@ -331,14 +343,19 @@ def slopes_section(tokens: TokensView | None, source: str) -> str:
         (
             escape(family),
             escape(name),
-            figure.value(f.sessions, "all", "by_family", family, "estimators", name, "sessions"),
-            figure.value(f.median_slope, "all", "by_family", family, "estimators", name, "median_slope"),
+            *(
+                ""  # a summary written before the spread was reported
+                if isinstance(value := getattr(f, key), UnsetType)
+                else figure.value(value, "all", "by_family", family, "estimators", name, key)
+                for key in ("sessions", "median_slope", *_SPREAD)
+            ),
+            _fit_note(entry.calibration) if name == "auto" else "",
         )
         for family, entry in tokens.overall.by_family.items()
         for name, f in entry.estimators.items()
     ]
     if families:
-        parts.append(
-            "<h3>Per model family</h3>" + table(("family", "estimator", "sessions", "median slope"), families)
-        )
+        spread = ("median |slope - 1|", "q1", "q3")
+        head = ("family", "estimator", "sessions", "median slope", *spread, "auto's constants")
+        parts.append("<h3>Per model family</h3>" + table(head, families))
     return "".join(parts)

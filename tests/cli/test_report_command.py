@@ -284,6 +284,8 @@ def test_a_token_benchmark_shows_its_billed_slopes(corpus_files: Path, chromium:
     benchmark = json.loads((out / "summary.json").read_text())
     checked = _check_copied(dom, "summary.json", benchmark)
     assert {("all", "usage", name, "median_slope") for name in benchmark["all"]["usage"]} <= checked
+    spread = {keys[-1] for keys in checked if keys[:2] == ("all", "by_family")}
+    assert {"median_abs_slope_error", "abs_slope_error_q1", "abs_slope_error_q3"} <= spread
     fitted = sum(len(row.get("usage", {}).get("fits", {})) for row in benchmark["sessions"])
     assert fitted and dom.tags["circle"] == fitted  # one dot per session and estimator
     assert {unquote(href) for href in dom.links} == {

@@ -19,8 +19,8 @@ MARKER = "zebra-quartz-7731"  # appears in every kind of content, and must appea
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def session(path: Path, seed: int) -> Path:
-    b = TranscriptBuilder(seed=seed, version="2.1.39")
+def session(path: Path, seed: int, *, version: str = "2.1.39", model: str | None = None) -> Path:
+    b = TranscriptBuilder(seed=seed, version=version)
     b.user(f"Fix the {MARKER} bug in the parser")
     b.meta_user(f"<system-reminder>{MARKER}</system-reminder>")
     for turn in range(4):
@@ -34,6 +34,7 @@ def session(path: Path, seed: int) -> Path:
                 "output_tokens": 9,
             },
             tool_follows=True,
+            model=model,
         )
         b.tool_call(
             "Bash",
@@ -188,3 +189,46 @@ def test_auto_needs_every_family_tokenizer_before_any_work(
     code, out, _ = run(fleet, tmp_path, "--estimators", "auto")
     assert code == 2 and not out.exists()
     assert "qwen" in capsys.readouterr().err
+
+
+def test_each_family_says_its_spread_its_client_versions_and_whose_constants_auto_used(
+    tmp_path: Path,
+) -> None:
+    try:
+        check_available("deepseek")
+    except MissingExtra:
+        pytest.skip("the tokenizers extra is not installed")
+    root = tmp_path / "fleet"
+    session(root / "p" / "a.jsonl", seed=1)
+    session(root / "p" / "b.jsonl", seed=2, version="2.1.40")
+    session(root / "p" / "c.jsonl", seed=3, version="2.0.9", model="deepseek-chat")
+    session(root / "p" / "d.jsonl", seed=4, version="2.0.10", model="deepseek-chat")
+    code, out, _ = run([root], tmp_path, "--estimators", "auto")
+    summary = json.loads((out / "tokens.json").read_text())
+    assert code == 0
+    by_family = summary["all"]["by_family"]
+    # DeepSeek is not in the fit's corpus: it says it borrows Claude's constants, never silently.
+    assert by_family["deepseek"]["calibration"] == {
+        "fit_sessions": 0,
+        "fitted": False,
+        "reason": "too-few-sessions",
+        "borrowed_from": "claude",
+    }
+    assert by_family["claude"]["calibration"]["fitted"] is True
+    assert "reason" not in by_family["claude"]["calibration"]
+    assert "calibration" not in by_family["all"]
+    # Each client version with its own count; every figure has its spread.
+    assert set(by_family["all"]["client_versions"]) == {"2.0.9", "2.0.10", "2.1.39", "2.1.40"}
+    assert by_family["deepseek"]["client_versions"]["2.0.10"]["auto"]["sessions"] == 1
+    auto = by_family["all"]["estimators"]["auto"]
+    assert auto["sessions"] == 4
+    assert auto["abs_slope_error_q1"] <= auto["median_abs_slope_error"] <= auto["abs_slope_error_q3"]
+    assert auto["abs_slope_error_q3"] <= auto["abs_slope_error_p90"]
+    assert {row["client_version"] for row in summary["sessions"]} == {"2.0.9", "2.0.10", "2.1.39", "2.1.40"}
+    with (out / "tokens.csv").open() as handle:
+        rows = [row for row in csv.DictReader(handle) if row["level"] == "overall"]
+    fitted = {row["name"]: row["value"] for row in rows if row["figure"] == "family_fitted"}
+    assert fitted == {"claude": "1", "deepseek": "0"}
+    assert any(row["class"] == "2.0.9" and row["name"] == "deepseek" for row in rows)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "billed-slopes-by-client-version.png").read_bytes().startswith(PNG_MAGIC)

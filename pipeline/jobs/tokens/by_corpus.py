@@ -17,7 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.content_pieces import ContentClass
-from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows
+from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows, newest_version
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import ContextTokensReport, Outcome, TokensReport
 from pipeline.report.fleet import Interrupted, unsupported_by_agent
@@ -110,6 +110,7 @@ class SessionRow(Section, frozen=True, kw_only=True):
     classes: dict[str, ClassViews] | UnsetType = UNSET
     usage: UsageSection | UnsetType = UNSET
     models: ModelsSection | UnsetType = UNSET
+    client_version: str | UnsetType = UNSET  # the newest client version its records name
 
 
 class TokensSummary(Section, frozen=True, kw_only=True):
@@ -255,6 +256,7 @@ def _group(
     needs: Callable[[int], bool],
 ) -> Group:
     measured = [tokens for _, outcome in members if (tokens := _measure(outcome)) is not None]
+    versions = [_client_version(outcome) for _, outcome in members if _measure(outcome) is not None]
     totals: dict[str, dict[str, int]] = {}
     images: dict[str, int] = {}
     classes = {kind.value: _ClassSum() for kind in ContentClass}
@@ -290,7 +292,7 @@ def _group(
             + [context.context.get(context.estimators[0], 0) for context in contexts]
         ),
         families=family_counts(measured),
-        by_family=by_family(measured, [*estimators, SEED_RECORD]),
+        by_family=by_family(measured, [*estimators, SEED_RECORD], versions),
         need_compaction=sum(_needs(outcome, needs) for _, outcome in members),
     )
 
@@ -298,6 +300,12 @@ def _group(
 def _format(outcome: Outcome) -> str:
     fmt = outcome.report.session.format
     return UNKNOWN_FORMAT if isinstance(fmt, UnsetType) else fmt.value
+
+
+def _client_version(outcome: Outcome) -> str:
+    """The client version that wrote the session's newest lines (see `newest_version`)."""
+    versions = outcome.report.session.client_versions
+    return newest_version(versions if versions is not UNSET else [])
 
 
 def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
@@ -330,6 +338,7 @@ def _session_row(label: str, corpus: str, outcome: Outcome) -> SessionRow:
         },
         usage=tokens.usage,
         models=tokens.models,
+        client_version=_client_version(outcome),
     )
 
 

@@ -1,37 +1,81 @@
 """Billed slopes per model family: how each estimator fares on the sessions of each family.
 
 A session belongs to the family its report names (`tokens.models.family`: that of most billed
-turns). Per family and estimator: how many sessions have a fit, the median slope and the median
-|slope - 1| (the acceptance figure of `auto`, whose fit is over what was sent); `ALL_FAMILIES`
-holds the same over every session that names a family.
+turns) and to the client version that wrote its newest lines (the highest `version` its records
+carry). Per family and estimator: how many sessions have a fit, the median slope, the median
+|slope - 1| (the acceptance figure of `auto`, whose fit is over what was sent) and its spread
+(quartiles and 90th percentile), the same per client version, and, with `auto`, whether the
+family's constants were fitted on its own sessions or borrowed (`family_status`).
+`ALL_FAMILIES` holds the same over every session that names a family.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from msgspec import UNSET, UnsetType
+
+from pipeline.estimate.estimators import EstimatorName
+from pipeline.estimate.family_status import FamilyFitReason, fit_status
 from pipeline.report.sections import Section
 from pipeline.report.tokens import TokensMeasure
 
-__all__ = ["ALL_FAMILIES", "FamilyFigures", "FamilyUsage", "by_family", "family_counts", "family_rows"]
+__all__ = [
+    "ALL_FAMILIES",
+    "UNKNOWN_VERSION",
+    "FamilyCalibration",
+    "FamilyFigures",
+    "FamilyUsage",
+    "by_family",
+    "family_counts",
+    "family_rows",
+    "newest_version",
+    "version_key",
+]
 
 ALL_FAMILIES: Final = "all"  # not a family name: `ModelFamily` holds no such member
+UNKNOWN_VERSION: Final = "unknown"  # a session whose records name no client version
+_NUMBERS: Final = re.compile(r"\d+")
 
 
 class FamilyFigures(Section, frozen=True, kw_only=True):
+    """One estimator's billed slopes on a set of sessions: count, median, |slope - 1| and its spread."""
+
     sessions: int
     median_slope: float
     median_abs_slope_error: float
+    abs_slope_error_q1: float
+    abs_slope_error_q3: float
+    abs_slope_error_p90: float
+
+
+class FamilyCalibration(Section, frozen=True, kw_only=True):
+    """Whether `auto`'s constants for the family are its own: sessions in the fit, and if not, why."""
+
+    fit_sessions: int
+    fitted: bool
+    reason: FamilyFitReason | UnsetType = UNSET
+    borrowed_from: str | UnsetType = UNSET
 
 
 class FamilyUsage(Section, frozen=True, kw_only=True):
-    """One family: its sessions, and each estimator's billed slopes on them."""
+    """One family: its sessions, each estimator's billed slopes on them, and per client version."""
 
     sessions: int
     estimators: dict[str, FamilyFigures]
+    client_versions: dict[str, dict[str, FamilyFigures]]  # client version -> estimator -> figures
+    calibration: FamilyCalibration | UnsetType = UNSET  # with `auto`, for a family (not `all`)
+
+
+def newest_version(versions: Sequence[str]) -> str:
+    """The highest client version (compared number by number), `UNKNOWN_VERSION` without one."""
+    if not versions:
+        return UNKNOWN_VERSION
+    return max(versions, key=version_key)
 
 
 def family_counts(measured: Sequence[TokensMeasure]) -> dict[str, int]:
@@ -40,45 +84,113 @@ def family_counts(measured: Sequence[TokensMeasure]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def by_family(measured: Sequence[TokensMeasure], names: Sequence[str]) -> dict[str, FamilyUsage]:
-    """Per family, per estimator (in `names` order): sessions fitted, median slope and |slope - 1|."""
-    members: dict[str, list[TokensMeasure]] = {}
-    for tokens in measured:
+def by_family(
+    measured: Sequence[TokensMeasure], names: Sequence[str], versions: Sequence[str] | None = None
+) -> dict[str, FamilyUsage]:
+    """Per family, per estimator (in `names` order): sessions fitted, median slope, |slope - 1| and
+    its spread, overall and per client version (`versions`, one per measured session)."""
+    tagged = list(zip(measured, versions or [UNKNOWN_VERSION] * len(measured), strict=True))
+    members: dict[str, list[tuple[TokensMeasure, str]]] = {}
+    for tokens, version in tagged:
         if tokens.models.family is not None:
-            members.setdefault(tokens.models.family, []).append(tokens)
+            members.setdefault(tokens.models.family, []).append((tokens, version))
     result: dict[str, FamilyUsage] = {}
     if members:
-        members[ALL_FAMILIES] = [tokens for group in members.values() for tokens in group]
+        members[ALL_FAMILIES] = [member for group in members.values() for member in group]
     for family, sessions in sorted(members.items(), key=lambda kv: (kv[0] == ALL_FAMILIES, kv[0])):
-        figures: dict[str, FamilyFigures] = {}
-        for name in names:
-            slopes = [t.usage.fits[name].slope for t in sessions if name in t.usage.fits]
-            if slopes:
-                figures[name] = FamilyFigures(
-                    sessions=len(slopes),
-                    median_slope=round(statistics.median(slopes), 4),
-                    median_abs_slope_error=round(statistics.median(abs(s - 1) for s in slopes), 4),
-                )
-        result[family] = FamilyUsage(sessions=len(sessions), estimators=figures)
+        by_version: dict[str, list[TokensMeasure]] = {}
+        for tokens, version in sessions:
+            by_version.setdefault(version, []).append(tokens)
+        result[family] = FamilyUsage(
+            sessions=len(sessions),
+            estimators=_figures([tokens for tokens, _ in sessions], names),
+            client_versions={
+                version: _figures(group, names)
+                for version, group in sorted(by_version.items(), key=lambda kv: version_key(kv[0]))
+            },
+            calibration=_calibration(family) if EstimatorName.AUTO.value in names else UNSET,
+        )
     return result
 
 
+def version_key(version: str) -> tuple[tuple[int, ...], str]:
+    """Client versions in order, number by number (`2.0.10` after `2.0.9`)."""
+    return tuple(int(n) for n in _NUMBERS.findall(version)), version
+
+
+def _figures(sessions: Sequence[TokensMeasure], names: Sequence[str]) -> dict[str, FamilyFigures]:
+    figures: dict[str, FamilyFigures] = {}
+    for name in names:
+        slopes = [t.usage.fits[name].slope for t in sessions if name in t.usage.fits]
+        if not slopes:
+            continue
+        errors = sorted(abs(s - 1) for s in slopes)
+        # Deciles need two values; one session is its own spread.
+        deciles = statistics.quantiles(errors, n=20, method="inclusive") if len(errors) > 1 else errors * 19
+        figures[name] = FamilyFigures(
+            sessions=len(slopes),
+            median_slope=round(statistics.median(slopes), 4),
+            median_abs_slope_error=round(statistics.median(errors), 4),
+            abs_slope_error_q1=round(deciles[4], 4),
+            abs_slope_error_q3=round(deciles[14], 4),
+            abs_slope_error_p90=round(deciles[17], 4),
+        )
+    return figures
+
+
+def _calibration(family: str) -> FamilyCalibration | UnsetType:
+    if family == ALL_FAMILIES:
+        return UNSET
+    status = fit_status(family)
+    return FamilyCalibration(
+        fit_sessions=status.sessions,
+        fitted=status.fitted,
+        reason=status.reason if status.reason is not None else UNSET,
+        borrowed_from=status.borrowed_from if status.borrowed_from is not None else UNSET,
+    )
+
+
 def family_rows(prefix: tuple[str, str, str], usage: dict[str, FamilyUsage]) -> Iterator[tuple[Any, ...]]:
-    """CSV rows of the per-family figures (`name` is the family)."""
+    """CSV rows of the per-family figures (`name` is the family; per client version, `class` is
+    the version)."""
     level, corpus, session = prefix
     for family, entry in usage.items():
         yield level, corpus, session, "active_chain", "", family, "", "family_sessions", entry.sessions
+        if entry.calibration is not UNSET:
+            fitted = entry.calibration
+            yield (
+                level,
+                corpus,
+                session,
+                "active_chain",
+                "",
+                family,
+                "auto",
+                "family_fit_sessions",
+                fitted.fit_sessions,
+            )
+            yield (
+                level,
+                corpus,
+                session,
+                "active_chain",
+                "",
+                family,
+                "auto",
+                "family_fitted",
+                int(fitted.fitted),
+            )
         for name, figures in entry.estimators.items():
-            for figure in ("sessions", "median_slope", "median_abs_slope_error"):
-                value = getattr(figures, figure)
-                yield (
-                    level,
-                    corpus,
-                    session,
-                    "active_chain",
-                    "",
-                    family,
-                    name,
-                    f"family_billed_{figure}",
-                    value,
-                )
+            yield from _figure_rows((level, corpus, session, ""), family, name, figures)
+        for version, per_estimator in entry.client_versions.items():
+            for name, figures in per_estimator.items():
+                yield from _figure_rows((level, corpus, session, version), family, name, figures)
+
+
+def _figure_rows(
+    prefix: tuple[str, str, str, str], family: str, name: str, figures: FamilyFigures
+) -> Iterator[tuple[Any, ...]]:
+    level, corpus, session, version = prefix
+    for figure in FamilyFigures.__struct_fields__:
+        value = getattr(figures, figure)
+        yield level, corpus, session, "active_chain", version, family, name, f"family_billed_{figure}", value

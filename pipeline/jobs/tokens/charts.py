@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,6 +43,9 @@ class ChartData:
     class_tokens: Mapping[str, Mapping[str, int]]  # estimator -> class -> tokens (whole sessions)
     slopes: Mapping[str, Sequence[float]]  # estimator -> billed slope per session
     family_slopes: Mapping[str, Mapping[str, Sequence[float]]]  # family -> estimator -> slopes
+    # client version -> slopes of the estimator the family chart shows (`auto` when it ran)
+    version_slopes: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    borrowed: Mapping[str, str] = field(default_factory=dict)  # family -> whose constants it borrows
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +200,7 @@ def _billed_slopes(plt: Any, data: ChartData, path: Path) -> None:
 def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
     figure, axes = plt.subplots(figsize=SIZE)
     boxes = [
-        (f"{family}\n{name}" if len(estimators) > 1 else family, values)
+        (_family_label(family, name if len(estimators) > 1 else None, len(values), data.borrowed), values)
         for family, estimators in data.family_slopes.items()
         for name, values in estimators.items()
         if values
@@ -217,6 +220,34 @@ def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
     plt.close(figure)
 
 
+def _family_label(family: str, estimator: str | None, sessions: int, borrowed: Mapping[str, str]) -> str:
+    """A box's label: family (and estimator), its session count, and whose constants it borrows."""
+    lines = [family, *([estimator] if estimator else []), f"n={sessions}"]
+    if family in borrowed:
+        lines.append(f"({borrowed[family]}'s fit)")
+    return "\n".join(lines)
+
+
+def _version_slopes(plt: Any, data: ChartData, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=SIZE)
+    boxes = [
+        (f"{version}\nn={len(values)}", values) for version, values in data.version_slopes.items() if values
+    ]
+    if boxes:
+        _slope_boxes(axes, [label for label, _ in boxes], [values for _, values in boxes], rotated=True)
+    else:
+        axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
+    names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
+    shown = names[0] if len(names) == 1 else "estimated"
+    axes.set_title(f"Billed prompt tokens per {shown} token, per client version (per-session slope)")
+    axes.set_xlabel("client version (the newest a session's records name)")
+    axes.set_ylabel("slope of billed = c + slope x estimate")
+    axes.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+
+
 def write_charts(data: ChartData, directory: Path) -> tuple[Path, ...]:
     """Write the PNG charts into `directory`; raises `ChartsUnavailable` without matplotlib."""
     plt = _pyplot()
@@ -227,6 +258,7 @@ def write_charts(data: ChartData, directory: Path) -> tuple[Path, ...]:
         ("class-error.png", _class_errors),
         ("billed-slopes.png", _billed_slopes),
         ("billed-slopes-by-family.png", _family_slopes),
+        ("billed-slopes-by-client-version.png", _version_slopes),
     ):
         path = directory / name
         draw(plt, data, path)
