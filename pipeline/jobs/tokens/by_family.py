@@ -157,29 +157,9 @@ def family_rows(prefix: tuple[str, str, str], usage: dict[str, FamilyUsage]) -> 
     for family, entry in usage.items():
         yield level, corpus, session, "active_chain", "", family, "", "family_sessions", entry.sessions
         if entry.calibration is not UNSET:
-            fitted = entry.calibration
-            yield (
-                level,
-                corpus,
-                session,
-                "active_chain",
-                "",
-                family,
-                "auto",
-                "family_fit_sessions",
-                fitted.fit_sessions,
-            )
-            yield (
-                level,
-                corpus,
-                session,
-                "active_chain",
-                "",
-                family,
-                "auto",
-                "family_fitted",
-                int(fitted.fitted),
-            )
+            fitted, auto = entry.calibration, (level, corpus, session, "active_chain", "", family, "auto")
+            yield (*auto, "family_fit_sessions", fitted.fit_sessions)
+            yield (*auto, "family_fitted", int(fitted.fitted))
         for name, figures in entry.estimators.items():
             yield from _figure_rows((level, corpus, session, ""), family, name, figures)
         for version, per_estimator in entry.client_versions.items():

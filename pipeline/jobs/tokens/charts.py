@@ -198,21 +198,30 @@ def _billed_slopes(plt: Any, data: ChartData, path: Path) -> None:
 
 
 def _family_slopes(plt: Any, data: ChartData, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=SIZE)
     boxes = [
         (_family_label(family, name if len(estimators) > 1 else None, len(values), data.borrowed), values)
         for family, estimators in data.family_slopes.items()
         for name, values in estimators.items()
         if values
     ]
+    names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
+    shown = names[0] if len(names) == 1 else "estimator"
+    title = f"Billed prompt tokens per {shown} token, per model family (per-session slope)"
+    xlabel = "model family" if len(names) == 1 else "model family and estimator"
+    _slope_chart(plt, path, boxes, title, xlabel)
+
+
+def _slope_chart(
+    plt: Any, path: Path, boxes: Sequence[tuple[str, Sequence[float]]], title: str, xlabel: str
+) -> None:
+    """One figure of per-session slope boxes (labelled), or a note when no session has a bill."""
+    figure, axes = plt.subplots(figsize=SIZE)
     if boxes:
         _slope_boxes(axes, [label for label, _ in boxes], [values for _, values in boxes], rotated=True)
     else:
         axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
-    names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
-    shown = names[0] if len(names) == 1 else "estimator"
-    axes.set_title(f"Billed prompt tokens per {shown} token, per model family (per-session slope)")
-    axes.set_xlabel("model family" if len(names) == 1 else "model family and estimator")
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
     axes.set_ylabel("slope of billed = c + slope x estimate")
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
@@ -229,23 +238,13 @@ def _family_label(family: str, estimator: str | None, sessions: int, borrowed: M
 
 
 def _version_slopes(plt: Any, data: ChartData, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=SIZE)
     boxes = [
         (f"{version}\nn={len(values)}", values) for version, values in data.version_slopes.items() if values
     ]
-    if boxes:
-        _slope_boxes(axes, [label for label, _ in boxes], [values for _, values in boxes], rotated=True)
-    else:
-        axes.text(0.5, 0.5, "no session carries billed usage", ha="center", transform=axes.transAxes)
     names = sorted({name for estimators in data.family_slopes.values() for name in estimators})
     shown = names[0] if len(names) == 1 else "estimated"
-    axes.set_title(f"Billed prompt tokens per {shown} token, per client version (per-session slope)")
-    axes.set_xlabel("client version (the newest a session's records name)")
-    axes.set_ylabel("slope of billed = c + slope x estimate")
-    axes.grid(axis="y", alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=DPI)
-    plt.close(figure)
+    title = f"Billed prompt tokens per {shown} token, per client version (per-session slope)"
+    _slope_chart(plt, path, boxes, title, "client version (the newest a session's records name)")
 
 
 def write_charts(data: ChartData, directory: Path) -> tuple[Path, ...]:
