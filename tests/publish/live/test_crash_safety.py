@@ -39,7 +39,7 @@ from pipeline.testing.synth import generate_fleet
 
 KILLS = 210  # the acceptance asks for at least 200
 BUDGET_SECONDS = (
-    300.0  # a hard stop well above the ~15-50 s this takes on a shared machine, so a hang fails loudly
+    420.0  # a hard stop well above the ~15-160 s this takes on a shared machine, so a hang fails loudly
 )
 FLEET_BYTES = 600_000  # seven sessions, three of which compress: every run does real work
 KILLS_PER_CYCLE = 8  # then one run goes unkilled, so every cycle completes its work
@@ -301,7 +301,10 @@ def test_sigkill_at_random_points_never_tears_loses_or_misleads(tmp_path: Path, 
     rng = random.Random(20251201)
     deadline = time.monotonic() + BUDGET_SECONDS
     kills = inside = cycles = recovered = 0
-    while kills < KILLS:
+    # Where kills fall depends on the machine's pace (a loaded one spends them on start-up): go on
+    # past KILLS until a tenth struck inside a transaction (enough to mean anything) and one left an
+    # intent for recovery to finish; the budget's deadline fails a run that never gets there.
+    while kills < KILLS or inside < KILLS // 10 or not recovered:
         cycle = new_cycle(template, tmp_path / f"cycle{cycles}", VARIANTS[cycles % len(VARIANTS)])
         done, struck = kill_cycle(cycle, driver, rng, windows, deadline)
         kills, inside = kills + done, inside + struck
@@ -312,5 +315,3 @@ def test_sigkill_at_random_points_never_tears_loses_or_misleads(tmp_path: Path, 
         f"{kills} SIGKILLs ({inside} inside a transaction, {recovered} intents recovered) over {cycles} "
         f"cycles; a whole run takes {full * 1000:.0f} ms"
     )
-    assert inside >= KILLS // 10, "too few kills struck inside a transaction to mean anything"
-    assert recovered, "no kill left an intent for recovery to finish"
