@@ -32,6 +32,7 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats import json_text
+from pipeline.formats.bound_rule import BoundRule  # the rule is the job's, named by no format
 from pipeline.formats.claude_code.records import declared_by_ours
 
 __all__ = [
@@ -101,17 +102,6 @@ def _cleared_call(block: dict[str, Any]) -> tuple[dict[str, Any], BoundedRecord]
         True,
     )
     return {**block, "input": cleared}, stamp
-
-
-@dataclass(frozen=True, slots=True)
-class BoundRule:
-    """How one kept record is bounded: the byte limit of a text, whether media is replaced, and
-    whether its tool outputs are cleared (masking)."""
-
-    limit: int
-    drop_media: bool
-    clear: bool = False
-    clear_inputs: bool = False  # also the bulky strings of file-writing calls (`mask`)
 
 
 class BoundPart(StrEnum):
