@@ -81,6 +81,7 @@ PACKAGES: Final = {
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
+    "agents/claude_code": "Claude Code's active chain through the seam: bounding, carried state, its records and stamps",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "agents/gemini_cli": "Gemini CLI sessions through the seam: session, evidence, the Gemini CLI as judge",
@@ -685,8 +686,8 @@ def test_command_line_and_executor_modules_have_names_of_their_own() -> None:
 
 # An agent is named only in its own packages (`formats/<agent>`, `proof/<agent>`, `agents/<agent>`)
 # and the registries: the jobs, the executors, the reports and the command line reach it through
-# the seam (`agents/protocol.py`). Claude Code's own jobs still live in jobs/ (its active chain has
-# no item-context form yet): these modules import its format directly, a debt that only shrinks.
+# the seam (`agents/protocol.py`): Claude Code's active-chain jobs reach its format's parts through
+# `ChainFormat` (`agents/registry.CHAIN_PARTS`).
 AGENTS: Final = tuple(
     sorted(path.name for path in (PACKAGE / "formats").iterdir() if (path / "__init__.py").is_file())
 )  # every agent with a package of its own under formats/ (`unsupported` holds only signatures)
@@ -696,14 +697,6 @@ AGENT_PACKAGES: Final = tuple(
 )
 REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
 SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
-CLAUDE_CODE_JOB_DEBT: Final = frozenset(
-    {
-        "jobs/compress/masking.py",
-        "jobs/compress/planning.py",
-        "jobs/compress/stages.py",
-        "jobs/fidelity_inputs.py",
-    }
-)
 # Claude Code's judge is still called by name where its active-chain jobs run it (the compress
 # gate, verify-resume, the damage repair) and where live replacement builds a proven repair: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
 # protocol first. A debt that only shrinks.
@@ -733,9 +726,7 @@ def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 
 def _debt(relative: str, target: str) -> bool:
-    """An import a debt list still allows: Claude Code's format in its jobs, its judge where listed."""
-    if target.startswith("formats.claude_code."):
-        return relative in CLAUDE_CODE_JOB_DEBT
+    """An import the debt list still allows: Claude Code's judge where listed."""
     return target.startswith("proof.claude_code.") and relative in CLAUDE_CODE_JUDGE_DEBT
 
 
@@ -774,8 +765,7 @@ def test_the_debt_lists_name_only_modules_that_still_owe_them() -> None:
         for _, target in _agent_imports(tree)
         if target.startswith(("formats.claude_code.", "proof.claude_code."))
     }
-    paid = {relative for relative in CLAUDE_CODE_JOB_DEBT if (relative, "formats") not in owing}
-    paid |= {relative for relative in CLAUDE_CODE_JUDGE_DEBT if (relative, "proof") not in owing}
+    paid = {relative for relative in CLAUDE_CODE_JUDGE_DEBT if (relative, "proof") not in owing}
     assert not paid, f"paid off, remove from the list: {sorted(paid)}"
 
 
@@ -787,6 +777,7 @@ def test_the_agent_check_knows_every_agent_package() -> None:
     assert _agent_package("proof.codex_client") is None  # a package, not a prefix of a name
     assert _debt("jobs/compress/proof.py", "proof.claude_code.prove")
     assert not _debt("jobs/compress/proof.py", "proof.codex.codex_prove")
+    assert not _debt("jobs/compress/stages.py", "formats.claude_code.build")  # the job debt is paid
 
 
 def test_the_agent_check_sees_an_agents_import() -> None:

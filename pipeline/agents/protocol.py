@@ -19,27 +19,43 @@ client), one under `agents/` (binding them, with its evidence and report part) a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Protocol, runtime_checkable
 
+from pipeline.core.compose import ComposedTranscript
+from pipeline.core.index import LineIndex
+from pipeline.core.partition import Partition
+from pipeline.core.plan import Plan
+from pipeline.core.topology.select import Topology
 from pipeline.findings import Finding
+from pipeline.formats.bound_rule import BoundRule
 from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal, SentEdit
 from pipeline.installed import ResumeJudge
 from pipeline.proof.verdict import ExcludedText
+from pipeline.read.load import SourceBytes
+from pipeline.report.compression import CarriedLine, CarriedState, DeclaredBound
 from pipeline.report.resume_check import ResumeCheckSection
 from pipeline.report.resume_context import BilledSection, ContextSection
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import PartitionSet, SessionKind, SourceFormat
 
 __all__ = [
+    "BoundedTail",
+    "CarriedPast",
+    "ChainCut",
+    "ChainFormat",
+    "ChainSession",
     "ContextFormat",
     "ContextJudge",
     "ContextSession",
     "JudgedPair",
     "PartitionSets",
     "SentEditsJudge",
+    "SourceStamp",
+    "SpanStamp",
 ]
 
 PartitionSets = Mapping[PartitionSet, frozenset[int]]
@@ -248,4 +264,155 @@ class ContextFormat(Protocol):
     def read(self, data: bytes, path: PurePath | None, limits: LineLimits) -> ContextSession:
         """Decode, rebuild and judge one session's bytes (never raises for bad input); `path`: where
         the file is (a subagent's session is told by it), None for a candidate in memory."""
+        ...
+
+
+# The active-chain formats (Claude Code, `registry.CHAIN_PARTS`). Their compress job
+# (`jobs/compress/`) plans the cut, bounds the kept tail, checks and publishes the candidate; what
+# is the format's own (how a record's tool outputs are bounded and read back, the state a
+# candidate carries past its summary, its compaction records and the stamps on them) it reaches
+# through `ChainFormat`.
+
+
+class ChainSession(Protocol):
+    """A chain session as the active-chain jobs hold it (`jobs/front.Analysis`): its bytes, their
+    line index and the chain chosen."""
+
+    @property
+    def source(self) -> SourceBytes: ...
+    @property
+    def index(self) -> LineIndex: ...
+    @property
+    def topology(self) -> Topology: ...
+    def tokens_of(self, lines: tuple[int, ...]) -> int:
+        """Seed-estimated tokens of some lines."""
+        ...
+
+
+class BoundedTail(Protocol):
+    """The chain's tail as a candidate holds it (`jobs/compress/planning.ChainBounding`): each
+    bounded line's bytes, what they declare, the rule that bounded them, and the tokens kept per
+    chain position."""
+
+    @property
+    def lines(self) -> Mapping[int, bytes]: ...
+    @property
+    def declared(self) -> Mapping[int, tuple[DeclaredBound, ...]]: ...
+    @property
+    def rules(self) -> Mapping[int, BoundRule]: ...
+    @property
+    def kept_tokens(self) -> tuple[int, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChainCut:
+    """A compaction the compress job decided, for the chain's format to write: the plan, the
+    bounded tail, the six sets, the snapshots kept beside the tail, and the engine its stamp names."""
+
+    plan: Plan
+    bounding: BoundedTail
+    partition: Partition
+    side: frozenset[int]
+    engine: str
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedPast:
+    """What the summarized span leaves a candidate to carry after its summary (the report's
+    `projected` part): state records, background shells and agents still running, loaded tools."""
+
+    state: tuple[CarriedState, ...]
+    shells: tuple[CarriedLine, ...]
+    agents: tuple[CarriedLine, ...]
+    loaded_tools: tuple[str, ...]
+
+
+class SourceStamp(Protocol):
+    """What a candidate of ours names of its source: its digest and the leaf policy of its chain."""
+
+    @property
+    def source_sha256(self) -> str: ...
+    @property
+    def leaf_policy(self) -> str: ...
+
+
+class SpanStamp(SourceStamp, Protocol):
+    """What a compaction of ours recorded on its boundary of the span it summarized: how many
+    lines and their digest, the first kept record, and the records it carries that the source's
+    tail does not hold (their uuids; the source lines of the state among them)."""
+
+    @property
+    def summary_lines(self) -> int: ...
+    @property
+    def summary_digest(self) -> str: ...
+    @property
+    def head_uuid(self) -> str: ...
+    @property
+    def carried_uuids(self) -> frozenset[str]: ...
+    @property
+    def projected_lines(self) -> tuple[int, ...]: ...
+
+
+class ChainFormat(Protocol):
+    """A chain format's own parts in a compaction: bounding, carried state, its records, stamps."""
+
+    @property
+    def format(self) -> SourceFormat:
+        """The format's name in reports."""
+        ...
+
+    @property
+    def cleared_marker(self) -> str:
+        """The text that stands for a cleared tool output (the client's own wording)."""
+        ...
+
+    def bound(
+        self, data: bytes, rule: BoundRule, span: tuple[int, int]
+    ) -> tuple[bytes, tuple[DeclaredBound, ...]] | None:
+        """The record at `span` of `data` with its tool outputs bounded by `rule`, and what was
+        bounded; None when nothing changes. The one rule: a checker applies it again."""
+        ...
+
+    def record_tokens(self, line: bytes, limits: LineLimits) -> int | None:
+        """The seed tokens of a line written as a record, None when it does not read back as one."""
+        ...
+
+    def instruction(self, line: bytes) -> str:
+        """A human record's instruction text, as the record holds it."""
+        ...
+
+    def reparented(self, line: bytes, parent: str) -> bytes:
+        """The record with only its parent link changed (the one edit a kept record may take)."""
+        ...
+
+    def projected(self, session: ChainSession, plan: Plan) -> tuple[CarriedState, ...]:
+        """The summarized state records the candidate of `plan` carries after its summary (the
+        partition's projected lines)."""
+        ...
+
+    def carried(self, session: ChainSession, plan: Plan) -> CarriedPast:
+        """What the candidate of `plan` carries after its summary, so its client resumes the same
+        state, tasks and tools."""
+        ...
+
+    def compose(self, session: ChainSession, cut: ChainCut, summary_text: str) -> ComposedTranscript:
+        """The candidate in the format's compaction form: its compact pair (fresh ids, stamped),
+        the carried state, the kept tail. Raises `ComposeError`."""
+        ...
+
+    def compose_masked(self, session: ChainSession, cut: ChainCut) -> ComposedTranscript:
+        """The masked candidate (no summary): the whole chain, its cleared outputs declared on the
+        pointer. Raises `ComposeError`."""
+        ...
+
+    def compaction_stamp(self, line: bytes) -> SpanStamp | None:
+        """Our stamp on a boundary line, None for a boundary that is not ours (or damage)."""
+        ...
+
+    def mask_stamp(self, data: bytes) -> SourceStamp | None:
+        """Our stamp on a masked candidate, None when the file holds none."""
+        ...
+
+    def cleared_tools(self, data: bytes) -> frozenset[str]:
+        """The tool calls whose outputs a compaction of ours declares cleared in the file."""
         ...

@@ -1,8 +1,9 @@
 """The agents the jobs process through the context seam, by format: one line per agent.
 
 Claude Code is processed by its own jobs (its active chain, checkpoints and repairs have no
-item-context form yet); every other processed agent is a `ContextFormat` here. Detection and
-the default roots are `formats/registry.py`'s.
+item-context form yet), which reach its format's own parts through a `ChainFormat` here
+(`CHAIN_PARTS`); every other processed agent is a `ContextFormat` here. Detection and the
+default roots are `formats/registry.py`'s.
 """
 
 from __future__ import annotations
@@ -11,19 +12,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from pipeline.agents.claude_code.chain_parts import CLAUDE_CODE_CHAIN
 from pipeline.agents.codewhale import CODEWHALE
 from pipeline.agents.codex import CODEX
 from pipeline.agents.gemini_cli import GEMINI_CLI
 from pipeline.agents.pi import PI
-from pipeline.agents.protocol import ContextFormat
+from pipeline.agents.protocol import ChainFormat, ContextFormat
 from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["CHAIN_FORMATS", "CONTEXT_FORMATS", "RESUME_JUDGES", "context_format"]
+__all__ = ["CHAIN_FORMATS", "CHAIN_PARTS", "CONTEXT_FORMATS", "RESUME_JUDGES", "context_format"]
 
 CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
+
+CHAIN_PARTS: Final[Mapping[SourceFormat, ChainFormat]] = MappingProxyType(
+    {agent.format: agent for agent in (CLAUDE_CODE_CHAIN,)}
+)
+"""Each active-chain format's own parts in a compaction, which the compress job reaches them by."""
 
 CONTEXT_FORMATS: Final[Mapping[SourceFormat, ContextFormat]] = MappingProxyType(
     {agent.format: agent for agent in (CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)}

@@ -17,18 +17,17 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
+from pipeline.agents.protocol import SourceStamp, SpanStamp
 from pipeline.core.compose import ComposedTranscript
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.partition import line_digest
 from pipeline.core.topology.select import AUTO
 from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, score_probes
-from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER, declared_bounds
-from pipeline.formats.claude_code.stamp import CompactionStamp, MaskStamp, compaction_stamp, mask_stamp
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
 from pipeline.summarize import EvidenceKind, extract_evidence
-from pipeline.vocabulary import LeafPolicy, SourceFormat
+from pipeline.vocabulary import LeafPolicy
 
 __all__ = [
     "Measured",
@@ -94,7 +93,7 @@ def candidate_fidelity(
     limits: LineLimits,
 ) -> Measured:
     """The fidelity of a composed candidate: its summary record and kept records, as written."""
-    index = build_index(composed.data, SourceFormat.CLAUDE_CODE, limits)
+    index = build_index(composed.data, analysis.format, limits)
     kept = set(raw)
     resumed = [
         number
@@ -117,7 +116,7 @@ def _resumed(compacted: Analysis) -> tuple[int, tuple[int, ...]] | None:
 
 
 def _stamped_span(
-    original: Analysis, stamp: CompactionStamp, kept: Sequence[str | None]
+    original: Analysis, stamp: SpanStamp, kept: Sequence[str | None]
 ) -> tuple[int, ...] | ProbeFailure:
     """The summarized lines: the original's chain before the first kept record (the boundary's
     head, else the first resumed record of the original that the compaction did not carry), less
@@ -156,7 +155,7 @@ def probe_files(original_path: Path, compacted_path: Path, sweep: SweepSettings)
     compacted = open_session(compacted_path, "compacted", AUTO, command="probe", per_code=1, limits=limits)
     if not isinstance(compacted, Analysis):
         return ProbeFailure.COMPACTED_UNREADABLE
-    masked = mask_stamp(compacted.source.data)
+    masked = compacted.chain_format.mask_stamp(compacted.source.data)
     if masked is not None:
         return _probe_masked(original_path, compacted, masked, sweep)
     return _probe_summarized(original_path, compacted, sweep)
@@ -171,7 +170,7 @@ def _probe_summarized(
     if found is None:
         return ProbeFailure.NO_COMPACTION
     boundary, resumed = found
-    stamp = compaction_stamp(compacted.index.raw_line(compacted.source.data, boundary))
+    stamp = compacted.chain_format.compaction_stamp(compacted.index.raw_line(compacted.source.data, boundary))
     options = topology_options(sweep, None)
     if stamp is not None and stamp.leaf_policy in set(LeafPolicy):
         options = replace(options, policy=LeafPolicy(stamp.leaf_policy))
@@ -193,7 +192,7 @@ def _probe_summarized(
 
 
 def _probe_masked(
-    original_path: Path, compacted: Analysis, stamp: MaskStamp, sweep: SweepSettings
+    original_path: Path, compacted: Analysis, stamp: SourceStamp, sweep: SweepSettings
 ) -> Measured | ProbeFailure:
     """A masked candidate (`--strategy mask`, no compact pair of ours): its pointer's stamp names
     the source and leaf policy; the span is the masked middle, the resumed context its chain
@@ -228,11 +227,11 @@ def masked_middle(kept: Sequence[int], cleared: Collection[int]) -> tuple[int, .
 def _masked_in(original: Analysis, compacted: Analysis, resumed: Sequence[int]) -> tuple[int, ...]:
     """The original's lines of the masked middle: its kept records whose tool results the compacted
     file declares cleared (`hybrid`, `mask`), found by uuid."""
-    data = compacted.source.data
-    cleared = {tool for tool, rule in declared_bounds(data).items() if rule.clear}
+    data, own = compacted.source.data, compacted.chain_format
+    cleared = own.cleared_tools(data)
     if not cleared:
         return ()
-    marker = CLEARED_MARKER.encode()
+    marker = own.cleared_marker.encode()
     uuids = {
         compacted.index.entry(line).uuid
         for line in resumed

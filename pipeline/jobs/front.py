@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.agents.protocol import ContextFormat
-from pipeline.agents.registry import CHAIN_FORMATS, context_format
+from pipeline.agents.protocol import ChainFormat, ContextFormat
+from pipeline.agents.registry import CHAIN_FORMATS, CHAIN_PARTS, context_format
 from pipeline.core.graph import UuidGraph, build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.topology.select import Topology, TopologyOptions, resolve_topology
@@ -64,6 +64,11 @@ class Analysis:
         if self.graph.uuid_lines and not self.graph.main_rows:
             return SessionKind.SUBAGENT
         return SessionKind.MAIN
+
+    @property
+    def chain_format(self) -> ChainFormat:
+        """The format's own parts in a compaction: its bounding, records and stamps."""
+        return CHAIN_PARTS[self.format]
 
     def session(self) -> SessionSection:
         """The report's `session` section."""

@@ -48,13 +48,9 @@ from pipeline.jobs.compress.stages import (
     Publisher,
     Stop,
     candidate_partition,
-    carried_agents,
-    carried_shells,
     chain_error_findings,
     compose_and_check,
     gate,
-    loaded_tools,
-    projected_state,
     source_validation,
 )
 from pipeline.jobs.compress.writers import ModelRefusal, Written
@@ -187,6 +183,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         return replace(progress, stop=Stop(status, tuple(Reason(n) for n in plan.reasons)))
     index, topology = analysis.index, analysis.topology
     partition, side = candidate_partition(analysis, options, plan)
+    carried = analysis.chain_format.carried(analysis, plan)
     progress = replace(
         progress,
         partition=partition_section(partition),
@@ -198,12 +195,7 @@ def _compress(analysis: Analysis, options: CompressOptions, publish: Publisher, 
         bounded=bounded_section(
             planned.bounding.declared, plan.raw_lines, options.compress.tool_output_limit
         ),
-        projected=projected_section(
-            projected_state(analysis, plan),
-            carried_shells(analysis, plan),
-            carried_agents(analysis, plan),
-            loaded_tools(analysis, plan),
-        ),
+        projected=projected_section(carried.state, carried.shells, carried.agents, carried.loaded_tools),
     )
     if summary is None:  # masked: nothing summarized, every record kept
         return _write_masked(analysis, options, planned, partition, side, progress, publish)

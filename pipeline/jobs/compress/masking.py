@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pipeline.agents.protocol import ChainCut
 from pipeline.core.check.candidate import check_candidate, contract_messages
-from pipeline.core.compose import ComposedTranscript, ComposeError, MaskInput, compose_masked
+from pipeline.core.compose import ComposedTranscript, ComposeError
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome, protected_round_of
 from pipeline.estimate.seed import RECORD_ALLOWANCE
-from pipeline.formats.claude_code.bounded_output import bound_line
 from pipeline.formats.line_guard import LineLimits
-from pipeline.jobs.compress.options import CompressOptions
+from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.planning import Planned, bound_chain
-from pipeline.jobs.compress.stages import Candidate, Stop, tool_metadata
+from pipeline.jobs.compress.stages import Candidate, Stop
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import CandidateFailure, PlanNote, Reason, Refusal
 from pipeline.vocabulary import PartitionSet, SessionStatus
@@ -60,13 +60,14 @@ def _changed_lines(analysis: Analysis, planned: Planned, composed: ComposedTrans
     """Kept lines that are neither their source bytes nor those bytes bounded by their own rule
     (re-applied to the source: a clearing the candidate does not declare is caught)."""
     data, index, rules = analysis.source.data, analysis.index, planned.bounding.rules
+    bound = analysis.chain_format.bound
     output = composed.data.split(b"\n")
     changed = 0
     for number, origin in enumerate(composed.source_lines):
         if origin is None:
             continue
         rule = rules.get(origin)
-        bounded = bound_line(data, rule, span=index.span(data, origin)) if rule is not None else None
+        bounded = bound(data, rule, index.span(data, origin)) if rule is not None else None
         changed += output[number] != (bounded[0] if bounded is not None else index.raw_line(data, origin))
     return changed
 
@@ -78,22 +79,13 @@ def masked_candidate(
     order), no new compact pair, the survival contract, each kept line its source or as declared."""
     index, data, topology, plan = analysis.index, analysis.source.data, analysis.topology, planned.plan
     pointer = topology.strict.pointer_line
-    metadata = tool_metadata(analysis, planned, partition, plan.planned_tokens, (), ())
-    spec = MaskInput(
-        data,
-        index,
-        plan.raw_lines,
-        tuple(sorted(side)),
-        tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - {pointer})),
-        pointer,
-        metadata,
-        {line: planned.bounding.lines[line] for line in plan.raw_lines if line in planned.bounding.lines},
-    )
+    cut = ChainCut(plan, planned.bounding, partition, side, ENGINE_VERSION)
     try:
-        composed = compose_masked(spec)
+        composed = analysis.chain_format.compose_masked(analysis, cut)
     except ComposeError as exc:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
-    kept = (*spec.control_lines, *spec.side_lines, *plan.raw_lines)
+    control = partition[PartitionSet.CONTROL_PROJECTION].lines - {pointer}
+    kept = (*control, *side, *plan.raw_lines)
     pairs = sum(1 for line in kept if index.entry(line).compact_boundary)
     summary = next((line for line in plan.raw_lines if index.entry(line).compact_summary), None)
     checked = check_candidate(

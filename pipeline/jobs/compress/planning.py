@@ -1,12 +1,12 @@
 """Plan and summary, together: the cut is sized by tokens, and the summary's size feeds back.
 
 The kept tail is measured as it will be written: each kept record with its tool outputs bounded
-(`formats.claude_code.bound`; media replaced outside the protected round). The planner reserves
-room for the summary; once written, a summary larger than its room moves the cut later and is
-written again (at most `compress.max_replans` times). A cut inside the protected round's turn
-summarizes the instruction that opened it: whoever writes the summary, our code restates that
-instruction (and one a prior summary restated, for a task it goes on with) verbatim ahead of
-it, and the plan reserves room for it. Should the contract still refuse such a plan, it is
+(by its format's own rule, `ChainFormat.bound`; media replaced outside the protected round). The
+planner reserves room for the summary; once written, a summary larger than its room moves the
+cut later and is written again (at most `compress.max_replans` times). A cut inside the protected
+round's turn summarizes the instruction that opened it: whoever writes the summary, our code
+restates that instruction (and one a prior summary restated, for a task it goes on with)
+verbatim ahead of it, and the plan reserves room for it. Should the contract still refuse such a plan, it is
 replaced by one that keeps that whole turn raw: the contract never refuses a cut we propose.
 """
 
@@ -27,14 +27,13 @@ from pipeline.core.compose import SUMMARY_PREAMBLE
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of
 from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
-from pipeline.formats.claude_code.bounded_output import BoundedRecord, BoundRule, bound_line
-from pipeline.formats.claude_code.decode import DecodedRecord, decode_record
-from pipeline.formats.claude_code.records import message_text
+from pipeline.formats.bound_rule import BoundRule
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.writers import SummaryWriter, Written, spent_before, summary_refusal
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
+from pipeline.report.compression import DeclaredBound
 from pipeline.summarize import extract_evidence
 from pipeline.vocabulary import Role, Strategy
 
@@ -65,7 +64,7 @@ class ChainBounding:
     """
 
     lines: Mapping[int, bytes]  # source line -> its bounded bytes
-    declared: Mapping[int, tuple[BoundedRecord, ...]]
+    declared: Mapping[int, tuple[DeclaredBound, ...]]
     rules: Mapping[int, BoundRule]
     kept_tokens: tuple[int, ...]  # per chain position
     start: int = 0  # the first chain position bounded
@@ -152,19 +151,19 @@ def _bound_back(
     lines, declared, rules = dict(bounding.lines), dict(bounding.declared), dict(bounding.rules)
     tokens = list(bounding.kept_tokens)
     held = sum(tokens[bounding.start :])
-    limits = LineLimits.of(options.sweep)
+    limits, own = LineLimits.of(options.sweep), analysis.chain_format
     position = bounding.start
     while position > stop and (goal is None or held <= goal):
         position -= 1
         line = chain[position]
         older = position < protected_start
         rule = BoundRule(limit, drop_media=older, clear=masking and older, clear_inputs=inputs and older)
-        bounded = bound_line(data, rule, span=index.span(data, line))
-        record = decode_record(bounded[0], limits=limits) if bounded is not None else None
+        bounded = own.bound(data, rule, index.span(data, line))
+        record_tokens = own.record_tokens(bounded[0], limits) if bounded is not None else None
         # a record that does not read back never comes from our own output: it stays as it is
-        if bounded is not None and isinstance(record, DecodedRecord):
+        if bounded is not None and record_tokens is not None:
             lines[line], declared[line], rules[line] = bounded[0], bounded[1], rule
-            tokens[position] = record.tokens + STAMP_TOKENS * len(bounded[1])
+            tokens[position] = record_tokens + STAMP_TOKENS * len(bounded[1])
         held += tokens[position]
     return ChainBounding(lines, declared, rules, tuple(tokens), position)
 
@@ -183,20 +182,16 @@ def _restated(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
     A round no human opened goes on with the instructions its prior summary restated: they come first.
     """
     summarized = set(plan.summary_lines)
-    data, index = analysis.source.data, analysis.index
-    carried = plan.protected.carried_line
+    data, index, instruction = analysis.source.data, analysis.index, analysis.chain_format.instruction
+    carried, opened = plan.protected.carried_line, plan.protected.user_lines
     before = (
-        restated_instructions(message_text(index.raw_line(data, carried))[1])
+        restated_instructions(instruction(index.raw_line(data, carried)))
         if carried is not None and carried in summarized
         else ()
     )
     return (
         *before,
-        *(
-            message_text(index.raw_line(data, line))[1]
-            for line in plan.protected.user_lines
-            if line in summarized
-        ),
+        *(instruction(index.raw_line(data, line)) for line in opened if line in summarized),
     )
 
 

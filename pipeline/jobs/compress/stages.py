@@ -7,74 +7,37 @@ gate lets through damage a summary can replace (`damage.py`), with the lines the
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
-import msgspec
-
-from pipeline import __version__
+from pipeline.agents.protocol import ChainCut
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
-from pipeline.core.compose import (
-    ComposedTranscript,
-    ComposeError,
-    ComposeInput,
-    PairIds,
-    WrittenRecord,
-    compose,
-)
+from pipeline.core.compose import ComposedTranscript, ComposeError
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
 from pipeline.core.plan import Plan
 from pipeline.core.validate.checks import READING_CODES, Validation, validate
 from pipeline.core.validate.pairing import API_PAIRING_CODES
-from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.findings import Finding
-from pipeline.formats.claude_code.bounded_output import bound_line
-from pipeline.formats.claude_code.build import (
-    AgentStamp,
-    BoundStamp,
-    LeafStamp,
-    ShellStamp,
-    StateStamp,
-    ToolMetadata,
-    claude_timestamp,
-    replace_parent,
-)
-from pipeline.formats.claude_code.resume_state import StateRecord, discovered_tools, resume_state
-from pipeline.formats.claude_code.tasks import (
-    BackgroundAgent,
-    BackgroundShell,
-    may_start_shells,
-    task_status,
-    unfinished_agents,
-    unfinished_shells,
-)
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
 from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
-from pipeline.jobs.compress.planning import ChainBounding, Planned
+from pipeline.jobs.compress.planning import Planned
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.validate import file_findings
 from pipeline.reasons import CandidateFailure, Reason, Refusal, SkipReason, TopologyRefusal
 from pipeline.report.compression import OutputSection
-from pipeline.vocabulary import PartitionSet, SessionKind, SessionStatus, Severity
+from pipeline.vocabulary import SessionKind, SessionStatus, Severity
 
 __all__ = [
     "Candidate",
     "Publisher",
     "Stop",
     "candidate_partition",
-    "carried_agents",
-    "carried_shells",
     "chain_error_findings",
     "compose_and_check",
     "gate",
-    "loaded_tools",
-    "projected_state",
     "report_findings",
     "source_validation",
-    "tool_metadata",
 ]
 
 
@@ -146,42 +109,6 @@ def gate(analysis: Analysis, options: CompressOptions, source: Validation) -> St
     return damage
 
 
-def projected_state(analysis: Analysis, plan: Plan) -> tuple[StateRecord, ...]:
-    """The summarized attachment records the candidate carries after its summary, so Claude Code
-    folds the same resume state (`pipeline.formats.claude_code.resume_state`)."""
-    data, index = analysis.source.data, analysis.index
-    return resume_state((line, index.raw_line(data, line)) for line in plan.summary_lines)
-
-
-def carried_shells(analysis: Analysis, plan: Plan) -> tuple[BackgroundShell, ...]:
-    """The background shells Claude Code reports unfinished on resume that the summarized span
-    started: the candidate writes a `task_status` record for each (`formats.claude_code.tasks`)."""
-    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
-    if not may_start_shells(data):
-        return ()
-    shells = unfinished_shells((line, index.raw_line(data, line)) for line in analysis.topology.chain)
-    return tuple(shell for shell in shells if shell.line in summarized)
-
-
-def carried_agents(analysis: Analysis, plan: Plan) -> tuple[BackgroundAgent, ...]:
-    """The background agents Claude Code reports unfinished on resume that the summarized span
-    launched (and did not re-dispatch): the candidate writes a record carrying each one's launch
-    result (`formats.claude_code.tasks`)."""
-    data, index, summarized = analysis.source.data, analysis.index, frozenset(plan.summary_lines)
-    if not may_start_shells(data):
-        return ()
-    agents = unfinished_agents((line, index.raw_line(data, line)) for line in analysis.topology.chain)
-    return tuple(
-        agent for agent in agents if agent.line in summarized and agent.redispatched_at not in summarized
-    )
-
-
-def loaded_tools(analysis: Analysis, plan: Plan) -> tuple[str, ...]:
-    """The deferred tools the summarized span loaded, which the new boundary carries as loaded."""
-    data, index = analysis.source.data, analysis.index
-    return discovered_tools((line, index.raw_line(data, line)) for line in plan.summary_lines)
-
-
 def candidate_partition(
     analysis: Analysis, options: CompressOptions, plan: Plan
 ) -> tuple[Partition, frozenset[int]]:
@@ -200,116 +127,9 @@ def candidate_partition(
         raw_keep=plan.raw_lines,
         side_keep=side,
         pointer_line=analysis.topology.strict.pointer_line,
-        projected=(record.line for record in projected_state(analysis, plan)),
+        projected=(record.line for record in analysis.chain_format.projected(analysis, plan)),
     )
     return partition, side
-
-
-def _bound_stamps(bounding: ChainBounding, raw_lines: tuple[int, ...]) -> list[BoundStamp]:
-    return [
-        BoundStamp(
-            item.tool_use_id,
-            item.part.value,
-            bounding.rules[line].limit,
-            bounding.rules[line].drop_media,
-            item.original_bytes,
-            item.kept_bytes,
-            item.sha256,
-            item.cleared,
-        )
-        for line in raw_lines
-        for item in bounding.declared.get(line, ())
-    ]
-
-
-def tool_metadata(
-    analysis: Analysis,
-    planned: Planned,
-    partition: Partition,
-    post_tokens: int,
-    state: tuple[StateRecord, ...],
-    shells: tuple[tuple[BackgroundShell, WrittenRecord], ...],
-    agents: tuple[tuple[BackgroundAgent, WrittenRecord], ...] = (),
-) -> ToolMetadata:
-    """What the candidate records about this compaction (`compactMetadata.sessionCompaction`)."""
-    topology, plan = analysis.topology, planned.plan
-    return ToolMetadata(
-        tool="session-compaction",
-        tool_version=__version__,
-        engine=ENGINE_VERSION,
-        preserve_mode="active-chain" if topology.branch_isolation else "physical-tail",
-        leaf=LeafStamp(topology.leaf_uuid, topology.leaf_source.value, topology.policy.value),
-        strict_status=topology.strict.status.value,
-        source_sha256=analysis.source.sha256,
-        counts={name.value: partition[name].count for name in PartitionSet},
-        digests={name.value: partition[name].digest for name in PartitionSet},
-        pre_estimated_tokens=analysis.tokens_of(topology.chain),
-        post_estimated_tokens=post_tokens,
-        cut_reasons=[note.value for note in plan.reasons],
-        bounded_tool_outputs=_bound_stamps(planned.bounding, plan.raw_lines),
-        projected_state=[
-            StateStamp(r.line, r.kind.value, analysis.index.entry(r.line).uuid or "") for r in state
-        ],
-        carried_background_shells=[
-            ShellStamp(shell.task_id, shell.tool_use_id, shell.line, record.uuid) for shell, record in shells
-        ],
-        carried_background_agents=[AgentStamp(a.agent_id, a.line, record.uuid) for a, record in agents]
-        or msgspec.UNSET,
-    )
-
-
-def fresh_ids() -> PairIds:
-    """New uuids for the compact pair and the time it is written (the one clock read of a run)."""
-    return PairIds(str(uuid.uuid4()), str(uuid.uuid4()), claude_timestamp(datetime.now(UTC)))
-
-
-def _compose(
-    analysis: Analysis,
-    planned: Planned,
-    partition: Partition,
-    summary_text: str,
-    side: frozenset[int],
-    ids: PairIds,
-) -> ComposedTranscript:
-    index, topology, plan = analysis.index, analysis.topology, planned.plan
-    pointer = topology.strict.pointer_line
-    state = projected_state(analysis, plan)
-    shells = tuple((s, WrittenRecord(str(uuid.uuid4()), s)) for s in carried_shells(analysis, plan))
-    agents = tuple((a, WrittenRecord(str(uuid.uuid4()), a)) for a in carried_agents(analysis, plan))
-    carried = {record.line for record in state} | ({pointer} if pointer else set())
-    control = tuple(sorted(partition[PartitionSet.CONTROL_PROJECTION].lines - carried))
-    last_summarized = index.record(plan.summary_lines[-1]) if plan.summary_lines else None
-    lineage = topology.lineage
-    kept = sum(planned.bounding.kept_tokens[plan.cut :]) + analysis.tokens_of(
-        tuple(sorted(carried - {pointer}))
-    )
-    written = sum(estimate_text(str(task_status(shell))) + RECORD_ALLOWANCE for shell, _ in shells)
-    written += sum(estimate_text(str(agent.launch_result())) + RECORD_ALLOWANCE for agent, _ in agents)
-    post_tokens = kept + written + estimate_text(summary_text) + RECORD_ALLOWANCE
-    return compose(
-        ComposeInput(
-            data=analysis.source.data,
-            index=index,
-            raw_lines=plan.raw_lines,
-            side_lines=tuple(sorted(side)),
-            control_lines=control,
-            summary_text=summary_text,
-            pointer_line=pointer,
-            session_id=lineage.current_session if lineage and lineage.transitions else None,
-            logical_parent=last_summarized.uuid if last_summarized else None,
-            metadata=tool_metadata(analysis, planned, partition, post_tokens, state, shells, agents),
-            pre_tokens=analysis.tokens_of(topology.chain),
-            ids=ids,
-            bounded={
-                line: planned.bounding.lines[line]
-                for line in plan.raw_lines
-                if line in planned.bounding.lines
-            },
-            state_lines=tuple(record.line for record in state),
-            written=tuple(record for _, record in (*shells, *agents)),
-            discovered_tools=loaded_tools(analysis, plan),
-        )
-    )
 
 
 def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: ComposedTranscript) -> int:
@@ -319,7 +139,7 @@ def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: Composed
     or declares wrongly, is caught; the first kept record's new `parentUuid` is the one other edit,
     and a projected state record is its source line but for the parent that chains it.
     """
-    data, index = analysis.source.data, analysis.index
+    data, index, own = analysis.source.data, analysis.index, analysis.chain_format
     output = composed.data.split(b"\n")
     first, kept = planned.plan.raw_lines[0], frozenset(planned.plan.raw_lines)
     summarized = frozenset(planned.plan.summary_lines)
@@ -331,12 +151,12 @@ def _raw_suffix_changes(analysis: Analysis, planned: Planned, composed: Composed
         if origin is None or (origin not in kept and origin not in parents):
             continue
         rule = planned.bounding.rules.get(origin)
-        bounded = bound_line(data, rule, span=index.span(data, origin)) if rule is not None else None
+        bounded = own.bound(data, rule, index.span(data, origin)) if rule is not None else None
         expected = bounded[0] if bounded is not None else index.raw_line(data, origin)
         if origin in parents:
-            expected = replace_parent(expected, parents[origin])
+            expected = own.reparented(expected, parents[origin])
         elif origin == first:
-            expected = replace_parent(expected, composed.tail_parent)
+            expected = own.reparented(expected, composed.tail_parent)
         changed += output[number] != expected
     return changed
 
@@ -351,8 +171,9 @@ def compose_and_check(
 ) -> Candidate | Stop:
     """Lay the candidate out and check it from scratch against the plan and the survival contract."""
     index, data, topology, plan = analysis.index, analysis.source.data, analysis.topology, planned.plan
+    cut = ChainCut(planned.plan, planned.bounding, partition, side, ENGINE_VERSION)
     try:
-        composed = _compose(analysis, planned, partition, summary_text, side, fresh_ids())
+        composed = analysis.chain_format.compose(analysis, cut, summary_text)
     except ComposeError as exc:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
     expected = [

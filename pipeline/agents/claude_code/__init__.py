@@ -1,0 +1,2 @@
+"""Claude Code through the seams: its active chain's own parts in a compaction (`chain_parts`:
+bounding, carried state, its compaction records and stamps, read from `formats/claude_code`)."""
