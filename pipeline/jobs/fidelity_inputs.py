@@ -5,9 +5,9 @@ the evidence of the original's summarized span and of the chain after it, and th
 the candidate's resumed context (what Claude Code resumes: the chain after its last compact
 boundary, the summary first). `compress` knows its span from its plan; `compaction probe`
 rebuilds it from the two files alone: from our boundary's stamp (the source's digest, the leaf
-and policy, the summarized lines' digest, the first kept record), or, for a compaction that is
-not ours (Claude Code's own `/compact`), as the original's chain up to the first record the
-resumed context holds.
+and policy, the summarized lines' digest, the first kept record; read back through the chain
+format, `ChainFormat.compaction_stamp`), or, for a compaction that is not ours (Claude Code's own
+`/compact`), as the original's chain up to the first record the resumed context holds.
 """
 
 from __future__ import annotations
