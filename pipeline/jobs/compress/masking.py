@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline.agents.protocol import ChainCut
 from pipeline.core.check.candidate import check_candidate, contract_messages
 from pipeline.core.compose import ComposedTranscript, ComposeError
 from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome, protected_round_of
 from pipeline.estimate.seed import RECORD_ALLOWANCE
 from pipeline.formats.line_guard import LineLimits
-from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
+from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import Planned, bound_chain
 from pipeline.jobs.compress.stages import Candidate, Stop
 from pipeline.jobs.front import Analysis
@@ -79,9 +78,8 @@ def masked_candidate(
     order), no new compact pair, the survival contract, each kept line its source or as declared."""
     index, data, topology, plan = analysis.index, analysis.source.data, analysis.topology, planned.plan
     pointer = topology.strict.pointer_line
-    cut = ChainCut(plan, planned.bounding, partition, side, ENGINE_VERSION)
     try:
-        composed = analysis.chain_format.compose_masked(analysis, cut)
+        composed = analysis.chain_format.compose_masked(analysis, planned.cut(partition, side))
     except ComposeError as exc:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
     control = partition[PartitionSet.CONTROL_PROJECTION].lines - {pointer}

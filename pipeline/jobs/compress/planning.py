@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from pipeline.agents.protocol import ChainCut
 from pipeline.core.check.candidate import contract_messages
 from pipeline.core.check.contract import (
     ContractMessage,
@@ -24,12 +25,13 @@ from pipeline.core.check.contract import (
     restated_instructions,
 )
 from pipeline.core.compose import SUMMARY_PREAMBLE
+from pipeline.core.partition import Partition
 from pipeline.core.plan import Plan, PlanOutcome, plan_cut, protected_round_of
 from pipeline.errors import SummaryError
 from pipeline.estimate.seed import RECORD_ALLOWANCE, estimate_text
 from pipeline.formats.bound_rule import BoundRule
 from pipeline.formats.line_guard import LineLimits
-from pipeline.jobs.compress.options import CompressOptions
+from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
 from pipeline.jobs.compress.writers import SummaryWriter, Written, spent_before, summary_refusal
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
@@ -93,6 +95,10 @@ class Planned:
         """The compact summary record's text."""
         assert self.summary is not None
         return f"{self.head}\n\n{self.summary.text}"
+
+    def cut(self, partition: Partition, side: frozenset[int]) -> ChainCut:
+        """This plan's compaction, for the chain's format to write (`ChainFormat.compose`)."""
+        return ChainCut(self.plan, self.bounding, partition, side, ENGINE_VERSION)
 
 
 def summary_head(anchors: tuple[str, ...], instructions: tuple[str, ...] = ()) -> str:

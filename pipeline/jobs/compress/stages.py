@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from pipeline.agents.protocol import ChainCut
 from pipeline.core.check.candidate import CandidateCheck, check_candidate, contract_messages
 from pipeline.core.compose import ComposedTranscript, ComposeError
 from pipeline.core.partition import Partition, partition_lines, select_snapshots
@@ -20,7 +19,7 @@ from pipeline.core.validate.pairing import API_PAIRING_CODES
 from pipeline.findings import Finding
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.damage import Damage, chain_damage, damage_refusal
-from pipeline.jobs.compress.options import ENGINE_VERSION, CompressOptions
+from pipeline.jobs.compress.options import CompressOptions
 from pipeline.jobs.compress.planning import Planned
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.validate import file_findings
@@ -171,9 +170,8 @@ def compose_and_check(
 ) -> Candidate | Stop:
     """Lay the candidate out and check it from scratch against the plan and the survival contract."""
     index, data, topology, plan = analysis.index, analysis.source.data, analysis.topology, planned.plan
-    cut = ChainCut(planned.plan, planned.bounding, partition, side, ENGINE_VERSION)
     try:
-        composed = analysis.chain_format.compose(analysis, cut, summary_text)
+        composed = analysis.chain_format.compose(analysis, planned.cut(partition, side), summary_text)
     except ComposeError as exc:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.COMPOSE, exc.code),))
     expected = [

@@ -9,11 +9,9 @@ import orjson
 import pytest
 
 from pipeline.agents.claude_code.chain_parts import CLAUDE_CODE_CHAIN
-from pipeline.agents.protocol import ChainCut
 from pipeline.agents.registry import CHAIN_FORMATS, CHAIN_PARTS
 from pipeline.formats.bound_rule import BoundRule
 from pipeline.jobs.compress.masking import mask_plan
-from pipeline.jobs.compress.options import ENGINE_VERSION
 from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.stages import candidate_partition
 from pipeline.jobs.front import Analysis, open_session
@@ -83,8 +81,7 @@ def test_a_candidate_composed_through_the_seam_reads_back_our_stamp(
     assert isinstance(planned, Planned) and planned.summary is not None
     plan = planned.plan
     partition, side = candidate_partition(analysis, options, plan)
-    cut = ChainCut(plan, planned.bounding, partition, side, ENGINE_VERSION)
-    composed = analysis.chain_format.compose(analysis, cut, planned.text)
+    composed = analysis.chain_format.compose(analysis, planned.cut(partition, side), planned.text)
     boundary = next(
         line for line in composed.data.split(b"\n") if f'"uuid":"{composed.boundary_uuid}"'.encode() in line
     )
@@ -103,8 +100,7 @@ def test_a_masked_candidate_declares_on_its_pointer_what_it_cleared(
     options = compress_options(tmp_path, min_tokens=0, min_recent_records=8, strategy="mask")
     planned = mask_plan(analysis, options)
     partition, side = candidate_partition(analysis, options, planned.plan)
-    cut = ChainCut(planned.plan, planned.bounding, partition, side, ENGINE_VERSION)
-    composed = analysis.chain_format.compose_masked(analysis, cut)
+    composed = analysis.chain_format.compose_masked(analysis, planned.cut(partition, side))
     stamp = analysis.chain_format.mask_stamp(composed.data)
     assert stamp is not None and stamp.source_sha256 == analysis.source.sha256
     cleared = analysis.chain_format.cleared_tools(composed.data)
