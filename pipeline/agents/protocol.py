@@ -14,6 +14,9 @@ One job drives every such format (`jobs/context_*.py`, `jobs/compress/context_jo
 An agent plugs in by one package under `formats/` (pure reading), one under `proof/` (its
 client), one under `agents/` (binding them, with its evidence and report part) and one line in
 `agents/registry.py`. Nothing under `jobs/`, `execute/` or `cli/` names it.
+
+An active-chain format (Claude Code) is processed by its own jobs; they reach its own parts in a
+compaction through `ChainFormat` (below).
 """
 
 from __future__ import annotations
