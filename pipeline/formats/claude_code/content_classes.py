@@ -39,8 +39,9 @@ _NAME_SHAPE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:\-]{0,63}")
 _IMAGE_KINDS: Final = frozenset({"image", "document"})
 _TOOL_USE_KINDS: Final = frozenset({"tool_use", "server_tool_use"})
 SIGNATURE_HEADER: Final = 232
-"""Base64 characters a thinking signature holds before its thinking: on every unsummarized block
-of the corpora (Sonnet 4.5, Opus 4.5), the signature is exactly this plus 4/3 of the text's bytes."""
+"""Base64 characters a thinking signature holds besides its thinking: on 8,577 of the 9,720 Sonnet
+4.5 and Opus 4.5 blocks under 1,500 bytes of the corpora, the signature is this plus 4/3 of the
+text's bytes to within 4 characters (only one is longer by more)."""
 
 
 def safe_name(value: Any) -> str:
