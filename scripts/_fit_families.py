@@ -11,6 +11,10 @@ the family's tokenizer) are collected once, unframed and unscaled. Then, per fam
   fitted (billed tokens per token of the family's tokenizer: a tokenizer the shipped ones only
   approximate, such as Claude's newer one): the median slope of its sessions at scale 1;
 - other families take the fallback family's framing at scale 1 (nothing is written for them).
+With `--held-out DIR` the fit is then judged on DIR's sessions, which it never saw (a corpus kept
+apart, such as `../shared/corpus/unseen/files`): each session is measured with the constants its
+family takes, and the median |slope - 1| is printed per family with its count, status and spread,
+per client version, for sessions of at least `LONG_SESSION` billed turns, and the worst sessions.
 Deterministic: same corpus and package versions give the same file.
 """
 
@@ -45,6 +49,8 @@ MIN_SCALE_SESSIONS = 3  # ...nor fewer a scale
 MESSAGE_GRID = range(0, 21, 2)
 BLOCK_GRID = range(0, 201, 5)
 FOLDS = 5
+LONG_SESSION = 20  # billed turns: issue 43 judges sessions at least this long
+WORST_SHOWN = 12  # held-out sessions listed with their slopes, worst first
 
 
 def collect(
@@ -126,6 +132,15 @@ def _spread(values: Sequence[float]) -> str:
     return f"n={len(errors)} median {_error(values):.4f} q1 {q[4]:.4f} q3 {q[14]:.4f} p90 {q[17]:.4f}"
 
 
+def _status(family: ModelFamily, fitted_sessions: int) -> str:
+    """Whose constants a family takes, given its sessions in the fit."""
+    if family is FALLBACK or fitted_sessions >= MIN_FRAMING_SESSIONS:
+        return "fitted (framing)"
+    if fitted_sessions >= MIN_SCALE_SESSIONS:
+        return f"fitted (scale only; {FALLBACK}'s framing, scaled)"
+    return f"not fitted: too-few-sessions (minimum {MIN_SCALE_SESSIONS}); borrows {FALLBACK}"
+
+
 def print_breakdown(
     sessions: dict[str, tuple[ModelFamily, list[SentTurn]]], versions: dict[str, str]
 ) -> None:
@@ -136,13 +151,7 @@ def print_breakdown(
         counts[family.value] = counts.get(family.value, 0) + 1
     for family in ModelFamily:
         n = counts.get(family.value, 0)
-        if family is FALLBACK or n >= MIN_FRAMING_SESSIONS:
-            status = "fitted (framing)"
-        elif n >= MIN_SCALE_SESSIONS:
-            status = f"fitted (scale only; {FALLBACK}'s framing, scaled)"
-        else:
-            status = f"not fitted: too-few-sessions (minimum {MIN_SCALE_SESSIONS}); borrows {FALLBACK}"
-        print(f"family {family}: {n} sessions, {status}")
+        print(f"family {family}: {n} sessions, {_status(family, n)}")
     fallback = {label: turns for label, (family, turns) in sessions.items() if family is FALLBACK}
     held = held_out_slopes(fallback)
     groups: dict[str, list[float]] = {}
@@ -275,7 +284,65 @@ FAMILY_MINIMUMS: Final = MappingProxyType(
 '''
 
 
-def fit_families(corpus: Path, *, check: bool) -> int:
+def _digests(root: Path) -> dict[str, str]:
+    """SHA-256 of each session file under `root` -> its label."""
+    return {hashlib.sha256(s.path.read_bytes()).hexdigest(): s.label for s in discover([root])}
+
+
+def held_out_figures(
+    sessions: dict[str, tuple[ModelFamily, list[SentTurn]]],
+    framing: dict[str, tuple[int, int]],
+    scale: dict[str, float],
+) -> dict[str, tuple[ModelFamily, int, float]]:
+    """Each session's (family, billed turns, slope) with the constants its family takes from the fit
+    (a family without its own: the fallback's framing at scale 1); sessions with no fit left out."""
+    measured: dict[str, tuple[ModelFamily, int, float]] = {}
+    for label, (family, turns) in sorted(sessions.items()):
+        message, block = framing.get(family.value, framing[FALLBACK.value])
+        for value in slopes([turns], message, block, scale.get(family.value, 1.0)):
+            measured[label] = (family, len(turns), value)
+    return measured
+
+
+def print_held_out(
+    measured: dict[str, tuple[ModelFamily, int, float]], versions: dict[str, str], fitted: dict[str, int]
+) -> None:
+    """The fit judged on sessions it never saw: per family (count, status, spread), per client
+    version, the long sessions of each family, and the worst sessions."""
+    groups: dict[str, list[float]] = {}
+    for label, (family, turns, value) in measured.items():
+        era = ".".join(versions.get(label, "unknown").split(".")[:2])
+        names = [f"family {family}", f"client {era}", "all"]
+        if turns >= LONG_SESSION:
+            long = f"billed turns >= {LONG_SESSION}"
+            names += [f"family {family}, {long}", f"all, {long}"]
+        for name in names:
+            groups.setdefault(name, []).append(value)
+    for family in ModelFamily:
+        if f"family {family}" in groups:
+            print(f"held-out family {family}: {_status(family, fitted.get(family.value, 0))}")
+    for name, values in sorted(groups.items()):
+        print(f"held-out {name}: {_spread(values)}")
+    worst = sorted(measured.items(), key=lambda item: -abs(item[1][2] - 1))[:WORST_SHOWN]
+    for label, (family, turns, value) in worst:
+        version = versions.get(label, "unknown")
+        print(f"held-out worst: slope {value:.3f} {family} {version} {turns} turns {label}")
+
+
+def judge_held_out(
+    corpus: Path, held_out: Path, framing: dict[str, tuple[int, int]], scale: dict[str, float], figures: dict
+) -> None:
+    """Measure the fit on `held_out`, refusing sessions the fit was made on (same bytes)."""
+    shared = _digests(corpus).keys() & _digests(held_out).keys()
+    if shared:
+        raise SystemExit(f"{len(shared)} held-out sessions are also in the corpus fitted on")
+    versions: dict[str, str] = {}
+    sessions = collect(held_out, versions)
+    fitted = {k.removesuffix("_sessions"): int(v) for k, v in figures.items() if k.endswith("_sessions")}
+    print_held_out(held_out_figures(sessions, framing, scale), versions, fitted)
+
+
+def fit_families(corpus: Path, *, check: bool, held_out: Path | None = None) -> int:
     versions: dict[str, str] = {}
     sessions = collect(corpus, versions)
     framing, scale, figures = fit(sessions)
@@ -283,6 +350,8 @@ def fit_families(corpus: Path, *, check: bool) -> int:
         print(f"{key}: {value}")
     print(f"framing: {framing}; scale: {scale}")
     print_breakdown(sessions, versions)
+    if held_out is not None:
+        judge_held_out(corpus, held_out, framing, scale, figures)
     source = render(framing, scale, figures, len(sessions))
     if check:
         print(source)

@@ -48,6 +48,9 @@ class Piece(msgspec.Struct, frozen=True, gc=False):
     name: str
     raw: bytes
     quoted: bool = True
+    hidden: int = 0
+    """UTF-8 bytes of the block the provider keeps that `raw` does not spell: the part of a
+    thinking block the transcript holds only as a summary (read off its signature)."""
 
     def text(self) -> str:
         """The piece's characters: a JSON string decoded, a JSON value as written."""

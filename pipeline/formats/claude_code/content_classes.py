@@ -9,7 +9,9 @@ msgspec structs that name only the fields needed here, so bulky fields no model 
 Which text a piece holds, class by class:
 - human, meta, compact-summary: the text of a user message (isMeta records are Claude Code's
   injected reminders and caveats, kept apart from what a person typed);
-- assistant, thinking: the text of those blocks (redacted thinking is opaque and not counted);
+- assistant, thinking: the text of those blocks (redacted thinking is opaque and not counted); a
+  thinking block whose signature holds more thinking than its text (the API returns long thinking
+  summarized, its signature carries the whole) says how many bytes its text left out (`hidden`);
 - tool-use: the `input` JSON exactly as written (the API renders tool input as JSON);
 - tool-result: the result's text, or the text blocks of a list result;
 - attachment: the attachment object's JSON (what the seed estimates too);
@@ -36,6 +38,10 @@ _NAME_SHAPE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:\-]{0,63}")
 # Identifiers only: a name that could be free text (an MCP server's odd tool name) is folded.
 _IMAGE_KINDS: Final = frozenset({"image", "document"})
 _TOOL_USE_KINDS: Final = frozenset({"tool_use", "server_tool_use"})
+SIGNATURE_HEADER: Final = 232
+"""Base64 characters a thinking signature holds besides its thinking: on 8,577 of the 9,720 Sonnet
+4.5 and Opus 4.5 blocks under 1,500 bytes of the corpora, the signature is this plus 4/3 of the
+text's bytes to within 4 characters (only one is longer by more)."""
 
 
 def safe_name(value: Any) -> str:
@@ -63,6 +69,7 @@ class _Block(msgspec.Struct, gc=False):
     input: msgspec.Raw = msgspec.Raw(b"")
     tool_use_id: Any = None
     content: msgspec.Raw = msgspec.Raw(b"")
+    signature: Any = None
 
 
 class _Usage(msgspec.Struct, gc=False):
@@ -98,6 +105,7 @@ _LOOSE = msgspec.json.Decoder(_LooseEnvelope)
 _INNER = msgspec.json.Decoder(list[_Inner])
 _ATTACHMENT_TYPE = msgspec.json.Decoder(_Typed)
 _ENCODE = msgspec.json.Encoder()
+_STRING = msgspec.json.Decoder(str)
 
 
 def _body(raw: msgspec.Raw | bytes) -> bytes | None:
@@ -137,9 +145,18 @@ def _loose_blocks(message: Any) -> str | list[_Block] | None:
                 raw.get("input", msgspec.Raw(b"")),
                 item.get("tool_use_id"),
                 raw.get("content", msgspec.Raw(b"")),
+                item.get("signature"),
             )
         )
     return blocks
+
+
+def hidden_thinking(signature: Any, body: bytes) -> int:
+    """Bytes of thinking a block's signature carries beyond its text (0 when the text is whole)."""
+    if type(signature) is not str or len(signature) <= SIGNATURE_HEADER:
+        return 0
+    whole = (len(signature) - SIGNATURE_HEADER) * 3 // 4  # base64: 4 characters per 3 bytes
+    return max(0, whole - len(_STRING.decode(b'"' + body + b'"').encode()))
 
 
 def _result_body(content: msgspec.Raw) -> tuple[bytes, int]:
@@ -202,7 +219,8 @@ class _Splitter:
             elif kind == "thinking":
                 body = _body(block.thinking)
                 if body:
-                    pieces.append(Piece(ContentClass.THINKING, "", body))
+                    hidden = hidden_thinking(block.signature, body)
+                    pieces.append(Piece(ContentClass.THINKING, "", body, hidden=hidden))
             elif kind in _IMAGE_KINDS:
                 images += 1
         return pieces, images

@@ -39,6 +39,7 @@ __all__ = [
     "auto_run",
     "auto_sent_turns",
     "auto_tokenizers",
+    "hidden_tokens",
     "line_families",
     "report_model",
     "sent_line",
@@ -203,6 +204,17 @@ def auto_run(index: LineIndex, data: bytes, count_with: CountWith) -> AutoRun:
     return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)), {})
 
 
+def hidden_tokens(counter: AutoCounter, pieces: Sequence[Piece], family: ModelFamily) -> int:
+    """Tokens of thinking the provider keeps that the line spells only as a summary: each block's
+    hidden bytes at the tokens per byte of its own text (what is sent, not what the file holds)."""
+    extra = 0
+    for piece in pieces:
+        if piece.hidden and piece.kind is ContentClass.THINKING:
+            shown = len(piece.text().encode())
+            extra += round(counter.count(piece, family) * piece.hidden / shown) if shown else 0
+    return extra
+
+
 def sent_line(pieces: Sequence[Piece], tokens: int, images: int) -> SentLine:
     """What a user/assistant line adds to the sent context, given its `auto` tokens."""
     blocks = sum(1 for piece in pieces if piece.kind in _TOOL_BLOCKS)
@@ -218,6 +230,7 @@ def auto_sent_turns(analysis: Analysis, count_with: CountWith) -> tuple[SentTurn
         if line.api:
             family = run.counter.family_at(line.line)
             tokens = sum(run.counter.count(piece, family) for piece in line.pieces)
+            tokens += hidden_tokens(run.counter, line.pieces, family)
             run.lines[line.line] = sent_line(line.pieces, tokens, line.images)
         if line.prompt_parts is not None:
             run.prompt_parts[line.line] = line.prompt_parts

@@ -31,7 +31,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.registry import content_pieces
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
-from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, sent_line
+from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, hidden_tokens, sent_line
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.tokens.sent import (
     SentFit,
@@ -285,7 +285,9 @@ class _Lines:
         if blocks:
             self.tool_blocks[line.line] = blocks
         if self.auto is not None:
-            self.auto.lines[line.line] = sent_line(line.pieces, auto_tokens, line.images)
+            counter = self.auto.counter
+            hidden = hidden_tokens(counter, line.pieces, counter.family_at(line.line))
+            self.auto.lines[line.line] = sent_line(line.pieces, auto_tokens + hidden, line.images)
 
 
 def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: int) -> TokensMeasure:

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from pipeline.core.index import build_index
-from pipeline.formats.claude_code.content_classes import safe_name, split_records
+from pipeline.formats.claude_code.content_classes import SIGNATURE_HEADER, safe_name, split_records
 from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
 from pipeline.formats.detect import detect_format
 from pipeline.testing import TranscriptBuilder
@@ -140,3 +140,34 @@ def test_corpus_files_split_without_loss(corpus_files: Path) -> None:
             total += len(line.pieces)
             assert all(isinstance(p, Piece) and p.name == safe_name(p.name) for p in line.pieces)
     assert total > 1000
+
+
+def signed(text: str, carried: int) -> str:
+    """A signature as the API writes one: its header, then base64 of `carried` bytes of thinking."""
+    return "E" * (SIGNATURE_HEADER + 4 * -(-carried // 3))
+
+
+@pytest.mark.parametrize(
+    ("text", "carried", "hidden"),
+    [
+        ("Check the makefile, then the header.", 36, 0),  # the whole thinking: nothing hidden
+        ("é" * 300, 600, 0),  # bytes, not characters, are what the signature carries
+        ("A summary of the long thought.", 3_030, 3_000),  # long thinking, returned summarized
+    ],
+)
+def test_a_thinking_block_says_how_much_thinking_its_text_left_out(
+    text: str, carried: int, hidden: int
+) -> None:
+    b = TranscriptBuilder(seed=3, version="2.1.37")
+    b.user("Think it over.")
+    b.assistant(b.thinking(text, signature=signed(text, carried)), b.text("Done."))
+    thinking = [p for line in pieces_of(b.to_bytes()) for p in line.pieces if p.kind is ContentClass.THINKING]
+    assert [(p.text(), p.hidden) for p in thinking] == [(text, hidden)]
+
+
+def test_a_thinking_block_without_a_signature_hides_nothing() -> None:
+    b = TranscriptBuilder(seed=3, version="2.1.37")
+    b.user("Think it over.")
+    b.assistant(b.thinking("Plain thought.", signature=""), b.text("Done."))
+    thinking = [p for line in pieces_of(b.to_bytes()) for p in line.pieces if p.kind is ContentClass.THINKING]
+    assert [p.hidden for p in thinking] == [0]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.estimate.families import ModelFamily
-from pipeline.jobs.tokens.auto import MAX_MODELS, AutoCounter, ModelTally, report_model
+from pipeline.formats.content_pieces import ContentClass, Piece
+from pipeline.jobs.tokens.auto import MAX_MODELS, AutoCounter, ModelTally, hidden_tokens, report_model
 
 
 def counter(lines: list[int], families: list[ModelFamily]) -> AutoCounter:
@@ -60,3 +61,15 @@ def test_many_models_fold_under_other_and_fragments_count_once() -> None:
     assert len(section.models) == MAX_MODELS + 1 and section.models["other"] == 4
     assert section.families == {"qwen": MAX_MODELS + 4}
     assert section.family == "qwen" and section.switches == 0
+
+
+def test_thinking_the_text_summarized_is_sent_at_the_text_s_own_tokens_per_byte() -> None:
+    def words(name: str) -> object:
+        return lambda text: len(text.split())
+
+    auto = AutoCounter([1], [ModelFamily.CLAUDE], words)  # type: ignore[arg-type]
+    summary = Piece(ContentClass.THINKING, "", b"one two three four", hidden=36)  # 18 bytes, 4 tokens
+    whole = Piece(ContentClass.THINKING, "", b"five six")
+    reply = Piece(ContentClass.ASSISTANT, "", b"seven eight nine")
+    assert hidden_tokens(auto, [summary, whole, reply], ModelFamily.CLAUDE) == 8
+    assert hidden_tokens(auto, [whole, reply], ModelFamily.CLAUDE) == 0
