@@ -81,6 +81,7 @@ PACKAGES: Final = {
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
+    "agents/claude_code": "Claude Code through the seam: the real Claude Code as the active chain's judge",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "agents/gemini_cli": "Gemini CLI sessions through the seam: session, evidence, the Gemini CLI as judge",
@@ -704,20 +705,9 @@ CLAUDE_CODE_JOB_DEBT: Final = frozenset(
         "jobs/fidelity_inputs.py",
     }
 )
-# Claude Code's judge is still called by name where its active-chain jobs run it (the compress
-# gate, verify-resume, the damage repair) and where live replacement builds a proven repair: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
-# protocol first. A debt that only shrinks.
-CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
-    {
-        "cli/damage_repair_command.py",
-        "jobs/compress/proof.py",
-        "jobs/compress/repair_first.py",
-        "jobs/verify_resume.py",
-        "publish/live/decisions.py",
-        "publish/live/repair_candidate.py",
-        "publish/live/totals.py",
-    }
-)
+# Claude Code's judge has no debt: the active-chain jobs run it through `agents/registry.chain_judge`
+# and live replacement carries `proof/damage_repair`'s neutral types, so no module outside its
+# packages names `proof.claude_code`.
 
 
 def _agent_package(name: str) -> str | None:
@@ -733,10 +723,8 @@ def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 
 def _debt(relative: str, target: str) -> bool:
-    """An import a debt list still allows: Claude Code's format in its jobs, its judge where listed."""
-    if target.startswith("formats.claude_code."):
-        return relative in CLAUDE_CODE_JOB_DEBT
-    return target.startswith("proof.claude_code.") and relative in CLAUDE_CODE_JUDGE_DEBT
+    """An import the debt list still allows: Claude Code's format in its jobs (never its judge)."""
+    return target.startswith("formats.claude_code.") and relative in CLAUDE_CODE_JOB_DEBT
 
 
 def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
@@ -772,10 +760,9 @@ def test_the_debt_lists_name_only_modules_that_still_owe_them() -> None:
         (relative, target.split(".")[0])
         for relative, tree in _modules()
         for _, target in _agent_imports(tree)
-        if target.startswith(("formats.claude_code.", "proof.claude_code."))
+        if target.startswith("formats.claude_code.")
     }
     paid = {relative for relative in CLAUDE_CODE_JOB_DEBT if (relative, "formats") not in owing}
-    paid |= {relative for relative in CLAUDE_CODE_JUDGE_DEBT if (relative, "proof") not in owing}
     assert not paid, f"paid off, remove from the list: {sorted(paid)}"
 
 
@@ -785,7 +772,7 @@ def test_the_agent_check_knows_every_agent_package() -> None:
         assert {f"{stage}.claude_code", f"{stage}.codex"} <= set(AGENT_PACKAGES)
     assert _agent_package("proof.codex.codex_client") == "proof.codex"
     assert _agent_package("proof.codex_client") is None  # a package, not a prefix of a name
-    assert _debt("jobs/compress/proof.py", "proof.claude_code.prove")
+    assert not _debt("jobs/compress/proof.py", "proof.claude_code.prove")  # its judge debt is paid
     assert not _debt("jobs/compress/proof.py", "proof.codex.codex_prove")
 
 
