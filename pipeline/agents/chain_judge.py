@@ -8,19 +8,21 @@ their `verify-resume` exit. The context formats' judge is `agents/protocol.Conte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pipeline.core.index import LineIndex
-from pipeline.core.partition import Partition
-from pipeline.core.topology.select import Topology
-from pipeline.installed import ResumeJudge
-from pipeline.proof.context import ContextSize
-from pipeline.proof.damage_repair import RepairJudge
 from pipeline.proof.verdict import ExcludedText
-from pipeline.read.load import SourceBytes
 from pipeline.report.resume_check import JudgedResume, Rejection
+
+if TYPE_CHECKING:  # the shapes only: importing the registry loads no reader, repair or client
+    from pipeline.core.index import LineIndex
+    from pipeline.core.partition import Partition
+    from pipeline.core.topology.select import Topology
+    from pipeline.installed import ResumeJudge
+    from pipeline.proof.context import ContextSize
+    from pipeline.proof.damage_repair import RepairProof
+    from pipeline.read.load import SourceBytes
 
 __all__ = ["ChainJudge", "ChainSession", "ChainSide", "ChainVerdict", "SentExclusions"]
 
@@ -65,8 +67,9 @@ class ChainVerdict(JudgedResume, Protocol):
     def compacted_rejected(self) -> Sequence[Rejection]: ...
 
 
-class ChainJudge(RepairJudge, Protocol):
-    """The active chain's client as judge: where it is, and how it resumes a pair or a repair."""
+class ChainJudge(Protocol):
+    """The active chain's client as judge: where it is, and how it resumes a pair or a repair (a
+    `proof.damage_repair.RepairJudge` too)."""
 
     @property
     def client(self) -> ResumeJudge:
@@ -111,4 +114,17 @@ class ChainJudge(RepairJudge, Protocol):
         """The gate's proof of a staged candidate of `session` cut by `partition` (an original the
         client cannot send whole is judged by the context it would send). Raises the client's own
         `JudgeError`s."""
+        ...
+
+    def prove_repair(
+        self,
+        damaged: Path,
+        repaired: Path,
+        *,
+        executable: Path,
+        timeout: float,
+        dropped: Collection[str],
+        reshaped: Collection[str],
+    ) -> RepairProof:
+        """Resume the damaged and the repaired file and judge the repair (`RepairJudge`)."""
         ...
