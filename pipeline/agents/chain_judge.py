@@ -8,20 +8,19 @@ their `verify-resume` exit. The context formats' judge is `agents/protocol.Conte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from pipeline.proof.repair_verdict import RepairJudge
 from pipeline.proof.verdict import ExcludedText
-from pipeline.report.resume_check import JudgedResume, Rejection
+from pipeline.report.resume_check import JudgedResume, Rejection, SentSide
 
 if TYPE_CHECKING:  # the shapes only: importing the registry loads no reader, repair or client
     from pipeline.core.index import LineIndex
     from pipeline.core.partition import Partition
     from pipeline.core.topology.select import Topology
     from pipeline.installed import ResumeJudge
-    from pipeline.proof.context import ContextSize
-    from pipeline.proof.damage_repair import RepairProof
     from pipeline.read.load import SourceBytes
 
 __all__ = ["ChainJudge", "ChainSession", "ChainSide", "ChainVerdict", "SentExclusions"]
@@ -43,15 +42,9 @@ class ChainSession(Protocol):
     def topology(self) -> Topology: ...
 
 
-class ChainSide(Protocol):
-    """What one resume sent, as `verify-resume` prints it."""
+class ChainSide(SentSide, Protocol):
+    """What one resume sent, as `verify-resume` prints it: its blocks counted too."""
 
-    @property
-    def size(self) -> ContextSize: ...
-    @property
-    def modelled(self) -> bool: ...
-    @property
-    def compacted_on_resume(self) -> bool: ...
     @property
     def blocks(self) -> Sequence[object]: ...
 
@@ -67,9 +60,8 @@ class ChainVerdict(JudgedResume, Protocol):
     def compacted_rejected(self) -> Sequence[Rejection]: ...
 
 
-class ChainJudge(Protocol):
-    """The active chain's client as judge: where it is, and how it resumes a pair or a repair (a
-    `proof.damage_repair.RepairJudge` too)."""
+class ChainJudge(RepairJudge, Protocol):
+    """The active chain's client as judge: where it is, and how it resumes a pair or a repair."""
 
     @property
     def client(self) -> ResumeJudge:
@@ -114,17 +106,4 @@ class ChainJudge(Protocol):
         """The gate's proof of a staged candidate of `session` cut by `partition` (an original the
         client cannot send whole is judged by the context it would send). Raises the client's own
         `JudgeError`s."""
-        ...
-
-    def prove_repair(
-        self,
-        damaged: Path,
-        repaired: Path,
-        *,
-        executable: Path,
-        timeout: float,
-        dropped: Collection[str],
-        reshaped: Collection[str],
-    ) -> RepairProof:
-        """Resume the damaged and the repaired file and judge the repair (`RepairJudge`)."""
         ...

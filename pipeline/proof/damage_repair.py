@@ -1,22 +1,20 @@
 """One session's damage repair, planned (`core.session_repair`) and proven by a judge.
 
-The judge (`RepairJudge`: the client of the session's format, `agents/registry.py` hands it out)
-resumes copies of the damaged and the repaired bytes in a scratch directory (never the live
-file) and is the one who says whether the repair may be published: proven, or a file its client
-resumes in neither form (a subagent's sidechain), or no client at all, which the report names as
-unproven. A repair the client shows to be wrong (the API still rejects it, a record is lost) is
-refused. It sits with the proof, below `publish`, because the in-place pass builds candidates
-with it; nothing here names an agent.
+The judge (`proof.repair_verdict.RepairJudge`: the client of the session's format, which
+`agents/registry.py` hands out) resumes copies of the damaged and the repaired bytes in a scratch
+directory (never the live file) and is the one who says whether the repair may be published:
+proven, or a file its client resumes in neither form (a subagent's sidechain), or no client at
+all, which the report names as unproven. A repair the client shows to be wrong (the API still
+rejects it, a record is lost) is refused. It sits with the proof, below `publish`, because the
+in-place pass builds candidates with it; nothing here names an agent.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Collection
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
 from pipeline.core.session_repair import (
     RepairAction,
@@ -25,62 +23,11 @@ from pipeline.core.session_repair import (
     plan_session_repair,
 )
 from pipeline.installed import JudgeError
+from pipeline.proof.repair_verdict import RepairJudge, RepairProof, RepairVerdict
 
-__all__ = [
-    "ACCEPTED",
-    "DamageRepair",
-    "ProofSetup",
-    "RepairJudge",
-    "RepairProof",
-    "RepairVerdict",
-    "repair_session",
-]
-
-
-class RepairVerdict(StrEnum):
-    """What the judge's client made of a repaired session."""
-
-    PROVEN = "proven"
-    NOT_RESUMABLE = "not-resumable"  # the client finds no conversation in the damaged file either
-    API_REJECTED = "api-rejected"  # the repaired context still breaks the API's rules
-    RECORDS_LOST = "records-lost"  # the repaired context lacks blocks the damaged one sent
-    NOT_RESUMED = "not-resumed"  # the client resumes the damaged file but not the repaired one
-    UNPROVEN = "unproven"  # no client to ask
-    ERROR = "error"  # the client failed or timed out: no verdict
-
+__all__ = ["ACCEPTED", "DamageRepair", "ProofSetup", "repair_session"]
 
 ACCEPTED: Final = frozenset({RepairVerdict.PROVEN, RepairVerdict.NOT_RESUMABLE, RepairVerdict.UNPROVEN})
-
-
-@dataclass(frozen=True, slots=True)
-class RepairProof:
-    """The verdict and the sizes behind it (content-free)."""
-
-    verdict: RepairVerdict
-    damaged_blocks: int = 0
-    repaired_blocks: int = 0
-    damaged_rejected: tuple[str, ...] = ()  # API rule codes the damaged context broke
-    repaired_rejected: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()  # labels of the damaged context's blocks the repaired one lacks
-
-
-class RepairJudge(Protocol):
-    """The client that proves a damage repair of its format's sessions."""
-
-    def prove_repair(
-        self,
-        damaged: Path,
-        repaired: Path,
-        *,
-        executable: Path,
-        timeout: float,
-        dropped: Collection[str],
-        reshaped: Collection[str],
-    ) -> RepairProof:
-        """Resume both staged files and judge the repaired one's context (`dropped`: the ids whose
-        results the repair dropped; `reshaped`: the calls whose input it edited). Raises the
-        client's own `JudgeError` when it fails or times out."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

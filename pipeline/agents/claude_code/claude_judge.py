@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pipeline.core.partition import Partition
     from pipeline.proof.claude_code.resume_verdict import ResumeVerdict
     from pipeline.proof.claude_code.sent_context import SentContext
-    from pipeline.proof.damage_repair import RepairProof
+    from pipeline.proof.repair_verdict import RepairProof
 
 __all__ = ["CLAUDE_CODE_JUDGE", "ClaudeCodeJudge"]
 

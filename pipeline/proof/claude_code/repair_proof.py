@@ -23,7 +23,7 @@ from pipeline.proof.claude_code.client import ResumeResult, resume
 from pipeline.proof.claude_code.expected import INTERRUPTED_RESULT
 from pipeline.proof.claude_code.model import resumed_model, with_recorded_window
 from pipeline.proof.claude_code.sent_context import SYNTHETIC_REPLY, SentContext
-from pipeline.proof.damage_repair import RepairProof, RepairVerdict
+from pipeline.proof.repair_verdict import RepairProof, RepairVerdict
 
 __all__ = ["context_losses", "prove_repair"]
 

@@ -18,7 +18,8 @@ from msgspec import UNSET
 
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.live_vocabulary import OperationState
-from pipeline.proof.damage_repair import DamageRepair, ProofSetup, RepairVerdict, repair_session
+from pipeline.proof.damage_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.repair_verdict import RepairVerdict
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.read_pages_repair import NOTHING_TO_REPAIR, REPAIRED, CandidateOverSource
