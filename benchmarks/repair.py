@@ -3,7 +3,7 @@
 For every Claude Code corpus session: each pairing defect planted at the latest tool result of the
 protected last round where the validator sees it, and the file torn inside its last record; with
 `--relink`, a parent link broken in the later half of the chain. Each damaged copy is repaired in
-this process (`pipeline.proof.claude_code.proven_repair`, the job the command runs) and resumed
+this process (`pipeline.proof.damage_repair`, the job the command runs) and resumed
 beside its repair in the pinned Claude Code. Counts: planted, repaired, refused (with the defect and
 reason), lines changed, every other line byte-identical, Claude Code's verdicts, and seconds per proof.
 

@@ -158,7 +158,8 @@ def _run_chain(
         return exc.resume_exit
     check = resume_check_section(verdict, round((time.perf_counter() - started) * 1000, 1))
     if args.json:
-        # Keyed by the format (`claude_code`), as before the context judges keyed theirs by flag.
+        # A chain judge's key is its format (`claude_code`), a context judge's its flag: each the key
+        # its reports have always had.
         key = judge.client.source_format.value.replace("-", "_")
         found = JudgeFound(path=str(executable), version=judge.version(executable))
         report = verify_report_type(key)(**{key: found}, **msgspec.structs.asdict(check))
