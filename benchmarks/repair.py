@@ -3,7 +3,7 @@
 For every Claude Code corpus session: each pairing defect planted at the latest tool result of the
 protected last round where the validator sees it, and the file torn inside its last record; with
 `--relink`, a parent link broken in the later half of the chain. Each damaged copy is repaired in
-this process (`pipeline.proof.claude_code.proven_repair`, the job the command runs) and resumed
+this process (`pipeline.proof.damage_repair`, the job the command runs) and resumed
 beside its repair in the pinned Claude Code. Counts: planted, repaired, refused (with the defect and
 reason), lines changed, every other line byte-identical, Claude Code's verdicts, and seconds per proof.
 
@@ -21,11 +21,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CORPUS, emit
 
+from pipeline.agents.claude_code.claude_judge import CLAUDE_CODE_JUDGE
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.core.topology.select import AUTO
 from pipeline.formats.detect import detect_format
 from pipeline.installed import require_claude_code
-from pipeline.proof.claude_code.proven_repair import ProofSetup, repair_session
+from pipeline.proof.damage_repair import ProofSetup, repair_session
 from pipeline.testing.settings import LIMITS
 from pipeline.testing.tail_damage import break_link, tail_plants, torn_tail
 from pipeline.vocabulary import SourceFormat
@@ -69,7 +70,7 @@ def _tally(
 
 
 def main() -> None:
-    setup = ProofSetup(require_claude_code().resolve(), TIMEOUT_SECONDS)
+    setup = ProofSetup(require_claude_code().resolve(), TIMEOUT_SECONDS, CLAUDE_CODE_JUDGE)
     files = [
         p for p in sorted(CORPUS.glob("*.jsonl")) if detect_format(p.read_bytes()) is SourceFormat.CLAUDE_CODE
     ]

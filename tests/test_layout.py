@@ -81,7 +81,7 @@ PACKAGES: Final = {
     "formats/unsupported": "the agents recognized but not processed yet: each one's signature",
     "formats/qwen_code": "Qwen Code sessions: decode, active branch, rebuilt history, sent messages, compose",
     "agents": "each agent's plug-in bound to the seam the jobs drive, and their registry",
-    "agents/claude_code": "Claude Code's active chain through the seam: bounding, carried state, its records and stamps",
+    "agents/claude_code": "Claude Code's active chain through the seam: its own parts of a compaction and its judge",
     "agents/codex": "Codex rollouts through the seam: session, evidence, the Codex CLI as judge",
     "agents/qwen_code": "Qwen Code sessions through the seam: session, evidence, the real Qwen Code as judge",
     "agents/gemini_cli": "Gemini CLI sessions through the seam: session, evidence, the Gemini CLI as judge",
@@ -697,20 +697,8 @@ AGENT_PACKAGES: Final = tuple(
 )
 REGISTRIES: Final = frozenset({"formats/registry.py", "agents/registry.py"})
 SEAM_SIDE: Final = ("jobs", "execute", "report", "cli")
-# Claude Code's judge is still called by name where its active-chain jobs run it (the compress
-# gate, verify-resume, the damage repair) and where live replacement builds a proven repair: routing these through `RESUME_JUDGES` needs the chain judge behind the judge
-# protocol first. A debt that only shrinks.
-CLAUDE_CODE_JUDGE_DEBT: Final = frozenset(
-    {
-        "cli/damage_repair_command.py",
-        "jobs/compress/proof.py",
-        "jobs/compress/repair_first.py",
-        "jobs/verify_resume.py",
-        "publish/live/decisions.py",
-        "publish/live/repair_candidate.py",
-        "publish/live/totals.py",
-    }
-)
+# Claude Code owes nothing: its active-chain jobs reach its format through `CHAIN_PARTS` and its
+# judge through `chain_judge`, and live replacement carries `proof/damage_repair`'s neutral types.
 
 
 def _agent_package(name: str) -> str | None:
@@ -725,19 +713,14 @@ def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
             yield line, inner
 
 
-def _debt(relative: str, target: str) -> bool:
-    """An import the debt list still allows: Claude Code's judge where listed."""
-    return target.startswith("proof.claude_code.") and relative in CLAUDE_CODE_JUDGE_DEBT
-
-
 def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
     against = []
     for relative, tree in _modules():
         if not relative.startswith(SEAM_SIDE) or relative in REGISTRIES:
             continue
-        for line, target in _agent_imports(tree):
-            if not _debt(relative, target):
-                against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
+        against += [
+            f"pipeline/{relative}:{line} imports pipeline.{target}" for line, target in _agent_imports(tree)
+        ]
     assert not against, "an agent named outside its packages (reach it through the seam):\n" + "\n".join(
         against
     )
@@ -753,20 +736,9 @@ def test_a_judge_is_imported_only_by_its_own_agent_and_the_registries() -> None:
         mine = home.split(".", 1)[1] if home else None
         for line, target in _agent_imports(tree):
             stage, agent = target.split(".")[:2]
-            if stage == "proof" and agent != mine and not _debt(relative, target):
+            if stage == "proof" and agent != mine:
                 against.append(f"pipeline/{relative}:{line} imports pipeline.{target}")
     assert not against, "a judge named outside its agent's packages:\n" + "\n".join(against)
-
-
-def test_the_debt_lists_name_only_modules_that_still_owe_them() -> None:
-    owing = {
-        (relative, target.split(".")[0])
-        for relative, tree in _modules()
-        for _, target in _agent_imports(tree)
-        if target.startswith(("formats.claude_code.", "proof.claude_code."))
-    }
-    paid = {relative for relative in CLAUDE_CODE_JUDGE_DEBT if (relative, "proof") not in owing}
-    assert not paid, f"paid off, remove from the list: {sorted(paid)}"
 
 
 def test_the_agent_check_knows_every_agent_package() -> None:
@@ -775,9 +747,6 @@ def test_the_agent_check_knows_every_agent_package() -> None:
         assert {f"{stage}.claude_code", f"{stage}.codex"} <= set(AGENT_PACKAGES)
     assert _agent_package("proof.codex.codex_client") == "proof.codex"
     assert _agent_package("proof.codex_client") is None  # a package, not a prefix of a name
-    assert _debt("jobs/compress/proof.py", "proof.claude_code.prove")
-    assert not _debt("jobs/compress/proof.py", "proof.codex.codex_prove")
-    assert not _debt("jobs/compress/stages.py", "formats.claude_code.build")  # the job debt is paid
 
 
 def test_the_agent_check_sees_an_agents_import() -> None:

@@ -2,8 +2,8 @@
 
 Claude Code is processed by its own jobs (its active chain, checkpoints and repairs have no
 item-context form yet), which reach its format's own parts through a `ChainFormat` here
-(`CHAIN_PARTS`); every other processed agent is a `ContextFormat` here. Detection and the
-default roots are `formats/registry.py`'s.
+(`CHAIN_PARTS`) and run its judge through `chain_judge` (`CHAIN_JUDGES`); every other processed
+agent is a `ContextFormat` here. Detection and the default roots are `formats/registry.py`'s.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from pipeline.agents.chain_judge import ChainJudge
 from pipeline.agents.claude_code.chain_parts import CLAUDE_CODE_CHAIN
+from pipeline.agents.claude_code.claude_judge import CLAUDE_CODE_JUDGE
 from pipeline.agents.codewhale import CODEWHALE
 from pipeline.agents.codex import CODEX
 from pipeline.agents.gemini_cli import GEMINI_CLI
@@ -22,7 +24,16 @@ from pipeline.agents.qwen_code import QWEN_CODE
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.vocabulary import SourceFormat
 
-__all__ = ["CHAIN_FORMATS", "CHAIN_PARTS", "CONTEXT_FORMATS", "RESUME_JUDGES", "context_format"]
+__all__ = [
+    "CHAIN_FORMATS",
+    "CHAIN_JUDGES",
+    "CHAIN_PARTS",
+    "CONTEXT_FORMATS",
+    "DAMAGE_REPAIR_FORMAT",
+    "RESUME_JUDGES",
+    "chain_judge",
+    "context_format",
+]
 
 CHAIN_FORMATS: Final = frozenset({SourceFormat.CLAUDE_CODE})
 """The formats processed by the active-chain jobs (`jobs/front.Analysis` and after)."""
@@ -49,3 +60,21 @@ RESUME_JUDGES: Final[Mapping[SourceFormat, ResumeJudge]] = MappingProxyType(
     }
 )
 """Each processed format's judge, in registry order: the client the resume gate runs for it."""
+
+
+# The active-chain formats' judges ----------------------------------------------------------
+# (the compress gate, verify-resume and the damage repair run them through `chain_judge`)
+
+CHAIN_JUDGES: Final[Mapping[SourceFormat, ChainJudge]] = MappingProxyType(
+    {SourceFormat.CLAUDE_CODE: CLAUDE_CODE_JUDGE}
+)
+"""Each active-chain format's judge (`CHAIN_FORMATS`)."""
+
+DAMAGE_REPAIR_FORMAT: Final = SourceFormat.CLAUDE_CODE
+"""The format `core.session_repair` repairs, whose judge proves `compaction repair`'s chain repairs;
+verify-resume judges a file of no processed format as this one's too (as before the seam)."""
+
+
+def chain_judge(source_format: SourceFormat) -> ChainJudge:
+    """The judge of an active-chain format; of any other, the damage repair format's."""
+    return CHAIN_JUDGES.get(source_format) or CHAIN_JUDGES[DAMAGE_REPAIR_FORMAT]

@@ -27,6 +27,7 @@ from typing import Final
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pipeline.agents.registry import DAMAGE_REPAIR_FORMAT, chain_judge
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME
@@ -39,7 +40,6 @@ from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.execute.process_pool import ProcessPoolInPlaceRunner
 from pipeline.execute.seam import report_path
 from pipeline.formats.rewrites import RewriteKind
-from pipeline.installed import find_claude_code, require_claude_code
 from pipeline.jobs.context_rewrite import RewriteOptions
 from pipeline.jobs.rewrite_published import (
     in_place_rewrite_report,
@@ -47,7 +47,7 @@ from pipeline.jobs.rewrite_published import (
     rewrite_builder,
 )
 from pipeline.live_vocabulary import OperationState
-from pipeline.proof.claude_code.proven_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.damage_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined, InPlaceOutcome
 from pipeline.publish.live.repair_candidate import (
@@ -82,13 +82,15 @@ def repair_settings(settings: Settings) -> SessionRepairOptions:
 
 
 def proof_setup(settings: Settings, *, verify: bool) -> ProofSetup:
-    """`--claude` (or `[verify] claude`), else the pinned or PATH's Claude Code; none: unproven."""
+    """The repaired format's judge: the client its flag (or config) names, else the pinned or PATH's;
+    none: unproven."""
+    judge = chain_judge(DAMAGE_REPAIR_FORMAT)
     timeout = settings.verify.resume_timeout_seconds
     if not verify:
-        return ProofSetup(None, timeout)
-    configured = settings.verify.claude
-    executable = require_claude_code(Path(configured)) if configured else find_claude_code()
-    return ProofSetup(executable.resolve() if executable else None, timeout)
+        return ProofSetup(None, timeout, judge)
+    configured = judge.client.named(settings.verify)
+    executable = judge.client.locate(Path(configured)) if configured else judge.find()
+    return ProofSetup(executable.resolve() if executable else None, timeout, judge)
 
 
 def _digest(options: SessionRepairOptions, setup: ProofSetup) -> str:
@@ -258,7 +260,7 @@ def _one_elsewhere(
     name = frozen.path.name
     if out is None:  # nothing is written, so nothing needs proving
         job = repair_session(
-            frozen.data, name, claude_options, ProofSetup(None, setup.timeout_seconds), scratch
+            frozen.data, name, claude_options, ProofSetup(None, setup.timeout_seconds, setup.judge), scratch
         )
         report = job_report(
             job, label=session.report_label, mode=mode, status=status_of(job), frozen_sha256=frozen.sha256

@@ -3,13 +3,14 @@
 A compaction summarizes the damage in the span it replaces; damage in the kept tail (the
 protected last round, where no cut can reach) used to refuse the session. With the repair on,
 any session whose active chain the validator finds in error is first given `compaction
-repair`'s minimal edits (`core.session_repair`), proven in Claude Code beside the damaged
-original (`proof.claude_code.proven_repair`) whenever the resume gate runs. The compaction then runs on the
-repaired bytes, staged in a scratch directory under the original's folder name: the gate resumes
-that copy as the original, so the chain of proof is original -> repaired (the repair's verdict)
--> candidate (the gate's). The original itself is never written; before the candidate is
-published its file is hashed again, as for any compaction. A repair that leaves a defect, or that
-Claude Code refutes, leaves the compaction to the original, and the report says which.
+repair`'s minimal edits (`core.session_repair`), proven by the session's own client beside the
+damaged original (`proof.damage_repair`, its format's judge) whenever the resume gate runs. The
+compaction then runs on the repaired bytes, staged in a scratch directory under the original's
+folder name: the gate resumes that copy as the original, so the chain of proof is original ->
+repaired (the repair's verdict) -> candidate (the gate's). The original itself is never written;
+before the candidate is published its file is hashed again, as for any compaction. A repair that
+leaves a defect, or that the client refutes, leaves the compaction to the original, and the
+report says which.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from pipeline.agents.registry import chain_judge
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.compress.options import CompressOptions, candidate_path
 from pipeline.jobs.compress.stages import Candidate, Publisher, Stop
 from pipeline.jobs.front import Analysis, open_source
-from pipeline.proof.claude_code.proven_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.damage_repair import DamageRepair, ProofSetup, repair_session
 from pipeline.read.load import file_sha256, frozen_source
 from pipeline.reasons import Reason, Refusal
 from pipeline.report.compression import OutputSection
@@ -43,7 +45,7 @@ __all__ = [
 
 REPAIRED: Final = "repaired"
 UNREPAIRED: Final = "unrepaired"  # a defect no repair can make safely: the file as it was
-REFUTED: Final = "refuted"  # Claude Code showed the repair wrong, or could not run
+REFUTED: Final = "refuted"  # the client showed the repair wrong, or could not run
 OFF: Final = "off"
 REMEDY: Final = "compaction repair (or compress --repair) fixes the damage first"
 
@@ -68,10 +70,12 @@ def repair_first(
     analysis: Analysis, options: CompressOptions, scratch: Path
 ) -> RepairedSource | DamageRepair:
     """The repaired session to compress, or the repair that was not made (nothing to do, a defect it
-    cannot repair, or Claude Code's refutation)."""
+    cannot repair, or the client's refutation)."""
     assert options.damage_repair is not None, "only a run with the repair on repairs first"
     setup = ProofSetup(
-        Path(options.claude) if options.claude else None, options.verify.resume_timeout_seconds
+        Path(options.claude) if options.claude else None,
+        options.verify.resume_timeout_seconds,
+        chain_judge(analysis.format),
     )
     job = repair_session(analysis.source.data, analysis.path.name, options.damage_repair, setup, scratch)
     repaired = job.plan.repaired

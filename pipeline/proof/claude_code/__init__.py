@@ -5,7 +5,8 @@ Messages API server, and the context it sends is compared with the original's.
 `staging` and `client` run Claude Code against it in a throwaway home; `sent_context` reads the
 request it sent, `reminders` the reminders it folds into one; `model` pins the model; `expected`
 models the context it rebuilds from a chain; `exclusions` lists the texts a compaction must never
-send; `resume_verdict` compares two contexts and `prove` runs both resumes and the verdict; `repair_proof` and
-`proven_repair` judge a damage repair. Import from the modules: the package itself stays empty so
-building the CLI parser does not load the client or server.
+send; `resume_verdict` compares two contexts and `prove` runs both resumes and the verdict;
+`repair_proof` judges a damage repair (`proof.damage_repair` plans and stages it). The seam binds
+them as the active chain's judge in `agents/claude_code`. Import from the modules: the package
+itself stays empty so building the CLI parser does not load the client or server.
 """

@@ -40,11 +40,11 @@ Exclusions = Callable[[str], Sequence[ExcludedText]]
 
 @dataclass(frozen=True, slots=True)
 class ProofOptions:
-    """How to run the proof: which Claude Code, how long a resume may take, what counts as a leak."""
+    """How to run the proof: which Claude Code, and how long a resume may take (what counts as a
+    leak is the exclusions' business)."""
 
     executable: str
     resume_timeout_seconds: float
-    min_excluded_text_chars: int
 
 
 def summary_texts(compacted: Path) -> tuple[str, ...]:

@@ -16,16 +16,16 @@ import json
 from collections import Counter
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.proof.claude_code.client import ResumeResult, resume
 from pipeline.proof.claude_code.expected import INTERRUPTED_RESULT
 from pipeline.proof.claude_code.model import resumed_model, with_recorded_window
 from pipeline.proof.claude_code.sent_context import SYNTHETIC_REPLY, SentContext
+from pipeline.proof.repair_verdict import RepairProof, RepairVerdict
 
-__all__ = ["RepairProof", "RepairVerdict", "context_losses", "prove_repair"]
+__all__ = ["context_losses", "prove_repair"]
 
 # What Claude Code writes itself, no record of the file: the text of a message it emptied by dropping
 # a broken block, the text it puts for a call it drops (a repeated id), and the reply it puts after
@@ -43,30 +43,6 @@ _MADE_UP_RESULTS = frozenset(
     {json.dumps(INTERRUPTED_RESULT), json.dumps("[Tool result missing due to internal error]")}
 )
 _LISTED = 20  # missing blocks named in a verdict: enough to see the pattern, a report stays small
-
-
-class RepairVerdict(StrEnum):
-    """What Claude Code made of a repaired session."""
-
-    PROVEN = "proven"
-    NOT_RESUMABLE = "not-resumable"  # Claude Code finds no conversation in the damaged file either
-    API_REJECTED = "api-rejected"  # the repaired context still breaks the API's rules
-    RECORDS_LOST = "records-lost"  # the repaired context lacks blocks the damaged one sent
-    NOT_RESUMED = "not-resumed"  # Claude Code resumes the damaged file but not the repaired one
-    UNPROVEN = "unproven"  # no Claude Code to ask
-    ERROR = "error"  # Claude Code failed or timed out: no verdict
-
-
-@dataclass(frozen=True, slots=True)
-class RepairProof:
-    """The verdict and the sizes behind it (content-free)."""
-
-    verdict: RepairVerdict
-    damaged_blocks: int = 0
-    repaired_blocks: int = 0
-    damaged_rejected: tuple[str, ...] = ()  # API rule codes the damaged context broke
-    repaired_rejected: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()  # labels of the damaged context's blocks the repaired one lacks
 
 
 def context_losses(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from pipeline.core.read_pages import RepairPlan
 from pipeline.live_vocabulary import Disposition
-from pipeline.proof.claude_code.proven_repair import DamageRepair
+from pipeline.proof.damage_repair import DamageRepair
 from pipeline.publish.live.activity import OpenFileProbe, OpenFiles
 from pipeline.publish.live.fingerprint import Fingerprint
 from pipeline.publish.live.receipt import Receipt
@@ -47,7 +47,7 @@ class Candidate:
 
     data: bytes
     validate: Validator  # re-run by the transaction on these bytes and on the published ones
-    proven: bool  # the resume gate compared it with the original in Claude Code
+    proven: bool  # the resume gate compared it with the original in its client
     status: str  # the job's status value (compressed, repaired)
     job: JobResult | None = None  # for the session's report
 

@@ -1,10 +1,10 @@
 """`compaction repair`, published: in place through the transaction, or as a candidate file.
 
-`damage_repair_builder` plugs the repair job (`pipeline.proof.claude_code.proven_repair`) into the
-in-place drive as a `BuildCandidate`: the candidate is the repaired bytes, proven in Claude Code
-first, and its validator checks, on the immutable candidate and again on the bytes re-read from the live
-path, that they are exactly the planned bytes, every line without a receipt unchanged, nothing
-left to repair and no new validator error. `write_damage_candidate` is the candidate mode: the
+`damage_repair_builder` plugs the repair job (`pipeline.proof.damage_repair`) into the in-place
+drive as a `BuildCandidate`: the candidate is the repaired bytes, proven by the setup's judge
+first, and its validator checks, on the immutable candidate and again on the bytes re-read from
+the live path, that they are exactly the planned bytes, every line without a receipt unchanged,
+nothing left to repair and no new validator error. `write_damage_candidate` is the candidate mode: the
 repaired bytes go to a separate output path and are re-read and checked the same way.
 """
 
@@ -18,8 +18,8 @@ from msgspec import UNSET
 
 from pipeline.core.session_repair import SessionRepairOptions, repair_failures
 from pipeline.live_vocabulary import OperationState
-from pipeline.proof.claude_code.proven_repair import DamageRepair, ProofSetup, repair_session
-from pipeline.proof.claude_code.repair_proof import RepairVerdict
+from pipeline.proof.damage_repair import DamageRepair, ProofSetup, repair_session
+from pipeline.proof.repair_verdict import RepairVerdict
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.publish.live.decisions import Candidate, Declined
 from pipeline.publish.live.read_pages_repair import NOTHING_TO_REPAIR, REPAIRED, CandidateOverSource
@@ -40,7 +40,7 @@ REFUSED = "refused"
 
 
 def declined_reasons(job: DamageRepair) -> tuple[str, ...]:
-    """Why a repair is not published: the defect left as it was, or Claude Code's verdict."""
+    """Why a repair is not published: the defect left as it was, or the judge's verdict."""
     if job.plan.unrepaired is not None:
         return (f"unrepaired-{job.plan.unrepaired.code}",)
     if job.proof is not None and not job.accepted:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from msgspec import UNSET, UnsetType
 
 from pipeline.core.read_pages import RepairPlan
-from pipeline.proof.claude_code.proven_repair import DamageRepair
+from pipeline.proof.damage_repair import DamageRepair
 from pipeline.publish.live.decisions import InPlaceOutcome
 from pipeline.publish.live.receipt import Receipt
 from pipeline.report.documents import Outcome

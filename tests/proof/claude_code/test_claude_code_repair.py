@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.claude_code.claude_judge import CLAUDE_CODE_JUDGE
 from pipeline.core.session_repair import (
     RepairAction,
     SessionRepairOptions,
@@ -23,7 +24,7 @@ from pipeline.core.session_repair import (
     repair_failures,
 )
 from pipeline.core.topology.select import AUTO
-from pipeline.proof.claude_code.proven_repair import ProofSetup, repair_session
+from pipeline.proof.damage_repair import ProofSetup, repair_session
 from pipeline.testing.fuzz import PAIRING, Mutation, plant, result_lines
 from pipeline.testing.invoke import compaction, reports
 from pipeline.testing.sessions import build_session
@@ -67,7 +68,7 @@ def _proven(
 
 @pytest.fixture(scope="module")
 def setup(claude_code: Path) -> ProofSetup:
-    return ProofSetup(claude_code.resolve(), TIMEOUT_SECONDS)
+    return ProofSetup(claude_code.resolve(), TIMEOUT_SECONDS, CLAUDE_CODE_JUDGE)
 
 
 @pytest.mark.parametrize("name", SESSIONS)

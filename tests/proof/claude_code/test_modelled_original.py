@@ -52,7 +52,7 @@ def modelled(source: Path) -> SentContext:
 
 def options(claude_code: Path) -> ProofOptions:
     verify = default_settings().verify
-    return ProofOptions(str(claude_code), verify.resume_timeout_seconds, verify.min_excluded_text_chars)
+    return ProofOptions(str(claude_code), verify.resume_timeout_seconds)
 
 
 def test_a_candidate_matches_the_modelled_original(claude_code: Path, session: tuple[Path, Path]) -> None:

@@ -1,11 +1,12 @@
-"""One session's repair, planned (`core.session_repair`) and proven in Claude Code (`repair_proof`).
+"""One session's damage repair, planned (`core.session_repair`) and proven by a judge.
 
-The proof resumes copies of the damaged and the repaired bytes in a scratch directory (never the
-live file) and is the judge of whether the repair may be published: proven, or a file Claude
-Code resumes in neither form (a subagent's sidechain), or no Claude Code at all, which the
-report names as unproven. A repair Claude Code shows to be wrong (the API still rejects it, a
-record is lost) is refused. It sits with the proof, below `publish`, because the in-place pass
-builds candidates with it.
+The judge (`proof.repair_verdict.RepairJudge`: the client of the session's format, which
+`agents/registry.py` hands out) resumes copies of the damaged and the repaired bytes in a scratch
+directory (never the live file) and is the one who says whether the repair may be published:
+proven, or a file its client resumes in neither form (a subagent's sidechain), or no client at
+all, which the report names as unproven. A repair the client shows to be wrong (the API still
+rejects it, a record is lost) is refused. It sits with the proof, below `publish`, because the
+in-place pass builds candidates with it; nothing here names an agent.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pipeline.core.session_repair import (
     SessionRepairPlan,
     plan_session_repair,
 )
-from pipeline.installed import ClaudeCodeError
-from pipeline.proof.claude_code.repair_proof import RepairProof, RepairVerdict, prove_repair
+from pipeline.installed import JudgeError
+from pipeline.proof.repair_verdict import RepairJudge, RepairProof, RepairVerdict
 
 __all__ = ["ACCEPTED", "DamageRepair", "ProofSetup", "repair_session"]
 
@@ -31,22 +32,23 @@ ACCEPTED: Final = frozenset({RepairVerdict.PROVEN, RepairVerdict.NOT_RESUMABLE, 
 
 @dataclass(frozen=True, slots=True)
 class ProofSetup:
-    """Which Claude Code proves repairs (None: none is installed, repairs are unproven)."""
+    """Which judge proves repairs, and its client (None: none is installed, repairs are unproven)."""
 
     executable: Path | None
     timeout_seconds: float
+    judge: RepairJudge
 
 
 @dataclass(frozen=True, slots=True)
 class DamageRepair:
-    """The plan, and Claude Code's verdict on it (None when there was nothing to repair)."""
+    """The plan, and the judge's verdict on it (None when there was nothing to repair)."""
 
     plan: SessionRepairPlan
     proof: RepairProof | None
 
     @property
     def accepted(self) -> bool:
-        """A repair to publish: planned, and not shown wrong by Claude Code."""
+        """A repair to publish: planned, and not shown wrong by the judge."""
         return self.plan.changed and self.proof is not None and self.proof.verdict in ACCEPTED
 
 
@@ -63,7 +65,7 @@ def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, s
             path.parent.mkdir(mode=0o700)
             path.write_bytes(content)
         try:
-            return prove_repair(
+            return setup.judge.prove_repair(
                 damaged,
                 repaired,
                 executable=setup.executable,
@@ -71,7 +73,7 @@ def _proof(data: bytes, plan: SessionRepairPlan, name: str, setup: ProofSetup, s
                 dropped=_ids(plan, RepairAction.DROP_RESULT),
                 reshaped=_ids(plan, RepairAction.DROP_READ_PAGES),
             )
-        except ClaudeCodeError:  # Claude Code failed or timed out: no verdict, nothing published
+        except JudgeError:  # the client failed or timed out: no verdict, nothing published
             return RepairProof(RepairVerdict.ERROR)
 
 
