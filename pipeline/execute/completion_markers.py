@@ -19,7 +19,6 @@ from pathlib import Path, PurePath
 from typing import Final
 
 import msgspec
-import structlog
 
 from pipeline import __version__
 from pipeline.report.completion import CompletionMarker, SourceStamp
@@ -47,7 +46,6 @@ from pipeline.report.documents import (
 
 __all__ = ["canonical", "marker_bytes", "note_ignored", "options_digest", "sha256_file", "vouched_outcome"]
 
-log = structlog.get_logger(__name__)
 
 HASH_BLOCK_BYTES: Final = 1 << 22  # a source is hashed in 4 MiB reads: one block in memory at a time
 _RUN_ONLY: Final = frozenset(
@@ -174,7 +172,9 @@ def _candidate_in_place(report: Report, outputs: Path | None) -> bool:
 
 def note_ignored(session: str, why: str) -> None:
     """The note of a marker not trusted (logged where the run's logging is: the executor's process)."""
-    log.warning("completion_marker_ignored", session=session, why=why)
+    import structlog  # noqa: PLC0415 - the executor's process only: a worker never starts logging
+
+    structlog.get_logger(__name__).warning("completion_marker_ignored", session=session, why=why)
 
 
 def _marker(data: bytes, session: str) -> CompletionMarker | str:

@@ -13,8 +13,8 @@ import errno
 import hashlib
 import os
 import stat
-import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -34,35 +34,52 @@ __all__ = [
 ]
 
 
-_BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this a thread's start-up outweighs the hash
+_BACKGROUND_DIGEST_FROM: Final = 256 * 1024  # bytes; below this the hand-over outweighs the hash
 _BOM: Final = b"\xef\xbb\xbf"
 _STORE_READS: Final = 3  # a database checkpointed this often while it is read is read next run
 WAL_SUFFIX: Final = "-wal"  # SQLite's write-ahead log beside its database
 
 
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class _HashingThreads:
+    """The process's hashing threads, started once and reused: a thread started per file made
+    every session wait for it to be scheduled (3-4 ms a file on a loaded machine). A forked child
+    inherits none of the threads, so it starts its own pool."""
+
+    def __init__(self) -> None:
+        self._pid, self._pool = os.getpid(), ThreadPoolExecutor(thread_name_prefix="sha256")
+
+    def submit(self, data: bytes) -> Future[str]:
+        if self._pid != os.getpid():
+            self._pid, self._pool = os.getpid(), ThreadPoolExecutor(thread_name_prefix="sha256")
+        return self._pool.submit(_sha256_hex, data)
+
+
+_HASHING: Final = _HashingThreads()
+
+
 class _Digest:
     """SHA-256 computed on another core while the file is indexed (hashlib releases the GIL).
 
-    A small file is hashed at once: starting and joining a thread costs more than hashing it.
+    A small file is hashed at once: handing it to another thread costs more than hashing it.
     """
 
     def __init__(self, data: bytes, known: str | None = None) -> None:
         self._value = known or ""
-        self._thread: threading.Thread | None = None
+        self._future: Future[str] | None = None
         if known is not None:
             return
         if len(data) < _BACKGROUND_DIGEST_FROM:
-            self._run(data)
+            self._value = _sha256_hex(data)
             return
-        self._thread = threading.Thread(target=self._run, args=(data,), name="sha256", daemon=True)
-        self._thread.start()
-
-    def _run(self, data: bytes) -> None:
-        self._value = hashlib.sha256(data).hexdigest()
+        self._future = _HASHING.submit(data)
 
     def value(self) -> str:
-        if self._thread is not None:
-            self._thread.join()
+        if self._future is not None:
+            self._value, self._future = self._future.result(), None
         return self._value
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import signal
 import socket
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,24 @@ def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"user"}\n')
     assert read_source(path).data == b'{"type":"user"}\n'
+
+
+def test_a_large_file_is_hashed_as_it_is_in_a_process_and_in_its_forked_child(tmp_path: Path) -> None:
+    """Large files are hashed on the process's reused threads; a forked child inherits none of
+    them and must start its own rather than wait on a thread that is not there."""
+    path = tmp_path / "big.jsonl"
+    data = b'{"type":"user"}\n' * 40_000  # past the size hashed on another thread
+    path.write_bytes(data)
+    expected = hashlib.sha256(data).hexdigest()
+    assert read_source(path).sha256 == expected  # the parent's hashing thread is started now
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads (3.12+)
+        child = os.fork()
+    if child == 0:
+        signal.alarm(30)  # a child waiting on a missing thread dies instead of hanging the test
+        os._exit(0 if read_source(path).sha256 == expected else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ usable pointer, it starts from that last row.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pipeline.core.graph import UuidGraph
@@ -42,9 +43,10 @@ class _Checkpoint:
     named: bool  # some pointer carried a leafUuid member at all
 
 
-def _checkpoint(view: RowView) -> _Checkpoint:
+def _checkpoint(view: RowView, rows: frozenset[int]) -> _Checkpoint:
     """Replay the pointers: a compact boundary forgets the checkpoint, a pointer naming `null`
-    with `explicit: true` clears it, and a row written after a pointer makes it not explicit."""
+    with `explicit: true` clears it, and a row written after a pointer (one of `rows`) makes it
+    not explicit."""
     leaf: str | None = None
     pointer_line: int | None = None
     explicit = ever = named = False
@@ -62,7 +64,7 @@ def _checkpoint(view: RowView) -> _Checkpoint:
             elif state is PointerState.NULL and record.pointer_explicit:
                 leaf, pointer_line, explicit, ever = None, None, False, False
             continue
-        if record.uuid is not None and view.counts_as_last(line):
+        if line in rows:
             explicit = False
         if record.compact_boundary:
             leaf, pointer_line, explicit, ever = None, None, False, False
@@ -180,19 +182,24 @@ def _continues_from(view: RowView, start: int, checkpoint: int, *, through_batch
     return False
 
 
-def _last_row(view: RowView) -> int | None:
-    rows = [line for line in view.graph.uuid_lines if view.counts_as_last(line)]
-    return rows[-1] if rows else None
+def _time_keys(view: RowView, lines: Iterable[int]) -> dict[int, int | str]:
+    """Each line's `timestamp` as a key that orders as its text does (`or ""`): the index's
+    compact stamp (fixed-width digits, so numeric order is the text's) with -1 for none, unless
+    some line holds another form; then the text itself, for every line."""
+    stamps = {line: view.record(line).stamp for line in lines}
+    if all(stamp is None or isinstance(stamp, int) for stamp in stamps.values()):
+        return {line: -1 if stamp is None else stamp for line, stamp in stamps.items()}
+    return {line: view.record(line).timestamp or "" for line in stamps}
 
 
-def _newest_below(view: RowView, last: int) -> int:
+def _newest_below(view: RowView, rows: frozenset[int], last: int) -> int:
     """The newest row descending from the last one (Claude Code, when no pointer names a leaf)."""
-    rows = {line for line in view.graph.uuid_lines if view.counts_as_last(line)}
-    newest = max(rows, key=lambda line: (view.record(line).timestamp or "", -line))
+    times = _time_keys(view, rows)
+    newest = max(rows, key=lambda line: (times[line], -line))
     if newest == last:
         return last
     below = [line for line in view.descendants(last) if line in rows]
-    return max(below, key=lambda line: (view.record(line).timestamp or "", line)) if below else last
+    return max(below, key=lambda line: (times[line], line)) if below else last
 
 
 def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
@@ -204,8 +211,10 @@ def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
     last row (or, where no pointer ever named a leaf, the newest row below it) is the start.
     """
     view = RowView(index, graph, sidechain=not graph.main_rows)
-    pointer = _checkpoint(view)
-    last = _last_row(view)
+    ordered = [line for line in graph.uuid_lines if view.counts_as_last(line)]  # once: every row, one call
+    rows = frozenset(ordered)
+    pointer = _checkpoint(view, rows)
+    last = ordered[-1] if ordered else None
     checkpoint = graph.line_of.get(pointer.leaf) if pointer.leaf else None
     if checkpoint is not None:
         below = (
@@ -217,5 +226,5 @@ def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
         return ResumeStart(last if below else checkpoint, checkpoint, pointer.pointer_line, below)
     if last is None:
         return ResumeStart(None, None, pointer.pointer_line, False)
-    start = last if pointer.named else _newest_below(view, last)
+    start = last if pointer.named else _newest_below(view, rows, last)
     return ResumeStart(start, None, pointer.pointer_line, False)

@@ -51,6 +51,10 @@ class RowView:
 
     def bridged_children(self, line: int) -> list[tuple[int, tuple[int, ...]]]:
         """Children of a row with progress rows passed through: (child, progress lines crossed)."""
+        children = self.graph.children.get(line, ())
+        records = self._records
+        if all(records[child - 1].type != RecordType.PROGRESS for child in children):  # type: ignore[union-attr]
+            return [(child, ()) for child in children]  # the common case: children are in line order
         found: list[tuple[int, tuple[int, ...]]] = []
         pending: list[tuple[int, tuple[int, ...]]] = [(line, ())]
         while pending:

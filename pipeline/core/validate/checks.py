@@ -14,6 +14,7 @@ from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.validate.pairing import check_pairing
 from pipeline.findings import Finding, LineFacts, reading_findings
+from pipeline.formats.claude_code.decode import RecordFlag
 from pipeline.formats.claude_code.records import (
     CompactMetadataRefs,
     RefState,
@@ -26,6 +27,7 @@ __all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
 
 C = FindingCode
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+_MALFORMED: Final = RecordFlag.UUID_MALFORMED.value | RecordFlag.PARENT_MALFORMED.value  # one test a line
 READING_CODES: Final = frozenset({C.LINE_NOT_JSON, C.LINE_NOT_OBJECT, C.LINE_TRUNCATED, C.BLANK_LINE})
 """Lines Claude Code skips as well, so a compaction that leaves them out changes nothing it reads.
 
@@ -66,20 +68,22 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
             )
         )
     cross_session = 0
-    for number, record in enumerate(index.records, 1):
+    records, parents = index.records, graph.parent_line  # read directly: this runs for every line
+    for number, record in enumerate(records, 1):
         if record is None:
             continue
         on_chain = number in active
-        if record.uuid_malformed:
-            findings.append(Finding(C.MALFORMED_UUID, W, line=number))
-        if record.parent_malformed:
-            findings.append(Finding(C.MALFORMED_PARENT, E if on_chain else W, line=number))
-        parent_line = graph.parent_of(number)
+        if record.flags & _MALFORMED:
+            if record.uuid_malformed:
+                findings.append(Finding(C.MALFORMED_UUID, W, line=number))
+            if record.parent_malformed:
+                findings.append(Finding(C.MALFORMED_PARENT, E if on_chain else W, line=number))
+        parent_line = parents[number - 1]
         if record.parent is not None and parent_line == 0 and not on_chain:
             # Subagent transcripts point into their parent session's file by design.
             findings.append(Finding(C.DANGLING_PARENT, INFO if record.sidechain else W, line=number))
         if parent_line:
-            parent = index.record(parent_line)
+            parent = records[parent_line - 1]
             if parent is not None and record.session and parent.session and record.session != parent.session:
                 cross_session += not on_chain
     if cross_session:

@@ -18,6 +18,7 @@ from typing import Final
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.vocabulary import FindingCode, Role, Severity
 
 __all__ = ["API_PAIRING_CODES", "ApiMessage", "PairingResult", "api_messages", "check_pairing"]
@@ -69,33 +70,31 @@ class PairingResult:
     message_count: int
 
 
-def _single(index: LineIndex, line: int) -> ApiMessage:
-    record = index.record(line)
-    assert record is not None
+def _message(records: list[DecodedRecord], lines: list[int]) -> ApiMessage:
+    """One API message of consecutive chain lines (their records), built once."""
+    first = records[0]
+    if len(records) == 1:  # most messages are one line: no joins to make
+        return ApiMessage(
+            role=first.role or first.type or "",
+            lines=(lines[0],),
+            uuids=(first.uuid,) if first.uuid else (),
+            blocks=first.blocks,
+            block_lines=(lines[0],) * len(first.blocks),
+            uses=first.tool_uses,
+            results=first.tool_results,
+            message_id=first.message_id,
+            source=first.source_tool_assistant,
+        )
     return ApiMessage(
-        role=record.role or record.type or "",
-        lines=(line,),
-        uuids=(record.uuid,) if record.uuid else (),
-        blocks=record.blocks,
-        block_lines=(line,) * len(record.blocks),
-        uses=record.tool_uses,
-        results=record.tool_results,
-        message_id=record.message_id,
-        source=record.source_tool_assistant,
-    )
-
-
-def _join(first: ApiMessage, second: ApiMessage) -> ApiMessage:
-    return ApiMessage(
-        role=first.role,
-        lines=first.lines + second.lines,
-        uuids=first.uuids + second.uuids,
-        blocks=first.blocks + second.blocks,
-        block_lines=first.block_lines + second.block_lines,
-        uses=first.uses + second.uses,
-        results=first.results + second.results,
+        role=first.role or first.type or "",
+        lines=tuple(lines),
+        uuids=tuple(record.uuid for record in records if record.uuid),
+        blocks="".join(record.blocks for record in records),
+        block_lines=tuple(line for record, line in zip(records, lines, strict=True) for _ in record.blocks),
+        uses=tuple(tool for record in records for tool in record.tool_uses),
+        results=tuple(tool for record in records for tool in record.tool_results),
         message_id=first.message_id,
-        source=first.source,
+        source=first.source_tool_assistant,
     )
 
 
@@ -104,32 +103,44 @@ def api_messages(index: LineIndex, chain: tuple[int, ...]) -> tuple[ApiMessage, 
 
     Consecutive user lines form one message. An assistant line joins the earlier assistant
     message with the same `message.id` when only tool-result user messages lie between them, so
-    parallel calls become one message of calls followed by one message of results.
+    parallel calls become one message of calls followed by one message of results. The lines are
+    grouped first and each message is built once (joining message by message copied every
+    earlier block again: quadratic in a long run of fragments).
     """
-    singles = [
-        _single(index, line) for line in chain if (record := index.record(line)) is not None and record.is_api
-    ]
-    merged: list[ApiMessage] = []
-    for message in singles:
-        if message.role == Role.USER and merged and merged[-1].role == Role.USER:
-            merged[-1] = _join(merged[-1], message)
+    groups: list[tuple[list[DecodedRecord], list[int]]] = []
+    roles: list[str] = []  # each group's role, message id and whether some block is not a result
+    ids: list[str | None] = []
+    other_blocks: list[bool] = []
+    for line in chain:
+        record = index.record(line)
+        if record is None or not record.is_api:
             continue
-        if message.role == Role.ASSISTANT and message.message_id is not None:
-            target = _same_call_target(merged, message.message_id)
-            if target is not None:
-                merged[target] = _join(merged[target], message)
-                continue
-        merged.append(message)
-    return tuple(merged)
+        role = record.role or record.type or ""
+        position = None
+        if role == Role.USER and roles and roles[-1] == Role.USER:
+            position = len(groups) - 1
+        elif role == Role.ASSISTANT and record.message_id is not None:
+            position = _same_call_target(roles, ids, other_blocks, record.message_id)
+        if position is None:
+            groups.append(([record], [line]))
+            roles.append(role)
+            ids.append(record.message_id)
+            other_blocks.append(bool(record.blocks.strip("R")))
+            continue
+        groups[position][0].append(record)
+        groups[position][1].append(line)
+        other_blocks[position] = other_blocks[position] or bool(record.blocks.strip("R"))
+    return tuple(_message(records, lines) for records, lines in groups)
 
 
-def _same_call_target(merged: list[ApiMessage], message_id: str) -> int | None:
+def _same_call_target(
+    roles: list[str], ids: list[str | None], other_blocks: list[bool], message_id: str
+) -> int | None:
     """The earlier assistant message this fragment continues, across tool-result-only users."""
-    for position in range(len(merged) - 1, -1, -1):
-        candidate = merged[position]
-        if candidate.role == Role.ASSISTANT:
-            return position if candidate.message_id == message_id else None
-        if candidate.blocks.strip("R"):
+    for position in range(len(roles) - 1, -1, -1):
+        if roles[position] == Role.ASSISTANT:
+            return position if ids[position] == message_id else None
+        if other_blocks[position]:
             return None
     return None
 
@@ -157,11 +168,13 @@ def _id_findings(messages: tuple[ApiMessage, ...]) -> list[Finding]:
     uses: dict[str, list[int]] = defaultdict(list)
     results: dict[str, list[int]] = defaultdict(list)
     for message in messages:
+        seen = {"U": 0, "R": 0}  # blocks of each kind so far: the ordinal of the next one's id
         for position, code in enumerate(message.blocks):
             if code not in "UR":
                 continue
             line = message.block_lines[position]
-            ordinal = message.blocks[: position + 1].count(code) - 1
+            ordinal = seen[code]
+            seen[code] = ordinal + 1
             tool_id = (message.uses if code == "U" else message.results)[ordinal]
             if not tool_id:
                 findings.append(Finding(FindingCode.TOOL_ID_MALFORMED, E, line=line))
