@@ -181,12 +181,14 @@ def write_summary(
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
         result = _compose(items, priors, state, options, PriorMode.VERBATIM, verbatim_budget)
         if len(result.text) <= verbatim_budget:
-            return result
+            return _whole_prompts(items, priors, state, options, result)
         fallback = FallbackReason.VERBATIM_OVER_BUDGET
     mode = PriorMode.FOLDED if priors else PriorMode.NONE
     result = _compose(items, priors, state, options, mode, budget)
     if len(result.text) > budget:
         result = _fitted(items, priors, state, options, budget, needed=len(result.text))
+    else:
+        result = _whole_prompts(items, priors, state, options, result)
     return replace(result, fallback_reason=fallback)
 
 
@@ -197,8 +199,10 @@ def _compose(
     options: SummaryOptions,
     mode: PriorMode,
     budget: int,
+    whole: frozenset[int] = frozenset(),
 ) -> SummaryResult:
-    """Everything the evidence holds, within the options' own bounds."""
+    """Everything the evidence holds, within the options' own bounds (the prompts at lines `whole`
+    kept whole in Constraints, past `max_prompt_chars`)."""
     sections = Sections()
     for prior in priors:
         if mode is PriorMode.VERBATIM:
@@ -210,9 +214,31 @@ def _compose(
     prompts = human_prompts(items)
     asked = [Bullet(bounded_prompt(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
+    said = [Bullet(p.text, a.lines) if p.line in whole else a for p, a in zip(prompts, asked, strict=True)]
     # every prompt and every refusal, in line order: exempt from the bullet cap
-    sections.add(Heading.CONSTRAINTS, _with_refusals(asked, state, options), None)
+    sections.add(Heading.CONSTRAINTS, _with_refusals(said, state, options), None)
     return _result(sections, state, bounds, priors, mode, budget)
+
+
+def _whole_prompts(
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
+    result: SummaryResult,
+) -> SummaryResult:
+    """The summary with the prompts `max_prompt_chars` cut kept whole, newest first, while its
+    room holds them: a long paste is the user's own words, and what a cut loses a resumed agent
+    cannot ask for again. A summary with no such prompt is returned as it is."""
+    long = [p.line for p in reversed(human_prompts(items)) if len(p.text) > options.max_prompt_chars]
+    if not long:
+        return result
+    whole: frozenset[int] = frozenset()
+    for line in long:  # one compose each: a summary within its room holds few prompts past the bound
+        trial = _compose(items, priors, state, options, result.prior_mode, result.budget, whole | {line})
+        if len(trial.text) <= result.budget:
+            whole, result = whole | {line}, trial
+    return result
 
 
 def _with_refusals(asked: list[Bullet], state: DeterministicState, options: SummaryOptions) -> list[Bullet]:
