@@ -200,9 +200,11 @@ def _compose(
     mode: PriorMode,
     budget: int,
     whole: frozenset[int] = frozenset(),
+    prose: tuple[int, int] | None = None,
 ) -> SummaryResult:
     """Everything the evidence holds, within the options' own bounds (the prompts at lines `whole`
-    kept whole in Constraints, past `max_prompt_chars`)."""
+    kept whole in Constraints, past `max_prompt_chars`; the assistant's prose within `prose`'s
+    bullets and characters, when given)."""
     sections = Sections()
     for prior in priors:
         if mode is PriorMode.VERBATIM:
@@ -211,6 +213,8 @@ def _compose(
             sections.carry(read_prior(prior.text, prior.line, options.max_quote_chars))
     bounds = options.bounds()
     derive_sections(sections, items, state, bounds, options.max_bullets_per_section)
+    if prose is not None:
+        sections.cap_prose(*prose)
     prompts = human_prompts(items)
     asked = [Bullet(bounded_prompt(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
@@ -229,15 +233,25 @@ def _whole_prompts(
 ) -> SummaryResult:
     """The summary with the prompts `max_prompt_chars` cut kept whole, newest first, while its
     room holds them: a long paste is the user's own words, and what a cut loses a resumed agent
-    cannot ask for again. A summary with no such prompt is returned as it is."""
+    cannot ask for again. The assistant's prose gives its room first, rung by rung of `LADDER`
+    (the lists, errors and appendix keep theirs). A summary with no such prompt is returned as it is.
+    """
     long = [p.line for p in reversed(human_prompts(items)) if len(p.text) > options.max_prompt_chars]
     if not long:
         return result
+    widest = options.bounds()
+    rungs = [(r.bullets_per_section, r.quote_chars) for r in (rung.within(widest) for rung in LADDER)]
+    proses = [None, *dict.fromkeys(p for p in rungs if p != (widest.bullets_per_section, widest.quote_chars))]
     whole: frozenset[int] = frozenset()
-    for line in long:  # one compose each: a summary within its room holds few prompts past the bound
-        trial = _compose(items, priors, state, options, result.prior_mode, result.budget, whole | {line})
-        if len(trial.text) <= result.budget:
-            whole, result = whole | {line}, trial
+    level = 0  # the prose never grows back: an older prompt gets what the newer ones left
+    for line in long:  # a summary within its room holds few prompts past the bound
+        for at in range(level, len(proses)):
+            trial = _compose(
+                items, priors, state, options, result.prior_mode, result.budget, whole | {line}, proses[at]
+            )
+            if len(trial.text) <= result.budget:
+                whole, result, level = whole | {line}, trial, at
+                break
     return result
 
 

@@ -204,12 +204,32 @@ def test_a_long_prompt_is_kept_whole_while_the_room_holds_it_the_newest_first() 
     assert bullet_texts(roomy.text, Heading.CONSTRAINTS) == [older, newer]
     goal = bullet_texts(roomy.text, Heading.GOAL)
     assert all("more characters at L" in text for text in goal)  # Goal points at them, bounded
-    options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1)  # not both whole
+    # not both whole: short of more than the older one's cut and what the prose could give
+    options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1000)
     result = summarize(b, options=options)
     assert len(result.text) <= options.char_budget and result.fit is None
     kept = bullet_texts(result.text, Heading.CONSTRAINTS)
     assert kept[1] == newer  # whole: the room holds it
     assert kept[0] != older and "more characters at L" in kept[0]  # the older one keeps its bound
+
+
+def test_the_assistants_prose_gives_its_room_to_a_long_prompt_before_the_prompt_is_cut() -> None:
+    b = TranscriptBuilder(seed=5)
+    message, _ = _pasted_har(90)
+    for turn in range(30):
+        b.user(f"Step {turn}: go on with the parser")
+        b.tool_call("Read", {"file_path": f"/repo/src/part_{turn}.py"}, "ok")
+        b.assistant(b.text(f"Finished step {turn}. " + "The parser now handles one more case. " * 12))
+    b.user(message)
+    roomy = summarize(b, options=summary_options(max_prompt_chars=1000))
+    options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1)
+    result = summarize(b, options=options)
+    assert len(result.text) <= options.char_budget
+    assert bullet_texts(result.text, Heading.CONSTRAINTS)[-1] == message  # kept whole
+    assert len(bullet_texts(result.text, Heading.COMPLETED)) < len(
+        bullet_texts(roomy.text, Heading.COMPLETED)
+    )
+    assert section(result.text, Heading.FILES) == section(roomy.text, Heading.FILES)  # the lists keep theirs
 
 
 def test_empty_sections_say_none() -> None:
