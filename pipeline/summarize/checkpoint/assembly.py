@@ -42,8 +42,10 @@ TRAIL_SECTIONS: Final = frozenset({Heading.ERRORS})
 LIST_SECTIONS: Final = frozenset({Heading.FILES, Heading.COMMANDS})
 """Complete lists (`listing`): never capped nor cut, grouped more coarsely when the room is short."""
 ERROR_CHARS: Final = 800  # a failure's label, subject and telling lines: never cut below this
-PROSE_SECTIONS: Final = (Heading.COMPLETED, Heading.IN_PROGRESS, Heading.DECISIONS, Heading.NEXT_STEPS)
-"""Sections that quote the assistant's prose: they give their room to the user's words first."""
+PROSE_SECTIONS: Final = (Heading.COMPLETED, Heading.DECISIONS)
+"""Sections that quote the assistant's prose and nothing a resumed agent is probed for: they give
+their room to the user's words first (Work in progress and Exact next steps hold the work at the
+cut, the latest update and the open todos; identifiers are in the appendix)."""
 
 
 @dataclass(slots=True)

@@ -233,9 +233,9 @@ def _whole_prompts(
 ) -> SummaryResult:
     """The summary with the prompts `max_prompt_chars` cut kept whole, newest first, while its
     room holds them: a long paste is the user's own words, and what a cut loses a resumed agent
-    cannot ask for again. The assistant's prose gives its room first, rung by rung of `LADDER`
-    (the lists, errors and appendix keep theirs). A summary with no such prompt is returned as it is.
-    """
+    cannot ask for again. The assistant's prose (`PROSE_SECTIONS`) gives its room first, rung by
+    rung of `LADDER` (every other section keeps its own). A summary with no such prompt is returned
+    as it is."""
     long = [p.line for p in reversed(human_prompts(items)) if len(p.text) > options.max_prompt_chars]
     if not long:
         return result

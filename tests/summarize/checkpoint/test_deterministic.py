@@ -221,15 +221,16 @@ def test_the_assistants_prose_gives_its_room_to_a_long_prompt_before_the_prompt_
         b.tool_call("Read", {"file_path": f"/repo/src/part_{turn}.py"}, "ok")
         b.assistant(b.text(f"Finished step {turn}. " + "The parser now handles one more case. " * 12))
     b.user(message)
+    b.assistant(b.text("Reading the HAR now: " + "the stylesheet request is the one that failed. " * 12))
     roomy = summarize(b, options=summary_options(max_prompt_chars=1000))
     options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1)
     result = summarize(b, options=options)
     assert len(result.text) <= options.char_budget
     assert bullet_texts(result.text, Heading.CONSTRAINTS)[-1] == message  # kept whole
-    assert len(bullet_texts(result.text, Heading.COMPLETED)) < len(
-        bullet_texts(roomy.text, Heading.COMPLETED)
-    )
-    assert section(result.text, Heading.FILES) == section(roomy.text, Heading.FILES)  # the lists keep theirs
+    completed = [bullet_texts(text, Heading.COMPLETED) for text in (result.text, roomy.text)]
+    assert len(completed[0]) < len(completed[1])
+    for heading in (Heading.FILES, Heading.IN_PROGRESS):  # the lists and the work at the cut keep theirs
+        assert section(result.text, heading) == section(roomy.text, heading)
 
 
 def test_empty_sections_say_none() -> None:
