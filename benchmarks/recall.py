@@ -225,9 +225,9 @@ FLOOR_SECTIONS = (
 
 def floor(path: Path, lines: int) -> dict[str, int]:
     """The characters the probed facts of a session's summarized span (its first `lines` lines)
-    need: every human message and every list whole, the assistant's prose at one bullet of 60
-    characters a section. Past the budget, no reduction of the span keeps more than the budget
-    holds of this."""
+    take written whole: every human message and every list, the assistant's prose at one bullet
+    of 60 characters a section. A fitted summary needs somewhat less (a command its Errors name
+    is not named again), but no reduction of the span holds much more of them than its budget."""
     from pipeline.core.index import build_index  # noqa: PLC0415 - after sys.path is set
     from pipeline.summarize import extract_evidence, write_summary  # noqa: PLC0415
     from pipeline.testing.settings import LIMITS, summary_options  # noqa: PLC0415
