@@ -18,9 +18,10 @@ from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.allocation import ListsCarried, allocate, list_levers
-from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
+from pipeline.summarize.checkpoint.appendix import render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
 from pipeline.summarize.checkpoint.bullets import refusal_bullets
+from pipeline.summarize.checkpoint.chunked import Partial, reduced, span_state
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -47,10 +48,8 @@ from pipeline.summarize.checkpoint.fitting import (
     floor_chars,
     prompt_units,
 )
-from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
-from pipeline.summarize.evidence.references import collect_references
-from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
+from pipeline.summarize.evidence.work_state import DeterministicState
 
 __all__ = [
     "MIN_CHAR_BUDGET",
@@ -63,6 +62,7 @@ __all__ = [
     "SummaryBudgetExceeded",
     "SummaryOptions",
     "SummaryResult",
+    "write_partial",
     "write_summary",
 ]
 
@@ -127,6 +127,7 @@ class SummaryOptions(SummarySettings):
             "max_file_operations",
             "max_validation_records",
             "max_active_work_records",
+            "chunk_evidence_items",
         ):
             if getattr(self, name) < 1:
                 raise InvalidSummaryOptions(name, getattr(self, name), 1)
@@ -167,15 +168,25 @@ def write_summary(
     """The checkpoint and appendix for `items`, within `room` characters (default: the budget).
 
     A summary that holds everything within its room is returned as it is; one that does not is
-    fitted (`fitting`): it never fails for size.
+    fitted (`fitting`): it never fails for size. A span of more than `chunk_evidence_items` items
+    is read in chunks and merged in rounds (`chunked`), then written and fitted as one.
     """
+    if len(items) > options.chunk_evidence_items:
+        return write_partial(reduced(items, options.chunk_evidence_items).partial, options, room)
+    return _written(items, span_state(items), options, room)
+
+
+def write_partial(partial: Partial, options: SummaryOptions, room: int | None = None) -> SummaryResult:
+    """The checkpoint and appendix of a span read into `partial` (`write_summary`)."""
+    return _written(partial.quoted, partial.state, options, room)
+
+
+def _written(
+    items: Sequence[EvidenceItem], state: DeterministicState, options: SummaryOptions, room: int | None
+) -> SummaryResult:
     # A room under the minimum (a head of many pinned anchors) still gets it: the headings need it.
     budget = options.char_budget if room is None else max(MIN_CHAR_BUDGET, min(room, options.char_budget))
     priors = tuple(item for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY)
-    carried = [parse_appendix(_own_part(p.text), p.line) for p in priors]
-    state = collect_state(items, carried)
-    references = collect_references(items, [ref for prior in carried for ref in prior.references])
-    state = replace(state, references=references, failures=collect_failures(items))
     fallback = None
     if options.preserve_prior_verbatim and priors:
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
@@ -406,11 +417,6 @@ def _chars_besides_constraints(sections: Sections, state: DeterministicState, bo
     placeholder = render_section(Heading.CONSTRAINTS, [], sections.omitted[Heading.CONSTRAINTS])
     heading = len(HEADING + Heading.CONSTRAINTS)
     return len(checkpoint) - len(placeholder) + heading + len(_appendix(state, bounds)) + 3
-
-
-def _own_part(text: str) -> str:
-    start = checkpoint_start(text)
-    return "" if start is None else text[start:]
 
 
 def _verbatim(prior: EvidenceItem) -> Bullet:

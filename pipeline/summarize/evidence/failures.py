@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
@@ -26,6 +26,7 @@ __all__ = [
     "SAME_COMMAND_PASSED",
     "FailureRecord",
     "collect_failures",
+    "merged_failures",
     "reports_failures",
     "run_outcome",
 ]
@@ -241,6 +242,26 @@ def collect_failures(items: Sequence[EvidenceItem]) -> tuple[FailureRecord, ...]
         records[key] = FailureRecord(
             tool, call.outcome, status, call.subject, details, lines, times, resolved_at, resolution, by_user
         )
+    return tuple(records.values())
+
+
+def merged_failures(
+    earlier: Sequence[FailureRecord], later: Sequence[FailureRecord], passed: Mapping[str, int]
+) -> tuple[FailureRecord, ...]:
+    """The failures of two consecutive spans read apart, as one span's: the same failure again is
+    one record at its latest occurrence, its times summed. An earlier shell failure still open is
+    resolved when `later`'s latest run of the same command passed (`passed`: command, white space
+    made one, to its line); other resolutions across the seam are not seen."""
+    records: dict[tuple[str, str, tuple[str, ...]], FailureRecord] = {}
+    for old in earlier:
+        line = passed.get(old.subject) if old.tool in SHELL_TOOLS else None
+        resolved = old.resolved_at is None and line is not None
+        record = replace(old, resolved_at=line, resolution=SAME_COMMAND_PASSED) if resolved else old
+        records[(record.tool, record.subject, record.details)] = record
+    for record in later:
+        key = (record.tool, record.subject, record.details)
+        before = records.pop(key, None)
+        records[key] = record if before is None else replace(record, times=before.times + record.times)
     return tuple(records.values())
 
 
