@@ -13,6 +13,7 @@ summary figures when present, else the config's).
     python benchmarks/recall.py --repo /work/main    # the same sessions through another checkout
     python benchmarks/recall.py --wider              # and two wider sessions, past what the budget holds
     python benchmarks/recall.py --wider --floor      # and what their probed facts need, every list whole
+    python benchmarks/recall.py --wider --config chunks.toml   # e.g. [summary] chunk_evidence_items = 500
 """
 
 from __future__ import annotations
@@ -168,11 +169,15 @@ def _band(tokens: int) -> str:
     return next(name for name, low, high in BANDS if tokens >= low and (high is None or tokens < high))
 
 
-def run(repo: Path, python: str, root: Path, out: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
-    """`compaction compress` of `root` through `repo`'s code; its per-session reports."""
+def run(
+    repo: Path, python: str, root: Path, out: Path, jobs: int, config: Path | None = None
+) -> tuple[list[dict[str, Any]], float]:
+    """`compaction compress` of `root` through `repo`'s code (with `config` over the defaults when
+    given); its per-session reports."""
     if out.exists():
         subprocess.run(["rm", "-rf", str(out)], check=True)
     args = ["compress", str(root), "--jobs", str(jobs), "--out", str(out), "--no-verify-resume"]
+    args += [] if config is None else ["--config", str(config.resolve())]
     started = time.perf_counter()
     subprocess.run(
         [python, "-m", "pipeline", *args, "--strategy", "summary", "--quiet"],
@@ -286,6 +291,9 @@ def main() -> None:
         action="store_true",
         help="also the characters each compressed session's probed facts need, every list whole",
     )
+    parser.add_argument(
+        "--config", type=Path, help="a config file over the defaults (a small chunk_evidence_items chunks)"
+    )
     parser.add_argument("--tag", default="recall", help="names its report folders under --work")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recall-benchmark"), help="fleet and reports")
     args = parser.parse_args()
@@ -296,7 +304,8 @@ def main() -> None:
     if not args.no_corpus:
         roots["corpus"] = CORPUS
     for name, root in roots.items():
-        reports, seconds = run(args.repo, args.python, root, args.work / f"{args.tag}-{name}", args.jobs)
+        out = args.work / f"{args.tag}-{name}"
+        reports, seconds = run(args.repo, args.python, root, out, args.jobs, args.config)
         table = banded(reports)
         print_table(f"{name} ({args.repo}): recall per class and band", table)
         figures: dict[str, object] = {
