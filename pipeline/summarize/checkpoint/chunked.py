@@ -20,18 +20,17 @@ command passing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Final
 
 from pipeline.summarize.checkpoint.appendix import parse_appendix
 from pipeline.summarize.checkpoint.bullets import ANSWERING_TOOLS, DECISION_PATTERN
 from pipeline.summarize.checkpoint.document import checkpoint_start
-from pipeline.summarize.evidence.failures import collect_failures, merged_failures
+from pipeline.summarize.evidence.failures import collect_failures, first_passes, merged_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
-from pipeline.summarize.evidence.shell import CommandOutcome
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state, merged_state
 
 __all__ = [
@@ -58,6 +57,7 @@ class Partial:
 
     state: DeterministicState
     quoted: tuple[EvidenceItem, ...]
+    passes: Mapping[str, int] = field(default_factory=dict)  # a chunk's: `first_passes`, for the merge
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ def reduced(
 ) -> Reduction:
     """`items` read chunk by chunk and merged in rounds: `max_merged` partials a merge, `max_rounds`
     rounds, the last taking all that is left. Only one chunk is read at a time."""
-    partials: Iterable[Partial] = (partial_of(chunk) for chunk in _chunks(items, chunk_items))
+    partials: Iterable[Partial] = (_chunk_partial(chunk) for chunk in _chunks(items, chunk_items))
     count = 0
 
     def counted(stream: Iterable[Partial]) -> Iterator[Partial]:
@@ -106,6 +106,10 @@ def reduced(
         width = len(merged) if len(rounds) == max_rounds - 1 else max_merged
         merged = list(_merge_round(merged, width, rounds))
     return Reduction(merged[0], count, tuple(rounds))
+
+
+def _chunk_partial(items: Sequence[EvidenceItem]) -> Partial:
+    return Partial(span_state(items), _quoted(items), first_passes(items))
 
 
 def _merge_round(partials: Iterable[Partial], width: int, rounds: list[tuple[int, ...]]) -> Iterator[Partial]:
@@ -123,15 +127,11 @@ def _merge_round(partials: Iterable[Partial], width: int, rounds: list[tuple[int
 
 def _merged(earlier: Partial, later: Partial) -> Partial:
     state = merged_state(earlier.state, later.state)
-    passed = {
-        " ".join(record.command.split()): record.lines[0]
-        for record in later.state.commands
-        if record.outcome is CommandOutcome.PASSED
-    }
-    failures = merged_failures(earlier.state.failures, later.state.failures, passed)
+    failures = merged_failures(earlier.state.failures, later.state.failures, later.passes)
     references = collect_references((), [*earlier.state.references, *later.state.references])
     state = replace(state, references=references, failures=failures)
-    return Partial(state, _quoted([*earlier.quoted, *later.quoted]))
+    passes = {**later.passes, **earlier.passes}  # the first pass of each command
+    return Partial(state, _quoted([*earlier.quoted, *later.quoted]), passes)
 
 
 def _chunks(items: Sequence[EvidenceItem], size: int) -> Iterator[Sequence[EvidenceItem]]:

@@ -26,6 +26,7 @@ __all__ = [
     "SAME_COMMAND_PASSED",
     "FailureRecord",
     "collect_failures",
+    "first_passes",
     "merged_failures",
     "reports_failures",
     "run_outcome",
@@ -245,13 +246,23 @@ def collect_failures(items: Sequence[EvidenceItem]) -> tuple[FailureRecord, ...]
     return tuple(records.values())
 
 
+def first_passes(items: Sequence[EvidenceItem]) -> dict[str, int]:
+    """The line of each shell command's first passing run in `items` (white space made one): what
+    resolves an earlier span's failure of the same command."""
+    passes: dict[str, int] = {}
+    for call in _calls(items):
+        if call.command and call.outcome is CommandOutcome.PASSED:
+            passes.setdefault(call.command, call.item.line)
+    return passes
+
+
 def merged_failures(
     earlier: Sequence[FailureRecord], later: Sequence[FailureRecord], passed: Mapping[str, int]
 ) -> tuple[FailureRecord, ...]:
     """The failures of two consecutive spans read apart, as one span's: the same failure again is
     one record at its latest occurrence, its times summed. An earlier shell failure still open is
-    resolved when `later`'s latest run of the same command passed (`passed`: command, white space
-    made one, to its line); other resolutions across the seam are not seen."""
+    resolved when the same command passed in `later` (`passed`: `first_passes` of it); other
+    resolutions across the seam are not seen."""
     records: dict[tuple[str, str, tuple[str, ...]], FailureRecord] = {}
     for old in earlier:
         line = passed.get(old.subject) if old.tool in SHELL_TOOLS else None

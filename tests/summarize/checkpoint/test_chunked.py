@@ -106,3 +106,24 @@ def test_the_last_round_merges_all_that_is_left(width: int, depth: int) -> None:
     assert all(max(merges) <= width for merges in bounded.rounds[:-1])
     assert len(bounded.rounds[-1]) == 1 and bounded.rounds[-1][0] > width  # past the bound, said so
     assert bounded.partial.state.file_operations == partial_of(items).state.file_operations
+
+
+def test_a_failure_is_resolved_by_the_same_command_passing_in_a_later_chunk() -> None:
+    b = TranscriptBuilder(seed=11)
+    b.user("Run the checks")
+    b.tool_call("Bash", {"command": "make check"}, "Exit code 2\nerror: first cause", is_error=True)
+    for turn in range(12):  # chunks apart
+        b.user(f"Look at part {turn}")
+        b.tool_call("Read", {"file_path": f"/repo/part{turn}.py"}, "x = 1")
+        b.assistant(b.text(f"Part {turn} is fine."))
+    b.tool_call("Bash", {"command": "make check"}, "all checks passed")
+    b.tool_call("Bash", {"command": "make check"}, "Exit code 2\nerror: second cause", is_error=True)
+    items = evidence_of(b)
+    options = summary_options()
+    one_pass = bullet_texts(write_summary(items, options).text, Heading.ERRORS)
+    chunked = bullet_texts(
+        write_summary(items, replace(options, chunk_evidence_items=6)).text, Heading.ERRORS
+    )
+    assert reduced(items, 6).chunks > 4
+    assert any("resolved at" in bullet and "first cause" in bullet for bullet in one_pass)
+    assert chunked == one_pass
