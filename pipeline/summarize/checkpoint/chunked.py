@@ -26,7 +26,7 @@ from itertools import islice
 from typing import Final
 
 from pipeline.summarize.checkpoint.appendix import parse_appendix
-from pipeline.summarize.checkpoint.bullets import ANSWERING_TOOLS, DECISION_PATTERN
+from pipeline.summarize.checkpoint.bullets import ANSWERING_TOOLS, DECISION_PATTERN, turns
 from pipeline.summarize.checkpoint.document import checkpoint_start
 from pipeline.summarize.evidence.failures import collect_failures, first_passes, merged_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
@@ -149,8 +149,9 @@ def _chunks(items: Sequence[EvidenceItem], size: int) -> Iterator[Sequence[Evide
 def _quoted(items: Sequence[EvidenceItem]) -> tuple[EvidenceItem, ...]:
     """The items a summary's sections quote (`Partial`); the same set read again is itself."""
     calls = frozenset(item.tool_id for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id)
-    closing = _turn_ends(items)
-    return tuple(item for position, item in enumerate(items) if _is_quoted(item, position in closing, calls))
+    conclusions, last = turns(items)
+    closing = {id(item) for item in (*conclusions, *([] if last is None else [last]))}
+    return tuple(item for item in items if _is_quoted(item, id(item) in closing, calls))
 
 
 def _is_quoted(item: EvidenceItem, closes_turn: bool, calls: frozenset[str | None]) -> bool:
@@ -161,20 +162,6 @@ def _is_quoted(item: EvidenceItem, closes_turn: bool, calls: frozenset[str | Non
     if item.kind is EvidenceKind.ASSISTANT_TEXT:
         return closes_turn or DECISION_PATTERN.search(item.text.casefold()) is not None
     return False
-
-
-def _turn_ends(items: Sequence[EvidenceItem]) -> frozenset[int]:
-    """Positions of each turn's last assistant text (the open last turn's too)."""
-    ends: set[int] = set()
-    last: int | None = None
-    for position, item in enumerate(items):
-        if item.kind is EvidenceKind.HUMAN_PROMPT:
-            if last is not None:
-                ends.add(last)
-            last = None
-        elif item.kind is EvidenceKind.ASSISTANT_TEXT:
-            last = position
-    return frozenset(ends if last is None else {*ends, last})
 
 
 def _own_part(text: str) -> str:
