@@ -6,16 +6,16 @@ message, prior summary, slash command, system error and error whose call is not 
 every turn's last assistant text, the assistant's decisions and the user's answers). Tool output
 is neither: it is most of a span, and it is read only into the state.
 
-A span of more than `chunk_evidence_items` items is cut into chunks of consecutive items (never
-before a tool result, so a call keeps its results), each read on its own into a partial; the
+A span of more than `chunk_evidence_items` items is cut into chunks of about that many consecutive
+items (never between a call and its result), each read on its own into a partial; the
 partials are merged at most `MAX_CHUNKS_PER_ROUND` at a time for at most `MAX_REDUCTION_DEPTH`
 rounds, seed 001's bounds, which the model path (`model.reduction`) shares. Should partials be
 left after the last round but one, the last round merges all of them at once. A merge
 deduplicates the lists (the latest run of a command, a file once with every tool), sums the
 counts of a repeated failure, keeps every human message and the latest work state. What a merge
 cannot see is what one pass links across a seam: a call and its result in two chunks, a
-background shell finished in a later chunk, a failure resolved later by anything but the same
-command passing.
+background shell finished in a later chunk, a failure resolved later by the same call
+succeeding (the same command passing and the same file handled again are seen).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Final
 from pipeline.summarize.checkpoint.appendix import parse_appendix
 from pipeline.summarize.checkpoint.bullets import ANSWERING_TOOLS, DECISION_PATTERN, turns
 from pipeline.summarize.checkpoint.document import checkpoint_start
-from pipeline.summarize.evidence.failures import collect_failures, first_passes, merged_failures
+from pipeline.summarize.evidence.failures import Resolver, collect_failures, first_passes, merged_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.references import collect_references
 from pipeline.summarize.evidence.work_state import DeterministicState, collect_state, merged_state
@@ -57,7 +57,7 @@ class Partial:
 
     state: DeterministicState
     quoted: tuple[EvidenceItem, ...]
-    passes: Mapping[str, int] = field(default_factory=dict)  # a chunk's: `first_passes`, for the merge
+    passes: Mapping[Resolver, tuple[int, str]] = field(default_factory=dict)  # `first_passes`, for merges
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +135,23 @@ def _merged(earlier: Partial, later: Partial) -> Partial:
 
 
 def _chunks(items: Sequence[EvidenceItem], size: int) -> Iterator[Sequence[EvidenceItem]]:
-    """Runs of at least `size` consecutive items (the last may be shorter), each ended before an
-    item that is not a tool result: a call's results stay in its chunk."""
+    """Runs of at least `size` consecutive items (the last may be shorter), each ended where no call
+    of it awaits its result (one that has not come within twice `size` items is let go) and never
+    before a tool result: a call and its result are read together."""
     start = 0
-    while start < len(items):
-        end = min(start + size, len(items))
-        while end < len(items) and items[end].kind is EvidenceKind.TOOL_RESULT:
-            end += 1
-        yield items[start:end]
-        start = end
+    waiting: set[str] = set()
+    for end, item in enumerate(items):
+        length = end - start
+        settled = not waiting or length >= 2 * size
+        if length >= size and settled and item.kind is not EvidenceKind.TOOL_RESULT:
+            yield items[start:end]
+            start, waiting = end, set()
+        if item.kind is EvidenceKind.TOOL_CALL and item.tool_id:
+            waiting.add(item.tool_id)
+        elif item.kind is EvidenceKind.TOOL_RESULT:
+            waiting.discard(item.tool_id or "")
+    if start < len(items):
+        yield items[start:]
 
 
 def _quoted(items: Sequence[EvidenceItem]) -> tuple[EvidenceItem, ...]:

@@ -25,6 +25,7 @@ __all__ = [
     "DETAIL_LINE_CHARS",
     "SAME_COMMAND_PASSED",
     "FailureRecord",
+    "Resolver",
     "collect_failures",
     "first_passes",
     "merged_failures",
@@ -246,28 +247,42 @@ def collect_failures(items: Sequence[EvidenceItem]) -> tuple[FailureRecord, ...]
     return tuple(records.values())
 
 
-def first_passes(items: Sequence[EvidenceItem]) -> dict[str, int]:
-    """The line of each shell command's first passing run in `items` (white space made one): what
-    resolves an earlier span's failure of the same command."""
-    passes: dict[str, int] = {}
+Resolver = tuple[str, str]
+"""What a passing call resolves: ("shell", the command, white space made one) or (a file tool's
+family, the file)."""
+
+
+def first_passes(items: Sequence[EvidenceItem]) -> dict[Resolver, tuple[int, str]]:
+    """Where each command first passed in `items`, and each file was first read or modified, with
+    how that resolves an earlier span's failure (`_resolves`'s words)."""
+    passes: dict[Resolver, tuple[int, str]] = {}
     for call in _calls(items):
-        if call.command and call.outcome is CommandOutcome.PASSED:
-            passes.setdefault(call.command, call.item.line)
+        if call.outcome is not CommandOutcome.PASSED:
+            continue
+        name = call.item.tool_name or ""
+        if call.command:
+            passes.setdefault(("shell", call.command), (call.item.line, SAME_COMMAND_PASSED))
+        elif name in FILE_TOOLS and isinstance(path := call.item.tool_input.get(FILE_TOOLS[name][0]), str):
+            family = FILE_TOOLS[name][1]
+            verb = "modified" if family == "modify" else "read"
+            passes.setdefault((family, path), (call.item.line, f"{name} {verb} the same file"))
     return passes
 
 
 def merged_failures(
-    earlier: Sequence[FailureRecord], later: Sequence[FailureRecord], passed: Mapping[str, int]
+    earlier: Sequence[FailureRecord],
+    later: Sequence[FailureRecord],
+    passes: Mapping[Resolver, tuple[int, str]],
 ) -> tuple[FailureRecord, ...]:
     """The failures of two consecutive spans read apart, as one span's: the same failure again is
-    one record at its latest occurrence, its times summed. An earlier shell failure still open is
-    resolved when the same command passed in `later` (`passed`: `first_passes` of it); other
-    resolutions across the seam are not seen."""
+    one record at its latest occurrence, its times summed. An earlier failure still open is
+    resolved by the same command passing or the same file handled by the same kind of tool in
+    `later` (`passes`: `first_passes` of it); the same call succeeding there is not seen."""
     records: dict[tuple[str, str, tuple[str, ...]], FailureRecord] = {}
     for old in earlier:
-        line = passed.get(old.subject) if old.tool in SHELL_TOOLS else None
-        resolved = old.resolved_at is None and line is not None
-        record = replace(old, resolved_at=line, resolution=SAME_COMMAND_PASSED) if resolved else old
+        family = "shell" if old.tool in SHELL_TOOLS else FILE_TOOLS.get(old.tool, ("", ""))[1]
+        found = passes.get((family, old.subject)) if family and old.resolved_at is None else None
+        record = old if found is None else replace(old, resolved_at=found[0], resolution=found[1])
         records[(record.tool, record.subject, record.details)] = record
     for record in later:
         key = (record.tool, record.subject, record.details)

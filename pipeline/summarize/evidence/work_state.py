@@ -328,7 +328,9 @@ def merged_state(earlier: DeterministicState, later: DeterministicState) -> Dete
     in either is modified, the latest run of a command and of a work record wins, the later todos.
 
     What one span's reading links across the seam is not linked: a background shell started in
-    `earlier` and finished in `later` stays running. References and failures are the caller's.
+    `earlier` and finished in `later` stays running (a task alike), and a todo list emptied in
+    `later` is not seen.
+    References and failures are the caller's.
     """
     files = {operation.path: operation for operation in earlier.file_operations}
     for operation in later.file_operations:
@@ -338,12 +340,24 @@ def merged_state(earlier: DeterministicState, later: DeterministicState) -> Dete
     for record in later.commands:
         commands.pop(record.command, None)
         commands[record.command] = record
-    work = {(entry.kind, entry.id): entry for entry in earlier.active_work}
+    rewritten = bool(later.todos) or any(e.kind is ActiveWorkKind.TODO for e in later.active_work)
+    # a todo list written later replaces the earlier one, its open items with it
+    work = {
+        (entry.kind, entry.id): entry
+        for entry in earlier.active_work
+        if not (rewritten and entry.kind is ActiveWorkKind.TODO)
+    }
     for entry in later.active_work:
-        work.pop((entry.kind, entry.id), None)
-        work[(entry.kind, entry.id)] = entry
+        before = work.pop((entry.kind, entry.id), None)
+        work[(entry.kind, entry.id)] = entry if before is None else _merged_work(before, entry)
     todos = later.todos or earlier.todos
     return DeterministicState(tuple(files.values()), tuple(commands.values()), tuple(work.values()), todos)
+
+
+def _merged_work(old: ActiveWorkRecord, new: ActiveWorkRecord) -> ActiveWorkRecord:
+    """A work record updated in a later span: its new state, the label it was created with (an
+    update may name none), every line."""
+    return replace(new, label=new.label or old.label, lines=bounded_lines((*old.lines, *new.lines)))
 
 
 def _merged_file(old: FileOperation, new: FileOperation) -> FileOperation:

@@ -127,3 +127,33 @@ def test_a_failure_is_resolved_by_the_same_command_passing_in_a_later_chunk() ->
     assert reduced(items, 6).chunks > 4
     assert any("resolved at" in bullet and "first cause" in bullet for bullet in one_pass)
     assert chunked == one_pass
+
+
+def test_a_later_chunk_rewrites_the_todos_and_resolves_a_declined_edit() -> None:
+    b = TranscriptBuilder(seed=12)
+    b.user("Plan the work")
+    todos = [
+        {"content": "Port the parser", "status": "in_progress"},
+        {"content": "Docs", "status": "pending"},
+    ]
+    b.tool_call("TodoWrite", {"todos": todos}, "Todos updated")
+    declined = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    b.tool_call(
+        "Edit", {"file_path": "/repo/a.py", "old_string": "x", "new_string": "y"}, declined, is_error=True
+    )
+    for turn in range(10):  # chunks apart
+        b.user(f"Step {turn}")
+        b.assistant(b.text(f"Step {turn} done."))
+    b.tool_call("Edit", {"file_path": "/repo/a.py", "old_string": "x", "new_string": "z"}, "updated")
+    done = [
+        {"content": "Port the parser", "status": "completed"},
+        {"content": "Docs", "status": "in_progress"},
+    ]
+    b.tool_call("TodoWrite", {"todos": done}, "Todos updated")
+    items = evidence_of(b)
+    options = summary_options()
+    assert reduced(items, 5).chunks > 3
+    assert (
+        write_summary(items, replace(options, chunk_evidence_items=5)).text
+        == write_summary(items, options).text
+    )
