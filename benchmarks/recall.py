@@ -12,6 +12,8 @@ summary figures when present, else the config's).
     python benchmarks/recall.py                      # corpus + generated fleet
     python benchmarks/recall.py --repo /work/main    # the same sessions through another checkout
     python benchmarks/recall.py --wider              # and two wider sessions, past what the budget holds
+    python benchmarks/recall.py --wider --floor      # and what their probed facts need, every list whole
+    python benchmarks/recall.py --wider --config chunks.toml   # e.g. [summary] chunk_evidence_items = 500
 """
 
 from __future__ import annotations
@@ -167,11 +169,15 @@ def _band(tokens: int) -> str:
     return next(name for name, low, high in BANDS if tokens >= low and (high is None or tokens < high))
 
 
-def run(repo: Path, python: str, root: Path, out: Path, jobs: int) -> tuple[list[dict[str, Any]], float]:
-    """`compaction compress` of `root` through `repo`'s code; its per-session reports."""
+def run(
+    repo: Path, python: str, root: Path, out: Path, jobs: int, config: Path | None = None
+) -> tuple[list[dict[str, Any]], float]:
+    """`compaction compress` of `root` through `repo`'s code (with `config` over the defaults when
+    given); its per-session reports."""
     if out.exists():
         subprocess.run(["rm", "-rf", str(out)], check=True)
     args = ["compress", str(root), "--jobs", str(jobs), "--out", str(out), "--no-verify-resume"]
+    args += [] if config is None else ["--config", str(config.resolve())]
     started = time.perf_counter()
     subprocess.run(
         [python, "-m", "pipeline", *args, "--strategy", "summary", "--quiet"],
@@ -214,6 +220,45 @@ def over_budget(reports: Sequence[dict[str, Any]]) -> int:
     return over
 
 
+FLOOR_SECTIONS = (
+    ("human", "User constraints and preferences"),
+    ("files", "Files changed/read"),
+    ("commands", "Commands and validation"),
+    ("errors", "Errors and blockers"),
+)
+
+
+def floor(path: Path, lines: int) -> dict[str, int]:
+    """The characters the probed facts of a session's summarized span (its first `lines` lines)
+    take written whole: every human message and every list, the assistant's prose at one bullet
+    of 60 characters a section. A fitted summary needs somewhat less (a command its Errors name
+    is not named again), but no reduction of the span holds much more of them than its budget."""
+    from pipeline.core.index import build_index  # noqa: PLC0415 - after sys.path is set
+    from pipeline.summarize import extract_evidence, write_summary  # noqa: PLC0415
+    from pipeline.testing.settings import LIMITS, summary_options  # noqa: PLC0415
+    from pipeline.vocabulary import SourceFormat  # noqa: PLC0415
+
+    data = path.read_bytes()
+    index = build_index(data, SourceFormat.CLAUDE_CODE, LIMITS)
+    tight = summary_options(
+        char_budget=10**9, max_bullets_per_section=1, max_quote_chars=60, max_file_operations=1
+    )
+    text = write_summary(extract_evidence(data, index, range(1, lines + 1)), tight).text
+    parts = {part.split("\n", 1)[0]: len(part) for part in text.split("\n## ")}
+    return {"total": len(text), **{name: parts.get(title, 0) for name, title in FLOOR_SECTIONS}}
+
+
+def floors(root: Path, reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """`floor` of every compressed session, by its label."""
+    found = {}
+    for report in reports:
+        if report.get("status") == "compressed" and "fidelity" in report:
+            name = report["session"]["label"]
+            found[name] = floor(root / name, report["fidelity"]["summarized_lines"])
+            print(f"{name}: the probed facts need {found[name]}", file=sys.stderr)
+    return found
+
+
 def print_table(title: str, table: dict[str, dict[str, object]]) -> None:
     print(f"\n{title}", file=sys.stderr)
     print(f"{'band':<9}{'sessions':>9}" + "".join(f"{c:>19}" for c in CLASSES), file=sys.stderr)
@@ -241,6 +286,14 @@ def main() -> None:
     parser.add_argument(
         "--wider", action="store_true", help="also sessions of 300 and 480 turns, past what the budget holds"
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also the characters each compressed session's probed facts need, every list whole",
+    )
+    parser.add_argument(
+        "--config", type=Path, help="a config file over the defaults (a small chunk_evidence_items chunks)"
+    )
     parser.add_argument("--tag", default="recall", help="names its report folders under --work")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recall-benchmark"), help="fleet and reports")
     args = parser.parse_args()
@@ -251,15 +304,19 @@ def main() -> None:
     if not args.no_corpus:
         roots["corpus"] = CORPUS
     for name, root in roots.items():
-        reports, seconds = run(args.repo, args.python, root, args.work / f"{args.tag}-{name}", args.jobs)
+        out = args.work / f"{args.tag}-{name}"
+        reports, seconds = run(args.repo, args.python, root, out, args.jobs, args.config)
         table = banded(reports)
         print_table(f"{name} ({args.repo}): recall per class and band", table)
-        results[name] = {
+        figures: dict[str, object] = {
             "seconds": round(seconds, 1),
             "by_status": _statuses(reports),
             "bands": table,
             "over_budget": over_budget(reports),
         }
+        if args.floor and name != "corpus":
+            figures["floor_chars"] = floors(root, reports)
+        results[name] = figures
     emit("recall", results)
 
 

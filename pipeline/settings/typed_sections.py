@@ -225,6 +225,7 @@ class SummarySettings:
     max_file_operations: int
     max_validation_records: int
     max_active_work_records: int
+    chunk_evidence_items: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from pipeline.summarize.checkpoint.fitting import Bounds
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, bounded_lines
 from pipeline.summarize.evidence.work_state import DeterministicState
 
-__all__ = ["LABEL_CHARS", "Sections", "derive_sections", "human_prompts"]
+__all__ = ["LABEL_CHARS", "PROSE_SECTIONS", "Sections", "derive_sections", "human_prompts"]
 
 LABEL_CHARS: Final = 40  # a fitted bullet's quote plus the words that introduce it ("Latest update: ")
 _TODO_LABEL: Final = {"in_progress": "In progress", "pending": "Pending"}
@@ -42,6 +42,10 @@ TRAIL_SECTIONS: Final = frozenset({Heading.ERRORS})
 LIST_SECTIONS: Final = frozenset({Heading.FILES, Heading.COMMANDS})
 """Complete lists (`listing`): never capped nor cut, grouped more coarsely when the room is short."""
 ERROR_CHARS: Final = 800  # a failure's label, subject and telling lines: never cut below this
+PROSE_SECTIONS: Final = (Heading.COMPLETED, Heading.DECISIONS)
+"""Sections that quote the assistant's prose and nothing a resumed agent is probed for: they give
+their room to the user's words first (Work in progress and Exact next steps hold the work at the
+cut, the latest update and the open todos; identifiers are in the appendix)."""
 
 
 @dataclass(slots=True)
@@ -81,6 +85,16 @@ class Sections:
             limit = head if goal else bounds.quote_chars + LABEL_CHARS
             limit = max(limit, ERROR_CHARS) if heading in TRAIL_SECTIONS else limit
             self.bullets[heading] = [Bullet(cut(b.text, limit, b.lines[0]), b.lines) for b in kept]
+
+    def cap_prose(self, bullets: int, chars: int) -> None:
+        """The assistant's prose (`PROSE_SECTIONS`) keeps its newest `bullets` per section, each cut."""
+        for heading in PROSE_SECTIONS:
+            merged = _merge(self.bullets[heading])
+            kept = merged[max(0, len(merged) - bullets) :]
+            self.omitted[heading] += len(merged) - len(kept)
+            self.bullets[heading] = [
+                Bullet(cut(b.text, chars + LABEL_CHARS, b.lines[0]), b.lines) for b in kept
+            ]
 
     def render(self) -> tuple[str, tuple[tuple[Heading, int], ...]]:
         """The checkpoint marker and the nine sections, and the bullets each holds."""

@@ -24,7 +24,9 @@ from pipeline.summarize.evidence.shell import CommandOutcome
 from pipeline.summarize.evidence.work_state import CommandRecord, DeterministicState
 
 __all__ = [
+    "ANSWERING_TOOLS",
     "DECISION_KEYWORDS",
+    "DECISION_PATTERN",
     "UNRESOLVED",
     "USER_DECLINED",
     "command_bullets",
@@ -77,11 +79,11 @@ DECISION_KEYWORDS: Final = (
     "قرار",
 )
 """Phrases that mark an assistant sentence recording a decision (lower case, several languages)."""
-_DECISION: Final = re.compile("|".join(re.escape(keyword) for keyword in DECISION_KEYWORDS))
+DECISION_PATTERN: Final = re.compile("|".join(re.escape(keyword) for keyword in DECISION_KEYWORDS))
 _SENTENCE: Final = re.compile(r"(?<=[.!?。！？])\s+|\n+")  # noqa: RUF001 - CJK sentence ends are meant
 _EXIT_LINE: Final = re.compile(r"Exit code \d+")
 _ANSWERED: Final = "User has answered your questions: "  # Claude Code's AskUserQuestion result lead
-_ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # results that decide something
+ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # results that decide something
 _COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
@@ -146,14 +148,14 @@ def decision_bullets(items: Sequence[EvidenceItem], quote: int) -> list[Bullet]:
     calls = {item.tool_id: item for item in items if item.kind is EvidenceKind.TOOL_CALL and item.tool_id}
     bullets = []
     for item in items:
-        if item.kind is EvidenceKind.ASSISTANT_TEXT and _DECISION.search(item.text.casefold()):
-            chosen = [s.strip() for s in _SENTENCE.split(item.text) if _DECISION.search(s.casefold())]
+        if item.kind is EvidenceKind.ASSISTANT_TEXT and DECISION_PATTERN.search(item.text.casefold()):
+            chosen = [s.strip() for s in _SENTENCE.split(item.text) if DECISION_PATTERN.search(s.casefold())]
             if chosen:
                 bullets.append(Bullet(cut(" ".join(chosen), quote, item.line), (item.line,)))
         elif (
             item.kind is EvidenceKind.TOOL_RESULT
             and not item.is_error
-            and item.tool_name in _ANSWERING_TOOLS  # named first: reading a result's text costs a parse
+            and item.tool_name in ANSWERING_TOOLS  # named first: reading a result's text costs a parse
             and item.text.strip()
         ):
             call = calls.get(item.tool_id or "")

@@ -18,9 +18,10 @@ from pipeline.errors import SummaryError
 from pipeline.reasons import Figure, SummaryFailure
 from pipeline.settings import MIN_SUMMARY_CHARS, SummarySettings
 from pipeline.summarize.checkpoint.allocation import ListsCarried, allocate, list_levers
-from pipeline.summarize.checkpoint.appendix import parse_appendix, render_appendix, strip_appendix
+from pipeline.summarize.checkpoint.appendix import render_appendix, strip_appendix
 from pipeline.summarize.checkpoint.assembly import Sections, derive_sections, human_prompts
 from pipeline.summarize.checkpoint.bullets import refusal_bullets
+from pipeline.summarize.checkpoint.chunked import Partial, reduced, span_state
 from pipeline.summarize.checkpoint.document import (
     HEADING,
     NONE_BULLET,
@@ -47,10 +48,8 @@ from pipeline.summarize.checkpoint.fitting import (
     floor_chars,
     prompt_units,
 )
-from pipeline.summarize.evidence.failures import collect_failures
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
-from pipeline.summarize.evidence.references import collect_references
-from pipeline.summarize.evidence.work_state import DeterministicState, collect_state
+from pipeline.summarize.evidence.work_state import DeterministicState
 
 __all__ = [
     "MIN_CHAR_BUDGET",
@@ -63,6 +62,7 @@ __all__ = [
     "SummaryBudgetExceeded",
     "SummaryOptions",
     "SummaryResult",
+    "write_partial",
     "write_summary",
 ]
 
@@ -127,6 +127,7 @@ class SummaryOptions(SummarySettings):
             "max_file_operations",
             "max_validation_records",
             "max_active_work_records",
+            "chunk_evidence_items",
         ):
             if getattr(self, name) < 1:
                 raise InvalidSummaryOptions(name, getattr(self, name), 1)
@@ -167,26 +168,38 @@ def write_summary(
     """The checkpoint and appendix for `items`, within `room` characters (default: the budget).
 
     A summary that holds everything within its room is returned as it is; one that does not is
-    fitted (`fitting`): it never fails for size.
+    fitted (`fitting`): it never fails for size. A span of more than `chunk_evidence_items` items
+    is read in chunks and merged in rounds (`chunked`), then written and fitted as one.
     """
+    if len(items) > options.chunk_evidence_items:
+        return write_partial(reduced(items, options.chunk_evidence_items).partial, options, room)
+    return _written(items, span_state(items), options, room)
+
+
+def write_partial(partial: Partial, options: SummaryOptions, room: int | None = None) -> SummaryResult:
+    """The checkpoint and appendix of a span read into `partial` (`write_summary`)."""
+    return _written(partial.quoted, partial.state, options, room)
+
+
+def _written(
+    items: Sequence[EvidenceItem], state: DeterministicState, options: SummaryOptions, room: int | None
+) -> SummaryResult:
     # A room under the minimum (a head of many pinned anchors) still gets it: the headings need it.
     budget = options.char_budget if room is None else max(MIN_CHAR_BUDGET, min(room, options.char_budget))
     priors = tuple(item for item in items if item.kind is EvidenceKind.PRIOR_SUMMARY)
-    carried = [parse_appendix(_own_part(p.text), p.line) for p in priors]
-    state = collect_state(items, carried)
-    references = collect_references(items, [ref for prior in carried for ref in prior.references])
-    state = replace(state, references=references, failures=collect_failures(items))
     fallback = None
     if options.preserve_prior_verbatim and priors:
         verbatim_budget = int(budget * VERBATIM_BUDGET_FACTOR)
         result = _compose(items, priors, state, options, PriorMode.VERBATIM, verbatim_budget)
         if len(result.text) <= verbatim_budget:
-            return result
+            return _whole_prompts(items, priors, state, options, result)
         fallback = FallbackReason.VERBATIM_OVER_BUDGET
     mode = PriorMode.FOLDED if priors else PriorMode.NONE
     result = _compose(items, priors, state, options, mode, budget)
     if len(result.text) > budget:
         result = _fitted(items, priors, state, options, budget, needed=len(result.text))
+    else:
+        result = _whole_prompts(items, priors, state, options, result)
     return replace(result, fallback_reason=fallback)
 
 
@@ -197,8 +210,12 @@ def _compose(
     options: SummaryOptions,
     mode: PriorMode,
     budget: int,
+    whole: frozenset[int] = frozenset(),
+    prose: tuple[int, int] | None = None,
 ) -> SummaryResult:
-    """Everything the evidence holds, within the options' own bounds."""
+    """Everything the evidence holds, within the options' own bounds (the prompts at lines `whole`
+    kept whole in Constraints, past `max_prompt_chars`; the assistant's prose within `prose`'s
+    bullets and characters, when given)."""
     sections = Sections()
     for prior in priors:
         if mode is PriorMode.VERBATIM:
@@ -207,12 +224,46 @@ def _compose(
             sections.carry(read_prior(prior.text, prior.line, options.max_quote_chars))
     bounds = options.bounds()
     derive_sections(sections, items, state, bounds, options.max_bullets_per_section)
+    if prose is not None:
+        sections.cap_prose(*prose)
     prompts = human_prompts(items)
     asked = [Bullet(bounded_prompt(p.text, options.max_prompt_chars, p.line), (p.line,)) for p in prompts]
     sections.add(Heading.GOAL, asked[:1] + asked[-1:] if len(asked) > 1 else asked, None)
+    said = [Bullet(p.text, a.lines) if p.line in whole else a for p, a in zip(prompts, asked, strict=True)]
     # every prompt and every refusal, in line order: exempt from the bullet cap
-    sections.add(Heading.CONSTRAINTS, _with_refusals(asked, state, options), None)
+    sections.add(Heading.CONSTRAINTS, _with_refusals(said, state, options), None)
     return _result(sections, state, bounds, priors, mode, budget)
+
+
+def _whole_prompts(
+    items: Sequence[EvidenceItem],
+    priors: Sequence[EvidenceItem],
+    state: DeterministicState,
+    options: SummaryOptions,
+    result: SummaryResult,
+) -> SummaryResult:
+    """The summary with the prompts `max_prompt_chars` cut kept whole, newest first, while its
+    room holds them: a long paste is the user's own words, and what a cut loses a resumed agent
+    cannot ask for again. The assistant's prose (`PROSE_SECTIONS`) gives its room first, rung by
+    rung of `LADDER` (every other section keeps its own). A summary with no such prompt is returned
+    as it is."""
+    long = [p.line for p in reversed(human_prompts(items)) if len(p.text) > options.max_prompt_chars]
+    if not long:
+        return result
+    widest = options.bounds()
+    rungs = [(r.bullets_per_section, r.quote_chars) for r in (rung.within(widest) for rung in LADDER)]
+    proses = [None, *dict.fromkeys(p for p in rungs if p != (widest.bullets_per_section, widest.quote_chars))]
+    whole: frozenset[int] = frozenset()
+    level = 0  # the prose never grows back: an older prompt gets what the newer ones left
+    for line in long:  # a summary within its room holds few prompts past the bound
+        for at in range(level, len(proses)):
+            trial = _compose(
+                items, priors, state, options, result.prior_mode, result.budget, whole | {line}, proses[at]
+            )
+            if len(trial.text) <= result.budget:
+                whole, result, level = whole | {line}, trial, at
+                break
+    return result
 
 
 def _with_refusals(asked: list[Bullet], state: DeterministicState, options: SummaryOptions) -> list[Bullet]:
@@ -366,11 +417,6 @@ def _chars_besides_constraints(sections: Sections, state: DeterministicState, bo
     placeholder = render_section(Heading.CONSTRAINTS, [], sections.omitted[Heading.CONSTRAINTS])
     heading = len(HEADING + Heading.CONSTRAINTS)
     return len(checkpoint) - len(placeholder) + heading + len(_appendix(state, bounds)) + 3
-
-
-def _own_part(text: str) -> str:
-    start = checkpoint_start(text)
-    return "" if start is None else text[start:]
 
 
 def _verbatim(prior: EvidenceItem) -> Bullet:

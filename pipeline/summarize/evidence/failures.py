@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
@@ -25,7 +25,10 @@ __all__ = [
     "DETAIL_LINE_CHARS",
     "SAME_COMMAND_PASSED",
     "FailureRecord",
+    "Resolver",
     "collect_failures",
+    "first_passes",
+    "merged_failures",
     "reports_failures",
     "run_outcome",
 ]
@@ -241,6 +244,50 @@ def collect_failures(items: Sequence[EvidenceItem]) -> tuple[FailureRecord, ...]
         records[key] = FailureRecord(
             tool, call.outcome, status, call.subject, details, lines, times, resolved_at, resolution, by_user
         )
+    return tuple(records.values())
+
+
+Resolver = tuple[str, str]
+"""What a passing call resolves: ("shell", the command, white space made one) or (a file tool's
+family, the file)."""
+
+
+def first_passes(items: Sequence[EvidenceItem]) -> dict[Resolver, tuple[int, str]]:
+    """Where each command first passed in `items`, and each file was first read or modified, with
+    how that resolves an earlier span's failure (`_resolves`'s words)."""
+    passes: dict[Resolver, tuple[int, str]] = {}
+    for call in _calls(items):
+        if call.outcome is not CommandOutcome.PASSED:
+            continue
+        name = call.item.tool_name or ""
+        if call.command:
+            passes.setdefault(("shell", call.command), (call.item.line, SAME_COMMAND_PASSED))
+        elif name in FILE_TOOLS and isinstance(path := call.item.tool_input.get(FILE_TOOLS[name][0]), str):
+            family = FILE_TOOLS[name][1]
+            verb = "modified" if family == "modify" else "read"
+            passes.setdefault((family, path), (call.item.line, f"{name} {verb} the same file"))
+    return passes
+
+
+def merged_failures(
+    earlier: Sequence[FailureRecord],
+    later: Sequence[FailureRecord],
+    passes: Mapping[Resolver, tuple[int, str]],
+) -> tuple[FailureRecord, ...]:
+    """The failures of two consecutive spans read apart, as one span's: the same failure again is
+    one record at its latest occurrence, its times summed. An earlier failure still open is
+    resolved by the same command passing or the same file handled by the same kind of tool in
+    `later` (`passes`: `first_passes` of it); the same call succeeding there is not seen."""
+    records: dict[tuple[str, str, tuple[str, ...]], FailureRecord] = {}
+    for old in earlier:
+        family = "shell" if old.tool in SHELL_TOOLS else FILE_TOOLS.get(old.tool, ("", ""))[1]
+        found = passes.get((family, old.subject)) if family and old.resolved_at is None else None
+        record = old if found is None else replace(old, resolved_at=found[0], resolution=found[1])
+        records[(record.tool, record.subject, record.details)] = record
+    for record in later:
+        key = (record.tool, record.subject, record.details)
+        before = records.pop(key, None)
+        records[key] = record if before is None else replace(record, times=before.times + record.times)
     return tuple(records.values())
 
 

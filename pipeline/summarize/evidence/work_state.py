@@ -33,6 +33,7 @@ __all__ = [
     "FileOperation",
     "TodoItem",
     "collect_state",
+    "merged_state",
 ]
 
 READ_TOOLS: Final = {"Read": "file_path", "NotebookRead": "notebook_path", "LS": "path", "Grep": "path"}
@@ -320,3 +321,46 @@ def _text(mapping: Mapping[str, FrozenJson], key: str) -> str:
 def _label(text: str) -> str:
     first = text.strip().split("\n", 1)[0]
     return first if len(first) <= LABEL_CHARS else first[:LABEL_CHARS] + "..."
+
+
+def merged_state(earlier: DeterministicState, later: DeterministicState) -> DeterministicState:
+    """The records of two consecutive spans read apart, as one span's: newest last, a file modified
+    in either is modified, the latest run of a command and of a work record wins, the later todos.
+
+    What one span's reading links across the seam is not linked: a background shell started in
+    `earlier` and finished in `later` stays running (a task alike), and a todo list emptied in
+    `later` is not seen.
+    References and failures are the caller's.
+    """
+    files = {operation.path: operation for operation in earlier.file_operations}
+    for operation in later.file_operations:
+        old = files.pop(operation.path, None)
+        files[operation.path] = operation if old is None else _merged_file(old, operation)
+    commands = {record.command: record for record in earlier.commands}
+    for record in later.commands:
+        commands.pop(record.command, None)
+        commands[record.command] = record
+    rewritten = bool(later.todos) or any(e.kind is ActiveWorkKind.TODO for e in later.active_work)
+    # a todo list written later replaces the earlier one, its open items with it
+    work = {
+        (entry.kind, entry.id): entry
+        for entry in earlier.active_work
+        if not (rewritten and entry.kind is ActiveWorkKind.TODO)
+    }
+    for entry in later.active_work:
+        before = work.pop((entry.kind, entry.id), None)
+        work[(entry.kind, entry.id)] = entry if before is None else _merged_work(before, entry)
+    todos = later.todos or earlier.todos
+    return DeterministicState(tuple(files.values()), tuple(commands.values()), tuple(work.values()), todos)
+
+
+def _merged_work(old: ActiveWorkRecord, new: ActiveWorkRecord) -> ActiveWorkRecord:
+    """A work record updated in a later span: its new state, the label it was created with (an
+    update may name none), every line."""
+    return replace(new, label=new.label or old.label, lines=bounded_lines((*old.lines, *new.lines)))
+
+
+def _merged_file(old: FileOperation, new: FileOperation) -> FileOperation:
+    action = FileAction.MODIFIED if FileAction.MODIFIED in (old.action, new.action) else new.action
+    tools = (*old.tools, *(tool for tool in new.tools if tool not in old.tools))
+    return FileOperation(new.path, action, tools, bounded_lines((*old.lines, *new.lines)))

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 from pipeline.errors import CompactionError
+from pipeline.summarize.checkpoint.chunked import MAX_CHUNKS_PER_ROUND, MAX_REDUCTION_DEPTH
 from pipeline.summarize.model.grounding import GroundingEvidence
 from pipeline.summarize.model.outcomes import FailureFacts, SummaryFailed, SummaryOutcome
 from pipeline.summarize.model.pack import AnchorKind, PackEntry
@@ -34,8 +35,6 @@ __all__ = [
     "partition",
 ]
 
-MAX_CHUNKS_PER_ROUND: Final = 32  # seed 001: bounds the model calls one round may start
-MAX_REDUCTION_DEPTH: Final = 4  # seed 001: bounds recursive rounds, so a summary's calls are bounded
 _TURN_STARTS: Final = frozenset({AnchorKind.HUMAN, AnchorKind.COMMAND, AnchorKind.PRIOR_SUMMARY})
 
 

@@ -25,7 +25,7 @@ from pipeline.summarize import (
     validate_checkpoint,
     write_summary,
 )
-from pipeline.summarize.checkpoint.deterministic import PRIOR_BLOCK_END
+from pipeline.summarize.checkpoint.deterministic import MIN_CHAR_BUDGET, PRIOR_BLOCK_END
 from pipeline.summarize.checkpoint.document import parse_bullets
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS, summary_options
@@ -168,24 +168,69 @@ def test_multiline_prompts_and_headings_inside_prompts_stay_inside_their_bullet(
     assert bullet_texts(text, Heading.CONSTRAINTS) == [prompt, "block one\nblock two"]
 
 
-def test_a_long_prompt_keeps_its_head_and_its_end_around_an_explicit_marker() -> None:
-    b = TranscriptBuilder(seed=5)
-    pasted = "\n".join(f'  "entry_{n}": {{"status": 200, "size": {n * 37}}},' for n in range(150))
+def _pasted_har(entries: int = 150) -> tuple[str, str]:
+    """A long pasted message (a HAR dump, then the ask) and its ask."""
+    pasted = "\n".join(f'  "entry_{n}": {{"status": 200, "size": {n * 37}}},' for n in range(entries))
     ask = "Why does the page load without styling? Fix only the config, not the HTML."
-    message = f"Here is the full HAR:\n{pasted}\n{ask}"
+    return f"Here is the full HAR:\n{pasted}\n{ask}", ask
+
+
+def test_a_long_prompt_the_room_does_not_hold_keeps_its_head_and_its_end_around_an_explicit_marker() -> None:
+    b = TranscriptBuilder(seed=5)
+    message, ask = _pasted_har()
     b.user(message)
     line = b.line_count
-    first = summarize(b, options=summary_options(max_prompt_chars=1000))
+    tight = summary_options(max_prompt_chars=1000, char_budget=MIN_CHAR_BUDGET)  # under the message
+    first = summarize(b, options=tight)
     (kept,) = bullet_texts(first.text, Heading.CONSTRAINTS)
     head, marker, end = kept.partition(f"[... {len(message) - 1000} more")
     assert head.startswith("Here is the full HAR:\n") and marker
     assert end.startswith(f" characters at L{line}]") and end.endswith(ask)  # the ask after the paste
     assert len(head) + len(end) - len(f" characters at L{line}]") == 1000
     again = EvidenceItem(1, EvidenceKind.PRIOR_SUMMARY, first.text)
-    refolded = write_summary([again], summary_options(max_prompt_chars=1000)).text
+    refolded = write_summary([again], tight).text
     assert bullet_texts(refolded, Heading.CONSTRAINTS) == [
         kept.replace(f"at L{line}]", "cut in an earlier pass]")
     ]
+
+
+def test_a_long_prompt_is_kept_whole_while_the_room_holds_it_the_newest_first() -> None:
+    b = TranscriptBuilder(seed=5)
+    older, _ = _pasted_har(60)
+    newer, _ = _pasted_har(90)
+    b.user(older)
+    b.user(newer)
+    roomy = summarize(b, options=summary_options(max_prompt_chars=1000))
+    assert bullet_texts(roomy.text, Heading.CONSTRAINTS) == [older, newer]
+    goal = bullet_texts(roomy.text, Heading.GOAL)
+    assert all("more characters at L" in text for text in goal)  # Goal points at them, bounded
+    # not both whole: short of more than the older one's cut and what the prose could give
+    options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1000)
+    result = summarize(b, options=options)
+    assert len(result.text) <= options.char_budget and result.fit is None
+    kept = bullet_texts(result.text, Heading.CONSTRAINTS)
+    assert kept[1] == newer  # whole: the room holds it
+    assert kept[0] != older and "more characters at L" in kept[0]  # the older one keeps its bound
+
+
+def test_the_assistants_prose_gives_its_room_to_a_long_prompt_before_the_prompt_is_cut() -> None:
+    b = TranscriptBuilder(seed=5)
+    message, _ = _pasted_har(90)
+    for turn in range(30):
+        b.user(f"Step {turn}: go on with the parser")
+        b.tool_call("Read", {"file_path": f"/repo/src/part_{turn}.py"}, "ok")
+        b.assistant(b.text(f"Finished step {turn}. " + "The parser now handles one more case. " * 12))
+    b.user(message)
+    b.assistant(b.text("Reading the HAR now: " + "the stylesheet request is the one that failed. " * 12))
+    roomy = summarize(b, options=summary_options(max_prompt_chars=1000))
+    options = summary_options(max_prompt_chars=1000, char_budget=len(roomy.text) - 1)
+    result = summarize(b, options=options)
+    assert len(result.text) <= options.char_budget
+    assert bullet_texts(result.text, Heading.CONSTRAINTS)[-1] == message  # kept whole
+    completed = [bullet_texts(text, Heading.COMPLETED) for text in (result.text, roomy.text)]
+    assert len(completed[0]) < len(completed[1])
+    for heading in (Heading.FILES, Heading.IN_PROGRESS):  # the lists and the work at the cut keep theirs
+        assert section(result.text, heading) == section(roomy.text, heading)
 
 
 def test_empty_sections_say_none() -> None:
