@@ -12,8 +12,7 @@ projected records and appends its own compact pair.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,6 @@ pytestmark = pytest.mark.claude_code
 
 NO_MIN_GAIN = "[compress]\nmin_gain = 0.0\n"
 TIMEOUT = default_settings().verify.resume_timeout_seconds
-# verify-resume runs go three at a time: each is two Claude Code resumes, mostly waiting on each other.
-WORKERS = 3
 # Every state kind the summarized part holds: the builder's, and those Claude Code wrote itself.
 KINDS = {
     "agent_listing_delta",
@@ -163,44 +160,35 @@ def leak_excluded_text(records: Rows) -> Rows:
     return records
 
 
-BREAKAGES: dict[str, tuple[Callable[[Rows], Rows], str]] = {  # id -> (breakage, what the verdict names)
-    "lost-shell": (lose_the_shell, "the original's background-tasks reminder"),
-    "undeclared-shell": (undeclare_the_shell, "compacted background-tasks reminder"),
-    "lost-state": (lose_the_tool_state, "deferred-tools reminder"),
-    "lost-tool": (
-        forget_the_loaded_tool,
-        f"the original sends tool {LOADED_TOOL}'s definition; the compacted resume does not",
-    ),
-    "changed-text": (change_a_kept_text, "same kind but the text differs"),
-    "dropped-block": (drop_a_kept_block, "where the original's block"),
-    "leak": (leak_excluded_text, "(excluded_branch) is sent"),
-}
-
-
-@pytest.fixture(scope="module")
-def verified(
-    stateful: Gated, claude_code: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
-    """`verify-resume` of the original against each broken candidate, all started at once (each
-    test takes only its own run's result)."""
-    base = tmp_path_factory.mktemp("broken")
-
-    def verify(name: str) -> subprocess.CompletedProcess[str]:
-        (base / name).mkdir()
-        broken = write_rows(
-            base / name / stateful.candidate.name, BREAKAGES[name][0](rows(stateful.candidate))
-        )
-        return compaction("verify-resume", str(stateful.source), str(broken), "--claude", str(claude_code))
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        yield {name: pool.submit(verify, name) for name in BREAKAGES}
-
-
-@pytest.mark.parametrize("name", list(BREAKAGES))
+@pytest.mark.parametrize(
+    ("breakage", "expected"),
+    [
+        (lose_the_shell, "the original's background-tasks reminder"),
+        (undeclare_the_shell, "compacted background-tasks reminder"),
+        (lose_the_tool_state, "deferred-tools reminder"),
+        (
+            forget_the_loaded_tool,
+            f"the original sends tool {LOADED_TOOL}'s definition; the compacted resume does not",
+        ),
+        (change_a_kept_text, "same kind but the text differs"),
+        (drop_a_kept_block, "where the original's block"),
+        (leak_excluded_text, "(excluded_branch) is sent"),
+    ],
+    ids=[
+        "lost-shell",
+        "undeclared-shell",
+        "lost-state",
+        "lost-tool",
+        "changed-text",
+        "dropped-block",
+        "leak",
+    ],
+)
 def test_a_broken_candidate_is_refused_and_the_difference_named(
-    name: str, verified: dict[str, Future[subprocess.CompletedProcess[str]]]
+    breakage: Callable[[Rows], Rows], expected: str, stateful: Gated, claude_code: Path, tmp_path: Path
 ) -> None:
-    done, expected = verified[name].result(), BREAKAGES[name][1]
+    broken = write_rows(tmp_path / stateful.candidate.name, breakage(rows(stateful.candidate)))
+    done = compaction("verify-resume", str(stateful.source), str(broken), "--claude", str(claude_code))
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert expected in done.stdout, done.stdout
     assert CANARY not in done.stdout + done.stderr
