@@ -9,6 +9,7 @@ These tests read the source with `ast`; a new module or package must find its pl
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from itertools import pairwise
@@ -186,9 +187,18 @@ UNTYPED_VALUES: Final = (
 )  # `object`: no type either
 
 
+@functools.cache
+def _parsed() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of the package, parsed once a run: the checks only read the trees, and a parse
+    of the whole package is a second or two each time."""
+    return tuple(
+        (path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    )
+
+
 def _modules() -> Iterator[tuple[str, ast.Module]]:
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+    yield from _parsed()
 
 
 def _stage(name: str) -> int:

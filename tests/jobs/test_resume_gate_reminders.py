@@ -15,6 +15,8 @@ agent's notice and the gate names it.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ from pipeline.testing.settings import default_settings
 pytestmark = pytest.mark.claude_code
 
 TIMEOUT = default_settings().verify.resume_timeout_seconds
+# Resumes run concurrently; each is one Claude Code process (~1 core for 10-20 s) plus a fake API.
+WORKERS = 3
 NO_MIN_GAIN = "[compress]\nmin_gain = 0.0\n"
 # The kind of reminder each scenario's summarized part derives, which both resumes must send.
 DERIVED = {
@@ -88,16 +92,32 @@ def resume_time(result: ResumeResult) -> frozenset[tuple[ReminderKind, str]]:
     )
 
 
+@pytest.fixture(scope="module")
+def resumes(
+    gated: dict[str, Gated], claude_code: Path
+) -> Iterator[dict[str, tuple[Future[ResumeResult], Future[ResumeResult]]]]:
+    """Each scenario's original and candidate resumed once, all concurrently (a failure stays its
+    own test's: each test takes the results of its own scenario)."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+
+        def started(path: Path) -> Future[ResumeResult]:
+            return pool.submit(resume, path, executable=claude_code, timeout=TIMEOUT)
+
+        yield {name: (started(s.source), started(s.candidate)) for name, s in sorted(gated.items())}
+
+
 @pytest.mark.parametrize("name", sorted(REMINDER_SCENARIOS))
 def test_each_reminder_kind_passes_the_gate_and_both_resumes_send_the_same_reminders(
-    name: str, gated: dict[str, Gated], claude_code: Path
+    name: str,
+    gated: dict[str, Gated],
+    resumes: dict[str, tuple[Future[ResumeResult], Future[ResumeResult]]],
 ) -> None:
     session = gated[name]
     report = session.report
     assert report["status"] == "compressed", report.get("reasons")
     assert report["resume_check"]["verdict"] == "match", report["resume_check"]["differences"]
-    original = resume_time(resume(session.source, executable=claude_code, timeout=TIMEOUT))
-    compacted = resume_time(resume(session.candidate, executable=claude_code, timeout=TIMEOUT))
+    original = resume_time(resumes[name][0].result())
+    compacted = resume_time(resumes[name][1].result())
     assert any(kind is DERIVED[name] for kind, _ in original), sorted(k for k, _ in original)
     if name in LISTED_AGAIN:
         [before] = [text for kind, text in original - compacted if kind is ReminderKind.DEFERRED_TOOLS]

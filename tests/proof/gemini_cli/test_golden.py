@@ -3,6 +3,8 @@ it resumes the same file (its environment part and the probe set aside)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from pipeline.formats.gemini_cli.conversation import load_conversation, load_leg
 from pipeline.formats.gemini_cli.estimate import estimate_parts
 from pipeline.formats.gemini_cli.history import coalesce, rebuild_history
 from pipeline.formats.line_guard import LineLimits
-from pipeline.proof.gemini_cli.resume import resume_gemini
+from pipeline.proof.gemini_cli.resume import GeminiResumeResult, resume_gemini
 from pipeline.vocabulary import FindingCode
 from tests.support.gemini_files import (
     LEGACY_CORPUS,
@@ -25,6 +27,16 @@ from tests.support.gemini_files import (
 )
 
 LIMITS = LineLimits(64 << 20, 256)
+GOLDEN = [
+    "tools.jsonl",
+    "compressed.jsonl",
+    "subagent.jsonl",
+    "rewound.jsonl",
+    "long.jsonl",
+    "killed.jsonl",
+    "unidentified.jsonl",
+]
+WORKERS = 2  # the golden resumes run two at a time: a resume is one Node process, mostly on one core
 
 
 def _rebuilt(data: bytes) -> list[dict[str, object]]:
@@ -40,22 +52,24 @@ def _variant(tmp_path: Path, name: str) -> Path:
     return fixture(name)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "tools.jsonl",
-        "compressed.jsonl",
-        "subagent.jsonl",
-        "rewound.jsonl",
-        "long.jsonl",
-        "killed.jsonl",
-        "unidentified.jsonl",
-    ],
-)
-def test_rebuilt_context_equals_what_gemini_cli_sends(name: str, tmp_path: Path) -> None:
-    script = gemini_cli()
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[GeminiResumeResult]]]:
+    """Each golden session resumed once, all started at once (each test takes its own file's
+    result; the token test reads long.jsonl's)."""
+    script, folder = gemini_cli(), tmp_path_factory.mktemp("golden")
+    with ThreadPoolExecutor(WORKERS) as pool:
+        yield {
+            name: pool.submit(resume_gemini, _variant(folder, name), script=script, timeout=120)
+            for name in GOLDEN
+        }
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_rebuilt_context_equals_what_gemini_cli_sends(
+    name: str, resumed: dict[str, Future[GeminiResumeResult]], tmp_path: Path
+) -> None:
     path = _variant(tmp_path, name)
-    result = resume_gemini(path, script=script, timeout=120)
+    result = resumed[name].result()
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.resumed
     assert [dict(c) for c in result.context] == _rebuilt(path.read_bytes())
@@ -99,13 +113,15 @@ def test_gemini_cli_sends_a_sessions_pairing_defects_as_they_are(tmp_path: Path)
     assert not any(part.get("functionResponse", {}).get("id") == "c1" for part in sent)
 
 
-def test_the_context_tokens_are_gemini_clis_estimate_of_what_it_sent(tmp_path: Path) -> None:
+def test_the_context_tokens_are_gemini_clis_estimate_of_what_it_sent(
+    resumed: dict[str, Future[GeminiResumeResult]],
+) -> None:
     """The report's context tokens are counted on the history as Gemini CLI sends it (wire form,
     thoughts stripped): its own estimate of the contents it sent, less at most the rounding down
     the reader does once per item where Gemini CLI does it once."""
     path = fixture("long.jsonl")
     analysis = analyze_chat(path.read_bytes(), LIMITS)
-    result = resume_gemini(path, script=gemini_cli(), timeout=120)
+    result = resumed["long.jsonl"].result()
     assert result.resumed, result.stderr[-2000:]
     sent = estimate_parts([part for content in result.context for part in content["parts"]])
     assert 0 <= sent - analysis.context_tokens() < len(analysis.sent())

@@ -9,6 +9,7 @@ saying why, only when it cannot be installed); each resume takes about two secon
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final
 
@@ -46,12 +47,17 @@ def test_qwen_code_sends_the_same_history_from_a_damaged_session_and_its_repair(
     rewrite = QWEN_CODE.read(damaged, None, LIMITS).rewrite(RewriteKind.REPAIR, LIMITS)
     assert isinstance(rewrite, Rewrite)
     assert rewrite.repaired == {FindingCode.TOOL_RESULT_NOT_FIRST, FindingCode.TOOL_RESULT_ID_DUPLICATE}
+    sides = {"damaged": damaged, "repaired": rewrite.data}
+    for side, data in sides.items():
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "session.jsonl").write_bytes(data)
+    with ThreadPoolExecutor(len(sides)) as pool:  # the two resumes are independent: side by side
+        results = pool.map(
+            lambda side: resume_qwen_code(tmp_path / side / "session.jsonl", qwen=qwen, timeout=TIMEOUT),
+            sides,
+        )
     sent = []
-    for side, data in (("damaged", damaged), ("repaired", rewrite.data)):
-        session = tmp_path / side / "session.jsonl"
-        session.parent.mkdir()
-        session.write_bytes(data)
-        result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    for (side, data), result in zip(sides.items(), results, strict=True):
         assert result.resumed, result.stderr[-1500:]
         assert [m.message for m in analyze_session(data, LIMITS).messages] == list(result.context), side
         sent.append(result.context)

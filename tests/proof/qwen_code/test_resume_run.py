@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Final
 
@@ -21,7 +23,13 @@ from pipeline.proof.chat_capture import ChatCaptureServer
 from pipeline.proof.process_group import run_in_process_group
 from pipeline.proof.qwen_code.qwen_install import QwenCode
 from pipeline.proof.qwen_code.qwen_verdict import CLEARED_OUTPUT
-from pipeline.proof.qwen_code.resume_run import PROBE, qwen_environment, resume_qwen_code, split_request
+from pipeline.proof.qwen_code.resume_run import (
+    PROBE,
+    QwenResumeResult,
+    qwen_environment,
+    resume_qwen_code,
+    split_request,
+)
 from pipeline.proof.qwen_code.session_staging import stage_session
 from tests.support.qwen_model import ScriptedModel, installed_qwen_code
 from tests.support.qwen_records import chain, jsonl, long_outputs, model, result, system, user
@@ -29,6 +37,8 @@ from tests.support.qwen_records import chain, jsonl, long_outputs, model, result
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "qwen_code"
 LIMITS: Final = LineLimits(max_line_bytes=1_000_000, max_json_depth=200)
 TIMEOUT: Final = 120.0
+# The golden resumes run two at a time: a resume is one Node process, mostly on one core.
+WORKERS: Final = 2
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +51,29 @@ def qwen() -> QwenCode:
     return found
 
 
+@pytest.fixture(scope="module")
+def resumed(
+    qwen: QwenCode, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Future[QwenResumeResult]]]:
+    """Every recorded session and every variant below resumed once, all started at once (each
+    test takes only its own session's result)."""
+    sessions = {name: FIXTURES / name for name in sorted(p.name for p in FIXTURES.glob("*.jsonl"))}
+    for name, data in VARIANTS.items():
+        sessions[name] = tmp_path_factory.mktemp(name) / "session.jsonl"
+        sessions[name].write_bytes(data)
+    with ThreadPoolExecutor(WORKERS) as pool:
+        yield {
+            name: pool.submit(resume_qwen_code, path, qwen=qwen, timeout=TIMEOUT)
+            for name, path in sessions.items()
+        }
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
-def test_qwen_code_sends_the_history_the_reader_rebuilds(qwen: QwenCode, name: str) -> None:
+def test_qwen_code_sends_the_history_the_reader_rebuilds(
+    resumed: dict[str, Future[QwenResumeResult]], name: str
+) -> None:
     session = FIXTURES / name
-    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    result = resumed[name].result()
     assert result.resumed, result.stderr[-1500:]
     rebuilt = analyze_session(session.read_bytes(), LIMITS)
     assert [m.message for m in rebuilt.messages] == list(result.context)
@@ -93,11 +122,9 @@ VARIANTS: Final = _variants()
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_qwen_code_reads_damage_and_defects_as_the_reader_does(
-    qwen: QwenCode, tmp_path: Path, name: str
+    resumed: dict[str, Future[QwenResumeResult]], name: str
 ) -> None:
-    session = tmp_path / "session.jsonl"
-    session.write_bytes(VARIANTS[name])
-    result = resume_qwen_code(session, qwen=qwen, timeout=TIMEOUT)
+    result = resumed[name].result()
     assert result.resumed, result.stderr[-1500:]
     assert [m.message for m in analyze_session(VARIANTS[name], LIMITS).messages] == list(result.context)
 
