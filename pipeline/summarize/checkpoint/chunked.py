@@ -86,10 +86,10 @@ def partial_of(items: Sequence[EvidenceItem]) -> Partial:
 def reduced(
     items: Sequence[EvidenceItem],
     chunk_items: int,
-    max_merged: int = MAX_CHUNKS_PER_ROUND,
-    max_rounds: int = MAX_REDUCTION_DEPTH,
+    per_merge: int = MAX_CHUNKS_PER_ROUND,
+    depth: int = MAX_REDUCTION_DEPTH,
 ) -> Reduction:
-    """`items` read chunk by chunk and merged in rounds: `max_merged` partials a merge, `max_rounds`
+    """`items` read chunk by chunk and merged in rounds: `per_merge` partials a merge, `depth`
     rounds, the last taking all that is left. Only one chunk is read at a time."""
     partials: Iterable[Partial] = (_chunk_partial(chunk) for chunk in _chunks(items, chunk_items))
     count = 0
@@ -101,9 +101,9 @@ def reduced(
             yield partial
 
     rounds: list[tuple[int, ...]] = []
-    merged = list(_merge_round(counted(partials), max_merged, rounds))  # streamed: chunks read lazily
+    merged = list(_merge_round(counted(partials), per_merge, rounds))  # streamed: chunks read lazily
     while len(merged) > 1:
-        width = len(merged) if len(rounds) == max_rounds - 1 else max_merged
+        width = len(merged) if len(rounds) == depth - 1 else per_merge
         merged = list(_merge_round(merged, width, rounds))
     return Reduction(merged[0], count, tuple(rounds))
 
