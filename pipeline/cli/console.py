@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -41,7 +40,6 @@ __all__ = [
     "model_progress",
     "model_spend_line",
     "model_waits",
-    "pipe_safe_stdout",
     "progress_bar",
     "render_summary",
     "say_failures",
@@ -88,45 +86,6 @@ class JsonLines(io.TextIOBase):
         level = next((name for prefix, name in _LEVELS if line.startswith(prefix)), "info")
         stamp = datetime.now(UTC).isoformat()
         return json.dumps({"level": level, "event": line, "timestamp": stamp}, ensure_ascii=False)
-
-
-class _PipeSafe:
-    """stdout that a closed reader (`| head -1`) cannot fail: the first broken pipe points the
-    descriptor at /dev/null, so the command finishes and exits with its own code."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-    @property
-    def buffer(self) -> _PipeSafe:
-        return _PipeSafe(self._stream.buffer)
-
-    def write(self, data: Any) -> int:
-        try:
-            return int(self._stream.write(data))
-        except BrokenPipeError:
-            self._gone()
-            return len(data)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._gone()
-
-    def _gone(self) -> None:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.__stdout__.fileno() if sys.__stdout__ else 1)
-        os.close(null)
-
-
-def pipe_safe_stdout() -> None:
-    """Make stdout survive a reader that closed it (see `_PipeSafe`); called once at the edge."""
-    if not isinstance(sys.stdout, _PipeSafe):
-        sys.stdout = _PipeSafe(sys.stdout)
 
 
 def configure_logging(log_format: LogFormat, *, quiet: bool) -> None:

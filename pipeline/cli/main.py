@@ -15,29 +15,22 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pipeline.cli.compress_command import (
-    check_compress_paths,
-    compress_command,
-    find_gate_judges,
-)
-from pipeline.cli.console import configure_logging, pipe_safe_stdout
-from pipeline.cli.fleet_command import FleetRun, run_fleet
 from pipeline.cli.grammar import build_parser, flag_overrides
-from pipeline.cli.live_commands import is_live, run_live
+from pipeline.cli.pipe_safe import pipe_safe_stdout
 from pipeline.cli.preflight import check_written_directories
-from pipeline.cli.report_command import run_page
-from pipeline.cli.validate_command import validate_command
 from pipeline.errors import ConfigError, UsageError
-from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs
-from pipeline.execute.seam import Executor
 from pipeline.formats.registry import default_roots, session_file_names, session_stores
 from pipeline.read.discover import RootError, SessionFile
 from pipeline.read.remote import discover_roots, is_url
 from pipeline.settings import Settings, load_settings
 from pipeline.vocabulary import ExitCode
 
+# The commands, the console (rich) and the executors are imported where a parsed command needs
+# them, so `--help` and a usage error cost no more than the grammar: every start pays its imports.
 if TYPE_CHECKING:
+    from pipeline.cli.fleet_command import FleetRun
     from pipeline.execute.dask_cluster import ClusterRun
+    from pipeline.execute.seam import Executor
 
 __all__ = ["main"]
 
@@ -51,6 +44,8 @@ def _check_scope(args: argparse.Namespace, sessions: Sequence[SessionFile]) -> N
     if getattr(args, "resume_leaf", None) and len(sessions) != 1:
         raise UsageError(f"--resume-leaf applies to exactly one session; {len(sessions)} were found")
     if args.command == "compress":
+        from pipeline.cli.compress_command import check_compress_paths  # noqa: PLC0415 - see the imports
+
         check_compress_paths(args)
 
 
@@ -76,6 +71,8 @@ def _executor(
 ) -> Executor:
     """Where the sessions run: Dask tasks with `--cluster`, else worker processes of this machine."""
     if cluster is None:
+        from pipeline.execute.process_pool import ProcessPoolExecutor, resolve_jobs  # noqa: PLC0415
+
         return ProcessPoolExecutor(resolve_jobs(settings.sweep.jobs))
     if command.services is not None and getattr(args, "max_run_tokens", None) is not None:
         raise UsageError("--max-run-tokens counts in one process: it is not available with --cluster")
@@ -87,11 +84,15 @@ def _executor(
 def _command(args: argparse.Namespace, settings: Settings) -> FleetRun:
     """The fleet command asked for, with everything it needs resolved before any session runs."""
     if args.command == "compress":
+        from pipeline.cli.compress_command import compress_command, find_gate_judges  # noqa: PLC0415
+
         return compress_command(args, settings, find_gate_judges(settings))
     if args.command == "tokens":
         from pipeline.cli.tokens_command import tokens_command  # noqa: PLC0415 - loaded for tokens only
 
         return tokens_command(args, settings)
+    from pipeline.cli.validate_command import validate_command  # noqa: PLC0415 - see the imports
+
     return validate_command(args, settings)
 
 
@@ -143,6 +144,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser(named).parse_args(arguments)
     if args.command in ("schema", "report", "verify-resume", "probe"):
         return _single_command(args)
+    from pipeline.cli.console import configure_logging  # noqa: PLC0415 - a command that runs: see the imports
+    from pipeline.cli.live_commands import is_live, run_live  # noqa: PLC0415
+
     if is_live(args):
         misuse = _live_misuse(args)
         return _usage(misuse) if misuse is not None else run_live(args)
@@ -159,7 +163,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except (ConfigError, RootError, UsageError) as exc:
         return _usage(exc)
     code = _fleet(command, sessions, roots, executor, quiet=args.quiet)
-    return run_page(command.destination, code, quiet=args.quiet) if args.html and sessions else code
+    if not (args.html and sessions):
+        return code
+    from pipeline.cli.report_command import run_page  # noqa: PLC0415 - with --html only
+
+    return run_page(command.destination, code, quiet=args.quiet)
 
 
 def _fleet(
@@ -175,6 +183,8 @@ def _fleet(
         named = ", ".join(map(str, roots))
         print(f"compaction: note: no session files (*.jsonl, *.json) under {named}", file=sys.stderr)
         return ExitCode.OK
+    from pipeline.cli.fleet_command import run_fleet  # noqa: PLC0415 - see the imports
+
     try:
         return run_fleet(command, sessions, executor, quiet=quiet)
     except UsageError as exc:  # a scheduler that does not answer

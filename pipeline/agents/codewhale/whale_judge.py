@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.agents.codewhale.whale_session import CodewhaleSession
 from pipeline.agents.protocol import ContextSession, JudgedPair, PartitionSets
@@ -13,10 +14,12 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.codewhale.whale_client import CODEWHALE_CLIENT
 from pipeline.proof.codewhale.whale_excluded import session_exclusions
-from pipeline.proof.codewhale.whale_resume import CodewhaleVerdict, SentSide, prove_codewhale_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.report.resume_check import ResumeCheckSection, SentSizes, SizeSection
 from pipeline.vocabulary import Verdict
+
+if TYPE_CHECKING:  # its capture server (http.server) is loaded when a pair is judged
+    from pipeline.proof.codewhale.whale_resume import CodewhaleVerdict, SentSide
 
 __all__ = ["CodewhaleJudge"]
 
@@ -76,6 +79,8 @@ class CodewhaleJudge:
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
     ) -> JudgedPair:
+        from pipeline.proof.codewhale.whale_resume import prove_codewhale_resume  # noqa: PLC0415 - on use only
+
         return _Judged(
             prove_codewhale_resume(
                 original,

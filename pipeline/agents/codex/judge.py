@@ -13,7 +13,6 @@ from pipeline.agents.protocol import ContextSession, PartitionSets
 from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import JUDGES, ResumeJudge
 from pipeline.proof.codex.codex_excluded import rollout_exclusions
-from pipeline.proof.codex.codex_prove import prove_codex_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import SourceFormat
 
@@ -46,6 +45,8 @@ class CodexJudge:
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
     ) -> JudgedItems:
+        from pipeline.proof.codex.codex_prove import prove_codex_resume  # noqa: PLC0415 - on use only
+
         verdict = prove_codex_resume(
             original,
             candidate,

@@ -14,7 +14,6 @@ from pipeline.formats.rewrites import SentEdit
 from pipeline.installed import ResumeJudge
 from pipeline.proof.gemini_cli.excluded_text import chat_exclusions
 from pipeline.proof.gemini_cli.gemini_run import require_gemini_cli
-from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_edits, prove_gemini_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
@@ -67,6 +66,8 @@ class GeminiJudge:
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
     ) -> JudgedItems:
+        from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_resume  # noqa: PLC0415 - on use only
+
         verdict = prove_gemini_resume(
             original, candidate, script=executable, timeout=timeout, excluded=excluded, summaries=summaries
         )
@@ -83,6 +84,8 @@ class GeminiJudge:
         edits: Sequence[SentEdit],
     ) -> JudgedItems:
         """A repair's verdict: the original's history with exactly `edits` put in."""
+        from pipeline.proof.gemini_cli.gemini_verdict import prove_gemini_edits  # noqa: PLC0415 - on use only
+
         verdict = prove_gemini_edits(
             original, candidate, script=executable, timeout=timeout, limits=limits, edits=edits
         )

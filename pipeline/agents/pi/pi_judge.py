@@ -14,7 +14,6 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.installed import ResumeJudge
 from pipeline.proof.pi.pi_excluded import session_exclusions
 from pipeline.proof.pi.pi_process import PI_INSTALL_HINT, installation_of, require_pi
-from pipeline.proof.pi.pi_prove import prove_pi_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
@@ -67,6 +66,8 @@ class PiJudge:
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
     ) -> JudgedItems:
+        from pipeline.proof.pi.pi_prove import prove_pi_resume  # noqa: PLC0415 - on use only
+
         verdict = prove_pi_resume(
             original,
             candidate,

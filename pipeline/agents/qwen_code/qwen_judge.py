@@ -20,7 +20,6 @@ from pipeline.proof.qwen_code.qwen_install import (
     qwen_code_at,
     require_qwen_code,
 )
-from pipeline.proof.qwen_code.qwen_prove import prove_qwen_resume
 from pipeline.proof.verdict import ExcludedText
 from pipeline.settings import VerifySettings
 from pipeline.vocabulary import SourceFormat
@@ -79,6 +78,8 @@ class QwenJudge:
         excluded: Sequence[ExcludedText],
         summaries: Sequence[str] | None,
     ) -> JudgedItems:
+        from pipeline.proof.qwen_code.qwen_prove import prove_qwen_resume  # noqa: PLC0415 - on use only
+
         qwen = QwenClient().runtime(executable)
         verdict = prove_qwen_resume(
             original,
