@@ -12,9 +12,10 @@ the family's tokenizer) are collected once, unframed and unscaled. Then, per fam
   approximate, such as Claude's newer one): the median slope of its sessions at scale 1;
 - other families take the fallback family's framing at scale 1 (nothing is written for them).
 With `--held-out DIR` the fit is then judged on DIR's sessions, which it never saw (a corpus kept
-apart, such as `../shared/corpus/unseen/files`): each session is measured with the constants its
-family takes, and the median |slope - 1| is printed per family with its count, status and spread,
-per client version, for sessions of at least `LONG_SESSION` billed turns, and the worst sessions.
+apart, such as `/work/unseen/files`, rebuilt by `scripts/rebuild-unseen`): each session is measured
+with the constants its family takes, and the median |slope - 1| is printed per family with its
+count, status and spread, per client version, for sessions of at least `LONG_SESSION` billed
+turns, and the worst sessions.
 Deterministic: same corpus and package versions give the same file.
 """
 
