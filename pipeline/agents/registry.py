@@ -79,5 +79,9 @@ READ_PAGES_REPAIR_FORMAT: Final = SourceFormat.CLAUDE_CODE
 
 
 def chain_judge(source_format: SourceFormat) -> ChainJudge:
-    """The judge of an active-chain format; of any other, the damage repair format's."""
-    return CHAIN_JUDGES.get(source_format) or CHAIN_JUDGES[DAMAGE_REPAIR_FORMAT]
+    """The judge of an active-chain format (`CHAIN_FORMATS`); no other format has one (a
+    `ValueError`: another agent's session is never judged as a chain format's)."""
+    judge = CHAIN_JUDGES.get(source_format)
+    if judge is None:
+        raise ValueError(f"{source_format.value} is not an active-chain format: it has no chain judge")
+    return judge
