@@ -78,7 +78,7 @@ class ResumeExit(IntEnum):
 
     MATCH = 0
     MISMATCH = 1
-    USAGE = 2  # a usage error, or no judge installed for the files' format
+    USAGE = 2  # a usage error, no judge installed for the original's format, or no judge for it at all
     NOT_RESUMABLE = 3  # the judge finds no conversation in the original (not a mismatch)
     CLAUDE_CODE_FAILED = 4  # Claude Code failed or timed out
     CODEX_FAILED = 5  # Codex failed or timed out (a Codex rollout's judge)

@@ -18,6 +18,8 @@ from typing import Final
 
 import pytest
 
+from pipeline.vocabulary import SourceFormat
+
 PACKAGE: Final = Path(__file__).resolve().parents[1] / "pipeline"
 
 STAGES: Final = (
@@ -723,6 +725,31 @@ def _agent_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
             yield line, inner
 
 
+# What detection says of a file no agent wrote: every other `SourceFormat` member is an agent's.
+NOT_AN_AGENT: Final = frozenset({SourceFormat.EMPTY, SourceFormat.UNKNOWN})
+AGENT_FORMATS: Final = {member.name: member for member in SourceFormat if member not in NOT_AN_AGENT}
+
+
+def _is_source_format(node: ast.expr) -> bool:
+    """`SourceFormat`, or a module's `SourceFormat` (`vocabulary.SourceFormat`)."""
+    return (isinstance(node, ast.Name) and node.id == "SourceFormat") or (
+        isinstance(node, ast.Attribute) and node.attr == "SourceFormat"
+    )
+
+
+def _agent_formats(tree: ast.Module) -> Iterator[tuple[int, SourceFormat]]:
+    """Every agent's `SourceFormat` member a module names: `SourceFormat.CODEX`, or
+    `SourceFormat("codex-rollout")`."""
+    values = {member.value: member for member in AGENT_FORMATS.values()}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_source_format(node.value) and node.attr in AGENT_FORMATS:
+            yield node.lineno, AGENT_FORMATS[node.attr]
+        elif isinstance(node, ast.Call) and _is_source_format(node.func) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and first.value in values:
+                yield node.lineno, values[first.value]
+
+
 def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
     against = []
     for relative, tree in _modules():
@@ -730,6 +757,10 @@ def test_no_agent_is_named_outside_its_packages_and_the_registries() -> None:
             continue
         against += [
             f"pipeline/{relative}:{line} imports pipeline.{target}" for line, target in _agent_imports(tree)
+        ]
+        against += [
+            f"pipeline/{relative}:{line} names SourceFormat.{member.name}"
+            for line, member in _agent_formats(tree)
         ]
     assert not against, "an agent named outside its packages (reach it through the seam):\n" + "\n".join(
         against
@@ -764,3 +795,18 @@ def test_the_agent_check_sees_an_agents_import() -> None:
         "from pipeline.formats.codex.analysis import analyze_rollout\nimport pipeline.read.load\n"
     )
     assert [target for _, target in _agent_imports(tree)] == ["formats.codex.analysis"]
+
+
+def test_the_agent_check_sees_an_agents_format_named() -> None:
+    tree = ast.parse(
+        "a = SourceFormat.CODEX\n"
+        "b = vocabulary.SourceFormat.CLAUDE_CODE\n"
+        "c = SourceFormat('pi-session')\n"
+        "d = SourceFormat.UNKNOWN, SourceFormat.EMPTY, SourceFormat(name), Other.CODEX\n"
+    )
+    assert sorted(_agent_formats(tree)) == [
+        (1, SourceFormat.CODEX),
+        (2, SourceFormat.CLAUDE_CODE),
+        (3, SourceFormat.PI),
+    ]
+    assert {SourceFormat.OPENCODE, SourceFormat.QWEN_CODE} <= set(AGENT_FORMATS.values())

@@ -30,6 +30,7 @@ __all__ = [
     "CHAIN_PARTS",
     "CONTEXT_FORMATS",
     "DAMAGE_REPAIR_FORMAT",
+    "READ_PAGES_REPAIR_FORMAT",
     "RESUME_JUDGES",
     "chain_judge",
     "context_format",
@@ -71,10 +72,16 @@ CHAIN_JUDGES: Final[Mapping[SourceFormat, ChainJudge]] = MappingProxyType(
 """Each active-chain format's judge (`CHAIN_FORMATS`)."""
 
 DAMAGE_REPAIR_FORMAT: Final = SourceFormat.CLAUDE_CODE
-"""The format `core.session_repair` repairs, whose judge proves `compaction repair`'s chain repairs;
-verify-resume judges a file of no processed format as this one's too (as before the seam)."""
+"""The format `core.session_repair` repairs, whose judge proves `compaction repair`'s chain repairs."""
+
+READ_PAGES_REPAIR_FORMAT: Final = SourceFormat.CLAUDE_CODE
+"""The format `core.read_pages` repairs (its `Read` tool's `pages` argument): `repair-read-pages`."""
 
 
 def chain_judge(source_format: SourceFormat) -> ChainJudge:
-    """The judge of an active-chain format; of any other, the damage repair format's."""
-    return CHAIN_JUDGES.get(source_format) or CHAIN_JUDGES[DAMAGE_REPAIR_FORMAT]
+    """The judge of an active-chain format (`CHAIN_FORMATS`); no other format has one (a
+    `ValueError`: another agent's session is never judged as a chain format's)."""
+    judge = CHAIN_JUDGES.get(source_format)
+    if judge is None:
+        raise ValueError(f"{source_format.value} is not an active-chain format: it has no chain judge")
+    return judge

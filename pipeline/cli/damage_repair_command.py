@@ -223,7 +223,7 @@ def _in_place(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) -
         _summary("in-place", live, reports, done.elapsed_ms),
         sessions=len(done.outcomes),
         by_disposition=dict(sorted(Counter(o.disposition.value for o in done.outcomes).items())),
-        totals=in_place_totals(done),
+        totals=in_place_totals(done, DAMAGE_REPAIR_FORMAT),
         archive=done.archive,
     )
     return finish(
@@ -305,7 +305,7 @@ def _elsewhere(live: LiveRun, options: SessionRepairOptions, setup: ProofSetup) 
         figures = (
             rewrite_figures(report, session.root_name)
             if isinstance(report, RewriteReport)
-            else damage_figures(report, session.root_name, failed=_Done(report).failed)
+            else damage_figures(report, session.root_name, DAMAGE_REPAIR_FORMAT, failed=_Done(report).failed)
             for session, report in zip(live.sessions, reports, strict=True)
         )
         summary = msgspec.structs.replace(summary, totals=fold_totals(figures, TotalsOf.WRITTEN))

@@ -36,7 +36,8 @@ from pipeline.vocabulary import (
 __all__ = ["build_parser", "flag_overrides", "path_or_url"]
 
 EXIT_CODES_HELP: Final = (
-    "exit codes: 0 match; 1 mismatch; 2 usage error or no judge installed for the files' format; "
+    "exit codes: 0 match; 1 mismatch; 2 usage error, no judge installed for the original's format, "
+    "or an original no judge resumes (another agent's: unsupported-format; nobody's: not-a-transcript); "
     "3 the judge finds no conversation to resume in the original (not a mismatch); 4 to 9 the "
     "judge's client failed or timed out: 4 Claude Code, 5 Codex, 6 pi, 7 CodeWhale, 8 Gemini CLI, "
     "9 Qwen Code"
@@ -440,8 +441,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _fleet_arguments(validate, compress, tokens, wanted)
     verify = commands.add_parser(
         "verify-resume",
-        help="resume a session and its compaction in Claude Code or Codex (offline), compare what each sends",
-        description="Resume ORIGINAL and COMPACTED offline in Claude Code (Codex for a Codex rollout) at "
+        help="resume a session and its compaction in its agent's client (offline), compare what each sends",
+        description="Resume ORIGINAL and COMPACTED offline in the client of ORIGINAL's agent at "
         "a loopback capture server (throwaway home and key), compare the contexts sent: the compacted one "
         "must be the summary, then a non-empty suffix of the original, every call answered, no excluded text",
         epilog=EXIT_CODES_HELP,

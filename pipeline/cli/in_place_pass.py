@@ -50,7 +50,7 @@ from pipeline.report.live_replacement import ReceiptSection
 from pipeline.report.render import json_bytes
 from pipeline.report.run_totals import RunTotals, TotalsOf, fold_totals
 from pipeline.settings import Settings
-from pipeline.vocabulary import ExitCode
+from pipeline.vocabulary import ExitCode, SourceFormat
 
 __all__ = [
     "LiveCommand",
@@ -206,9 +206,10 @@ def run_pass(command: LiveCommand, live: LiveRun) -> PassDone:
     )
 
 
-def in_place_totals(done: PassDone) -> RunTotals:
-    """The pass's totals: the sessions a job ran on, what was replaced and backed up."""
-    figures = (in_place_figures(outcome) for outcome in done.outcomes)
+def in_place_totals(done: PassDone, chain_repairs: SourceFormat | None = None) -> RunTotals:
+    """The pass's totals: the sessions a job ran on, what was replaced and backed up
+    (`chain_repairs`: the format the command's chain repairs take, from `agents/registry`)."""
+    figures = (in_place_figures(outcome, chain_repairs) for outcome in done.outcomes)
     return fold_totals((f for f in figures if f is not None), TotalsOf.IN_PLACE)
 
 

@@ -19,6 +19,7 @@ from typing import Final
 
 from msgspec import UNSET, UnsetType
 
+from pipeline.agents.registry import READ_PAGES_REPAIR_FORMAT
 from pipeline.cli.compress_command import check_apart
 from pipeline.cli.console import progress_bar
 from pipeline.cli.fleet_command import SUMMARY_NAME, default_report_dir
@@ -139,7 +140,7 @@ def _in_place(live: LiveRun) -> int:
         reports=[
             o.target.report_label for o in outcomes if isinstance(o.job, RepairPlan) and not o.report_failed
         ],
-        totals=in_place_totals(done),
+        totals=in_place_totals(done, READ_PAGES_REPAIR_FORMAT),
         archive=done.archive,
     )
     return finish(
@@ -185,6 +186,7 @@ def _written_totals(live: LiveRun, reports: Sequence[RepairReport]) -> RunTotals
         repair_figures(
             r.operation_state.value,
             session.root_name,
+            source_format=READ_PAGES_REPAIR_FORMAT,
             failed=bool(r.failures),
             before=r.bytes_before,
             after=r.bytes_after,

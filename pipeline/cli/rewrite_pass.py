@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
@@ -206,10 +205,14 @@ def _elsewhere(live: LiveRun, options: RewriteOptions) -> int:
 def rewrite_figures(report: RewriteReport, root: str) -> SessionFigures:
     """A rewrite's figures for the run's totals: its status, and the file written (its sizes)."""
     after = report.bytes_after if report.output is not UNSET else UNSET
-    figures = repair_figures(
-        report.status.value, root, failed=report.status.is_failure, before=report.bytes_before, after=after
+    return repair_figures(
+        report.status.value,
+        root,
+        source_format=SourceFormat(report.format),
+        failed=report.status.is_failure,
+        before=report.bytes_before,
+        after=after,
     )
-    return replace(figures, format=report.format)
 
 
 class _Done:

@@ -1,5 +1,5 @@
-"""`compaction verify-resume ORIGINAL COMPACTED`: one pair resumed in Claude Code and compared
-(`pipeline.jobs.verify_resume`); its own exit codes (`ResumeExit`, see --help)."""
+"""`compaction verify-resume ORIGINAL COMPACTED`: one pair resumed in its own agent's client and
+compared (`pipeline.jobs.verify_resume`); its own exit codes (`ResumeExit`, see --help)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,6 @@ def verify_resume_command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"compaction: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    from pipeline.jobs import verify_resume  # noqa: PLC0415 - Claude Code's proof on use only
+    from pipeline.jobs import verify_resume  # noqa: PLC0415 - the judges' proofs on use only
 
     return verify_resume.run(args, settings.verify, LineLimits.of(settings.sweep), settings.judges)

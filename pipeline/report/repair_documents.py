@@ -19,6 +19,7 @@ from pipeline.report.live_replacement import RepairReceiptSection
 from pipeline.report.repair_sections import EditEntry, ProofSection, UnrepairedEntry
 from pipeline.report.run_totals import RunTotals, SessionFigures, repair_figures
 from pipeline.report.sections import Section
+from pipeline.vocabulary import SourceFormat
 
 __all__ = [
     "DAMAGE_REPAIR_SCHEMA",
@@ -116,10 +117,18 @@ class DamageRepairReport(Section, frozen=True, kw_only=True):
     receipt: RepairReceiptSection | UnsetType = UNSET
 
 
-def damage_figures(report: DamageRepairReport, root: str, *, failed: bool) -> SessionFigures:
-    """A repair's figures for the run's totals: its status, and the file written (its sizes)."""
+def damage_figures(
+    report: DamageRepairReport, root: str, source_format: SourceFormat, *, failed: bool
+) -> SessionFigures:
+    """A repair's figures for the run's totals: its status, and the file written (its sizes);
+    `source_format`: the format the repair takes (`agents/registry.DAMAGE_REPAIR_FORMAT`)."""
     return repair_figures(
-        report.status, root, failed=failed, before=report.bytes_before, after=report.bytes_after
+        report.status,
+        root,
+        source_format=source_format,
+        failed=failed,
+        before=report.bytes_before,
+        after=report.bytes_after,
     )
 
 

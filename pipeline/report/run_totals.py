@@ -345,13 +345,20 @@ def outcome_totals(
 
 
 def repair_figures(
-    status: str, root: str, *, failed: bool, before: int | UnsetType, after: int | UnsetType
+    status: str,
+    root: str,
+    *,
+    source_format: SourceFormat,
+    failed: bool,
+    before: int | UnsetType,
+    after: int | UnsetType,
 ) -> SessionFigures:
-    """A repair's figures (`repair`, `repair-read-pages`): its status, and the file it wrote, with
-    the original's size and the written one's when it wrote one."""
+    """A repair's figures (`repair`, `repair-read-pages`, a rewrite): its status, and the file it
+    wrote, with the original's size and the written one's when it wrote one (`source_format`: the
+    repaired session's, which the command knows from the registry or the session's own report)."""
     written = None if isinstance(before, UnsetType) or isinstance(after, UnsetType) else (before, after)
     return SessionFigures(
-        format=SourceFormat.CLAUDE_CODE.value,  # the repairs take Claude Code sessions only
+        format=source_format.value,
         root=root,
         status=status,
         failed=failed,

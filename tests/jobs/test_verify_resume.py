@@ -17,11 +17,14 @@ from typing import Any
 import orjson
 import pytest
 
+from pipeline.formats.registry import PROCESSED, RECOGNIZED
 from pipeline.testing import Feature
 from pipeline.testing.invoke import candidate_of, compaction, offline, reports
 from pipeline.testing.sessions import CANARY_BRANCH, build_session
 from pipeline.testing.synth import generate_fleet
+from pipeline.vocabulary import ResumeExit
 from tests.conftest import RESUME_GATE_ENV
+from tests.support.agent_files import write_agent_files
 
 STRAY = "a stray reply on another branch"
 
@@ -38,6 +41,51 @@ def test_usage_errors_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     )
     assert gate.returncode == 2 and "--verify-resume: Claude Code not found" in gate.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_another_agents_session_is_refused_as_unsupported_naming_the_agent_never_judged_as_claude_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No judge resumes a format the tool does not process: a usage error saying what the file is,
+    as a sweep reports it, before any client is looked for (a `--claude` naming nothing is never
+    reached)."""
+    from pipeline.cli.main import main
+
+    files = write_agent_files(tmp_path / "agents")
+    unprocessed = {s.format for s in RECOGNIZED} - {s.format for s in PROCESSED}
+    assert set(files.values()) == unprocessed  # OpenCode, Copilot CLI, Cline, Aider
+    for relative, agent in files.items():
+        path = tmp_path / "agents" / relative
+        done = main(["verify-resume", str(path), str(path), "--claude", str(tmp_path / "no-claude")])
+        err = capsys.readouterr().err
+        assert done == ResumeExit.USAGE, (relative, err)
+        assert f"is unsupported-format: {agent.value} (" in err, err
+        assert "Claude Code" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (b'{"name": "app", "version": "1.0.0"}\n', "json-document"),
+        (b'{"at": 1}\n{"at": 2}\n', "json-lines-of-no-known-agent"),
+        (b"just some notes\n", "text"),
+        (b"", "empty"),
+    ],
+    ids=["json-document", "json-lines", "text", "empty"],
+)
+def test_a_file_that_is_nobodys_transcript_is_refused_saying_what_it_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, what: str
+) -> None:
+    from pipeline.cli.main import main
+
+    path = tmp_path / "notes.jsonl"
+    path.write_bytes(data)
+    session = tmp_path / "session.jsonl"
+    build_session(session, turns=2)  # a Claude Code candidate: the original decides the judge
+    done = main(["verify-resume", str(path), str(session), "--claude", str(tmp_path / "no-claude")])
+    err = capsys.readouterr().err
+    assert done == ResumeExit.USAGE == 2
+    assert f"is not-a-transcript: {what} (" in err and "Claude Code" not in err, err
 
 
 @pytest.mark.claude_code

@@ -7,7 +7,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.agents.registry import CHAIN_FORMATS, CHAIN_JUDGES, RESUME_JUDGES, chain_judge
+import pytest
+
+from pipeline.agents.registry import (
+    CHAIN_FORMATS,
+    CHAIN_JUDGES,
+    DAMAGE_REPAIR_FORMAT,
+    RESUME_JUDGES,
+    chain_judge,
+)
 from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.core.topology.select import AUTO
 from pipeline.installed import JudgeError
@@ -84,9 +92,12 @@ def test_nothing_to_repair_asks_no_judge(tmp_path: Path) -> None:
     assert job.proof is None and not job.accepted and judge.asked == []
 
 
-def test_each_chain_format_has_its_judge_and_any_other_file_gets_the_chain_one() -> None:
+def test_each_chain_format_has_its_judge_and_no_other_format_has_one() -> None:
     assert set(CHAIN_JUDGES) == set(CHAIN_FORMATS)
     for source_format, judge in CHAIN_JUDGES.items():
         assert chain_judge(source_format) is judge
         assert judge.client is RESUME_JUDGES[source_format]  # one client per format, gate and judge alike
-    assert chain_judge(SourceFormat.UNKNOWN) is CHAIN_JUDGES[SourceFormat.CLAUDE_CODE]
+    for other in set(SourceFormat) - CHAIN_FORMATS:  # never judged as a chain format's session
+        with pytest.raises(ValueError, match="not an active-chain format"):
+            chain_judge(other)
+    assert DAMAGE_REPAIR_FORMAT in CHAIN_FORMATS  # the repair command's judge is a chain judge

@@ -313,12 +313,13 @@ def _judged(
     candidate: Candidate,
     progress: Progress,
 ) -> Progress:
-    """The candidate's fidelity (a floor may refuse it), then the resume proof when Claude Code is there."""
+    """The candidate's fidelity (a floor may refuse it), then the resume proof when its judge is there."""
     cleared = () if progress.planned is None else progress.planned.bounding.cleared_lines(plan.raw_lines)
     fidelity, stop = fidelity_stage(analysis, options, plan, partition, candidate, cleared)
     progress = replace(progress, fidelity=fidelity, stop=stop)
-    # `on` without Claude Code refuses in the proof (its section says why); `auto` writes unproven.
-    if stop is None and (options.claude is not None or options.compress.verify_resume is ResumeGate.ON):
+    # `on` without the session's judge refuses in the proof (its section says why); `auto` writes unproven.
+    judged = options.judges.get(analysis.format) is not None
+    if stop is None and (judged or options.compress.verify_resume is ResumeGate.ON):
         check, stop = prove_candidate(analysis, partition, candidate.composed.data, options)
         progress = replace(progress, resume_check=check, stop=stop)
     return progress

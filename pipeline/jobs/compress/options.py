@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from pipeline.agents.registry import CHAIN_FORMATS
 from pipeline.core.plan import CutOptions
 from pipeline.core.session_repair import SessionRepairOptions
 from pipeline.core.topology.select import TopologyOptions
@@ -37,18 +38,15 @@ class CompressOptions:
     writer: SummaryWriter | None = None  # a model's; None: the embedded summarizer
     damage_repair: SessionRepairOptions | None = None  # `--repair`: a damaged chain repaired first
 
-    @property
-    def claude(self) -> str | None:
-        """The Claude Code the resume gate runs for this job's transcripts; None: no gate."""
-        return self.judges.get(SourceFormat.CLAUDE_CODE)
-
     def summary_writer(self) -> SummaryWriter:
         """Who writes this run's summaries."""
         return self.writer or DeterministicWriter(self.summary_options())
 
     def topology(self) -> TopologyOptions:
-        """The leaf-choosing options; a chain only a proof can clear is selected when the gate runs."""
-        return replace(topology_options(self.sweep, self.resume_leaf), provable=self.claude is not None)
+        """The leaf-choosing options; a chain only a proof can clear is selected when the gate has a
+        judge for the chain formats (only they have a topology to choose)."""
+        provable = not CHAIN_FORMATS.isdisjoint(self.judges)
+        return replace(topology_options(self.sweep, self.resume_leaf), provable=provable)
 
     def cut(self) -> CutOptions:
         compress = self.compress

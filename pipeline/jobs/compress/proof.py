@@ -47,7 +47,8 @@ def prove_candidate(
     and the candidate is refused.
     """
     judge = chain_judge(analysis.format)
-    if options.claude is None:
+    executable = options.judges.get(analysis.format)
+    if executable is None:
         missing = judge_not_found(judge.client.not_installed, judge.not_run_note)
         return missing, Stop(SessionStatus.REFUSED, (Reason(Refusal.RESUME_CHECK_FAILED),))
     verify = options.verify
@@ -60,7 +61,7 @@ def prove_candidate(
                 analysis,
                 partition,
                 staged,
-                executable=Path(options.claude),
+                executable=Path(executable),
                 timeout=verify.resume_timeout_seconds,
                 min_chars=verify.min_excluded_text_chars,
             )

@@ -72,8 +72,9 @@ def repair_first(
     """The repaired session to compress, or the repair that was not made (nothing to do, a defect it
     cannot repair, or the client's refutation)."""
     assert options.damage_repair is not None, "only a run with the repair on repairs first"
+    executable = options.judges.get(analysis.format)
     setup = ProofSetup(
-        Path(options.claude) if options.claude else None,
+        Path(executable) if executable else None,
         options.verify.resume_timeout_seconds,
         chain_judge(analysis.format),
     )

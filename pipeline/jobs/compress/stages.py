@@ -89,7 +89,7 @@ def gate(analysis: Analysis, options: CompressOptions, source: Validation) -> St
     rules refuse (`topology.unproven`) passes only when the resume gate will prove the candidate.
     """
     topology = analysis.topology
-    refusal = topology.refusal or (topology.unproven if options.claude is None else None)
+    refusal = topology.refusal or (topology.unproven if options.judges.get(analysis.format) is None else None)
     if refusal is not None or not topology.chain:
         return Stop(SessionStatus.REFUSED, (Reason(Refusal.TOPOLOGY, refusal or TopologyRefusal.EMPTY),))
     if analysis.kind is SessionKind.SUBAGENT:

@@ -19,6 +19,7 @@ from pipeline.publish.live.receipt import Receipt
 from pipeline.report.documents import Outcome
 from pipeline.report.rewrite_documents import RewriteReport
 from pipeline.report.run_totals import BackupFigure, SessionFigures, repair_figures, report_figures
+from pipeline.vocabulary import SourceFormat
 
 __all__ = ["committed_sizes", "in_place_figures"]
 
@@ -42,15 +43,21 @@ def committed_sizes(receipt: Receipt | None) -> tuple[int | UnsetType, int | Uns
     return receipt.backup.size, receipt.published.size
 
 
-def _repair(outcome: InPlaceOutcome, receipt: Receipt | None) -> SessionFigures:
+def _repair(outcome: InPlaceOutcome, receipt: Receipt | None, source_format: SourceFormat) -> SessionFigures:
     """A repaired session: the original's bytes (its backup's) and the published file's."""
     before, after = committed_sizes(receipt)
     status = outcome.status or outcome.disposition.value
-    return repair_figures(status, outcome.target.root_name, failed=outcome.failed, before=before, after=after)
+    root = outcome.target.root_name
+    return repair_figures(
+        status, root, source_format=source_format, failed=outcome.failed, before=before, after=after
+    )
 
 
-def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
-    """One session's figures; None for a session no job ran on."""
+def in_place_figures(
+    outcome: InPlaceOutcome, chain_repairs: SourceFormat | None = None
+) -> SessionFigures | None:
+    """One session's figures; None for a session no job ran on (`chain_repairs`: the format the
+    command's chain repairs take, as the registry names it; None for a command that makes none)."""
     receipt = _committed(outcome.receipt)
     job = outcome.job
     if isinstance(job, Outcome):
@@ -58,9 +65,10 @@ def in_place_figures(outcome: InPlaceOutcome) -> SessionFigures | None:
         if receipt is None:  # built, maybe, but the live file is the original still
             figures = replace(figures, written=None, tokens=None)
     elif isinstance(job, DamageRepair | RepairPlan):
-        figures = _repair(outcome, receipt)
+        assert chain_repairs is not None, "a command that repairs chains names their format"
+        figures = _repair(outcome, receipt, chain_repairs)
     elif isinstance(job, RewriteReport):  # a repair or vacuum of another agent's session
-        figures = replace(_repair(outcome, receipt), format=job.format)
+        figures = _repair(outcome, receipt, SourceFormat(job.format))
     else:
         return None
     # Failed as the run counts it: a replacement that failed fails the session, whatever the job said.
