@@ -26,3 +26,6 @@ def scan_line(line: bytes, max_depth: int, escapes_possible: bool, /) -> Any: ..
 def link_lines(
     records: tuple[Any, ...], /
 ) -> tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes, bool]: ...
+def pair_tools(
+    records: tuple[Any, ...], chain: tuple[int, ...], line_of: Any, /
+) -> tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int] | None: ...

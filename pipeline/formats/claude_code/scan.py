@@ -8,6 +8,7 @@ reference, unchanged. Without a Rust toolchain at install time there is no `_cor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from types import ModuleType
 from typing import Final
@@ -18,7 +19,17 @@ from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, pr
 from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
 
-__all__ = ["COMPILED", "NOTICE", "LinkedLines", "ScannedLines", "index_lines", "link_lines", "scan_line"]
+__all__ = [
+    "COMPILED",
+    "NOTICE",
+    "LinkedLines",
+    "PairedTools",
+    "ScannedLines",
+    "index_lines",
+    "link_lines",
+    "pair_tools",
+    "scan_line",
+]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
@@ -27,6 +38,11 @@ LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes,
 """The uuid graph's parts: first line by uuid, sorted duplicate uuids, then parent lines, children
 starts, children and uuid lines as native int64 bytes, and whether some uuid line is not a
 sidechain one (`pipeline.core.graph.UuidGraph`)."""
+
+PairedTools = tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int]
+"""The tool pairing's findings as (kind, line, count, ids), kind indexing
+`pipeline.core.validate.pairing.COMPILED_FINDINGS`; then partial and reordered answers, and
+the number of API messages."""
 
 
 _compiled: ModuleType | None
@@ -78,3 +94,14 @@ def link_lines(records: tuple[DecodedRecord | None, ...]) -> LinkedLines:
         raise RuntimeError(NOTICE)
     linked: LinkedLines = _compiled.link_lines(records)
     return linked
+
+
+def pair_tools(
+    records: tuple[DecodedRecord | None, ...], chain: tuple[int, ...], line_of: Mapping[str, int]
+) -> PairedTools | None:
+    """The active chain's tool pairing, as `pairing.check_pairing_reference` checks it, or None
+    where the reference decides (ids and blocks that disagree, a string that is not UTF-8)."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    paired: PairedTools | None = _compiled.pair_tools(records, chain, line_of)
+    return paired

@@ -13,6 +13,7 @@ mod estimate;
 mod graph;
 mod head;
 mod json;
+mod pairing;
 mod record;
 mod text;
 
@@ -253,6 +254,18 @@ fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple
     guarded(|| graph::link_lines(records))
 }
 
+/// The active chain's tool pairing, as `pairing.check_pairing_reference` checks it:
+/// (findings as (kind, line, count, ids), partial, reordered, API messages), or None where the
+/// reference must decide.
+#[pyfunction]
+fn pair_tools<'py>(
+    records: &Bound<'py, PyTuple>,
+    chain: &Bound<'py, PyTuple>,
+    line_of: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| pairing::pair_tools(records, chain, line_of))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -260,5 +273,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(index_lines, m)?)?;
     m.add_function(wrap_pyfunction!(scan_line, m)?)?;
     m.add_function(wrap_pyfunction!(link_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_tools, m)?)?;
     Ok(())
 }
