@@ -61,6 +61,10 @@ class Children(Mapping[int, tuple[int, ...]]):
         first, end = starts[line - 1], starts[line]
         return tuple(self._kids[first:end]) if first != end else default
 
+    def tables(self) -> tuple[bytes, bytes]:
+        """The flat starts and children as native int64 bytes (what the Rust core reads)."""
+        return self._starts.tobytes(), self._kids.tobytes()
+
     def __iter__(self) -> Iterator[int]:
         starts = self._starts
         return (line for line in range(1, len(starts)) if starts[line] > starts[line - 1])

@@ -29,3 +29,10 @@ def link_lines(
 def pair_tools(
     records: tuple[Any, ...], chain: tuple[int, ...], line_of: Any, /
 ) -> tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int] | None: ...
+def recover_rows(
+    records: tuple[Any, ...],
+    graph: tuple[bytes, bytes, bytes],
+    walk: tuple[int, ...],
+    below_until: int | None,
+    /,
+) -> tuple[int, ...] | None: ...

@@ -28,6 +28,7 @@ __all__ = [
     "index_lines",
     "link_lines",
     "pair_tools",
+    "recover_rows",
     "scan_line",
 ]
 
@@ -105,3 +106,20 @@ def pair_tools(
         raise RuntimeError(NOTICE)
     paired: PairedTools | None = _compiled.pair_tools(records, chain, line_of)
     return paired
+
+
+def recover_rows(
+    records: tuple[DecodedRecord | None, ...],
+    graph: tuple[bytes, bytes, bytes],
+    walk: tuple[int, ...],
+    below_until: int | None,
+) -> tuple[int, ...] | None:
+    """A parent walk plus the rows Claude Code pulls back around it, as
+    `resume_chain.with_recovered_rows_reference` builds it, or None where the reference decides.
+
+    `graph` is the uuid graph's children starts, children and uuid lines as native int64 bytes.
+    """
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    chain: tuple[int, ...] | None = _compiled.recover_rows(records, graph, walk, below_until)
+    return chain

@@ -15,6 +15,7 @@ mod head;
 mod json;
 mod pairing;
 mod record;
+mod recover;
 mod text;
 
 use std::sync::{Arc, Mutex};
@@ -266,6 +267,44 @@ fn pair_tools<'py>(
     guarded(|| pairing::pair_tools(records, chain, line_of))
 }
 
+/// Native int64 bytes (an `array('q')`'s) as values.
+fn int64_values(raw: &[u8]) -> PyResult<Vec<i64>> {
+    if raw.len() % 8 != 0 {
+        return Err(PyTypeError::new_err("int64 bytes expected"));
+    }
+    let values = raw.chunks_exact(8).map(|chunk| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        i64::from_ne_bytes(word)
+    });
+    Ok(values.collect())
+}
+
+/// A parent walk plus the rows Claude Code pulls back around it, as
+/// `resume_chain.with_recovered_rows_reference` builds it, or None where the reference must decide.
+/// The graph is its children starts, children and uuid lines as native int64 bytes.
+#[pyfunction]
+fn recover_rows<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyTuple>,
+    graph: (&[u8], &[u8], &[u8]),
+    walk: Vec<i64>,
+    below_until: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| {
+        let tables = (
+            int64_values(graph.0)?,
+            int64_values(graph.1)?,
+            int64_values(graph.2)?,
+        );
+        match recover::recover_rows(records, tables, &walk, below_until) {
+            Ok(chain) => Ok(PyTuple::new(py, chain)?.into_any()),
+            Err(recover::Stop::Reference) => Ok(py.None().into_bound(py)),
+            Err(recover::Stop::Python(error)) => Err(error),
+        }
+    })
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -274,5 +313,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_line, m)?)?;
     m.add_function(wrap_pyfunction!(link_lines, m)?)?;
     m.add_function(wrap_pyfunction!(pair_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(recover_rows, m)?)?;
     Ok(())
 }
