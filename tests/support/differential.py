@@ -28,7 +28,7 @@ def _sources(corpus_files: Path, fleet: Path) -> Iterator[tuple[str, bytes]]:
     cases = fuzz_cases(sources, seed=4242, count=3 * len(Mutation), depth=2_000, huge_bytes=50_000)
     for case in cases:
         yield case.name, case.data
-    generate_fleet(fleet, target_bytes=2 << 20, seed=42)
+    generate_fleet(fleet, target_bytes=4 << 20, seed=42)
     for path in sorted(fleet.rglob("*.jsonl")):
         yield path.relative_to(fleet).as_posix(), path.read_bytes()
 

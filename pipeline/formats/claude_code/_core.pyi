@@ -36,3 +36,6 @@ def recover_rows(
     below_until: int | None,
     /,
 ) -> tuple[int, ...] | None: ...
+def resume_rows(
+    records: tuple[Any, ...], uuid_lines: bytes, sidechain: bool, /
+) -> tuple[tuple[int, ...], tuple[str | None, int | None, bool, bool, bool]] | None: ...

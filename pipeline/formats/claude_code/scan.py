@@ -24,11 +24,13 @@ __all__ = [
     "NOTICE",
     "LinkedLines",
     "PairedTools",
+    "ResumeRows",
     "ScannedLines",
     "index_lines",
     "link_lines",
     "pair_tools",
     "recover_rows",
+    "resume_rows",
     "scan_line",
 ]
 
@@ -39,6 +41,10 @@ LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes,
 """The uuid graph's parts: first line by uuid, sorted duplicate uuids, then parent lines, children
 starts, children and uuid lines as native int64 bytes, and whether some uuid line is not a
 sidechain one (`pipeline.core.graph.UuidGraph`)."""
+
+ResumeRows = tuple[tuple[int, ...], tuple[str | None, int | None, bool, bool, bool]]
+"""The uuid lines that count as the last conversation row, and the checkpoint the pointers leave:
+(leaf, pointer line, explicit, ever explicit, named) (`pipeline.core.topology.checkpoint`)."""
 
 PairedTools = tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int]
 """The tool pairing's findings as (kind, line, count, ids), kind indexing
@@ -123,3 +129,14 @@ def recover_rows(
         raise RuntimeError(NOTICE)
     chain: tuple[int, ...] | None = _compiled.recover_rows(records, graph, walk, below_until)
     return chain
+
+
+def resume_rows(
+    records: tuple[DecodedRecord | None, ...], uuid_lines: bytes, *, sidechain: bool
+) -> ResumeRows | None:
+    """The rows that count as last and the replayed checkpoint, as `checkpoint.resume_start`
+    finds them, or None where the reference decides (a string that is not UTF-8)."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    found: ResumeRows | None = _compiled.resume_rows(records, uuid_lines, sidechain)
+    return found

@@ -9,6 +9,7 @@
 //! the whole binding layer.
 #![forbid(unsafe_code)]
 
+mod checkpoint;
 mod estimate;
 mod graph;
 mod head;
@@ -305,6 +306,18 @@ fn recover_rows<'py>(
     })
 }
 
+/// The uuid lines that count as the last conversation row and the checkpoint the pointers leave,
+/// as `checkpoint.resume_start` finds them: (rows, (leaf, pointer line, explicit, ever explicit,
+/// named)), or None where the reference must decide. `uuid_lines` as native int64 bytes.
+#[pyfunction]
+fn resume_rows<'py>(
+    records: &Bound<'py, PyTuple>,
+    uuid_lines: &[u8],
+    sidechain: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| checkpoint::resume_rows(records, &int64_values(uuid_lines)?, sidechain))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -314,5 +327,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(link_lines, m)?)?;
     m.add_function(wrap_pyfunction!(pair_tools, m)?)?;
     m.add_function(wrap_pyfunction!(recover_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(resume_rows, m)?)?;
     Ok(())
 }
