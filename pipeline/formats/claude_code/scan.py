@@ -26,6 +26,7 @@ __all__ = [
     "PairedTools",
     "ResumeRows",
     "ScannedLines",
+    "flagged_lines",
     "index_lines",
     "link_lines",
     "pair_tools",
@@ -140,3 +141,11 @@ def resume_rows(
         raise RuntimeError(NOTICE)
     found: ResumeRows | None = _compiled.resume_rows(records, uuid_lines, sidechain)
     return found
+
+
+def flagged_lines(records: tuple[DecodedRecord | None, ...], mask: int) -> tuple[int, ...]:
+    """Lines (1-based) whose record's `flags` has a bit of `mask`, in file order."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    lines: tuple[int, ...] = _compiled.flagged_lines(records, mask)
+    return lines

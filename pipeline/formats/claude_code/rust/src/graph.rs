@@ -94,3 +94,19 @@ fn children(parent_line: &[i64], counts: &[i64]) -> (Vec<i64>, Vec<i64>) {
     }
     (starts, kids)
 }
+
+/// Lines (1-based) whose record's `flags` has a bit of `mask`, in file order: the whole-file
+/// scans validation makes for compact boundaries, compact summaries and replaced UTF-8.
+pub fn flagged_lines<'py>(
+    records: &Bound<'py, PyTuple>,
+    mask: u32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let flags_name = intern!(records.py(), "flags");
+    let mut lines = Vec::new();
+    for (at, record) in records.iter().enumerate() {
+        if !record.is_none() && record.getattr(flags_name)?.extract::<u32>()? & mask != 0 {
+            lines.push(at as i64 + 1);
+        }
+    }
+    PyTuple::new(records.py(), lines)
+}

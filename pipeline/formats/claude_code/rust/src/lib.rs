@@ -318,6 +318,12 @@ fn resume_rows<'py>(
     guarded(|| checkpoint::resume_rows(records, &int64_values(uuid_lines)?, sidechain))
 }
 
+/// Lines (1-based) whose record's flags have a bit of `mask`, as a tuple.
+#[pyfunction]
+fn flagged_lines<'py>(records: &Bound<'py, PyTuple>, mask: u32) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| graph::flagged_lines(records, mask))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -328,5 +334,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pair_tools, m)?)?;
     m.add_function(wrap_pyfunction!(recover_rows, m)?)?;
     m.add_function(wrap_pyfunction!(resume_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(flagged_lines, m)?)?;
     Ok(())
 }
