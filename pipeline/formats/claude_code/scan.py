@@ -33,6 +33,7 @@ __all__ = [
     "recover_rows",
     "resume_rows",
     "scan_line",
+    "trace_chain",
 ]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
@@ -149,3 +150,14 @@ def flagged_lines(records: tuple[DecodedRecord | None, ...], mask: int) -> tuple
         raise RuntimeError(NOTICE)
     lines: tuple[int, ...] = _compiled.flagged_lines(records, mask)
     return lines
+
+
+def trace_chain(
+    records: tuple[DecodedRecord | None, ...], parent_line: bytes, leaf: int
+) -> tuple[tuple[int, ...], int, int] | None:
+    """The walk from a leaf towards the root, as `graph.UuidGraph.trace_reference` walks it: (lines
+    root first, how it ended, the line that ended it), or None where the reference decides."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    walked: tuple[tuple[int, ...], int, int] | None = _compiled.trace_chain(records, parent_line, leaf)
+    return walked

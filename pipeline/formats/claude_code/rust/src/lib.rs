@@ -324,6 +324,18 @@ fn flagged_lines<'py>(records: &Bound<'py, PyTuple>, mask: u32) -> PyResult<Boun
     guarded(|| graph::flagged_lines(records, mask))
 }
 
+/// The walk from a leaf towards the root, as `graph.UuidGraph.trace` walks it: (lines root
+/// first, how it ended, the line that ended it), or None where the reference decides.
+/// `parent_line` as native int64 bytes.
+#[pyfunction]
+fn trace_chain<'py>(
+    records: &Bound<'py, PyTuple>,
+    parent_line: &[u8],
+    leaf: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| graph::trace(records, &int64_values(parent_line)?, leaf))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -335,5 +347,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recover_rows, m)?)?;
     m.add_function(wrap_pyfunction!(resume_rows, m)?)?;
     m.add_function(wrap_pyfunction!(flagged_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_chain, m)?)?;
     Ok(())
 }
