@@ -20,6 +20,14 @@ from pipeline.vocabulary import ChainEnd
 __all__ = ["ChainTrace", "Children", "UuidGraph", "build_graph", "build_graph_reference"]
 
 _NO_LINE: Final = 0
+COMPILED_ENDS: Final = (
+    ChainEnd.ROOT,
+    ChainEnd.COMPACT_BOUNDARY,
+    ChainEnd.EXTERNAL_PARENT,
+    ChainEnd.LOOP,
+    ChainEnd.MALFORMED_PARENT,
+)
+"""How a walk ended, by the number the Rust core's `trace_chain` gives (`rust/src/graph.rs`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,10 @@ class Children(Mapping[int, tuple[int, ...]]):
         first, end = starts[line - 1], starts[line]
         return tuple(self._kids[first:end]) if first != end else default
 
+    def tables(self) -> tuple[bytes, bytes]:
+        """The flat starts and children as native int64 bytes (what the Rust core reads)."""
+        return self._starts.tobytes(), self._kids.tobytes()
+
     def __iter__(self) -> Iterator[int]:
         starts = self._starts
         return (line for line in range(1, len(starts)) if starts[line] > starts[line - 1])
@@ -85,7 +97,19 @@ class UuidGraph:
         return self.parent_line[line - 1]
 
     def trace(self, index: LineIndex, leaf_line: int) -> ChainTrace:
-        """Walk parents from a leaf until a root, a missing parent, a loop or a malformed link."""
+        """Walk parents from a leaf until a root, a missing parent, a loop or a malformed link.
+
+        The Rust core walks where it is built (`scan.trace_chain`, over `parent_line`);
+        `trace_reference` is what it is held to, and decides a walk the core hands back.
+        """
+        if scan.COMPILED:
+            walked = scan.trace_chain(index.records, self.parent_line.tobytes(), leaf_line)
+            if walked is not None:
+                return _compiled_trace(index, *walked)
+        return self.trace_reference(index, leaf_line)
+
+    def trace_reference(self, index: LineIndex, leaf_line: int) -> ChainTrace:
+        """The pure-Python walk: the reference the compiled one is held to."""
         walked: list[int] = []
         seen: set[int] = set()
         line = leaf_line
@@ -110,6 +134,19 @@ class UuidGraph:
                     tuple(reversed(walked)), ChainEnd.EXTERNAL_PARENT, missing_uuid=record.parent
                 )
             line = parent
+
+
+def _compiled_trace(index: LineIndex, lines: tuple[int, ...], end: int, at: int) -> ChainTrace:
+    """The core's walk as a ChainTrace: the ids named by the line that ended it are read here."""
+    kind = COMPILED_ENDS[end]
+    if kind is ChainEnd.LOOP:
+        record = index.record(at)
+        return ChainTrace(lines, kind, loop_uuid=record.uuid if record else None)
+    if kind is ChainEnd.MALFORMED_PARENT:
+        return ChainTrace(lines, kind, malformed_line=at)
+    if kind is ChainEnd.EXTERNAL_PARENT:
+        return ChainTrace(lines, kind, missing_uuid=index.entry(at).parent)
+    return ChainTrace(lines, kind)
 
 
 def build_graph(index: LineIndex) -> UuidGraph:

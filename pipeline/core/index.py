@@ -48,6 +48,16 @@ class LineIndex:
             raise LookupError(f"line {line} holds no record")
         return record
 
+    def flagged(self, mask: int) -> tuple[int, ...]:
+        """Lines whose record has a `RecordFlag` bit of `mask`, in file order: one whole-file
+        scan, in the Rust core where built (`flagged_reference` is what it is held to)."""
+        return scan.flagged_lines(self.records, mask) if scan.COMPILED else self.flagged_reference(mask)
+
+    def flagged_reference(self, mask: int) -> tuple[int, ...]:
+        """`flagged` in pure Python."""
+        records = self.records
+        return tuple(n for n, record in enumerate(records, 1) if record is not None and record.flags & mask)
+
     def raw_line(self, data: bytes, line: int) -> bytes:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
         start, end = self.span(data, line)

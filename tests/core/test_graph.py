@@ -19,7 +19,7 @@ from pipeline.formats.claude_code import scan
 from pipeline.testing.fuzz import Mutation, mutate
 from pipeline.testing.fuzzing import builder_sources
 from pipeline.testing.settings import LIMITS
-from pipeline.vocabulary import SourceFormat
+from pipeline.vocabulary import ChainEnd, SourceFormat
 
 pytestmark = pytest.mark.skipif(not scan.COMPILED, reason="the compiled core is not built here")
 
@@ -40,6 +40,9 @@ def _same_graph(data: bytes) -> UuidGraph:
     compiled, reference = build_graph(index), build_graph_reference(index)
     assert _parts(compiled) == _parts(reference)
     assert len(compiled.children) == len(reference.children)
+    lines = compiled.uuid_lines.tolist()
+    for leaf in {*lines[-300:], *lines[::7]}:  # the walk from many leaves, compiled and reference
+        assert compiled.trace(index, leaf) == compiled.trace_reference(index, leaf)
     return compiled
 
 
@@ -90,7 +93,11 @@ def test_broken_links_link_identically() -> None:
         _line("b", "a"),
         _line("a", "d", isSidechain=True),
         json.dumps({"type": "progress", "uuid": "f", "parentUuid": "b"}),
+        _line("g", ""),  # an empty parent: the walk stops at a malformed link
     ]
     graph = _same_graph("\n".join(lines).encode("utf-8", "surrogatepass"))
     assert set(graph.duplicates) >= {"a", "b"}
     assert 2 in graph.children[1] and graph.parent_of(4) == 4  # a child of the first "a"; c's own
+    index = build_index("\n".join(lines).encode("utf-8", "surrogatepass"), SourceFormat.CLAUDE_CODE, LIMITS)
+    ends = {graph.trace(index, leaf).end for leaf in graph.uuid_lines}
+    assert ends >= {ChainEnd.ROOT, ChainEnd.LOOP, ChainEnd.EXTERNAL_PARENT, ChainEnd.MALFORMED_PARENT}

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
 from pipeline.core.index import build_index
 from pipeline.core.validate.checks import read_findings
+from pipeline.formats.claude_code import scan
+from pipeline.formats.claude_code.decode import RecordFlag
 from pipeline.formats.line_guard import LineLimits
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import FindingCode, LineKind, Severity, SourceFormat
+from tests.support.differential import differential_sessions
 
 GOOD = orjson.dumps(
     {
@@ -183,3 +188,17 @@ def test_malformed_parent_and_uuid_types_take_the_tolerant_path() -> None:
     assert record is not None
     assert record.uuid is None and record.uuid_malformed
     assert record.parent is None and record.parent_malformed
+
+
+@pytest.mark.skipif(not scan.COMPILED, reason="the compiled core is not built here")
+def test_flagged_lines_are_the_references_for_every_flag(corpus_files: Path, tmp_path: Path) -> None:
+    found: set[RecordFlag] = set()
+    for _, index, _ in differential_sessions(corpus_files, tmp_path):
+        for flag in RecordFlag:
+            lines = index.flagged(flag.value)
+            assert lines == index.flagged_reference(flag.value)
+            found |= {flag} if lines else set()
+        assert index.flagged(0) == ()
+        both = RecordFlag.COMPACT_BOUNDARY.value | RecordFlag.COMPACT_SUMMARY.value
+        assert index.flagged(both) == index.flagged_reference(both)
+    assert len(found) >= 7  # nearly every flag occurs somewhere in the sessions

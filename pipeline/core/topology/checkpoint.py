@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.topology.rows import RowView, is_side_row
+from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.vocabulary import PointerState, RecordType
 
-__all__ = ["ResumeStart", "resume_start"]
+__all__ = ["ResumeStart", "resume_start", "rows_and_checkpoint_reference"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,24 @@ def _time_keys(view: RowView, lines: Iterable[int]) -> dict[int, int | str]:
     return {line: view.record(line).timestamp or "" for line in stamps}
 
 
+def rows_and_checkpoint_reference(view: RowView) -> tuple[tuple[int, ...], _Checkpoint]:
+    """The uuid lines that count as the last row, in file order, and the checkpoint (pure Python)."""
+    ordered = tuple(line for line in view.graph.uuid_lines if view.counts_as_last(line))  # one call a row
+    return ordered, _checkpoint(view, frozenset(ordered))
+
+
+def _rows_and_checkpoint(view: RowView) -> tuple[tuple[int, ...], _Checkpoint]:
+    """The two whole-file passes, in the Rust core where it is built (`scan.resume_rows`);
+    `rows_and_checkpoint_reference` decides what the core hands back, and is what it is held to."""
+    if scan.COMPILED:
+        uuid_lines = view.graph.uuid_lines.tobytes()
+        found = scan.resume_rows(view.index.records, uuid_lines, sidechain=view.sidechain)
+        if found is not None:
+            ordered, (leaf, pointer_line, explicit, ever, named) = found
+            return ordered, _Checkpoint(leaf, pointer_line, explicit, ever, named)
+    return rows_and_checkpoint_reference(view)
+
+
 def _newest_below(view: RowView, rows: frozenset[int], last: int) -> int:
     """The newest row descending from the last one (Claude Code, when no pointer names a leaf)."""
     times = _time_keys(view, rows)
@@ -211,9 +230,7 @@ def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
     last row (or, where no pointer ever named a leaf, the newest row below it) is the start.
     """
     view = RowView(index, graph, sidechain=not graph.main_rows)
-    ordered = [line for line in graph.uuid_lines if view.counts_as_last(line)]  # once: every row, one call
-    rows = frozenset(ordered)
-    pointer = _checkpoint(view, rows)
+    ordered, pointer = _rows_and_checkpoint(view)
     last = ordered[-1] if ordered else None
     checkpoint = graph.line_of.get(pointer.leaf) if pointer.leaf else None
     if checkpoint is not None:
@@ -226,5 +243,5 @@ def resume_start(index: LineIndex, graph: UuidGraph) -> ResumeStart:
         return ResumeStart(last if below else checkpoint, checkpoint, pointer.pointer_line, below)
     if last is None:
         return ResumeStart(None, None, pointer.pointer_line, False)
-    start = last if pointer.named else _newest_below(view, rows, last)
+    start = last if pointer.named else _newest_below(view, frozenset(ordered), last)
     return ResumeStart(start, None, pointer.pointer_line, False)

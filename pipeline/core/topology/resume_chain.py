@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.topology.rows import MESSAGE_TYPES, RowView, is_side_row
+from pipeline.formats.claude_code import scan
 from pipeline.reasons import TopologyRefusal
 from pipeline.vocabulary import ChainEnd, RecordType
 
-__all__ = ["ResumeChain", "claude_code_chain", "with_recovered_rows"]
+__all__ = ["ResumeChain", "claude_code_chain", "with_recovered_rows", "with_recovered_rows_reference"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +167,24 @@ def with_recovered_rows(
     """A parent walk plus what Claude Code pulls back: parallel-call rows, and rows below the leaf.
 
     `below_until` keeps only rows below the leaf that lie physically before that line (a pointer
-    names the leaf; what was written after it is not part of the selected state).
+    names the leaf; what was written after it is not part of the selected state). The Rust core
+    builds it where it is built (`scan.recover_rows`: the same rules, compiled);
+    `with_recovered_rows_reference` is what it is held to, and decides what the core hands back.
     """
+    if not walk:
+        return walk
+    if scan.COMPILED:
+        tables = (*graph.children.tables(), graph.uuid_lines.tobytes())
+        chain = scan.recover_rows(index.records, tables, walk, below_until)
+        if chain is not None:
+            return chain
+    return with_recovered_rows_reference(index, graph, walk, below_until=below_until)
+
+
+def with_recovered_rows_reference(
+    index: LineIndex, graph: UuidGraph, walk: tuple[int, ...], *, below_until: int | None = None
+) -> tuple[int, ...]:
+    """The pure-Python recovery: the reference the compiled one is held to."""
     if not walk:
         return walk
     view = RowView(index, graph, sidechain=bool(index.record(walk[-1]).sidechain))  # type: ignore[union-attr]

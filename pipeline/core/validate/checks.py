@@ -47,7 +47,7 @@ class Validation:
 
 def read_findings(index: LineIndex) -> list[Finding]:
     """One finding per line that is not a record, plus file-level encoding observations."""
-    replaced = (n for n, record in enumerate(index.records, 1) if record is not None and record.replaced_utf8)
+    replaced = index.flagged(RecordFlag.REPLACED_UTF8.value)
     return reading_findings(
         LineFacts(index.kinds, replaced, index.has_bom, index.crlf_lines, index.final_newline)
     )
@@ -144,8 +144,8 @@ def _preserved_findings(
 def _compact_findings(
     index: LineIndex, graph: UuidGraph, active: frozenset[int], data: bytes
 ) -> list[Finding]:
-    boundaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_boundary]
-    summaries = [n for n, r in enumerate(index.records, 1) if r is not None and r.compact_summary]
+    boundaries = index.flagged(RecordFlag.COMPACT_BOUNDARY.value)
+    summaries = index.flagged(RecordFlag.COMPACT_SUMMARY.value)
     boundary_uuids = {index.record(n).uuid: n for n in boundaries if index.record(n).uuid}  # type: ignore[union-attr]
     children: Counter[int] = Counter()
     findings: list[Finding] = []

@@ -18,10 +18,19 @@ from typing import Final
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.findings import Finding
+from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.vocabulary import FindingCode, Role, Severity
 
-__all__ = ["API_PAIRING_CODES", "ApiMessage", "PairingResult", "api_messages", "check_pairing"]
+__all__ = [
+    "API_PAIRING_CODES",
+    "COMPILED_FINDINGS",
+    "ApiMessage",
+    "PairingResult",
+    "api_messages",
+    "check_pairing",
+    "check_pairing_reference",
+]
 
 E = Severity.ERROR
 API_PAIRING_CODES: Final = frozenset(
@@ -38,6 +47,19 @@ API_PAIRING_CODES: Final = frozenset(
 """The errors of records the Messages API would refuse in a request: a call without its result, a
 result without its call, a repeated id, a result not first. Confined to records a summary
 replaces, a compaction removes them."""
+COMPILED_FINDINGS: Final = (
+    (FindingCode.TOOL_ID_MALFORMED, E),
+    (FindingCode.TOOL_USE_ID_DUPLICATE, E),
+    (FindingCode.TOOL_RESULT_ID_DUPLICATE, E),
+    (FindingCode.TOOL_USE_UNANSWERED, Severity.WARNING),
+    (FindingCode.TOOL_USE_NOT_FOLLOWED_BY_USER, E),
+    (FindingCode.TOOL_RESULT_MISMATCH, E),
+    (FindingCode.TOOL_RESULT_WITHOUT_USE, E),
+    (FindingCode.TOOL_RESULT_NOT_FIRST, E),
+    (FindingCode.TOOL_RESULT_PARTIAL, Severity.WARNING),
+    (FindingCode.TOOL_RESULT_ORDER, Severity.INFO),
+)
+"""The findings the Rust core's pairing returns, by the kind number it gives (`rust/src/pairing.rs`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +215,25 @@ def _id_findings(messages: tuple[ApiMessage, ...]) -> list[Finding]:
 
 
 def check_pairing(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> PairingResult:
-    """Check tool_use/tool_result pairing over the API messages of a chain."""
+    """Check tool_use/tool_result pairing over the API messages of a chain.
+
+    The Rust core checks it where it is built (`scan.pair_tools`: the same rules over the same
+    records, compiled); `check_pairing_reference` is what it is held to, and decides the sessions
+    the core hands back (ids and blocks that disagree, strings that are not UTF-8).
+    """
+    paired = scan.pair_tools(index.records, chain, graph.line_of) if scan.COMPILED else None
+    if paired is None:
+        return check_pairing_reference(index, graph, chain)
+    found, partial, reordered, message_count = paired
+    findings = tuple(
+        Finding(COMPILED_FINDINGS[kind][0], COMPILED_FINDINGS[kind][1], line=line, count=count, ids=ids)
+        for kind, line, count, ids in found
+    )
+    return PairingResult(findings, partial, reordered, message_count)
+
+
+def check_pairing_reference(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> PairingResult:
+    """The pure-Python pairing check: the reference the compiled one is held to."""
     messages = api_messages(index, chain)
     findings = _id_findings(messages)
     uses_by_uuid = {

@@ -26,3 +26,20 @@ def scan_line(line: bytes, max_depth: int, escapes_possible: bool, /) -> Any: ..
 def link_lines(
     records: tuple[Any, ...], /
 ) -> tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes, bool]: ...
+def pair_tools(
+    records: tuple[Any, ...], chain: tuple[int, ...], line_of: Any, /
+) -> tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int] | None: ...
+def recover_rows(
+    records: tuple[Any, ...],
+    graph: tuple[bytes, bytes, bytes],
+    walk: tuple[int, ...],
+    below_until: int | None,
+    /,
+) -> tuple[int, ...] | None: ...
+def resume_rows(
+    records: tuple[Any, ...], uuid_lines: bytes, sidechain: bool, /
+) -> tuple[tuple[int, ...], tuple[str | None, int | None, bool, bool, bool]] | None: ...
+def flagged_lines(records: tuple[Any, ...], mask: int, /) -> tuple[int, ...]: ...
+def trace_chain(
+    records: tuple[Any, ...], parent_line: bytes, leaf: int, /
+) -> tuple[tuple[int, ...], int, int] | None: ...

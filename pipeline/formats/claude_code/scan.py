@@ -8,6 +8,7 @@ reference, unchanged. Without a Rust toolchain at install time there is no `_cor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from types import ModuleType
 from typing import Final
@@ -18,7 +19,22 @@ from pipeline.formats.claude_code.decode import DecodedRecord, decode_record, pr
 from pipeline.formats.line_guard import LineLimits
 from pipeline.vocabulary import LineKind, PointerState, RecordType
 
-__all__ = ["COMPILED", "NOTICE", "LinkedLines", "ScannedLines", "index_lines", "link_lines", "scan_line"]
+__all__ = [
+    "COMPILED",
+    "NOTICE",
+    "LinkedLines",
+    "PairedTools",
+    "ResumeRows",
+    "ScannedLines",
+    "flagged_lines",
+    "index_lines",
+    "link_lines",
+    "pair_tools",
+    "recover_rows",
+    "resume_rows",
+    "scan_line",
+    "trace_chain",
+]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
 """Offsets and lengths (native int64 bytes), kinds, records, CRLF lines, the last pointer's line."""
@@ -27,6 +43,15 @@ LinkedLines = tuple[dict[str, int], tuple[str, ...], bytes, bytes, bytes, bytes,
 """The uuid graph's parts: first line by uuid, sorted duplicate uuids, then parent lines, children
 starts, children and uuid lines as native int64 bytes, and whether some uuid line is not a
 sidechain one (`pipeline.core.graph.UuidGraph`)."""
+
+ResumeRows = tuple[tuple[int, ...], tuple[str | None, int | None, bool, bool, bool]]
+"""The uuid lines that count as the last conversation row, and the checkpoint the pointers leave:
+(leaf, pointer line, explicit, ever explicit, named) (`pipeline.core.topology.checkpoint`)."""
+
+PairedTools = tuple[tuple[tuple[int, int | None, int, tuple[str, ...]], ...], int, int, int]
+"""The tool pairing's findings as (kind, line, count, ids), kind indexing
+`pipeline.core.validate.pairing.COMPILED_FINDINGS`; then partial and reordered answers, and
+the number of API messages."""
 
 
 _compiled: ModuleType | None
@@ -78,3 +103,61 @@ def link_lines(records: tuple[DecodedRecord | None, ...]) -> LinkedLines:
         raise RuntimeError(NOTICE)
     linked: LinkedLines = _compiled.link_lines(records)
     return linked
+
+
+def pair_tools(
+    records: tuple[DecodedRecord | None, ...], chain: tuple[int, ...], line_of: Mapping[str, int]
+) -> PairedTools | None:
+    """The active chain's tool pairing, as `pairing.check_pairing_reference` checks it, or None
+    where the reference decides (ids and blocks that disagree, a string that is not UTF-8)."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    paired: PairedTools | None = _compiled.pair_tools(records, chain, line_of)
+    return paired
+
+
+def recover_rows(
+    records: tuple[DecodedRecord | None, ...],
+    graph: tuple[bytes, bytes, bytes],
+    walk: tuple[int, ...],
+    below_until: int | None,
+) -> tuple[int, ...] | None:
+    """A parent walk plus the rows Claude Code pulls back around it, as
+    `resume_chain.with_recovered_rows_reference` builds it, or None where the reference decides.
+
+    `graph` is the uuid graph's children starts, children and uuid lines as native int64 bytes.
+    """
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    chain: tuple[int, ...] | None = _compiled.recover_rows(records, graph, walk, below_until)
+    return chain
+
+
+def resume_rows(
+    records: tuple[DecodedRecord | None, ...], uuid_lines: bytes, *, sidechain: bool
+) -> ResumeRows | None:
+    """The rows that count as last and the replayed checkpoint, as `checkpoint.resume_start`
+    finds them, or None where the reference decides (a string that is not UTF-8)."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    found: ResumeRows | None = _compiled.resume_rows(records, uuid_lines, sidechain)
+    return found
+
+
+def flagged_lines(records: tuple[DecodedRecord | None, ...], mask: int) -> tuple[int, ...]:
+    """Lines (1-based) whose record's `flags` has a bit of `mask`, in file order."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    lines: tuple[int, ...] = _compiled.flagged_lines(records, mask)
+    return lines
+
+
+def trace_chain(
+    records: tuple[DecodedRecord | None, ...], parent_line: bytes, leaf: int
+) -> tuple[tuple[int, ...], int, int] | None:
+    """The walk from a leaf towards the root, as `graph.UuidGraph.trace_reference` walks it: (lines
+    root first, how it ended, the line that ended it), or None where the reference decides."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    walked: tuple[tuple[int, ...], int, int] | None = _compiled.trace_chain(records, parent_line, leaf)
+    return walked

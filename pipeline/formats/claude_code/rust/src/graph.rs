@@ -94,3 +94,80 @@ fn children(parent_line: &[i64], counts: &[i64]) -> (Vec<i64>, Vec<i64>) {
     }
     (starts, kids)
 }
+
+/// Lines (1-based) whose record's `flags` has a bit of `mask`, in file order: the whole-file
+/// scans validation makes for compact boundaries, compact summaries and replaced UTF-8.
+pub fn flagged_lines<'py>(
+    records: &Bound<'py, PyTuple>,
+    mask: u32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let flags_name = intern!(records.py(), "flags");
+    let mut lines = Vec::new();
+    for (at, record) in records.iter().enumerate() {
+        if !record.is_none() && record.getattr(flags_name)?.extract::<u32>()? & mask != 0 {
+            lines.push(at as i64 + 1);
+        }
+    }
+    PyTuple::new(records.py(), lines)
+}
+
+/// How a walk from a leaf ended, by position in `graph.COMPILED_ENDS`.
+const END_ROOT: u8 = 0;
+const END_COMPACT_BOUNDARY: u8 = 1;
+const END_EXTERNAL_PARENT: u8 = 2;
+const END_LOOP: u8 = 3;
+const END_MALFORMED_PARENT: u8 = 4;
+/// `decode.RecordFlag`'s bits a walk reads.
+const COMPACT_BOUNDARY: u32 = 16;
+const PARENT_MALFORMED: u32 = 128;
+
+/// `UuidGraph.trace`: the walk from `leaf` along the parent lines, root first, with how it ended
+/// and the line that ended it (the repeated line of a loop, else the last line walked). None
+/// where a walked line holds no record (the reference's assertion decides).
+pub fn trace<'py>(
+    records: &Bound<'py, PyTuple>,
+    parent_line: &[i64],
+    leaf: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = records.py();
+    let (flags_name, parent_name) = (intern!(py, "flags"), intern!(py, "parent"));
+    let mut seen = std::collections::HashSet::new();
+    let mut walked = Vec::new();
+    let mut line = leaf;
+    let (end, at) = loop {
+        if !seen.insert(line) {
+            break (END_LOOP, line);
+        }
+        walked.push(line);
+        let slot = usize::try_from(line - 1)
+            .ok()
+            .filter(|at| *at < records.len() && *at < parent_line.len());
+        let Some(slot) = slot else {
+            return Ok(py.None().into_bound(py));
+        };
+        let record = records.get_item(slot)?;
+        if record.is_none() {
+            return Ok(py.None().into_bound(py));
+        }
+        let flags: u32 = record.getattr(flags_name)?.extract()?;
+        if flags & PARENT_MALFORMED != 0 {
+            break (END_MALFORMED_PARENT, line);
+        }
+        if record.getattr(parent_name)?.is_none() {
+            let end = if flags & COMPACT_BOUNDARY != 0 {
+                END_COMPACT_BOUNDARY
+            } else {
+                END_ROOT
+            };
+            break (end, line);
+        }
+        match parent_line[slot] {
+            NO_LINE => break (END_EXTERNAL_PARENT, line),
+            parent => line = parent,
+        }
+    };
+    walked.reverse();
+    Ok((PyTuple::new(py, walked)?, end, at)
+        .into_pyobject(py)?
+        .into_any())
+}

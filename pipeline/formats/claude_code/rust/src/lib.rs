@@ -9,11 +9,14 @@
 //! the whole binding layer.
 #![forbid(unsafe_code)]
 
+mod checkpoint;
 mod estimate;
 mod graph;
 mod head;
 mod json;
+mod pairing;
 mod record;
+mod recover;
 mod text;
 
 use std::sync::{Arc, Mutex};
@@ -253,6 +256,86 @@ fn link_lines<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple
     guarded(|| graph::link_lines(records))
 }
 
+/// The active chain's tool pairing, as `pairing.check_pairing_reference` checks it:
+/// (findings as (kind, line, count, ids), partial, reordered, API messages), or None where the
+/// reference must decide.
+#[pyfunction]
+fn pair_tools<'py>(
+    records: &Bound<'py, PyTuple>,
+    chain: &Bound<'py, PyTuple>,
+    line_of: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| pairing::pair_tools(records, chain, line_of))
+}
+
+/// Native int64 bytes (an `array('q')`'s) as values.
+fn int64_values(raw: &[u8]) -> PyResult<Vec<i64>> {
+    if raw.len() % 8 != 0 {
+        return Err(PyTypeError::new_err("int64 bytes expected"));
+    }
+    let values = raw.chunks_exact(8).map(|chunk| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        i64::from_ne_bytes(word)
+    });
+    Ok(values.collect())
+}
+
+/// A parent walk plus the rows Claude Code pulls back around it, as
+/// `resume_chain.with_recovered_rows_reference` builds it, or None where the reference must decide.
+/// The graph is its children starts, children and uuid lines as native int64 bytes.
+#[pyfunction]
+fn recover_rows<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyTuple>,
+    graph: (&[u8], &[u8], &[u8]),
+    walk: Vec<i64>,
+    below_until: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| {
+        let tables = (
+            int64_values(graph.0)?,
+            int64_values(graph.1)?,
+            int64_values(graph.2)?,
+        );
+        match recover::recover_rows(records, tables, &walk, below_until) {
+            Ok(chain) => Ok(PyTuple::new(py, chain)?.into_any()),
+            Err(recover::Stop::Reference) => Ok(py.None().into_bound(py)),
+            Err(recover::Stop::Python(error)) => Err(error),
+        }
+    })
+}
+
+/// The uuid lines that count as the last conversation row and the checkpoint the pointers leave,
+/// as `checkpoint.resume_start` finds them: (rows, (leaf, pointer line, explicit, ever explicit,
+/// named)), or None where the reference must decide. `uuid_lines` as native int64 bytes.
+#[pyfunction]
+fn resume_rows<'py>(
+    records: &Bound<'py, PyTuple>,
+    uuid_lines: &[u8],
+    sidechain: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| checkpoint::resume_rows(records, &int64_values(uuid_lines)?, sidechain))
+}
+
+/// Lines (1-based) whose record's flags have a bit of `mask`, as a tuple.
+#[pyfunction]
+fn flagged_lines<'py>(records: &Bound<'py, PyTuple>, mask: u32) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| graph::flagged_lines(records, mask))
+}
+
+/// The walk from a leaf towards the root, as `graph.UuidGraph.trace` walks it: (lines root
+/// first, how it ended, the line that ended it), or None where the reference decides.
+/// `parent_line` as native int64 bytes.
+#[pyfunction]
+fn trace_chain<'py>(
+    records: &Bound<'py, PyTuple>,
+    parent_line: &[u8],
+    leaf: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| graph::trace(records, &int64_values(parent_line)?, leaf))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -260,5 +343,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(index_lines, m)?)?;
     m.add_function(wrap_pyfunction!(scan_line, m)?)?;
     m.add_function(wrap_pyfunction!(link_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(recover_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(resume_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(flagged_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_chain, m)?)?;
     Ok(())
 }
