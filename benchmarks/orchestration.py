@@ -1,25 +1,23 @@
 """Benchmark what `compaction validate` costs per session outside the analysis (issue 42, item 3).
 
 Fleets of many small generated sessions (the transcript builder, 2-6 turns, 5-12 KB each) are
-validated by the CLI as users run it, from this checkout and optionally from another one
-(`--before DIR`, run with this virtualenv), alternated round by round so the load of a shared
-machine hits both. Per run: elapsed and CPU seconds (the CLI and its workers). The analysis
-itself is timed apart, in one process per checkout (CPU seconds of `validate_session` over the
-same files), so
+validated from this checkout and optionally from another one (`--before DIR`, run with this
+virtualenv), alternated round by round so the load of a shared machine hits both. Two ways:
 
-    overhead per session = (CPU of the run - CPU of the analysis) / sessions
+- the executor itself (`ProcessPoolExecutor.run`, in a process of its own), with a job that
+  notes its own CPU time in each worker (`_timed_job.py`): the overhead per session is the
+  executor's CPU during the run plus each worker's CPU after its start-up, less the analysis,
+  over the sessions; measured inside one run, so the load of the machine cancels out;
+- the CLI as users run it (`validate --quiet`): elapsed and CPU seconds of it and its workers,
+  start-up included.
 
-and its slope between the two fleet sizes is the marginal cost of one more session (dispatch,
-pickling, report and marker writing, gathering), its intercept the fixed cost (start-up,
-planning, the summary). Elapsed figures are given too, but on a loaded machine CPU is the one
-to compare.
-
-    python benchmarks/orchestration.py --before /work/main --sessions 500 2000 --jobs 1 2 --rounds 3
+    python benchmarks/orchestration.py --before /work/main --sessions 2000 --jobs 1 2 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import shutil
@@ -28,23 +26,31 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, emit
+from _timed_job import NOTES
 
-ANALYSIS = """
+HERE = Path(__file__).resolve().parent
+
+POOL = """
 import sys, time
 from pathlib import Path
-from pipeline.jobs.validate import validate_session
+from pipeline.execute.process_pool import ProcessPoolExecutor
+from pipeline.execute.seam import RunRequest
+from pipeline.execute.session_tasks import BoundJob
+from pipeline.read.discover import discover
 from pipeline.testing.settings import validate_options
-options = validate_options()
-files = sorted(Path(sys.argv[1]).rglob("*.jsonl"))
-validate_session(files[0], "warm-up", options)
-started = time.process_time()
-for path in files:
-    validate_session(path, path.name, options)
-print(time.process_time() - started)
+from _timed_job import timed_validate
+fleet, reports, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+work = BoundJob(timed_validate, validate_options())
+request = RunRequest(command="validate", sessions=discover([Path(fleet)]), work_for=lambda session: work,
+                     destination=reports, per_code=200, resume=True)
+cpu, wall = time.process_time(), time.perf_counter()
+ProcessPoolExecutor(jobs).run(request)
+print(time.process_time() - cpu, time.perf_counter() - wall)
 """
 
 
@@ -58,20 +64,44 @@ def build_fleet(root: Path, sessions: int) -> Path:
 
 
 def _environment(tree: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(tree), "NO_COLOR": "1"}
+    return {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{HERE}", "NO_COLOR": "1"}
 
 
-def analysis_cpu(tree: Path, fleet: Path) -> float:
-    """CPU seconds of the analysis alone (`validate_session` per file, one process)."""
+@dataclass(frozen=True)
+class PoolRun:
+    """CPU seconds of one executor run: the executor's process, the workers' start-up, the
+    workers' per-session work outside the analysis, the analysis; and the elapsed seconds."""
+
+    executor: float
+    start_up: float
+    workers: float
+    analysis: float
+    elapsed: float
+
+
+def pool_run(tree: Path, fleet: Path, jobs: int, reports: Path) -> PoolRun:
+    """The executor over `fleet` with `jobs` workers, its CPU split as `PoolRun` says."""
+    shutil.rmtree(reports, ignore_errors=True)
+    notes = reports.with_name(reports.name + "-notes")
+    shutil.rmtree(notes, ignore_errors=True)
+    notes.mkdir(parents=True)
     done = subprocess.run(
-        [sys.executable, "-c", ANALYSIS, str(fleet)],
+        [sys.executable, "-c", POOL, str(fleet), str(reports), str(jobs)],
         cwd=tree,
-        env=_environment(tree),
+        env={**_environment(tree), NOTES: str(notes)},
         capture_output=True,
         text=True,
         check=True,
     )
-    return float(done.stdout.split()[-1])
+    executor, elapsed = (float(value) for value in done.stdout.split()[-2:])
+    start_up = workers = analysis = 0.0
+    for worker in notes.iterdir():
+        rows = [tuple(float(value) for value in line.split()) for line in worker.read_text().splitlines()]
+        start_up += rows[0][0]
+        analysis += sum(row[1] for row in rows)
+        workers += rows[-1][0] + rows[-1][1] - rows[0][0] - sum(row[1] + row[2] for row in rows)
+    shutil.rmtree(notes)
+    return PoolRun(executor, start_up, workers, analysis, elapsed)
 
 
 def cli_run(tree: Path, fleet: Path, jobs: int, reports: Path) -> tuple[float, float]:
@@ -95,63 +125,52 @@ def cli_run(tree: Path, fleet: Path, jobs: int, reports: Path) -> tuple[float, f
     return elapsed, cpu
 
 
-def _line(xs: list[int], ys: list[float]) -> tuple[float, float]:
-    """Slope and intercept through the first and last point."""
-    slope = (ys[-1] - ys[0]) / (xs[-1] - xs[0]) if len(xs) > 1 else 0.0
-    return slope, ys[0] - slope * xs[0]
+def _median(values: list[float], digits: int = 3) -> float:
+    return round(statistics.median(values), digits)
 
 
-def figures(
-    sizes: list[int], runs: dict[int, list[tuple[float, float]]], analysis: dict[int, float]
-) -> dict[str, object]:
-    """Medians per fleet size, and the marginal and fixed costs between sizes."""
-    elapsed = [statistics.median(run[0] for run in runs[n]) for n in sizes]
-    cpu = [statistics.median(run[1] for run in runs[n]) for n in sizes]
-    outside = [total - analysis[n] for total, n in zip(cpu, sizes, strict=True)]
-    marginal, fixed = _line(sizes, outside)
-    elapsed_slope, elapsed_fixed = _line(sizes, elapsed)
+def pool_figures(n: int, runs: list[PoolRun]) -> dict[str, float]:
+    """Medians of the executor runs, per session in milliseconds where they scale with sessions."""
     return {
-        "elapsed_s": [round(value, 2) for value in elapsed],
-        "cpu_s": [round(value, 2) for value in cpu],
-        "cpu_outside_analysis_ms_per_session": [
-            round(1000 * value / n, 3) for value, n in zip(outside, sizes, strict=True)
-        ],
-        "marginal_cpu_outside_analysis_ms_per_session": round(1000 * marginal, 3),
-        "fixed_cpu_outside_analysis_s": round(fixed, 2),
-        "marginal_elapsed_ms_per_session": round(1000 * elapsed_slope, 3),
-        "fixed_elapsed_s": round(elapsed_fixed, 2),
+        "overhead_ms_per_session": _median([1000 * (r.executor + r.workers) / n for r in runs]),
+        "executor_ms_per_session": _median([1000 * r.executor / n for r in runs]),
+        "workers_outside_analysis_ms_per_session": _median([1000 * r.workers / n for r in runs]),
+        "analysis_ms_per_session": _median([1000 * r.analysis / n for r in runs]),
+        "workers_start_up_s": _median([r.start_up for r in runs], 2),
+        "elapsed_s": _median([r.elapsed for r in runs], 2),
     }
+
+
+def cli_figures(runs: list[tuple[float, float]]) -> dict[str, float]:
+    return {"elapsed_s": _median([r[0] for r in runs], 2), "cpu_s": _median([r[1] for r in runs], 2)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sessions", type=int, nargs="+", default=[500, 2000], help="fleet sizes")
+    parser.add_argument("--sessions", type=int, nargs="+", default=[2000], help="fleet sizes")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="worker counts")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (default 3)")
     parser.add_argument("--before", type=Path, help="another checkout to run beside this one")
     args = parser.parse_args()
     trees = {"after": REPO, **({"before": args.before.resolve()} if args.before else {})}
-    sizes = sorted(args.sessions)
     scratch = Path(tempfile.mkdtemp(prefix="orchestration-"))
     try:
-        fleets = {n: build_fleet(scratch / f"fleet-{n}", n) for n in sizes}
-        analysis = {name: {n: analysis_cpu(tree, fleets[n]) for n in sizes} for name, tree in trees.items()}
-        runs: dict[tuple[str, int], dict[int, list[tuple[float, float]]]] = {}
+        fleets = {n: build_fleet(scratch / f"fleet-{n}", n) for n in args.sessions}
+        pools: dict[tuple[str, int, int], list[PoolRun]] = {}
+        clis: dict[tuple[str, int, int], list[tuple[float, float]]] = {}
         for _ in range(args.rounds):
-            for n in sizes:
-                for jobs in args.jobs:
-                    for name, tree in trees.items():
-                        measured = cli_run(tree, fleets[n], jobs, scratch / f"reports-{name}")
-                        runs.setdefault((name, jobs), {}).setdefault(n, []).append(measured)
-        results: dict[str, object] = {"sessions": sizes, "rounds": args.rounds}
-        for name in trees:
-            results[f"{name}_analysis_cpu_ms_per_session"] = [
-                round(1000 * analysis[name][n] / n, 3) for n in sizes
-            ]
-            for jobs in args.jobs:
-                results[f"{name}_jobs_{jobs}"] = figures(sizes, runs[name, jobs], analysis[name])
+            for (n, fleet), jobs, (name, tree) in itertools.product(fleets.items(), args.jobs, trees.items()):
+                reports = scratch / f"reports-{name}"
+                pools.setdefault((name, n, jobs), []).append(pool_run(tree, fleet, jobs, reports))
+                clis.setdefault((name, n, jobs), []).append(cli_run(tree, fleet, jobs, reports))
+        results: dict[str, object] = {"rounds": args.rounds}
+        for (name, n, jobs), runs in pools.items():
+            results[f"{name}_{n}_sessions_jobs_{jobs}"] = {
+                "executor": pool_figures(n, runs),
+                "cli": cli_figures(clis[name, n, jobs]),
+            }
         emit("orchestration", results)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
