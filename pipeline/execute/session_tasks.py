@@ -247,5 +247,5 @@ def _one(task: SessionTask, per_code: int, block_bytes: int, files: ReportFiles)
 def run_batch(tasks: tuple[SessionTask, ...], per_code: int, block_bytes: int) -> tuple[TaskResult, ...]:
     """Run every session of a batch in turn, writing each report; one session's exception is that
     session's outcome."""
-    files = ReportFiles()  # the batch's directories are made once, its files written as one stream
+    files = ReportFiles()  # the batch's directories are made once
     return tuple(_one(task, per_code, block_bytes, files) for task in tasks)

@@ -4,10 +4,9 @@ A file is written to a unique temporary name in its destination directory, flush
 then renamed over the destination; the directory is fsynced where the platform allows. A
 failure removes the temporary file and leaves any previous destination intact.
 
-A worker writes a batch's reports through one `ReportFiles`: it makes each directory once and,
-where the filesystem has unnamed files (Linux `O_TMPFILE`), writes a new report unnamed and
-links it into place, so no reader sees half of it either, with one directory entry made instead
-of a temporary name created and renamed, and nothing left behind by a killed worker.
+A worker writes a batch's reports through one `ReportFiles`, which makes each directory once.
+(Unnamed files linked into place, Linux `O_TMPFILE`, were tried: on ext4 under a shared load they
+cost more than a rename, each one passing through the filesystem's orphan list.)
 
 An object store (an fsspec URL) has no rename: an object is written by one whole-object put of
 finished bytes, so no reader sees part of it, and a report is put only if absent (`If-None-Match:
@@ -21,7 +20,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import aiofiles
 import aiofiles.os
@@ -66,11 +65,6 @@ def fsync_directory(path: Path) -> bool:
 def _replace(path: Path, data: bytes, *, durable: bool) -> None:
     """Write a temporary file beside `path` (fsynced when `durable`) and rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _replace_in(path, data, durable=durable)
-
-
-def _replace_in(path: Path, data: bytes, *, durable: bool) -> None:
-    """`_replace` in a directory that exists."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         with temporary.open("xb") as handle:
@@ -156,50 +150,34 @@ def write_report_now(path: Path, data: bytes) -> None:
     _replace(path, data, durable=False)
 
 
-_UNNAMED: Final = getattr(os, "O_TMPFILE", 0)  # 0 where the platform has no unnamed files
-
-
 def _write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view) :]
 
 
-def _link_unnamed(path: Path, data: bytes) -> bool:
-    """`data` written to an unnamed file in `path`'s directory, then linked as `path`; False,
-    with nothing left behind, where that cannot be done (no unnamed files there, `path` exists)."""
-    try:
-        descriptor = os.open(path.parent, _UNNAMED | os.O_WRONLY | os.O_CLOEXEC, 0o666)
-    except OSError:
-        return False
-    try:
-        _write_all(descriptor, data)
-        # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N names the open file; os.link asks for the
-        # flag only when given a directory descriptor, which linkat ignores for an absolute source.
-        os.link(f"/proc/self/fd/{descriptor}", path, src_dir_fd=descriptor)
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
-    return True
-
-
 @dataclass(slots=True)
 class ReportFiles:
-    """One batch's report and marker writes in a worker: whole or not at all, not fsynced (any
-    rerun regenerates them), each directory made once, new files linked in unnamed where the
-    filesystem allows (a rerun's existing files are replaced by temp file and rename)."""
+    """One batch's report and marker writes in a worker: temp file then rename, as
+    `write_report_now`, not fsynced (any rerun regenerates them), with each directory made once
+    and the file written by plain descriptor calls (no buffered file object to set up)."""
 
     made: set[Path] = field(default_factory=set)
-    unnamed: bool = _UNNAMED != 0  # until a write finds the directory's files exist, or none unnamed
 
     def write(self, path: Path, data: bytes) -> None:
         """`data` as the whole of `path`."""
         if path.parent not in self.made:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.made.add(path.parent)
-        if self.unnamed:
-            if _link_unnamed(path, data):
-                return
-            self.unnamed = False  # a batch's files are all new or all there: rename the rest
-        _replace_in(path, data, durable=False)
+        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            try:
+                _write_all(descriptor, data)
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise

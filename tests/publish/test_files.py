@@ -66,11 +66,8 @@ async def test_reports_are_written_whole_and_directories_made_once(tmp_path: Pat
     assert _leftovers(tmp_path / "r") == []
 
 
-@pytest.mark.parametrize("unnamed", [True, False], ids=["unnamed-then-linked", "temp-then-renamed"])
-def test_a_batch_writes_new_and_existing_reports_whole_and_leaves_nothing_behind(
-    tmp_path: Path, unnamed: bool
-) -> None:
-    files = ReportFiles(unnamed=unnamed and ReportFiles().unnamed)
+def test_a_batch_writes_new_and_existing_reports_whole_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    files = ReportFiles()
     first, second = tmp_path / "r" / "a.report.json", tmp_path / "r" / ".resume" / "a.done.json"
     files.write(first, b'{"a": 1}\n')
     files.write(second, b'{"done": 1}\n')
@@ -81,24 +78,22 @@ def test_a_batch_writes_new_and_existing_reports_whole_and_leaves_nothing_behind
     assert _leftovers(first.parent) == [] and _leftovers(second.parent) == []
 
 
+@pytest.mark.parametrize("failing", ["write", "replace"])
 def test_a_batch_write_that_fails_keeps_the_previous_file_and_cleans_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     target = tmp_path / "a.report.json"
-    ReportFiles().write(target, b"previous\n")
+    files = ReportFiles()
+    files.write(target, b"previous\n")
 
-    def full_disk(fd: int, data: object) -> int:
+    def full_disk(*args: object) -> int:
         raise OSError(28, "No space left on device")
 
-    def refused(source: Path, destination: Path) -> None:
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(os, "write", full_disk)  # the unnamed file cannot be written
-    monkeypatch.setattr(os, "replace", refused)  # nor the temporary file renamed
-    with pytest.raises(PermissionError):
-        ReportFiles().write(target, b"new bytes that never land\n")
-    with pytest.raises(PermissionError):
-        ReportFiles().write(tmp_path / "new.report.json", b"never\n")
+    monkeypatch.setattr(os, failing, full_disk)
+    with pytest.raises(OSError, match="No space"):
+        files.write(target, b"new bytes that never land\n")
+    with pytest.raises(OSError, match="No space"):
+        files.write(tmp_path / "new.report.json", b"never\n")
     assert target.read_bytes() == b"previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.report.json"]
 
