@@ -46,6 +46,7 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
+DIGESTS_KEPT: Final = 8  # distinct options values a run remembers the digest of (one per command)
 BATCHES_PER_WORKER: Final = 8  # at least this many batches a worker where the fleet allows: no idle tail
 
 WorkFor = Callable[[SessionFile], SessionWork]
@@ -164,16 +165,35 @@ class RunPlan:
         return tuple(self.tasks[session.report_label] for session in sessions)
 
 
+@dataclass(slots=True)
+class _Digests:
+    """Options digests of one run: a fleet's sessions mostly share one options value, whose
+    canonical JSON costs a tenth of a millisecond, so each value is digested once."""
+
+    command: str
+    known: list[tuple[object, str | None]] = field(default_factory=list)
+
+    def of(self, options: object) -> str | None:
+        for value, digest in self.known:
+            if value is options:
+                return digest
+        digest = options_digest(self.command, options)
+        if len(self.known) < DIGESTS_KEPT:
+            self.known.append((options, digest))
+        return digest
+
+
 def plan_run(request: RunRequest, work_for: WorkFor) -> RunPlan:
     """Each session's task: its work, the digest of its options, where its report and marker go."""
     destination = Destination(request.destination)
     tasks: dict[str, SessionTask] = {}
     keys: dict[str, str] = {}
     sized: list[tuple[SessionFile, int]] = []
+    digests = _Digests(request.command)
     for session in request.sessions:
         label, work = session.report_label, work_for(session)
         size, stamp = session_size(session)
-        digest = options_digest(request.command, work.options)
+        digest = digests.of(work.options)
         tasks[label] = SessionTask(
             command=request.command,
             report_label=label,

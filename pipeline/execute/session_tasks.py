@@ -18,10 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from pipeline.execute.completion_markers import marker_bytes, vouched_outcome
+from pipeline.execute.completion_markers import (
+    PackedOutcome,
+    marker_bytes,
+    pack_outcome,
+    unpack_outcome,
+    vouched_outcome,
+)
 from pipeline.formats.registry import stored_session
 from pipeline.jobs.front import store_unreadable, unsafe_key
-from pipeline.publish.files import PublishConflict, put_object, read_object, write_report_now
+from pipeline.publish.files import PublishConflict, ReportFiles, put_object, read_object, write_report_now
 from pipeline.read.remote import fetch, is_url
 from pipeline.report.documents import Outcome, crashed
 from pipeline.report.render import report_bytes
@@ -82,10 +88,13 @@ class Destination:
         return str(Path(self.root) / relative)
 
 
-def write_at(location: str, data: bytes, *, once: bool) -> None:
-    """Bytes to a path (renamed into place, not fsynced: any rerun regenerates them) or a URL."""
+def write_at(location: str, data: bytes, *, once: bool, files: ReportFiles | None = None) -> None:
+    """Bytes to a path (whole, not fsynced: any rerun regenerates them; through a batch's `files`
+    when it has them) or a URL."""
     if is_url(location):
         put_object(location, data, once=once)
+    elif files is not None:
+        files.write(Path(location), data)
     else:
         write_report_now(Path(location), data)
 
@@ -128,8 +137,23 @@ class TaskResult:
     resumed: bool
     marker_ignored: str | None = None  # why a marker found beside the report was not trusted
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its outcome packed (`pack_outcome`): a batch's results cross back cheaply."""
+        packed = pack_outcome(self.outcome)
+        if packed is None:
+            return TaskResult, (self.report_label, self.outcome, self.resumed, self.marker_ignored)
+        return _unpacked_result, (self.report_label, packed, self.resumed, self.marker_ignored)
 
-def publish(task: SessionTask, outcome: Outcome, per_code: int, source: Path | None) -> Outcome:
+
+def _unpacked_result(
+    report_label: str, packed: PackedOutcome, resumed: bool, marker_ignored: str | None
+) -> TaskResult:
+    return TaskResult(report_label, unpack_outcome(packed), resumed, marker_ignored)
+
+
+def publish(
+    task: SessionTask, outcome: Outcome, per_code: int, source: Path | None, files: ReportFiles | None = None
+) -> Outcome:
     """Write a fresh outcome's report, then its marker; a report another run wrote fails the session."""
     try:
         rendered = report_bytes(outcome.report)
@@ -137,21 +161,23 @@ def publish(task: SessionTask, outcome: Outcome, per_code: int, source: Path | N
         outcome = crashed(task.label, traceback.format_exc(), per_code=per_code)
         rendered = report_bytes(outcome.report)
     try:
-        write_at(task.report, rendered, once=True)
+        write_at(task.report, rendered, once=True, files=files)
     except PublishConflict as exc:
         return crashed(task.label, str(exc), per_code=per_code)
     if task.digest is not None and source is not None:
-        _leave_marker(task, outcome, rendered, source)
+        _leave_marker(task, outcome, rendered, source, files)
     return outcome
 
 
-def _leave_marker(task: SessionTask, outcome: Outcome, rendered: bytes, source: Path) -> None:
+def _leave_marker(
+    task: SessionTask, outcome: Outcome, rendered: bytes, source: Path, files: ReportFiles | None
+) -> None:
     """The completion marker beside a written report; one that cannot be made or written (a label
     JSON cannot hold, a full disk) only means the session runs again next time."""
     try:
         marker = marker_bytes(task.command, task.report_label, outcome, rendered, task.digest or "", source)
         if marker is not None:
-            write_at(task.marker, marker, once=False)
+            write_at(task.marker, marker, once=False, files=files)
     except (OSError, UnicodeError):
         return
 
@@ -183,42 +209,43 @@ def _vouched(task: SessionTask, source: Path) -> Outcome | str | None:
     )
 
 
-def _run(task: SessionTask, source: Path, per_code: int) -> TaskResult:
+def _run(task: SessionTask, source: Path, per_code: int, files: ReportFiles) -> TaskResult:
     earlier = _vouched(task, source)
     if isinstance(earlier, Outcome):
         return TaskResult(task.report_label, earlier, True)
     outcome = run_guarded(task.work, source, task.label, per_code)
-    return TaskResult(task.report_label, publish(task, outcome, per_code, source), False, earlier)
+    return TaskResult(task.report_label, publish(task, outcome, per_code, source, files), False, earlier)
 
 
-def _stored(task: SessionTask, member: str, per_code: int) -> TaskResult:
+def _stored(task: SessionTask, member: str, per_code: int, files: ReportFiles) -> TaskResult:
     """One session of a store, run as the file its format gives it as (or why there is none)."""
     transcript = stored_session(Path(task.path), member)
     if isinstance(transcript, str):
         outcome = store_unreadable(task.label, transcript, command=task.command, per_code=per_code)
-        return TaskResult(task.report_label, publish(task, outcome, per_code, None), False)
+        return TaskResult(task.report_label, publish(task, outcome, per_code, None, files), False)
     with tempfile.TemporaryDirectory(prefix="compaction-") as directory:
         local = Path(directory) / Path(task.label).name
         local.write_bytes(transcript)
-        return _run(task, local, per_code)
+        return _run(task, local, per_code, files)
 
 
-def _one(task: SessionTask, per_code: int, block_bytes: int) -> TaskResult:
+def _one(task: SessionTask, per_code: int, block_bytes: int, files: ReportFiles) -> TaskResult:
     if task.unsafe_key:
         outcome = unsafe_key(task.label, command=task.command, per_code=per_code)
-        return TaskResult(task.report_label, publish(task, outcome, per_code, None), False)
+        return TaskResult(task.report_label, publish(task, outcome, per_code, None, files), False)
     if task.member is not None:
-        return _stored(task, task.member, per_code)
+        return _stored(task, task.member, per_code, files)
     if task.url is None:
-        return _run(task, Path(task.path), per_code)
+        return _run(task, Path(task.path), per_code, files)
     with tempfile.TemporaryDirectory(prefix="compaction-") as directory:
         local = Path(directory) / Path(task.label).name
         with local.open("wb") as handle:
             fetch(task.url, handle, block_bytes)
-        return _run(task, local, per_code)
+        return _run(task, local, per_code, files)
 
 
 def run_batch(tasks: tuple[SessionTask, ...], per_code: int, block_bytes: int) -> tuple[TaskResult, ...]:
     """Run every session of a batch in turn, writing each report; one session's exception is that
     session's outcome."""
-    return tuple(_one(task, per_code, block_bytes) for task in tasks)
+    files = ReportFiles()  # the batch's directories are made once
+    return tuple(_one(task, per_code, block_bytes, files) for task in tasks)
