@@ -13,10 +13,13 @@ would (worker processes, JSON logs); `violations` lists, per case, every broken 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import multiprocessing
 import random
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -63,6 +66,7 @@ MIN_EXCLUDED_CHARS: Final = 24  # shorter strings ("continue", ids) cannot be at
 FOREIGN_SEED: Final = 99  # the session interleaved into others
 _WITHOUT_REASONS: Final = frozenset({"unsupported-format", "not-a-transcript", "unreadable"})
 _TOPOLOGY: Final = topology_options(validate_options().sweep, None)
+CASES_PER_SHARE: Final = 40  # cases a checking worker takes at a time: small enough to balance huge ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +273,35 @@ def _case_problems(run: FuzzRun, case: FuzzCase) -> Iterator[str]:
     yield from _leaks(excluded, (json.dumps(validated), json.dumps(compressed), output), run.logs)
 
 
-def violations(run: FuzzRun) -> list[str]:
-    """`case name: problem` for every broken invariant, in case order."""
+def _checked_in_turn(run: FuzzRun) -> list[str]:
     return [f"{case.name}: {problem}" for case in run.cases for problem in _case_problems(run, case)]
+
+
+def _share(run: FuzzRun, cases: tuple[FuzzCase, ...]) -> FuzzRun:
+    """The part of a run a worker checks: its cases without their bytes (the file on disk is what is
+    read again) and only their reports."""
+    names = {case.name for case in cases}
+    return FuzzRun(
+        run.root,
+        tuple(dataclasses.replace(case, data=b"") for case in cases),
+        {name: report for name, report in run.validated.items() if name in names},
+        {name: report for name, report in run.compressed.items() if name in names},
+        run.out,
+        run.logs,
+    )
+
+
+def violations(run: FuzzRun, *, workers: int = 2, share: int = CASES_PER_SHARE) -> list[str]:
+    """`case name: problem` for every broken invariant, in case order.
+
+    A fleet's cases are checked `share` at a time in `workers` processes: reading, partitioning and
+    searching every session again in process takes as long as both commands' runs together.
+    """
+    if workers < 2 or len(run.cases) < share * workers:
+        return _checked_in_turn(run)
+    shares = [_share(run, run.cases[at : at + share]) for at in range(0, len(run.cases), share)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return [found for part in pool.map(_checked_in_turn, shares) for found in part]
 
 
 def _status_counts(reports: dict[str, dict[str, Any]]) -> dict[str, int]:

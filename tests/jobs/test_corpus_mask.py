@@ -5,6 +5,7 @@ reported unsupported and left out here by their detected format."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pipeline.vocabulary import SourceFormat
 from tests.jobs.test_compress_strategy import human_texts
 
 TIMEOUT = default_settings().verify.resume_timeout_seconds
+RESUMES_AT_ONCE = 2  # Claude Code resumes of the candidates, side by side on two cores
 
 
 def _chain_human_texts(path: Path) -> list[str]:
@@ -53,15 +55,23 @@ def test_masked_corpus_candidates_resume_with_every_human_text_of_the_source_cha
     assert len(compressed) >= 15, len(compressed)
     refused = {r["session"]["label"]: r["reasons"] for r in every if r["status"] == "refused"}
     assert all(reasons[0].startswith("topology-") for reasons in refused.values()), refused
+    # Every candidate resumed again, two at a time: each resume mostly waits on its own Claude Code.
+    with ThreadPoolExecutor(RESUMES_AT_ONCE) as pool:
+        results = list(
+            pool.map(
+                lambda report: resume(
+                    out / report["output"]["path"], executable=claude_code, timeout=TIMEOUT
+                ),
+                compressed,
+            )
+        )
     checked = 0
-    for report in compressed:
+    for report, result in zip(compressed, results, strict=True):
         label = report["session"]["label"]
         check = report["resume_check"]
         # summary blocks only where the source holds Claude Code's own compaction
         assert check["verdict"] == "match" and check["summary_blocks"] <= 1, (label, check["differences"])
         assert report["mask"]["cleared_outputs"] > 0 and "summary" not in report
-        candidate = out / report["output"]["path"]
-        result = resume(candidate, executable=claude_code, timeout=TIMEOUT)
         assert result.resumed, (label, result.stderr[-2000:])
         sent = _normalized(" ".join(result.context.strings))
         texts = _chain_human_texts(corpus_files / label)

@@ -74,6 +74,16 @@ def test_the_harness_sees_a_broken_invariant(fuzz_run: FuzzRun) -> None:
     assert violations(alone) == []
     crashed = {**fuzz_run.validated, name: {**fuzz_run.validated[name], "status": "internal-error"}}
     assert violations(dataclasses.replace(alone, validated=crashed)) == [f"{name}: validate: internal-error"]
+    # Checked in worker processes, the same problems come back in case order.
+    other = next(c for c in fuzz_run.cases if c.name != leaking.name)
+    broken = {
+        **fuzz_run.validated,
+        other.name: {**fuzz_run.validated[other.name], "status": "internal-error"},
+    }
+    both = dataclasses.replace(leaked, cases=(other, leaking), validated=broken)
+    pooled = violations(both, workers=2, share=1)
+    assert pooled == violations(both, workers=1)
+    assert list(dict.fromkeys(v.split(": ", 1)[0] for v in pooled)) == [other.name, leaking.name]
     stray = fuzz_run.out / "fleet" / "project" / name
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(case.data)

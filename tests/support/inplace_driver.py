@@ -39,7 +39,7 @@ def _child(request: str) -> None:
 def serve() -> int:
     """Fork a run per `run REQUEST-JSON` line, print `pid N`; `wait` reaps it."""
     # Loaded once, before forking, so every child starts warm.
-    from pipeline.cli import compress_in_place_command, main  # noqa: F401
+    from pipeline.cli import compress_in_place_command, damage_repair_command, main  # noqa: F401
 
     child = 0
     for line in sys.stdin:

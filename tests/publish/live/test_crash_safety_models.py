@@ -60,17 +60,22 @@ def _cycle(template: Path, root: Path, variant: tuple[str, str, str], server: Pr
 
 
 def _windows(template: Path, root: Path, driver: Driver, server: ProviderServer) -> tuple[float, float]:
-    """Seconds of a complete model run over a fresh copy, and of a run with nothing left to do."""
-    cycle = _cycle(template, root, VARIANTS[0], server)
-    times = []
-    for name in ("full", "idle"):
-        started = time.perf_counter()
-        driver.start(cycle.argv(root / name))
-        assert driver.finish() == ("exit", 0)
-        times.append(time.perf_counter() - started)
-    summary = json.loads((root / "full" / "summary.json").read_text())["in_place"]
-    assert summary["by_disposition"].get("committed", 0) >= 3, summary
-    return times[0], times[1]
+    """Median seconds of a complete model run over a fresh copy, and of a run with nothing left to do.
+
+    Medians of three: the driver's first run alone is much slower than the rest, and delays drawn
+    over it mostly struck after a run had ended (26 kills took 19 cycles).
+    """
+    full, idle = [], []
+    for attempt in range(3):
+        cycle = _cycle(template, root / str(attempt), VARIANTS[0], server)
+        for name, times in (("full", full), ("idle", idle)):
+            started = time.perf_counter()
+            driver.start(cycle.argv(cycle.root / name))
+            assert driver.finish() == ("exit", 0)
+            times.append(time.perf_counter() - started)
+        summary = json.loads((cycle.root / "full" / "summary.json").read_text())["in_place"]
+        assert summary["by_disposition"].get("committed", 0) >= 3, summary
+    return sorted(full)[1], sorted(idle)[1]
 
 
 def _restore_all(cycle: ModelCycle, since: str) -> None:
