@@ -233,8 +233,9 @@ def floor(path: Path, lines: int) -> dict[str, int]:
     take written whole: every human message and every list, the assistant's prose at one bullet
     of 60 characters a section. A fitted summary needs somewhat less (a command its Errors name
     is not named again), but no reduction of the span holds much more of them than its budget."""
+    from pipeline.agents.claude_code.chain_evidence import extract_evidence  # noqa: PLC0415
     from pipeline.core.index import build_index  # noqa: PLC0415 - after sys.path is set
-    from pipeline.summarize import extract_evidence, write_summary  # noqa: PLC0415
+    from pipeline.summarize import write_summary  # noqa: PLC0415
     from pipeline.testing.settings import LIMITS, summary_options  # noqa: PLC0415
     from pipeline.vocabulary import SourceFormat  # noqa: PLC0415
 

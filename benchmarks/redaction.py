@@ -24,10 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CORPUS, emit, session_files
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
 from pipeline.formats.detect import detect_format
 from pipeline.formats.line_guard import LineLimits
-from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.summarize.model.redaction import SecretKind, placeholder, redact
 from pipeline.summarize.model.secret_detector import LIBRARY, DetectorLibrary
 from pipeline.vocabulary import SourceFormat

@@ -21,7 +21,7 @@ compaction through `ChainFormat` (below).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Protocol, runtime_checkable
@@ -367,6 +367,11 @@ class ChainFormat(Protocol):
     @property
     def cleared_marker(self) -> str:
         """The text that stands for a cleared tool output (the client's own wording)."""
+        ...
+
+    def evidence(self, data: bytes, index: LineIndex, lines: Iterable[int]) -> tuple[EvidenceItem, ...]:
+        """The summarizers' evidence from exactly `lines` of the session (1-based, in line order);
+        raises `EvidenceLineOutOfRange` for a number that is not a line of the file."""
         ...
 
     def bound(

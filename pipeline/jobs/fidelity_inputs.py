@@ -26,7 +26,7 @@ from pipeline.fidelity import FidelityScore, extract_probes, resumed_context, sc
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.settings import SweepSettings
-from pipeline.summarize import EvidenceKind, extract_evidence
+from pipeline.summarize import EvidenceKind
 from pipeline.vocabulary import LeafPolicy
 
 __all__ = [
@@ -79,8 +79,9 @@ def measure(
     resumed context holds after its summary: the kept tail as written (or, after a compaction that
     keeps no tail, the records written since).
     """
-    span = extract_evidence(original.source.data, original.index, summary)
-    resumed_items = extract_evidence(data, index, resumed)
+    evidence = original.chain_format.evidence  # the candidate is the original's format
+    span = evidence(original.source.data, original.index, summary)
+    resumed_items = evidence(data, index, resumed)
     later = [item for item in resumed_items if item.kind is not EvidenceKind.PRIOR_SUMMARY]
     return score_probes(extract_probes(span, later), resumed_context(resumed_items))
 

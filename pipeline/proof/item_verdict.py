@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pipeline.formats.json_values import plain_strings
 from pipeline.proof.context import ContextSize, json_size
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import Verdict
@@ -20,7 +21,6 @@ __all__ = [
     "chat_answer",
     "chat_calls",
     "first_difference",
-    "item_strings",
     "judge_items",
     "rewrite_verdict",
 ]
@@ -87,18 +87,6 @@ def rewrite_verdict(
     )
 
 
-def item_strings(value: Any) -> Iterator[str]:
-    """Every string a JSON item holds (keys aside), depth first."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for inner in value.values():
-            yield from item_strings(inner)
-    elif isinstance(value, list | tuple):
-        for inner in value:
-            yield from item_strings(inner)
-
-
 def chat_calls(message: Any) -> Iterator[str]:
     """The call ids a Chat Completions message sends (`tool_calls`)."""
     for call in message.get("tool_calls") or () if isinstance(message, Mapping) else ():
@@ -161,7 +149,7 @@ def _head_differences(head: Sequence[Any], summaries: Sequence[str] | None, rule
         if not rules.is_summary(item)
     ]
     wanted = [text.strip() for text in summaries or () if text.strip()]
-    if wanted and not any(text in "".join(item_strings(item)) for item in head for text in wanted):
+    if wanted and not any(text in "".join(plain_strings(item)) for item in head for text in wanted):
         found.append(f"none of the {len(head)} {rules.noun}s before the kept suffix carries the summary")
     return found
 
@@ -188,8 +176,8 @@ def _leaks(compacted: Sequence[Any], original: Sequence[Any], excluded: Sequence
     """Excluded texts the compacted context sends and the original does not (by line, never by text)."""
     if not excluded:
         return []
-    sent = _SEPARATOR.join(item_strings(list(compacted)))
-    sent_before = _SEPARATOR.join(item_strings(list(original)))
+    sent = _SEPARATOR.join(plain_strings(list(compacted)))
+    sent_before = _SEPARATOR.join(plain_strings(list(original)))
     hits = [item for item in excluded if item.text in sent and item.text not in sent_before]
     return [
         f"text of excluded line {item.line} ({item.partition_set}) is sent"

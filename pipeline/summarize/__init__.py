@@ -36,7 +36,6 @@ from pipeline.summarize.evidence.items import (
     EvidenceItem,
     EvidenceKind,
     EvidenceLineOutOfRange,
-    extract_evidence,
 )
 from pipeline.summarize.evidence.shell import (
     CommandFacts,
@@ -90,7 +89,6 @@ __all__ = [
     "TodoItem",
     "analyze_command",
     "collect_state",
-    "extract_evidence",
     "is_validation_command",
     "parse_shell",
     "render_appendix",

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from pipeline.core.partition import Partition
-from pipeline.formats.claude_code.content import parse_object
-from pipeline.formats.claude_code.records import plain_strings, record_strings
+from pipeline.formats.claude_code.records import record_strings
+from pipeline.formats.json_values import line_strings
 from pipeline.jobs.front import Analysis, open_session, topology_options
 from pipeline.jobs.validate import sweep_partition, validate_session
 from pipeline.proof.excluded import EXCLUDED_SETS
@@ -181,14 +181,6 @@ def _partition_problems(opened: Analysis, partition: Partition, report: dict[str
         yield f"report partition counts {counted} of {len(opened.index)} lines"
 
 
-def _all_strings(line: bytes) -> Iterator[str]:
-    record = parse_object(line)
-    if record is None:
-        yield from record_strings(line)
-    else:
-        yield from plain_strings(record)
-
-
 def _excluded(opened: Analysis, partition: Partition) -> tuple[str, ...]:
     """Texts only excluded or unreadable lines hold: in no string of any other line of the file.
 
@@ -202,7 +194,7 @@ def _excluded(opened: Analysis, partition: Partition) -> tuple[str, ...]:
         " ".join(text.split())
         for n in range(1, len(index) + 1)
         if n not in excluded
-        for text in _all_strings(index.raw_line(data, n))
+        for text in line_strings(index.raw_line(data, n))
     )
     found = {
         text

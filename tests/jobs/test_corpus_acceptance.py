@@ -46,6 +46,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.agents.registry import context_format
 from pipeline.core.partition import line_digest
 from pipeline.formats.codex.analysis import analyze_rollout, compress_sets
@@ -54,7 +55,7 @@ from pipeline.jobs.compress.planning import Planned, plan_and_summarize
 from pipeline.jobs.compress.stages import candidate_partition
 from pipeline.jobs.front import Analysis, open_session
 from pipeline.jobs.validate import sweep_partition
-from pipeline.summarize import EvidenceKind, extract_evidence
+from pipeline.summarize import EvidenceKind
 from pipeline.summarize.checkpoint.document import parse_bullets
 from pipeline.testing.settings import LIMITS, compress_options, validate_options
 from pipeline.vocabulary import PartitionSet, SourceFormat

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
 from pipeline.summarize import (
     APPENDIX_MARKER,
     EvidenceKind,
-    extract_evidence,
     validate_checkpoint,
     write_summary,
 )

@@ -3,6 +3,7 @@ its parent link, what a candidate carries past its summary, its compaction form 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pipeline.agents.claude_code.chain_candidate import (
@@ -11,8 +12,10 @@ from pipeline.agents.claude_code.chain_candidate import (
     compose_masked_candidate,
     projected_state,
 )
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.agents.protocol import CarriedPast, ChainCut, ChainSession
 from pipeline.core.compose import ComposedTranscript
+from pipeline.core.index import LineIndex
 from pipeline.core.plan import Plan
 from pipeline.formats.bound_rule import BoundRule
 from pipeline.formats.claude_code.bounded_output import (
@@ -27,6 +30,7 @@ from pipeline.formats.claude_code.records import message_text
 from pipeline.formats.claude_code.resume_state import StateRecord
 from pipeline.formats.claude_code.stamp import CompactionStamp, MaskStamp, compaction_stamp, mask_stamp
 from pipeline.formats.line_guard import LineLimits
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.vocabulary import SourceFormat
 
 __all__ = ["CLAUDE_CODE_CHAIN", "ClaudeCodeChain"]
@@ -38,6 +42,9 @@ class ClaudeCodeChain:
 
     format: SourceFormat = SourceFormat.CLAUDE_CODE
     cleared_marker: str = CLEARED_MARKER  # the line Claude Code itself writes for a cleared result
+
+    def evidence(self, data: bytes, index: LineIndex, lines: Iterable[int]) -> tuple[EvidenceItem, ...]:
+        return extract_evidence(data, index, lines)
 
     def bound(
         self, data: bytes, rule: BoundRule, span: tuple[int, int]

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.bounded_output import bound_text
+from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.codewhale.whale_document import RESULTS, Block, BlockKind
 from pipeline.formats.codewhale.whale_history import Rebuilt, RebuiltMessage
 from pipeline.formats.codewhale.whale_markers import is_checkpoint

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.bounded_output import bound_text
+from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.codex.analysis import RolloutAnalysis
 from pipeline.formats.codex.checkpoint_records import SUMMARY_PREFIX
 from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES, SHELL_CALL_TYPES

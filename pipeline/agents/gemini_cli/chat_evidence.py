@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.formats.claude_code.bounded_output import bound_text
+from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis
 from pipeline.formats.gemini_cli.span import SpanBlock, SpanKind, span_blocks
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind

@@ -8,7 +8,7 @@ from typing import Final
 
 import orjson
 
-from pipeline.formats.claude_code.bounded_output import bound_text
+from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.pi.span_pieces import SpanKind, SpanPiece
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind
 

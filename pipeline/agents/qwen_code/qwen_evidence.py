@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.bounded_output import bound_text
+from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.qwen_code.api_history import Entry
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis
 from pipeline.formats.qwen_code.session_records import Part, PartKind

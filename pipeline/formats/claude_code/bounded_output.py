@@ -33,6 +33,7 @@ import orjson
 
 from pipeline.formats import json_text
 from pipeline.formats.bound_rule import BoundRule  # the rule is the job's, named by no format
+from pipeline.formats.bounded_text import bound_text, marker
 from pipeline.formats.claude_code.records import declared_by_ours
 
 __all__ = [
@@ -123,30 +124,6 @@ class BoundedRecord:
     sha256: str  # of the original text (content) or of its compact JSON (mirror)
     media_replaced: int
     cleared: bool = False  # replaced whole by `CLEARED_MARKER` (the rule's limit did not apply)
-
-
-def marker(size: int, digest: str) -> str:
-    """The line that stands for the middle of a bounded output."""
-    return f"\n[session-compaction: {size} bytes of tool output, sha256 {digest}; the middle is left out]\n"
-
-
-def _cut_bytes(encoded: bytes, keep: int, *, from_end: bool) -> str:
-    """At most `keep` bytes from one end, on a character boundary."""
-    piece = encoded[len(encoded) - keep :] if from_end else encoded[:keep]
-    return piece.decode("utf-8", "ignore")  # a split character at the cut is dropped, never mangled
-
-
-def bound_text(text: str, limit: int) -> str:
-    """`text` when it fits `limit` bytes, else its head and tail around the marker, within the limit."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    if len(encoded) <= limit:
-        return text
-    middle = marker(len(encoded), hashlib.sha256(encoded).hexdigest())
-    room = max(0, limit - len(middle.encode()))
-    head = room - room // 2
-    return (
-        _cut_bytes(encoded, head, from_end=False) + middle + _cut_bytes(encoded, room - head, from_end=True)
-    )
 
 
 def _media_placeholder(block: dict[str, Any]) -> dict[str, Any]:

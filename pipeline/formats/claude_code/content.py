@@ -12,12 +12,13 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from types import MappingProxyType
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.line_guard import readable_utf8, too_deep
+from pipeline.formats.frozen_json import EMPTY_INPUT, FrozenJson, freeze_json
+from pipeline.formats.json_values import parse_object
+from pipeline.formats.line_guard import too_deep
 from pipeline.settings import READER_DEPTH_CEILING
 from pipeline.vocabulary import RecordType
 
@@ -37,18 +38,7 @@ __all__ = [
     "read_content_at",
 ]
 
-FrozenJson: TypeAlias = "bool | int | float | str | tuple[FrozenJson, ...] | Mapping[str, FrozenJson] | None"
-EMPTY_INPUT: Final[Mapping[str, FrozenJson]] = MappingProxyType({})
 API_ERROR_DEPTH: Final = 4  # nesting of `error` objects searched for a status and message
-
-
-def freeze_json(value: Any) -> FrozenJson:
-    """A deeply immutable copy of parsed JSON: objects become read-only mappings, arrays tuples."""
-    if isinstance(value, dict):
-        return MappingProxyType({str(key): freeze_json(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return tuple(freeze_json(item) for item in value)
-    return value  # type: ignore[no-any-return]  # str, int, float, bool or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,25 +163,6 @@ def _api_error_text(value: dict[str, Any]) -> str:
     if isinstance(attempt, int) and isinstance(limit, int):
         parts.append(f"(retry {attempt} of {limit})")
     return " ".join(parts)
-
-
-def parse_object(line: bytes) -> dict[str, Any] | None:
-    """The JSON object a line holds, or None.
-
-    Bytes that are not UTF-8 read as U+FFFD, as Claude Code reads them; the stdlib also reads
-    the lone surrogates orjson rejects. A line nested beyond what the recursive readers of its
-    value can walk is no object to them.
-    """
-    if too_deep(line, READER_DEPTH_CEILING):
-        return None
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:
-            value = json.loads(readable_utf8(line))
-        except (ValueError, RecursionError):
-            return None
-    return value if isinstance(value, dict) else None
 
 
 def parse_span(data: bytes, start: int, end: int) -> dict[str, Any] | None:

@@ -6,16 +6,15 @@ not parse get the answer a missing record would.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
 import orjson
 
-from pipeline.formats.claude_code.content import joined_text, parse_object
+from pipeline.formats.claude_code.content import joined_text
+from pipeline.formats.json_values import parse_object, plain_strings, string_pieces
 
 __all__ = [
     "MASK_STAMP_KEY",
@@ -34,7 +33,6 @@ __all__ = [
 
 _CONTENT_KEYS: Final = ("message", "attachment", "content", "summary", "toolUseResult", "lastPrompt")
 _SEGMENT_KEYS: Final = ("headUuid", "anchorUuid", "tailUuid")
-_STRING_LITERAL: Final = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|$)', re.DOTALL)
 
 
 class RefState(StrEnum):
@@ -73,18 +71,6 @@ class CompactMetadataRefs:
     segment: PreservedSegment
 
 
-def plain_strings(value: Any) -> Iterator[str]:
-    """Every string inside a JSON value (tool inputs, nested result content), depth first."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from plain_strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from plain_strings(item)
-
-
 def message_text(line: bytes) -> tuple[str | None, str, bool]:
     """(role, joined text blocks, is compact summary) of one record line, for contract checks."""
     record = parse_object(line)
@@ -103,21 +89,11 @@ def record_strings(line: bytes) -> Iterator[str]:
     """
     record = parse_object(line)
     if record is None:
-        yield from _string_pieces(line.decode("utf-8", "replace"))
+        yield from string_pieces(line)
         return
     for key in _CONTENT_KEYS:
         if key in record:
             yield from plain_strings(record[key])
-
-
-def _string_pieces(text: str) -> Iterator[str]:
-    """The string literals of a broken line, unescaped where they are whole (the last may be cut)."""
-    for match in _STRING_LITERAL.finditer(text):
-        literal = match.group(0)
-        try:
-            yield json.loads(literal if literal.endswith('"') and len(literal) > 1 else literal + '"')
-        except ValueError:
-            yield literal.strip('"')
 
 
 def summary_has_text(line: bytes) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from pipeline.formats.claude_code.content import EMPTY_INPUT, FrozenJson, freeze_json
+from pipeline.formats.frozen_json import EMPTY_INPUT, FrozenJson, freeze_json
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.history import SentTurn
 

@@ -28,7 +28,7 @@ from pipeline.report.chain import leaf_section, strict_section
 from pipeline.report.compression import CompressTokens, ModelPlanSection, plan_section, reason_figures
 from pipeline.report.documents import CompressReport, Outcome, Skipped
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb
-from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.summarize.model.cost import PriceTable, plan_summary
 from pipeline.summarize.model.engine import ModelSummaryOptions
 from pipeline.summarize.model.limiter import RateLimits
@@ -107,7 +107,7 @@ def plan_session(path: Path, label: str, options: DryRunOptions) -> Outcome:
         status = SessionStatus.SKIPPED_FITS if fits else SessionStatus.SKIPPED_NO_CUT
         nothing = Stop(status, tuple(Reason(note) for note in plan.reasons))
         return Skipped(label, _report(opened, options, nothing, started, plan=plan_section(plan)))
-    evidence = extract_evidence(opened.source.data, opened.index, plan.summary_lines)
+    evidence = opened.chain_format.evidence(opened.source.data, opened.index, plan.summary_lines)
     report = _report(
         opened, options, None, started, plan=plan_section(plan), model_plan=_predicted(evidence, options)
     )

@@ -36,7 +36,6 @@ from pipeline.jobs.compress.writers import SummaryWriter, Written, spent_before,
 from pipeline.jobs.front import Analysis
 from pipeline.reasons import PlanNote, Reason
 from pipeline.report.compression import DeclaredBound
-from pipeline.summarize import extract_evidence
 from pipeline.vocabulary import Role, Strategy
 
 __all__ = [
@@ -176,7 +175,7 @@ def _bound_back(
 
 def _summarize(analysis: Analysis, writer: SummaryWriter, plan: Plan, room: int) -> Written | Reason:
     try:
-        evidence = extract_evidence(analysis.source.data, analysis.index, plan.summary_lines)
+        evidence = analysis.chain_format.evidence(analysis.source.data, analysis.index, plan.summary_lines)
     except SummaryError as exc:  # a plan naming a line the file does not hold: a bug, refused with figures
         return summary_refusal(exc)
     return writer(evidence, room)

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
-from pipeline.formats.claude_code.content import parse_object
-from pipeline.formats.claude_code.records import plain_strings, record_strings
 from pipeline.formats.codex.analysis import RolloutAnalysis
+from pipeline.formats.json_values import parse_object, plain_strings, string_pieces
 from pipeline.proof.excluded import EXCLUDED_SETS
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import PartitionSet
@@ -34,7 +33,7 @@ def _line_strings(line: bytes) -> Iterator[str]:
     line's pieces between quotes."""
     record = parse_object(line)
     if record is None:
-        yield from record_strings(line)  # not an object: it yields the quoted pieces
+        yield from string_pieces(line)
         return
     payload = record.get("payload")
     yield from plain_strings(payload)

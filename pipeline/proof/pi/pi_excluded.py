@@ -8,11 +8,10 @@ summarized record holds is attributable to an excluded one, and short strings ar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
-from pipeline.formats.claude_code.content import parse_object
-from pipeline.formats.claude_code.records import plain_strings, record_strings
+from pipeline.formats.json_values import line_strings
 from pipeline.formats.pi.session_analysis import PiAnalysis
 from pipeline.proof.excluded import EXCLUDED_SETS
 from pipeline.proof.verdict import ExcludedText
@@ -24,18 +23,9 @@ _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a 
 _SENT_SETS: Final = (PartitionSet.RAW_KEEP, PartitionSet.SIDE_KEEP, PartitionSet.SUMMARY)
 
 
-def _line_strings(line: bytes) -> Iterator[str]:
-    """Every string of a record; a damaged line's pieces between quotes."""
-    record = parse_object(line)
-    if record is None:
-        yield from record_strings(line)
-        return
-    yield from plain_strings(record)
-
-
 def _joined(analysis: PiAnalysis, lines: Iterable[int]) -> str:
     raw_line = analysis.session.raw_line
-    return _SEPARATOR.join(text for line in lines for text in _line_strings(raw_line(analysis.data, line)))
+    return _SEPARATOR.join(text for line in lines for text in line_strings(raw_line(analysis.data, line)))
 
 
 def session_exclusions(
@@ -43,11 +33,11 @@ def session_exclusions(
 ) -> tuple[ExcludedText, ...]:
     """Each distinct text of at least `min_chars` characters that the excluded records of the
     original's `sets` hold, the candidate file holds, and no sent or summarized record holds."""
-    in_candidate = _SEPARATOR.join(text for line in candidate.splitlines() for text in _line_strings(line))
+    in_candidate = _SEPARATOR.join(text for line in candidate.splitlines() for text in line_strings(line))
     found: dict[str, ExcludedText] = {}
     for name in EXCLUDED_SETS:
         for line in sorted(sets[name]):
-            for text in _line_strings(analysis.session.raw_line(analysis.data, line)):
+            for text in line_strings(analysis.session.raw_line(analysis.data, line)):
                 if len(text.strip()) >= min_chars and text not in found and text in in_candidate:
                     found[text] = ExcludedText(text, line, name.value)
     if not found:

@@ -9,11 +9,10 @@ is the excluded record's own is searched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
-from pipeline.formats.claude_code.content import parse_object
-from pipeline.formats.claude_code.records import plain_strings, record_strings
+from pipeline.formats.json_values import line_strings
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis
 from pipeline.formats.qwen_code.session_decode import raw_line
 from pipeline.proof.excluded import EXCLUDED_SETS
@@ -26,18 +25,9 @@ _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a 
 _SENT_SETS: Final = (PartitionSet.RAW_KEEP, PartitionSet.SIDE_KEEP, PartitionSet.SUMMARY)
 
 
-def _line_strings(line: bytes) -> Iterator[str]:
-    """Every string of a record (a damaged line's pieces between quotes)."""
-    record = parse_object(line)
-    if record is None:
-        yield from record_strings(line)
-        return
-    yield from plain_strings(record)
-
-
 def _joined(analysis: QwenAnalysis, lines: Iterable[int]) -> str:
     return _SEPARATOR.join(
-        text for line in lines for text in _line_strings(raw_line(analysis.data, analysis.session, line))
+        text for line in lines for text in line_strings(raw_line(analysis.data, analysis.session, line))
     )
 
 
@@ -46,11 +36,11 @@ def session_exclusions(
 ) -> tuple[ExcludedText, ...]:
     """Each distinct long enough text of an excluded record that the candidate holds and no
     sent or summarized record does."""
-    in_candidate = _SEPARATOR.join(text for line in candidate.splitlines() for text in _line_strings(line))
+    in_candidate = _SEPARATOR.join(text for line in candidate.splitlines() for text in line_strings(line))
     found: dict[str, ExcludedText] = {}
     for name in EXCLUDED_SETS:
         for line in sorted(sets[name]):
-            for text in _line_strings(raw_line(analysis.data, analysis.session, line)):
+            for text in line_strings(raw_line(analysis.data, analysis.session, line)):
                 if len(text.strip()) >= min_chars and text not in found and text in in_candidate:
                     found[text] = ExcludedText(text, line, name.value)
     if not found:

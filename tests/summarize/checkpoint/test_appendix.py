@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
 from pipeline.summarize import (
     APPENDIX_MARKER,
@@ -15,7 +16,6 @@ from pipeline.summarize import (
     EvidenceItem,
     FileAction,
     collect_state,
-    extract_evidence,
     render_appendix,
     strip_appendix,
 )

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
 from pipeline.summarize import (
     APPENDIX_MARKER,
@@ -20,7 +21,6 @@ from pipeline.summarize import (
     SummaryBudgetExceeded,
     SummaryOptions,
     SummaryResult,
-    extract_evidence,
     strip_appendix,
     validate_checkpoint,
     write_summary,

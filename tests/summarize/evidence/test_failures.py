@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
-from pipeline.summarize import EvidenceItem, extract_evidence
+from pipeline.summarize import EvidenceItem
 from pipeline.summarize.evidence.failures import (
     collect_failures,
     reports_failures,

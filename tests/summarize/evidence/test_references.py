@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
-from pipeline.summarize import EvidenceItem, extract_evidence
+from pipeline.summarize import EvidenceItem
 from pipeline.summarize.evidence.references import Reference, collect_references, references_in
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
 from pipeline.formats.line_guard import LineLimits
-from pipeline.summarize.evidence.items import EvidenceItem, extract_evidence
+from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.summarize.model.engine import ModelSummary, write_model_summary
 from pipeline.summarize.model.redaction import REDACTION_VERSION, SecretKind, redact, redactors
 from pipeline.summarize.model.secret_detector import LIBRARY

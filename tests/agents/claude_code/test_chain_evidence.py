@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.agents.claude_code.chain_evidence import extract_evidence
 from pipeline.core.index import build_index
-from pipeline.summarize import EvidenceItem, EvidenceKind, EvidenceLineOutOfRange, extract_evidence
+from pipeline.summarize import EvidenceItem, EvidenceKind, EvidenceLineOutOfRange
 from pipeline.testing import TranscriptBuilder
 from pipeline.testing.settings import LIMITS
 from pipeline.vocabulary import SourceFormat
