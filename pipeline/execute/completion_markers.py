@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -45,17 +44,7 @@ from pipeline.report.documents import (
     ValidateReport,
 )
 
-__all__ = [
-    "PackedOutcome",
-    "canonical",
-    "marker_bytes",
-    "note_ignored",
-    "options_digest",
-    "pack_outcome",
-    "sha256_file",
-    "unpack_outcome",
-    "vouched_outcome",
-]
+__all__ = ["canonical", "marker_bytes", "note_ignored", "options_digest", "sha256_file", "vouched_outcome"]
 
 
 HASH_BLOCK_BYTES: Final = 1 << 22  # a source is hashed in 4 MiB reads: one block in memory at a time
@@ -90,31 +79,6 @@ _REPORTS: Final[Mapping[str, type[Report]]] = {
     )
 }
 _MARKER: Final = msgspec.json.Decoder(CompletionMarker)
-_PACKER: Final = msgspec.msgpack.Encoder()
-
-PackedOutcome = tuple[str, str, str, bytes, str | None]
-"""An outcome's kind, label, report type, report as MessagePack, and error."""
-
-
-def pack_outcome(outcome: Outcome) -> PackedOutcome | None:
-    """An outcome as it crosses to the executor's process: its typed report as MessagePack, which
-    msgspec writes and reads in C (pickling a report rebuilt each of its structs in Python, a
-    twentieth of a millisecond a session); None for a kind the markers do not name."""
-    kind, report_type = type(outcome).__name__, type(outcome.report).__name__
-    if _OUTCOMES.get(kind) is not type(outcome) or _REPORTS.get(report_type) is not type(outcome.report):
-        return None
-    return kind, outcome.label, report_type, _PACKER.encode(outcome.report), outcome.error
-
-
-@functools.cache
-def _unpacker(report_type: str) -> msgspec.msgpack.Decoder[Report]:
-    return msgspec.msgpack.Decoder(_REPORTS[report_type])
-
-
-def unpack_outcome(packed: PackedOutcome) -> Outcome:
-    """The outcome `pack_outcome` packed."""
-    kind, label, report_type, data, error = packed
-    return _OUTCOMES[kind](label, _unpacker(report_type).decode(data), error)
 
 
 def _fields(value: object) -> list[str] | None:

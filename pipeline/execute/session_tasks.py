@@ -18,13 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from pipeline.execute.completion_markers import (
-    PackedOutcome,
-    marker_bytes,
-    pack_outcome,
-    unpack_outcome,
-    vouched_outcome,
-)
+from pipeline.execute.completion_markers import marker_bytes, vouched_outcome
 from pipeline.formats.registry import stored_session
 from pipeline.jobs.front import store_unreadable, unsafe_key
 from pipeline.publish.files import PublishConflict, ReportFiles, put_object, read_object, write_report_now
@@ -136,19 +130,6 @@ class TaskResult:
     outcome: Outcome
     resumed: bool
     marker_ignored: str | None = None  # why a marker found beside the report was not trusted
-
-    def __reduce__(self) -> tuple[object, ...]:
-        """Pickled with its outcome packed (`pack_outcome`): a batch's results cross back cheaply."""
-        packed = pack_outcome(self.outcome)
-        if packed is None:
-            return TaskResult, (self.report_label, self.outcome, self.resumed, self.marker_ignored)
-        return _unpacked_result, (self.report_label, packed, self.resumed, self.marker_ignored)
-
-
-def _unpacked_result(
-    report_label: str, packed: PackedOutcome, resumed: bool, marker_ignored: str | None
-) -> TaskResult:
-    return TaskResult(report_label, unpack_outcome(packed), resumed, marker_ignored)
 
 
 def publish(

@@ -4,7 +4,6 @@ a finished session's outcome comes back only while the marker still vouches for 
 from __future__ import annotations
 
 import os
-import pickle
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -14,11 +13,11 @@ from structlog.testing import capture_logs
 
 from pipeline.execute.completion_markers import canonical, options_digest, vouched_outcome
 from pipeline.execute.seam import RunRequest, log_result, plan_run
-from pipeline.execute.session_tasks import BoundJob, SessionTask, TaskResult, run_batch
+from pipeline.execute.session_tasks import BoundJob, SessionTask, run_batch
 from pipeline.jobs.validate import validate_session
 from pipeline.read.discover import discover
 from pipeline.report.completion import marker_label
-from pipeline.report.documents import Outcome, crashed
+from pipeline.report.documents import Outcome
 from pipeline.report.render import report_bytes
 from pipeline.testing.sessions import build_session
 from pipeline.testing.settings import validate_options
@@ -143,19 +142,3 @@ def test_a_label_json_cannot_hold_gets_its_report_and_no_marker(tmp_path: Path) 
     (result,) = run_batch((task,), 5, 1)
     assert result.outcome.status is not SessionStatus.INTERNAL_ERROR and Path(task.report).exists()
     assert not Path(task.marker).exists()  # it only runs again next time
-
-
-def test_a_batch_result_crosses_processes_as_the_very_outcome(task: SessionTask, tmp_path: Path) -> None:
-    ((result),) = run_batch((task,), 5, 1)
-    crash = TaskResult("root/b.jsonl", crashed("b.jsonl", "Traceback ...", per_code=5), False, "why")
-    for sent in (result, crash, replace(result, outcome=_Unnamed("a.jsonl", result.outcome.report))):
-        back = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
-        assert back == sent and type(back.outcome) is type(sent.outcome)
-        assert report_bytes(back.outcome.report) == report_bytes(sent.outcome.report)
-    assert b"msgspec" in pickle.dumps(result.outcome)  # a report pickles struct by struct (rebuilt in Python)
-    assert b"msgspec" not in pickle.dumps(result)  # a result carries it packed
-
-
-@dataclass(frozen=True, slots=True)
-class _Unnamed(Outcome):
-    """An outcome kind no marker names: it crosses as pickled."""
