@@ -176,7 +176,7 @@ UNTYPED_JSON_ALLOWED: Final = {
 # a debt with its reason, and the list only shrinks.
 UNTYPED_JSON_CROSSINGS: Final = {
     "formats.claude_code.build.attachment_line": "core/compose builds a state attachment from the raw one it kept",
-    "formats.claude_code.content.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
+    "formats.json_values.parse_object": "the Claude Code proof reads records' raw fields (and Codex's excluded texts)",
     "formats.claude_code.tasks.task_status": "the task-list state compose carries and the compress job reports, raw",
     "formats.codex.rollout_items.sent_pairs": "the Codex summary's evidence is read from raw items in agents/codex/evidence",
     "jobs.compress.in_place.config_digest": "the model settings enter the in-place config digest as TOML-shaped values",
