@@ -8,12 +8,13 @@ sent from it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
 from pipeline.formats.codewhale.whale_analysis import CodewhaleAnalysis
+from pipeline.formats.json_values import plain_strings
 from pipeline.proof.excluded import EXCLUDED_SETS
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import PartitionSet
@@ -22,17 +23,6 @@ __all__ = ["session_exclusions"]
 
 _SEPARATOR: Final = "\x00"  # joins searchable strings; JSON text never holds a raw NUL
 _SENT_SETS: Final = (PartitionSet.RAW_KEEP, PartitionSet.SIDE_KEEP, PartitionSet.SUMMARY)
-
-
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _sendable(record: object) -> object:
@@ -60,18 +50,21 @@ def session_exclusions(
         return ()
     numbered = records(session.fields)
     try:
-        in_candidate = _SEPARATOR.join(_strings(orjson.loads(candidate)))
+        in_candidate = _SEPARATOR.join(plain_strings(orjson.loads(candidate)))
     except orjson.JSONDecodeError:
         return ()
     sent = _SEPARATOR.join(
-        text for name in _SENT_SETS for line in sets[name] for text in _strings(_sendable(numbered[line - 1]))
+        text
+        for name in _SENT_SETS
+        for line in sets[name]
+        for text in plain_strings(_sendable(numbered[line - 1]))
     )
     found: dict[str, ExcludedText] = {}
     for name in EXCLUDED_SETS:
         for line in sorted(sets[name]):
             if line > len(numbered):
                 continue
-            for text in _strings(_sendable(numbered[line - 1])):
+            for text in plain_strings(_sendable(numbered[line - 1])):
                 if len(text) >= min_chars and text not in found and text in in_candidate and text not in sent:
                     found[text] = ExcludedText(text, line, name.value)
     return tuple(found.values())

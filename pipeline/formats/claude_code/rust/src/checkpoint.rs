@@ -8,37 +8,14 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::PyTuple;
 
 use crate::record::SIDECHAIN;
+use crate::recover::{text, Out, Stop};
 
 /// `decode.RecordFlag`'s bits the replay reads.
 const COMPACT_BOUNDARY: u32 = 16;
 const POINTER_EXPLICIT: u32 = 32;
-
-/// Why the compiled pass stops: a Python error, or a case the reference decides.
-enum Stop {
-    Python(PyErr),
-    Reference,
-}
-
-impl From<PyErr> for Stop {
-    fn from(error: PyErr) -> Self {
-        Stop::Python(error)
-    }
-}
-
-type Out<T> = Result<T, Stop>;
-
-/// A `str` (or `StrEnum`) as Rust text, `None` for None; `Stop::Reference` where not UTF-8.
-fn text(value: &Bound<'_, PyAny>) -> Out<Option<String>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    let string = value.cast::<PyString>().map_err(|_| Stop::Reference)?;
-    let text = string.to_str().map_err(|_| Stop::Reference)?;
-    Ok(Some(text.to_owned()))
-}
 
 /// `RowView.counts_as_last`: a conversation row on the transcript's side, not a file snapshot
 /// nor a fork briefing.

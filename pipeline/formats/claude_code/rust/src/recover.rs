@@ -32,7 +32,7 @@ impl From<PyErr> for Stop {
     }
 }
 
-type Out<T> = Result<T, Stop>;
+pub type Out<T> = Result<T, Stop>;
 
 /// A record's `type`, as the rules compare it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,8 +67,9 @@ impl Row {
     }
 }
 
-/// A Python `str | None` as Rust text; `Stop::Reference` for one that is not valid UTF-8.
-fn text(value: &Bound<'_, PyAny>) -> Out<Option<String>> {
+/// A Python `str | None` (or `StrEnum`) as Rust text; `Stop::Reference` for one that is not
+/// valid UTF-8.
+pub fn text(value: &Bound<'_, PyAny>) -> Out<Option<String>> {
     if value.is_none() {
         return Ok(None);
     }
