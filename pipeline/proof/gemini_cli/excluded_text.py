@@ -16,6 +16,7 @@ from typing import Final
 import orjson
 
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis
+from pipeline.formats.json_values import plain_strings
 from pipeline.proof.verdict import ExcludedText
 from pipeline.vocabulary import PartitionSet
 
@@ -26,20 +27,9 @@ _SEPARATOR: Final = "\x00"  # joins the allowed texts; JSON text never holds a r
 _QUOTED: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"')
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _line_strings(line: bytes) -> Iterator[str]:
     try:
-        yield from _strings(orjson.loads(line))
+        yield from plain_strings(orjson.loads(line))
     except orjson.JSONDecodeError:
         yield from (piece.decode("utf-8", "replace") for piece in _QUOTED.findall(line))
 
