@@ -34,20 +34,12 @@ from pipeline.fidelity.outcome import call_outcome, error_signature, rejection_r
 from pipeline.fidelity.probe_value import Probe, ProbeClass, Resolution
 from pipeline.fidelity.state import identifier_probes, state_probes
 from pipeline.fidelity.text import human_text, identity
+from pipeline.formats.evidence_tools import MODIFY_FILE_TOOLS, READ_FILE_TOOLS, SHELL_TOOLS, TARGET_KEYS
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.evidence.shell import CommandFacts, CommandOutcome, FileAction, analyze_command
 
 __all__ = ["MODIFY_FILE_TOOLS", "READ_FILE_TOOLS", "SHELL_TOOLS", "extract_probes"]
 
-READ_FILE_TOOLS: Final = {"Read": "file_path", "NotebookRead": "notebook_path"}
-MODIFY_FILE_TOOLS: Final = {
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "Write": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-SHELL_TOOLS: Final = frozenset({"Bash"})
-TARGET_KEYS: Final = ("file_path", "notebook_path", "url")
 _GLOB: Final = re.compile(r"[*?\[]")
 _DONE: Final = (CommandOutcome.PASSED, CommandOutcome.UNKNOWN)  # calls that read or wrote their files
 

@@ -18,7 +18,7 @@ from typing import Final
 
 from pipeline.fidelity.outcome import call_outcome
 from pipeline.fidelity.text import human_text, identity, normalize
-from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
+from pipeline.formats.evidence_tools import SHELL_TOOLS, TARGET_KEYS
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.evidence.shell import CommandOutcome, is_validation_command
 
@@ -90,16 +90,14 @@ def _strings(value: FrozenJson, key: str = "") -> Iterator[str]:
 
 
 def _kept_call(
-    call: EvidenceItem, result: EvidenceItem | None, validations: dict[str, bool]
+    call: EvidenceItem, result: EvidenceItem | None, validations: dict[str, bool], cleared_marker: str | None
 ) -> tuple[KeptCall, str]:
     tool = call.tool_name or ""
     command = call.tool_input.get("command")
-    command = command if isinstance(command, str) and tool == "Bash" else ""
-    target = next(
-        (v for k in ("file_path", "notebook_path", "url") if isinstance(v := call.tool_input.get(k), str)), ""
-    )
+    command = command if isinstance(command, str) and tool in SHELL_TOOLS else ""
+    target = next((v for k in TARGET_KEYS if isinstance(v := call.tool_input.get(k), str)), "")
     text = result.text if result is not None else None
-    if text is not None and text.strip() == CLEARED_MARKER:
+    if text is not None and cleared_marker is not None and text.strip() == cleared_marker:
         text = None  # a cleared output says nothing of how its call ended (a masking strategy's)
 
     def test_run() -> bool:
@@ -114,8 +112,9 @@ def _kept_call(
     return KeptCall(tool, identity(command) if command else "", target, outcome), passage
 
 
-def resumed_context(items: Sequence[EvidenceItem]) -> ResumedContext:
-    """The context a resumed agent starts from, read from the evidence of its records."""
+def resumed_context(items: Sequence[EvidenceItem], cleared_marker: str | None = None) -> ResumedContext:
+    """The context a resumed agent starts from, read from the evidence of its records;
+    `cleared_marker`: the text that stands for a cleared tool output in its format, if it has one."""
     results = {i.tool_id: i for i in items if i.kind is EvidenceKind.TOOL_RESULT and i.tool_id}
     called = {i.tool_id for i in items if i.kind is EvidenceKind.TOOL_CALL and i.tool_id}
     summaries: list[str] = []
@@ -133,7 +132,7 @@ def resumed_context(items: Sequence[EvidenceItem]) -> ResumedContext:
             records.append(normalize(item.text))
         elif item.kind is EvidenceKind.TOOL_CALL:
             result = results.get(item.tool_id) if item.tool_id else None
-            call, passage = _kept_call(item, result, validations)
+            call, passage = _kept_call(item, result, validations, cleared_marker)
             calls.append(call)
             records.append(passage)
         elif item.kind is EvidenceKind.TOOL_RESULT and item.tool_id not in called:

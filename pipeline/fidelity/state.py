@@ -16,6 +16,7 @@ from typing import Final
 
 from pipeline.fidelity.probe_value import Probe, ProbeClass
 from pipeline.fidelity.text import human_text, identity
+from pipeline.formats.evidence_tools import SHELL_TOOLS
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.evidence.work_state import ActiveWorkKind, collect_state
 
@@ -61,7 +62,6 @@ IDENTIFIER_PATTERNS: Final = (
 probe's fact is its number, in a URL, after a local host or address, or named as a port."""
 _TRAILING: Final = ".,:;!?*_~"  # markdown emphasis and sentence stops after a URL
 _BACKGROUND: Final = re.compile(r"running in background with ID: ")
-_SHELL: Final = frozenset({"Bash"})
 _OPEN_TODO: Final = frozenset({"pending", "in_progress"})
 _OPEN_WORK: Final = (ActiveWorkKind.BACKGROUND_SHELL, ActiveWorkKind.SUBAGENT, ActiveWorkKind.TASK)
 
@@ -127,7 +127,7 @@ def _work_items(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
         item
         for item in items
         if item.kind is not EvidenceKind.TOOL_CALL
-        or item.tool_name not in _SHELL
+        or item.tool_name not in SHELL_TOOLS
         or item.tool_id in background
         or item.tool_input.get("run_in_background") is True
     ]

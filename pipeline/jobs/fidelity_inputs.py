@@ -83,7 +83,8 @@ def measure(
     span = evidence(original.source.data, original.index, summary)
     resumed_items = evidence(data, index, resumed)
     later = [item for item in resumed_items if item.kind is not EvidenceKind.PRIOR_SUMMARY]
-    return score_probes(extract_probes(span, later), resumed_context(resumed_items))
+    context = resumed_context(resumed_items, original.chain_format.cleared_marker)
+    return score_probes(extract_probes(span, later), context)
 
 
 def candidate_fidelity(

@@ -44,9 +44,10 @@ def bash(line: int, command: str, result: str | None = "", *, is_error: bool = F
     return call(line, "Bash", {"command": command}, result, is_error=is_error)
 
 
-def context(text: str, *kept: EvidenceItem) -> ResumedContext:
-    """A resumed context: one summary text, then kept records."""
-    return resumed_context([summary(text), *kept])
+def context(text: str, *kept: EvidenceItem, cleared_marker: str | None = None) -> ResumedContext:
+    """A resumed context: one summary text, then kept records (in a format whose cleared tool
+    outputs read `cleared_marker`, if given)."""
+    return resumed_context([summary(text), *kept], cleared_marker)
 
 
 def scored(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.fidelity import Probe, ProbeClass, Resolution, carried, extract_probes
+from pipeline.formats.claude_code.bounded_output import CLEARED_MARKER
 from pipeline.summarize.evidence.items import EvidenceItem
 from pipeline.summarize.evidence.shell import CommandOutcome, FileAction
 from tests.fidelity._items import bash, call, context, prompt, say
@@ -129,9 +130,21 @@ def test_a_command_the_kept_records_run_is_kept_with_its_current_outcome() -> No
 
 def test_a_kept_run_whose_output_was_cleared_carries_no_outcome() -> None:
     probe = probe_of(ProbeClass.COMMAND, FAILED_RUN)
-    cleared = bash(50, "uv run pytest -m unit", "[Old tool result content cleared]")
-    assert not carried(probe, context("- nothing", *cleared))
-    assert carried(probe, context("- failed: uv run pytest -m unit (L1)", *cleared))
+    cleared = bash(50, "uv run pytest -m unit", CLEARED_MARKER)
+    assert not carried(probe, context("- nothing", *cleared, cleared_marker=CLEARED_MARKER))
+    assert carried(
+        probe, context("- failed: uv run pytest -m unit (L1)", *cleared, cleared_marker=CLEARED_MARKER)
+    )
+
+
+def test_a_cleared_output_is_only_the_marker_of_the_format_that_clears() -> None:
+    """The marker is Claude Code's wording: in a format that clears nothing, the same words are
+    an output like any other, and the kept run's outcome is read from it."""
+    kept = bash(50, "uv run pytest -m unit", CLEARED_MARKER)
+    plain = context("- nothing", *kept).text
+    marked = context("- nothing", *kept, cleared_marker=CLEARED_MARKER).text
+    assert "content cleared" in plain.lower()
+    assert "content cleared" not in marked.lower()
 
 
 def test_a_kept_error_is_read_without_its_terminal_colours() -> None:

@@ -17,6 +17,7 @@ from pipeline.formats.bounded_text import bound_text
 from pipeline.formats.codewhale.whale_document import RESULTS, Block, BlockKind
 from pipeline.formats.codewhale.whale_history import Rebuilt, RebuiltMessage
 from pipeline.formats.codewhale.whale_markers import is_checkpoint
+from pipeline.formats.evidence_tools import SHELL
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind
 
 __all__ = ["session_evidence"]
@@ -37,7 +38,7 @@ def _call(block: Block, line: int) -> EvidenceItem:
     if block.name in _SHELL_TOOLS:
         command = arguments.get("command", arguments.get("cmd", ""))
         command = " ".join(map(str, command)) if isinstance(command, list) else str(command)
-        return EvidenceItem(line, EvidenceKind.TOOL_CALL, "", "Bash", block.call_id, {"command": command})
+        return EvidenceItem(line, EvidenceKind.TOOL_CALL, "", SHELL, block.call_id, {"command": command})
     return EvidenceItem(line, EvidenceKind.TOOL_CALL, "", block.name or "tool", block.call_id, arguments)
 
 

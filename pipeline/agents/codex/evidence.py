@@ -22,6 +22,7 @@ from pipeline.formats.codex.checkpoint_records import SUMMARY_PREFIX
 from pipeline.formats.codex.item_types import CALL_TYPES, OUTPUT_TYPES, SHELL_CALL_TYPES
 from pipeline.formats.codex.rollout_decode import CONTEXTUAL_PREFIXES
 from pipeline.formats.codex.rollout_items import sent_pairs
+from pipeline.formats.evidence_tools import EDIT, SHELL, WRITE
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind
 
 __all__ = ["rollout_evidence"]
@@ -73,17 +74,15 @@ def _call(item: dict[str, Any], line: int) -> Iterator[EvidenceItem]:
     if kind in SHELL_CALL_TYPES:
         action = item.get("action")
         action = action if isinstance(action, dict) else {}
-        yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", "Bash", call_id, {"command": _command(action)})
+        yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", SHELL, call_id, {"command": _command(action)})
         return
     arguments = _arguments(item.get("input") if kind == "custom_tool_call" else item.get("arguments"))
     if name in _SHELL_CALLS:
-        yield EvidenceItem(
-            line, EvidenceKind.TOOL_CALL, "", "Bash", call_id, {"command": _command(arguments)}
-        )
+        yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", SHELL, call_id, {"command": _command(arguments)})
     elif name == "apply_patch":
         patch = str(item.get("input") or arguments.get("input") or "")
         for action, path in _PATCH_FILE.findall(patch):
-            tool = "Write" if action == "Add" else "Edit"
+            tool = WRITE if action == "Add" else EDIT
             yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", tool, call_id, {"file_path": path.strip()})
     else:
         yield EvidenceItem(line, EvidenceKind.TOOL_CALL, "", name, call_id, arguments)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from pipeline.formats.bounded_text import bound_text
+from pipeline.formats.evidence_tools import EDIT, READ, SHELL, WRITE
 from pipeline.formats.gemini_cli.chat_analysis import ChatAnalysis
 from pipeline.formats.gemini_cli.span import SpanBlock, SpanKind, span_blocks
 from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, EvidenceItem, EvidenceKind
@@ -17,10 +18,10 @@ from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, Eviden
 __all__ = ["chat_evidence"]
 
 _TOOL_NAMES: Final = {
-    "run_shell_command": "Bash",
-    "write_file": "Write",
-    "replace": "Edit",
-    "read_file": "Read",
+    "run_shell_command": SHELL,
+    "write_file": WRITE,
+    "replace": EDIT,
+    "read_file": READ,
 }
 _TEXT_KINDS: Final = {
     SpanKind.PROMPT: EvidenceKind.HUMAN_PROMPT,
@@ -32,7 +33,7 @@ _TEXT_KINDS: Final = {
 def _evidence(block: SpanBlock) -> EvidenceItem:
     if block.kind is SpanKind.CALL:
         tool = _TOOL_NAMES.get(block.tool_name or "", block.tool_name)
-        arguments = {"command": block.arguments.get("command", "")} if tool == "Bash" else block.arguments
+        arguments = {"command": block.arguments.get("command", "")} if tool == SHELL else block.arguments
         return EvidenceItem(block.line, EvidenceKind.TOOL_CALL, "", tool, block.tool_id, arguments)
     if block.kind is SpanKind.RESULT:
         held = bound_text(block.text, TOOL_RESULT_EVIDENCE_BYTES)

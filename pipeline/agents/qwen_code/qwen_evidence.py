@@ -15,6 +15,7 @@ from typing import Any, Final
 import orjson
 
 from pipeline.formats.bounded_text import bound_text
+from pipeline.formats.evidence_tools import EDIT, READ, SHELL, WRITE
 from pipeline.formats.qwen_code.api_history import Entry
 from pipeline.formats.qwen_code.session_analysis import QwenAnalysis
 from pipeline.formats.qwen_code.session_records import Part, PartKind
@@ -22,7 +23,7 @@ from pipeline.summarize.evidence.items import TOOL_RESULT_EVIDENCE_BYTES, Eviden
 
 __all__ = ["session_evidence"]
 
-_TOOLS: Final = {"run_shell_command": "Bash", "read_file": "Read", "write_file": "Write", "edit": "Edit"}
+_TOOLS: Final = {"run_shell_command": SHELL, "read_file": READ, "write_file": WRITE, "edit": EDIT}
 
 
 def _arguments(part: Part) -> dict[str, Any]:

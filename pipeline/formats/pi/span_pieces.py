@@ -16,13 +16,14 @@ from typing import Any, Final
 
 import orjson
 
+from pipeline.formats.evidence_tools import EDIT, READ, SHELL, WRITE
 from pipeline.formats.pi.agent_messages import BRANCH_SUMMARY_PREFIX, COMPACTION_SUMMARY_PREFIX
 from pipeline.formats.pi.chat_form import ChatMessage
 from pipeline.formats.pi.session_decode import PiEntry, PiKind
 
 __all__ = ["SpanKind", "SpanPiece", "span_pieces"]
 
-_FILE_TOOLS: Final = {"read": "Read", "edit": "Edit", "write": "Write"}
+_FILE_TOOLS: Final = {"read": READ, "edit": EDIT, "write": WRITE}
 
 
 class SpanKind(StrEnum):
@@ -86,7 +87,7 @@ def _call(line: int, call: Mapping[str, Any]) -> SpanPiece:
     name, call_id = str(function.get("name")), call.get("id")
     arguments = _arguments(function.get("arguments"))
     if name == "bash":
-        name, arguments = "Bash", {"command": str(arguments.get("command", ""))}
+        name, arguments = SHELL, {"command": str(arguments.get("command", ""))}
     elif name in _FILE_TOOLS:
         name, arguments = (
             _FILE_TOOLS[name],

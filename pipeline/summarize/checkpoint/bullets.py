@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from pipeline.formats.evidence_tools import SHELL_TOOLS
 from pipeline.summarize.checkpoint.document import Bullet, cut
 from pipeline.summarize.checkpoint.listing import (
     EVERY_COMMAND_HERE,
@@ -87,9 +88,8 @@ ANSWERING_TOOLS: Final = frozenset({"AskUserQuestion", "ExitPlanMode"})  # resul
 _COMMAND_NAME: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
-_SHELL_TOOLS: Final = frozenset({"Bash"})
-_SHELL_FAILED: Final = tuple(f"{tool} failed" for tool in sorted(_SHELL_TOOLS))
-_DECLINED_SHELL: Final = tuple(f"{USER_DECLINED} {tool}" for tool in sorted(_SHELL_TOOLS))
+_SHELL_FAILED: Final = tuple(f"{tool} failed" for tool in sorted(SHELL_TOOLS))
+_DECLINED_SHELL: Final = tuple(f"{USER_DECLINED} {tool}" for tool in sorted(SHELL_TOOLS))
 
 
 def turns(items: Sequence[EvidenceItem]) -> tuple[list[EvidenceItem], EvidenceItem | None]:
@@ -253,7 +253,7 @@ def failure_bullet(record: FailureRecord, quote: int) -> Bullet:
     elif record.status not in (None, 0):
         label = f"{record.tool} failed (exit {record.status})"
     else:
-        label = f"{record.tool} failed" if record.tool in _SHELL_TOOLS else f"{record.tool} error"
+        label = f"{record.tool} failed" if record.tool in SHELL_TOOLS else f"{record.tool} error"
     times = f" {record.times} times" if record.times > 1 else ""
     state = (
         f"resolved at L{record.resolved_at} ({record.resolution})"

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from pipeline.formats.evidence_tools import MODIFY_FILE_TOOLS, READ_FILE_TOOLS, SHELL_TOOLS
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson
 from pipeline.summarize.evidence.shell import CommandOutcome, analyze_command, outcome_of
 
@@ -39,16 +40,12 @@ HEAD_CHARS: Final = 4096
 TAIL_CHARS: Final = 12288
 """An output is read at its head and tail: a status is written first, a runner's summary and a
 traceback's exception last; the middle of a long log only costs time."""
-SHELL_TOOLS: Final = frozenset({"Bash"})
 SAME_COMMAND_PASSED: Final = "the same command passed"  # how a failed command was resolved
 FILE_TOOLS: Final = {
-    "Read": ("file_path", "read"),
-    "NotebookRead": ("notebook_path", "read"),
-    "Edit": ("file_path", "modify"),
-    "MultiEdit": ("file_path", "modify"),
-    "Write": ("file_path", "modify"),
-    "NotebookEdit": ("notebook_path", "modify"),
+    **{tool: (key, "read") for tool, key in READ_FILE_TOOLS.items()},
+    **{tool: (key, "modify") for tool, key in MODIFY_FILE_TOOLS.items()},
 }
+"""A file call -> the input member naming its file, and whether it reads or changes it."""
 SUBJECT_KEYS: Final = ("file_path", "notebook_path", "url", "path", "pattern", "query")
 _BY_USER: Final = ("The user doesn't want to", "[Request interrupted by user")
 """Results that say the user decided against a call: a decision of theirs, not a failure."""

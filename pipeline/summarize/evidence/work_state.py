@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
+from pipeline.formats.evidence_tools import MODIFY_FILE_TOOLS, READ_FILE_TOOLS, SHELL, SHELL_TOOLS
 from pipeline.summarize.evidence.failures import FailureRecord, run_outcome
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind, FrozenJson, bounded_lines
 from pipeline.summarize.evidence.references import Reference
@@ -36,14 +37,7 @@ __all__ = [
     "merged_state",
 ]
 
-READ_TOOLS: Final = {"Read": "file_path", "NotebookRead": "notebook_path", "LS": "path", "Grep": "path"}
-MODIFY_TOOLS: Final = {
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "Write": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-SHELL_TOOLS: Final = frozenset({"Bash"})
+READ_TOOLS: Final = {**READ_FILE_TOOLS, "LS": "path", "Grep": "path"}  # a listing or search reads too
 SHELL_STATUS_TOOLS: Final = {"BashOutput": "bash_id", "TaskOutput": "task_id", "KillShell": "shell_id"}
 SUBAGENT_TOOLS: Final = frozenset({"Task", "Agent"})
 FINISHED_STATES: Final = frozenset(
@@ -193,10 +187,10 @@ def _call(collector: _Collector, call: EvidenceItem, result: EvidenceItem | None
     name = call.tool_name or ""
     args = call.tool_input
     failed = result is not None and result.is_error
-    if name in READ_TOOLS or name in MODIFY_TOOLS:
-        path = _text(args, READ_TOOLS.get(name) or MODIFY_TOOLS[name])
+    if name in READ_TOOLS or name in MODIFY_FILE_TOOLS:
+        path = _text(args, READ_TOOLS.get(name) or MODIFY_FILE_TOOLS[name])
         if path and not failed:
-            action = FileAction.MODIFIED if name in MODIFY_TOOLS else FileAction.READ
+            action = FileAction.MODIFIED if name in MODIFY_FILE_TOOLS else FileAction.READ
             collector.file(path, action, name, call.line)
     elif name == "Glob":
         pattern = _text(args, "pattern")
@@ -240,7 +234,7 @@ def _shell(collector: _Collector, call: EvidenceItem, result: EvidenceItem | Non
     lines = (call.line,) if result is None else (call.line, result.line)
     if outcome is not CommandOutcome.CANCELED:
         for op in facts.file_operations:
-            collector.file(op.path, op.action, "Bash", call.line)
+            collector.file(op.path, op.action, SHELL, call.line)
     collector.command(CommandRecord(command, outcome, lines, facts.validation))
     if handle is None and call.tool_input.get("run_in_background") is True and call.tool_id:
         handle = call.tool_id

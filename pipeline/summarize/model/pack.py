@@ -19,6 +19,7 @@ from typing import Final
 from pipeline.errors import CompactionError
 from pipeline.estimate.seed import estimate_text
 from pipeline.formats import json_text
+from pipeline.formats.evidence_tools import MODIFY_FILE_TOOLS, SHELL_TOOLS
 from pipeline.summarize.evidence.items import EvidenceItem, EvidenceKind
 from pipeline.summarize.evidence.shell import is_validation_command
 from pipeline.summarize.model.redaction import Redacted, RedactionCounts, redact
@@ -40,8 +41,6 @@ __all__ = [
 PACK_MARKER: Final = "<!-- session-compaction evidence pack v1 -->"
 HUMAN_ANCHORS_LABEL: Final = "Human message anchors (cite each at least once):"
 CUT_MARKER: Final = "[... {} more characters]"
-MODIFY_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-SHELL_TOOLS: Final = frozenset({"Bash"})
 
 
 class AnchorKind(StrEnum):
@@ -185,7 +184,7 @@ def _rank(item: EvidenceItem) -> EvidenceRank:
         command = item.tool_input.get("command")
         if item.tool_name in SHELL_TOOLS and isinstance(command, str) and is_validation_command(command):
             return EvidenceRank.RISK_OR_VALIDATION
-        if item.tool_name in MODIFY_TOOLS:
+        if item.tool_name in MODIFY_FILE_TOOLS:
             return EvidenceRank.SUPPORTING_CHANGE
         return EvidenceRank.SOURCE_REFERENCE
     return EvidenceRank.RECOVERABLE_DETAIL
