@@ -3,11 +3,11 @@
 Workers receive the planned tasks (a path, a label, the bound job, where the report and marker
 go) and return small typed outcomes; parsed records never cross a process boundary. A fixed
 number of feeder tasks pull batches from a shared iterator, so a fleet of any size holds only
-`jobs` batches in flight. A batch whose worker died runs again one session at a time: only the
-session that kills its worker fails. With shared services, the sessions run one at a time in
-threads of this process, next to the event loop their model calls use. The in-place commands'
-runner for this machine (`ProcessPoolInPlaceRunner`) builds their candidates in the same kind of
-worker processes.
+`jobs` batches in flight. A batch whose worker died (or whose results did not come back) runs
+again one session at a time: only the session that kills its worker fails. With shared services,
+the sessions run one at a time in threads of this process, next to the event loop their model
+calls use. The in-place commands' runner for this machine (`ProcessPoolInPlaceRunner`) builds
+their candidates in the same kind of worker processes.
 """
 
 from __future__ import annotations
@@ -98,9 +98,9 @@ class ProcessPoolExecutor:
             try:
                 with stop.cancellable():  # a stop kills a worker's batch: its sessions are left not done
                     done = await _call(threads, plan.batch(batch), request.per_code, limiter)
-            except anyio.BrokenWorkerProcess as exc:  # the worker died (memory, signal)
-                if stop.requested:  # Ctrl-C reached the worker too: not done, not crashed
-                    return
+            except Exception as exc:  # the worker died (memory, signal) or could not send its results back
+                if stop.requested and isinstance(exc, anyio.BrokenWorkerProcess):  # Ctrl-C reached it too
+                    return  # not done, not crashed
                 if len(batch) == 1:
                     gathered.crash(batch[0], repr(exc))
                     return

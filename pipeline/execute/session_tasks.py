@@ -218,15 +218,36 @@ def _one(task: SessionTask, per_code: int, block_bytes: int, files: ReportFiles)
         return _stored(task, task.member, per_code, files)
     if task.url is None:
         return _run(task, Path(task.path), per_code, files)
+    return _fetched(task, task.url, per_code, block_bytes, files)
+
+
+def _fetched(task: SessionTask, url: str, per_code: int, block_bytes: int, files: ReportFiles) -> TaskResult:
+    """A session at a URL, run from a local copy; one that cannot be fetched (gone since it was
+    listed, a store that stopped answering) is unreadable, as a local file that cannot be read is."""
     with tempfile.TemporaryDirectory(prefix="compaction-") as directory:
         local = Path(directory) / Path(task.label).name
-        with local.open("wb") as handle:
-            fetch(task.url, handle, block_bytes)
+        try:
+            with local.open("wb") as handle:
+                fetch(url, handle, block_bytes)
+        except Exception as exc:  # every store library raises its own kind: this session's failure only
+            reason = f"cannot fetch: {type(exc).__name__}"
+            outcome = store_unreadable(task.label, reason, command=task.command, per_code=per_code)
+            return TaskResult(task.report_label, publish(task, outcome, per_code, None, files), False)
         return _run(task, local, per_code, files)
+
+
+def _guarded(task: SessionTask, per_code: int, block_bytes: int, files: ReportFiles) -> TaskResult:
+    """One session of a batch: whatever fails around its job (its marker, its store) is its
+    failure alone, never its batch's."""
+    try:
+        return _one(task, per_code, block_bytes, files)
+    except Exception:
+        outcome = crashed(task.label, traceback.format_exc(), per_code=per_code)
+        return TaskResult(task.report_label, publish(task, outcome, per_code, None, files), False)
 
 
 def run_batch(tasks: tuple[SessionTask, ...], per_code: int, block_bytes: int) -> tuple[TaskResult, ...]:
     """Run every session of a batch in turn, writing each report; one session's exception is that
     session's outcome."""
     files = ReportFiles()  # the batch's directories are made once
-    return tuple(_one(task, per_code, block_bytes, files) for task in tasks)
+    return tuple(_guarded(task, per_code, block_bytes, files) for task in tasks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -67,6 +68,32 @@ async def test_a_job_that_kills_its_worker_fails_its_session_only(tmp_path: Path
     assert isinstance(killed, Failed) and "BrokenWorkerProcess" in killed.error
     others = [outcomes[f"root/project/{n}"] for n in ("a.jsonl", "b.jsonl", "c.jsonl")]
     assert all(isinstance(o, Validated) for o in others), [o.status for o in others]
+
+
+async def test_a_session_gone_from_its_store_is_unreadable_and_its_batch_runs_on(tmp_path: Path) -> None:
+    """A URL session that vanished between the listing and the fetch fails alone (unreadable, with
+    its reason), in the worker, without costing its batch's other sessions their reports."""
+    root = tmp_path / "root"
+    _fleet(root, ["a.jsonl", "b.jsonl"])
+    listed = discover([root])
+    gone = dataclasses.replace(
+        listed[0], label="project/gone.jsonl", url=(root / "project" / "gone.jsonl").as_uri(), stamp="9:x"
+    )
+    work = BoundJob(flaky_validate, validate_options())
+    request = RunRequest(
+        command="validate",
+        sessions=[*listed, gone],
+        work_for=lambda session: work,
+        destination=str(tmp_path / "reports"),
+        per_code=5,
+        resume=False,
+        on_outcome=lambda outcome: None,
+    )
+    result = await ProcessPoolExecutor(1).run_async(request)
+    assert result.outcomes[gone.report_label].status is SessionStatus.UNREADABLE
+    report = orjson.loads(report_path(tmp_path / "reports", gone).read_bytes())
+    assert report["findings"][0]["ids"] == ["cannot fetch: FileNotFoundError"]
+    assert all(isinstance(result.outcomes[s.report_label], Validated) for s in listed)
 
 
 async def test_no_more_than_jobs_sessions_run_at_once(tmp_path: Path) -> None:
