@@ -32,7 +32,8 @@ Version = tuple[int, int, int]
 
 PLAN_STRIPPED_FROM: Final[Version] = (2, 0, 54)
 """First client that records the plan in ExitPlanMode's input and strips it when sending (read:
-2.0.53 does not; 2.0.54, 2.0.55, 2.0.64, 2.0.76, 2.1.7, 2.1.39 and 2.1.42 do)."""
+2.0.53 does not; 2.0.54, 2.0.55, 2.0.64, 2.0.76, 2.1.7, 2.1.39, 2.1.42 and 2.1.114 do; 2.1.114
+strips a `planFilePath` too, which no ExitPlanMode input of the corpora holds)."""
 
 REMINDERS: Final[tuple[tuple[Version, int, int], ...]] = (
     # (first client version read, claude-legacy tokens of its reminder as sent, assistant lines
