@@ -1,18 +1,22 @@
-"""What Claude Code 2.0 sends in plan mode that its transcript does not hold.
+"""What Claude Code sends in plan mode that its transcript does not hold.
 
 Read from the clients' own code (`npm pack @anthropic-ai/claude-code@VERSION`, `cli.js`):
 - While the permission mode is `plan`, the client computes a `plan_mode` attachment before each
   request and sends it as a meta user message wrapped in `<system-reminder>` tags; the message
-  stays in the history. 2.0.x writes no record of it (2.1.x writes `attachment` records, which the
-  transcript holds and `auto` counts). From 2.0.64 it is computed only when five assistant lines
-  (thinking-only ones aside) have passed since the last one.
+  stays in the history. From 2.0.64 it is computed only when five assistant lines (thinking-only
+  ones aside) have passed since the last one; from 2.1.7 (read) only every fifth one since plan
+  mode was last left is the full reminder, the others a short "still active" one. 2.0 writes no
+  line for it, and nor do the 2.1 files of the corpora but five, which hold `attachment` lines
+  (counted as content): the reminders are added only to a file holding no `attachment` line.
 - From 2.0.54 the client writes the plan file's text into an ExitPlanMode call's recorded input
   (`plan`) and strips it again when it sends the history (2.0.53 does neither).
 
-Where plan mode begins is not recorded; where it is in force is: an ExitPlanMode call, or a Write
-or Edit of a file under `.claude/plans/` (the plan file the reminder names), is made in plan mode,
-and an approved ExitPlanMode ends it (a rejected one does not). The user enters plan mode before
-typing a prompt, so a span is taken to start at the last human prompt before its first sign.
+Where plan mode holds: a human prompt whose `permissionMode` (2.1) says `plan` is sent in it (and
+one that names another mode is not); an accepted EnterPlanMode call starts it; an ExitPlanMode call,
+or a Write or Edit of a file under `.claude/plans/` (the plan file the reminder names), is made in
+it; an approved ExitPlanMode ends it (a rejected one does not). Otherwise where it began is not
+recorded: the user enters plan mode before typing a prompt, so a span is taken to start at the
+last human prompt before its first sign.
 """
 
 from __future__ import annotations
@@ -26,7 +30,15 @@ import msgspec
 from pipeline.formats.claude_code.decode import DecodedRecord
 from pipeline.vocabulary import RecordType
 
-__all__ = ["PLAN_STRIPPED_FROM", "plan_mode_reminders", "reminder_of", "unsent_plan", "version_tuple"]
+__all__ = [
+    "FULL_EVERY",
+    "PLAN_STRIPPED_FROM",
+    "REMINDERS",
+    "plan_mode_reminders",
+    "reminder_of",
+    "unsent_plan",
+    "version_tuple",
+]
 
 Version = tuple[int, int, int]
 
@@ -35,25 +47,35 @@ PLAN_STRIPPED_FROM: Final[Version] = (2, 0, 54)
 2.0.53 does not; 2.0.54, 2.0.55, 2.0.64, 2.0.76, 2.1.7, 2.1.39, 2.1.42 and 2.1.114 do; 2.1.114
 strips a `planFilePath` too, which no ExitPlanMode input of the corpora holds)."""
 
-REMINDERS: Final[tuple[tuple[Version, int, int], ...]] = (
-    # (first client version read, claude-legacy tokens of its reminder as sent, assistant lines
-    # between reminders: 0 = every request). Each version's reminder rendered from its cli.js with
-    # the plan file path `/home/user/.claude/plans/humble-doodling-wolf.md`, 3 Explore agents and
-    # 1 Plan agent (the defaults), wrapped in `<system-reminder>\n...\n</system-reminder>`, counted
-    # with the `claude-legacy` tokenizer. Versions between two rows take the earlier row's.
-    ((2, 0, 26), 195, 0),  # the short reminder (read: 2.0.26)
-    ((2, 0, 29), 231, 0),  # ...naming the Plan subagent (read: 2.0.29, 2.0.37: 232, 2.0.42, 2.0.50)
-    ((2, 0, 51), 745, 0),  # the plan-file reminder, its gate on (read: 2.0.51, 2.0.53)
-    ((2, 0, 54), 843, 0),  # ...longer (read: 2.0.54, 2.0.55)
-    ((2, 0, 64), 857, 5),  # ...every five assistant lines (read: 2.0.64, 2.0.76)
+REMINDERS: Final[tuple[tuple[Version, int, int, int], ...]] = (
+    # (first client version read, claude-legacy tokens of its full reminder as sent, of its short
+    # one (0: none), assistant lines between reminders (0: every request)). Each version's
+    # reminders rendered from its cli.js with the plan file path
+    # `/home/user/.claude/plans/humble-doodling-wolf.md`, 3 Explore agents and 1 Plan agent (the
+    # defaults; the interview-phase gate at its default, off), wrapped in
+    # `<system-reminder>\n...\n</system-reminder>`, counted with the `claude-legacy` tokenizer.
+    # Versions between two rows take the earlier row's, later ones the last row's.
+    ((2, 0, 26), 195, 0, 0),  # the short reminder (read: 2.0.26)
+    ((2, 0, 29), 231, 0, 0),  # ...naming the Plan subagent (read: 2.0.29, 2.0.37: 232, 2.0.42, 2.0.50)
+    ((2, 0, 51), 745, 0, 0),  # the plan-file reminder, its gate on (read: 2.0.51, 2.0.53)
+    ((2, 0, 54), 843, 0, 0),  # ...longer (read: 2.0.54, 2.0.55)
+    ((2, 0, 64), 857, 0, 5),  # ...every five assistant lines (read: 2.0.64, 2.0.76)
+    ((2, 1, 7), 976, 89, 5),  # full, then short ones (read: 2.1.7)
+    ((2, 1, 17), 948, 89, 5),  # (read: 2.1.17, 2.1.29)
+    ((2, 1, 39), 1026, 89, 5),  # (read: 2.1.39)
 )
-REMINDERS_UNTIL: Final[Version] = (2, 1, 0)
-"""2.1 records its reminders as `attachment` lines: nothing to add from here on."""
+FULL_EVERY: Final = 5
+"""Where a client sends short reminders, every fifth since plan mode was last left is the full one."""
 
 _EXIT_CALL: Final = b'"name":"ExitPlanMode"'
+_ENTERED: Final = b'"content":"Entered plan mode'  # EnterPlanMode's result, accepted
+_PLAN_PROMPT: Final = b'"permissionMode":"plan"'
+_ANY_MODE: Final = b'"permissionMode":"'
+_RECORDED: Final = b'"type":"attachment"'
 _PLAN_FILE: Final = b"/.claude/plans/"
+_SIGNS: Final = (_EXIT_CALL, _PLAN_FILE, _PLAN_PROMPT, _ENTERED)
 _PLAN_WRITE: Final = re.compile(rb'"name":"(?:Write|Edit)","input":\{"file_path":"[^"]*/\.claude/plans/')
-_APPROVED: Final = b"User has approved"  # the approved ExitPlanMode result, every version read
+_APPROVED: Final = b'"content":"User has approved'  # ExitPlanMode's result (a quoted one is escaped)
 
 
 def version_tuple(version: str | None) -> Version | None:
@@ -64,12 +86,12 @@ def version_tuple(version: str | None) -> Version | None:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
-def reminder_of(version: str | None) -> tuple[int, int] | None:
-    """(tokens, assistant lines between reminders) of a client's unrecorded plan-mode reminder."""
+def reminder_of(version: str | None) -> tuple[int, int, int] | None:
+    """(full tokens, short tokens, assistant lines between reminders) of a client's reminder."""
     parsed = version_tuple(version)
-    if parsed is None or parsed >= REMINDERS_UNTIL:
+    if parsed is None:
         return None
-    known = [(tokens, every) for first, tokens, every in REMINDERS if first <= parsed]
+    known = [(full, short, every) for first, full, short, every in REMINDERS if first <= parsed]
     return known[-1] if known else None
 
 
@@ -108,10 +130,7 @@ class _Spans:
         if record.sidechain:
             return
         if record.type == RecordType.USER:
-            if record.prompt_key is not None:
-                self.prompt_at = len(self.requests)
-            elif record.tool_results and self.active and _APPROVED in line:
-                self.active = False
+            self._user(record, line)
             return
         if record.type != RecordType.ASSISTANT or not record.message_id:
             return
@@ -124,11 +143,22 @@ class _Spans:
             self.active = True
             self.marked.update(range(self.prompt_at, len(self.requests)))
 
+    def _user(self, record: DecodedRecord, line: bytes) -> None:
+        if record.prompt_key is not None:
+            self.prompt_at = len(self.requests)
+            if _ANY_MODE in line:  # the mode the prompt was sent in (2.1)
+                self.active = _PLAN_PROMPT in line
+        elif record.tool_results and self.active and _APPROVED in line:
+            self.active = False
+        elif record.tool_results and not self.active and _ENTERED in line:
+            self.active = True
+            self.prompt_at = len(self.requests)
+
 
 def plan_mode_reminders(data: bytes, records: Iterable[tuple[int, DecodedRecord, bytes]]) -> dict[int, int]:
     """Assistant line (a message's first) -> tokens of plan-mode reminders its request sent that
-    the transcript holds no line for."""
-    if _EXIT_CALL not in data and _PLAN_FILE not in data:
+    the transcript holds no line for (none where the file records attachments)."""
+    if _RECORDED in data or not any(sign in data for sign in _SIGNS):
         return {}
     spans = _Spans()
     lines_since: dict[int, int] = {}
@@ -138,15 +168,25 @@ def plan_mode_reminders(data: bytes, records: Iterable[tuple[int, DecodedRecord,
         if record.type == RecordType.ASSISTANT and not record.sidechain and record.blocks.strip("K"):
             count += 1
         lines_since[number] = count
+    return _reminders(spans, lines_since)
+
+
+def _reminders(spans: _Spans, lines_since: dict[int, int]) -> dict[int, int]:
+    """Each marked request's reminder, at its client's cadence; full or short in turn."""
     reminders: dict[int, int] = {}
     last: int | None = None
+    in_span = 0  # reminders since plan mode was last entered
     for position, (number, record) in enumerate(spans.requests):
-        reminder = reminder_of(record.version)
-        if position not in spans.marked or reminder is None:
+        if position not in spans.marked:
+            in_span = 0
             continue
-        tokens, every = reminder
+        reminder = reminder_of(record.version)
+        if reminder is None:
+            continue
+        full, short, every = reminder
         if every and last is not None and lines_since[number] - lines_since[last] < every:
             continue
-        reminders[number] = tokens
+        reminders[number] = short if short and in_span % FULL_EVERY else full
+        in_span += 1
         last = number
     return reminders

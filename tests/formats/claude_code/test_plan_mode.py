@@ -1,4 +1,4 @@
-"""Claude Code 2.0's plan mode: the reminders its transcripts do not hold, the plan it does not send."""
+"""Claude Code's plan mode: the reminders its transcripts do not hold, the plan it does not send."""
 
 from __future__ import annotations
 
@@ -54,16 +54,16 @@ def planning_session(version: str, *, rejected_first: bool = False) -> Transcrip
 def test_reminders_run_from_the_prompt_before_the_first_sign_to_the_approved_exit() -> None:
     b = planning_session("2.0.55")
     requests = first_lines(b)
-    tokens, _ = reminder_of("2.0.55") or (0, 0)
-    assert reminders(b) == dict.fromkeys(requests[1:4], tokens)  # not the commit, not after approval
+    full, _, _ = reminder_of("2.0.55") or (0, 0, 0)
+    assert reminders(b) == dict.fromkeys(requests[1:4], full)  # not the commit, not after approval
 
 
 def test_a_rejected_exit_keeps_plan_mode_through_the_next_prompt() -> None:
     b = planning_session("2.0.37", rejected_first=True)
     requests = first_lines(b)
-    tokens, every = reminder_of("2.0.37") or (0, 0)
-    assert every == 0
-    assert reminders(b) == dict.fromkeys(requests[1:5], tokens)
+    full, short, every = reminder_of("2.0.37") or (0, 0, 0)
+    assert (short, every) == (0, 0)
+    assert reminders(b) == dict.fromkeys(requests[1:5], full)
 
 
 def test_from_2_0_64_a_reminder_waits_five_assistant_lines() -> None:
@@ -83,16 +83,47 @@ def test_sessions_without_a_sign_of_plan_mode_or_recording_their_reminders_add_n
     b.user("Read the notes at ~/.claude/plans/ for me.")
     b.tool_call("Read", {"file_path": "/src/a.py"}, "     1→pass")
     assert reminders(b) == {}
-    assert reminders(planning_session("2.1.7")) == {}  # 2.1 writes them as attachment lines
+    recorded = planning_session("2.1.7")
+    assert reminders(recorded)  # 2.1.7 writes no line for them either...
+    recorded.attachment("todo_reminder", content=[])
+    assert reminders(recorded) == {}  # ...but a file that records attachments holds them
+
+
+def test_a_prompt_sent_in_plan_mode_says_so_from_2_1_17_and_short_reminders_follow_the_full() -> None:
+    b = TranscriptBuilder(seed=8, version="2.1.39")
+    b.user("Look around first.")  # permissionMode: default
+    b.tool_call("Read", {"file_path": "/src/a.py"}, "     1→pass")
+    b.user("Now plan the refactor.", permissionMode="plan")
+    for n in range(11):
+        b.tool_call("Read", {"file_path": f"/src/m{n}.py"}, "     1→pass")
+    b.user("Thanks, that is all for now.")  # back in the default mode: no sign needed
+    b.tool_call("Read", {"file_path": "/src/z.py"}, "     1→pass")
+    requests = first_lines(b)
+    full, short, every = reminder_of("2.1.39") or (0, 0, 0)
+    assert every == 5 and 0 < short < full
+    found = reminders(b)
+    assert [requests.index(line) for line in sorted(found)] == [1, 6, 11]
+    assert [found[line] for line in sorted(found)] == [full, short, short]
+
+
+def test_an_accepted_enter_plan_mode_call_starts_plan_mode_at_the_next_request() -> None:
+    b = TranscriptBuilder(seed=9, version="2.1.7")
+    b.user("Refactor the reader.")
+    b.tool_call("EnterPlanMode", {}, "Entered plan mode. You should now focus on exploring the codebase.")
+    b.tool_call("ExitPlanMode", {"plan": PLAN}, APPROVED)
+    b.assistant(b.text("Starting."))
+    requests = first_lines(b)
+    full, _, _ = reminder_of("2.1.7") or (0, 0, 0)
+    assert reminders(b) == {requests[1]: full}
 
 
 @pytest.mark.parametrize(
     ("version", "expected"),
-    [("2.0.25", None), ("2.0.26", 0), ("2.0.55", 0), ("2.0.76", 5), ("2.1.0", None), ("dev", None)],
+    [("2.0.25", None), ("2.0.26", 0), ("2.0.55", 0), ("2.0.76", 5), ("2.1.39", 5), ("dev", None)],
 )
-def test_the_reminder_is_known_for_the_2_0_clients_read(version: str, expected: int | None) -> None:
+def test_the_reminder_is_known_from_the_clients_read(version: str, expected: int | None) -> None:
     reminder = reminder_of(version)
-    assert (reminder[1] if reminder else None) == expected
+    assert (reminder[2] if reminder else None) == expected
     assert reminder is None or reminder[0] > 100
 
 

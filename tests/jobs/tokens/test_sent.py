@@ -259,7 +259,7 @@ def test_plan_mode_reminders_no_line_records_join_the_sent_context_and_stay(tmp_
         assert isinstance(analysis, Analysis)
         return [turn.estimate for turn in sent_turns(analysis)]
 
-    recorded, unrecorded = estimates("2.1.7"), estimates("2.0.55")  # 2.1 records its own
+    recorded, unrecorded = estimates("2.0.20"), estimates("2.0.55")  # no reminder read before 2.0.26
     added = [b - a for a, b in zip(recorded, unrecorded, strict=True)]
     assert added[0] > 500  # the reminder sent with the first request
     assert added == [added[0] * min(n + 1, 5) for n in range(len(added))]  # five requests in plan mode
