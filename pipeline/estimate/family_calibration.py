@@ -44,7 +44,7 @@ FAMILY_FIT: Final = MappingProxyType(
     {
         "claude_sessions": 42.0,
         "claude_abs_slope_error": 0.0464,
-        "claude_abs_slope_error_cv": 0.0562,
+        "claude_abs_slope_error_cv": 0.053,
         "claude-4.7_sessions": 3.0,
         "claude-4.7_abs_slope_error": 0.0466,
         "all_sessions": 45.0,
