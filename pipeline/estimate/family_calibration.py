@@ -18,7 +18,7 @@ __all__ = [
     "FAMILY_SESSIONS",
 ]
 
-FAMILY_CALIBRATION_VERSION: Final = "1.f6115baf13"
+FAMILY_CALIBRATION_VERSION: Final = "2.faf80df895"
 """Method number and a digest of the constants; reported beside every `auto` fit."""
 
 FALLBACK_FAMILY: Final = "claude"
@@ -26,8 +26,8 @@ FALLBACK_FAMILY: Final = "claude"
 
 FAMILY_FRAMING: Final = MappingProxyType(
     {
-        "claude": (0, 90),
-        "claude-4.7": (0, 128),
+        "claude": (0, 95),
+        "claude-4.7": (0, 134),
     }
 )
 """Family -> (tokens per sent API message, per tool_use or tool_result block), in billed tokens."""
@@ -35,7 +35,7 @@ FAMILY_FRAMING: Final = MappingProxyType(
 FAMILY_SCALE: Final = MappingProxyType(
     {
         "claude": 1.0,
-        "claude-4.7": 1.4271,
+        "claude-4.7": 1.4147,
     }
 )
 """Family -> billed tokens per token of its `auto` tokenizer (families not listed: 1.0)."""
@@ -43,12 +43,12 @@ FAMILY_SCALE: Final = MappingProxyType(
 FAMILY_FIT: Final = MappingProxyType(
     {
         "claude_sessions": 42.0,
-        "claude_abs_slope_error": 0.0491,
-        "claude_abs_slope_error_cv": 0.0564,
+        "claude_abs_slope_error": 0.0464,
+        "claude_abs_slope_error_cv": 0.053,
         "claude-4.7_sessions": 3.0,
-        "claude-4.7_abs_slope_error": 0.0424,
+        "claude-4.7_abs_slope_error": 0.0466,
         "all_sessions": 45.0,
-        "all_abs_slope_error": 0.0488,
+        "all_abs_slope_error": 0.0466,
     }
 )
 """The fit when written: sessions per family, median |slope - 1| in-sample and cross-validated."""

@@ -51,6 +51,9 @@ class Piece(msgspec.Struct, frozen=True, gc=False):
     hidden: int = 0
     """UTF-8 bytes of the block the provider keeps that `raw` does not spell: the part of a
     thinking block the transcript holds only as a summary (read off its signature)."""
+    unsent: int = 0
+    """Bytes of `raw` the client does not send: what it writes into a recorded tool input and
+    strips again from the request (a plan Claude Code puts into an ExitPlanMode call's input)."""
 
     def text(self) -> str:
         """The piece's characters: a JSON string decoded, a JSON value as written."""

@@ -4,7 +4,8 @@
 reported `unsupported-format`. Adding an agent is one module with its `Signature` and one line
 here. The default roots of a run without paths are the processed formats' session directories
 found on this machine. A format the active-chain jobs read also names here the reader that cuts
-its lines into content pieces (`CONTENT_PIECES`), which the token benchmark counts.
+its lines into content pieces (`CONTENT_PIECES`), which the token benchmark counts, and what its
+client sends that no line records (`UNRECORDED_CONTEXT`), which `auto`'s sent context adds.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pipeline.formats.claude_code.compiled import NOTICE as CLAUDE_CODE_CORE_NOT
 from pipeline.formats.claude_code.compiled import scanner_built
 from pipeline.formats.claude_code.content_classes import split_records
 from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.formats.claude_code.plan_mode import plan_mode_reminders
 from pipeline.formats.claude_code.signature import CLAUDE_CODE
 from pipeline.formats.codewhale.whale_signature import CODEWHALE
 from pipeline.formats.codex.rollout_signature import CODEX
@@ -42,9 +44,11 @@ __all__ = [
     "CONTENT_PIECES",
     "PROCESSED",
     "RECOGNIZED",
+    "UNRECORDED_CONTEXT",
     "ContentPieces",
     "SessionFileNames",
     "SessionStores",
+    "UnrecordedContext",
     "content_pieces",
     "default_roots",
     "looked_for_roots",
@@ -52,6 +56,7 @@ __all__ = [
     "session_file_names",
     "session_stores",
     "stored_session",
+    "unrecorded_context",
 ]
 
 PROCESSED: Final[tuple[Signature, ...]] = (CLAUDE_CODE, CODEX, PI, GEMINI_CLI, QWEN_CODE, CODEWHALE)
@@ -76,6 +81,21 @@ def content_pieces(source_format: SourceFormat) -> ContentPieces:
     """The reader that cuts a chain format's lines into content pieces (the formats read through
     the context seam tally theirs in their own session: `agents/protocol.py`)."""
     return CONTENT_PIECES[source_format]
+
+
+UnrecordedContext = Callable[[bytes, Iterable[tuple[int, DecodedRecord, bytes]]], Mapping[int, int]]
+"""A chain format's reader of what its client sent that no line records: (the session's bytes,
+its record lines in file order) -> assistant line (a message's first) -> tokens its request held
+beyond the lines before it."""
+
+UNRECORDED_CONTEXT: Final[Mapping[SourceFormat, UnrecordedContext]] = MappingProxyType(
+    {SourceFormat.CLAUDE_CODE: plan_mode_reminders}
+)
+
+
+def unrecorded_context(source_format: SourceFormat) -> UnrecordedContext:
+    """The reader of a chain format's unrecorded context (`CONTENT_PIECES`' formats)."""
+    return UNRECORDED_CONTEXT[source_format]
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from typing import Any, Final
 import msgspec
 
 from pipeline.formats.claude_code.decode import DecodedRecord
+from pipeline.formats.claude_code.plan_mode import unsent_plan
 from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
 from pipeline.vocabulary import RecordType
 
@@ -194,9 +195,11 @@ class _Splitter:
             return ([Piece(text_class, "", _quoted(content))] if content else []), 0
         if not content:
             return [], 0
-        return self._blocks(content, text_class)
+        return self._blocks(content, text_class, record.version)
 
-    def _blocks(self, blocks: list[_Block], text_class: ContentClass) -> tuple[list[Piece], int]:
+    def _blocks(
+        self, blocks: list[_Block], text_class: ContentClass, version: str | None
+    ) -> tuple[list[Piece], int]:
         pieces: list[Piece] = []
         images = 0
         for block in blocks:
@@ -215,7 +218,9 @@ class _Splitter:
                 name = safe_name(block.name)
                 if type(block.id) is str:
                     self.tools[block.id] = name
-                pieces.append(Piece(ContentClass.TOOL_USE, name, bytes(block.input), quoted=False))
+                raw = bytes(block.input)
+                unsent = unsent_plan(name, raw, version)
+                pieces.append(Piece(ContentClass.TOOL_USE, name, raw, quoted=False, unsent=unsent))
             elif kind == "thinking":
                 body = _body(block.thinking)
                 if body:

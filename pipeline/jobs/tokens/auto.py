@@ -24,13 +24,13 @@ from pipeline.estimate import calibration, family_calibration
 from pipeline.estimate.calibrated import measure
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.families import FAMILY_ESTIMATOR, ModelFamily, family_of
-from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, Piece
-from pipeline.formats.registry import content_pieces
+from pipeline.formats.content_pieces import NAME_OTHER, ContentClass, LinePieces, Piece
+from pipeline.formats.registry import content_pieces, unrecorded_context
 from pipeline.jobs.front import Analysis
 from pipeline.jobs.tokens.sent import SentLine, SentTurn, collect_sent_turns, sent_billed
 from pipeline.jobs.tokens.usage import usage_segments
 from pipeline.report.tokens import ModelsSection
-from pipeline.vocabulary import RecordType
+from pipeline.vocabulary import RecordType, SourceFormat
 
 __all__ = [
     "AutoCounter",
@@ -43,6 +43,7 @@ __all__ = [
     "line_families",
     "report_model",
     "sent_line",
+    "unsent_tokens",
 ]
 
 _MODEL_SHAPE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@\-]{0,79}")
@@ -189,19 +190,29 @@ CountWith = Callable[[str], Callable[[str], int]]
 
 @dataclass(slots=True)
 class AutoRun:
-    """`auto`'s state over one session: the counter, each line's sent content, turn families."""
+    """`auto`'s state over one session: the counter, each line's sent content, turn families,
+    and what the client sent before an assistant line's request that no line records."""
 
     counter: AutoCounter
     lines: dict[int, SentLine]
     turn_families: dict[int, ModelFamily]
     prompt_parts: dict[int, tuple[int, int, int]]
+    unrecorded: Mapping[int, int]
+
+    def add_line(self, line: LinePieces, tokens: int) -> None:
+        """A user/assistant line's sent content, given its `auto` tokens as the file spells it."""
+        family = self.counter.family_at(line.line)
+        tokens += hidden_tokens(self.counter, line.pieces, family)
+        tokens -= unsent_tokens(self.counter, line.pieces, family)
+        self.lines[line.line] = sent_line(line.pieces, tokens, line.images, self.unrecorded.get(line.line, 0))
 
 
-def auto_run(index: LineIndex, data: bytes, count_with: CountWith) -> AutoRun:
+def auto_run(index: LineIndex, data: bytes, count_with: CountWith, source_format: SourceFormat) -> AutoRun:
     """A fresh run: the families in force read ahead from the assistant lines."""
     assistant_lines, families = line_families(index, data)
     counter = AutoCounter(assistant_lines, families, count_with)
-    return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)), {})
+    unrecorded = unrecorded_context(source_format)(data, index.record_lines(data))
+    return AutoRun(counter, {}, dict(zip(assistant_lines, families, strict=True)), {}, unrecorded)
 
 
 def hidden_tokens(counter: AutoCounter, pieces: Sequence[Piece], family: ModelFamily) -> int:
@@ -215,23 +226,31 @@ def hidden_tokens(counter: AutoCounter, pieces: Sequence[Piece], family: ModelFa
     return extra
 
 
-def sent_line(pieces: Sequence[Piece], tokens: int, images: int) -> SentLine:
+def unsent_tokens(counter: AutoCounter, pieces: Sequence[Piece], family: ModelFamily) -> int:
+    """Tokens of what the file records of a piece and the client does not send (a tool input it
+    strips), at the tokens per byte of the piece as recorded."""
+    withheld = 0
+    for piece in pieces:
+        if piece.unsent and piece.raw:
+            withheld += round(counter.count(piece, family) * piece.unsent / len(piece.raw))
+    return withheld
+
+
+def sent_line(pieces: Sequence[Piece], tokens: int, images: int, unrecorded: int = 0) -> SentLine:
     """What a user/assistant line adds to the sent context, given its `auto` tokens."""
     blocks = sum(1 for piece in pieces if piece.kind in _TOOL_BLOCKS)
     results_only = bool(pieces) and all(piece.kind is ContentClass.TOOL_RESULT for piece in pieces)
-    return SentLine(tokens, blocks, results_only, empty=not pieces and not images)
+    return SentLine(tokens, blocks, results_only, empty=not pieces and not images, unrecorded=unrecorded)
 
 
 def auto_sent_turns(analysis: Analysis, count_with: CountWith) -> tuple[SentTurn, ...]:
     """The billed turns over what was sent, in a pass of their own (the job's pass does the same)."""
     index, data = analysis.index, analysis.source.data
-    run = auto_run(index, data, count_with)
+    run = auto_run(index, data, count_with, analysis.format)
     for line in content_pieces(analysis.format)(index.record_lines(data)):
         if line.api:
             family = run.counter.family_at(line.line)
-            tokens = sum(run.counter.count(piece, family) for piece in line.pieces)
-            tokens += hidden_tokens(run.counter, line.pieces, family)
-            run.lines[line.line] = sent_line(line.pieces, tokens, line.images)
+            run.add_line(line, sum(run.counter.count(piece, family) for piece in line.pieces))
         if line.prompt_parts is not None:
             run.prompt_parts[line.line] = line.prompt_parts
     chain = analysis.topology.chain

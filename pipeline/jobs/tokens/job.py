@@ -31,7 +31,7 @@ from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.registry import content_pieces
 from pipeline.jobs.context_tokens import tokens_context
 from pipeline.jobs.front import Analysis, open_session, topology_options
-from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns, hidden_tokens, sent_line
+from pipeline.jobs.tokens.auto import AutoRun, ModelTally, auto_run, auto_sent_turns
 from pipeline.jobs.tokens.options import TokensOptions
 from pipeline.jobs.tokens.sent import (
     SentFit,
@@ -285,16 +285,14 @@ class _Lines:
         if blocks:
             self.tool_blocks[line.line] = blocks
         if self.auto is not None:
-            counter = self.auto.counter
-            hidden = hidden_tokens(counter, line.pieces, counter.family_at(line.line))
-            self.auto.lines[line.line] = sent_line(line.pieces, auto_tokens + hidden, line.images)
+            self.auto.add_line(line, auto_tokens)
 
 
 def _measure(analysis: Analysis, names: tuple[EstimatorName, ...], max_names: int) -> TokensMeasure:
     index = analysis.index
     active = frozenset(analysis.topology.chain)
     auto = (
-        auto_run(analysis.index, analysis.source.data, _tokenizer_count)
+        auto_run(analysis.index, analysis.source.data, _tokenizer_count, analysis.format)
         if EstimatorName.AUTO in names
         else None
     )

@@ -116,6 +116,7 @@ class SentLine:
     tool_blocks: int
     results_only: bool  # a user line of tool results only (joins the calls' message)
     empty: bool  # nothing Claude Code would send
+    unrecorded: int = 0  # an assistant line's: tokens its request held that no line records
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +198,8 @@ def collect_sent_turns(
             if record.type == RecordType.ASSISTANT and message_id and message_id not in seen:
                 seen.add(message_id)
                 prompt, family = billed.get(number), families.get(number)
+                sent = lines.get(number)
+                context.tokens += sent.unrecorded if sent is not None else 0  # stays in the history
                 if prompt and family is not None:
                     message, block = family_framing(family)
                     estimate = context.tokens + message * context.messages + block * context.blocks

@@ -6,7 +6,14 @@ import pytest
 
 from pipeline.estimate.families import ModelFamily
 from pipeline.formats.content_pieces import ContentClass, Piece
-from pipeline.jobs.tokens.auto import MAX_MODELS, AutoCounter, ModelTally, hidden_tokens, report_model
+from pipeline.jobs.tokens.auto import (
+    MAX_MODELS,
+    AutoCounter,
+    ModelTally,
+    hidden_tokens,
+    report_model,
+    unsent_tokens,
+)
 
 
 def counter(lines: list[int], families: list[ModelFamily]) -> AutoCounter:
@@ -73,3 +80,14 @@ def test_thinking_the_text_summarized_is_sent_at_the_text_s_own_tokens_per_byte(
     reply = Piece(ContentClass.ASSISTANT, "", b"seven eight nine")
     assert hidden_tokens(auto, [summary, whole, reply], ModelFamily.CLAUDE) == 8
     assert hidden_tokens(auto, [whole, reply], ModelFamily.CLAUDE) == 0
+
+
+def test_what_the_client_strips_from_a_recorded_input_is_left_out_at_its_tokens_per_byte() -> None:
+    def words(name: str) -> object:
+        return lambda text: len(text.split())
+
+    auto = AutoCounter([1], [ModelFamily.CLAUDE], words)  # type: ignore[arg-type]
+    call = Piece(ContentClass.TOOL_USE, "ExitPlanMode", b'{"plan":"one two three"}', quoted=False, unsent=22)
+    plain = Piece(ContentClass.TOOL_USE, "Read", b'{"file_path":"/a b"}', quoted=False)
+    assert unsent_tokens(auto, [call, plain], ModelFamily.CLAUDE) == round(3 * 22 / 24)
+    assert unsent_tokens(auto, [plain], ModelFamily.CLAUDE) == 0

@@ -237,3 +237,29 @@ def test_auto_reads_an_inclusive_endpoint_s_bills_once(tmp_path: Path) -> None:
     assert tokens["usage"]["sent"]["usage_convention"] == {"deepseek": "inclusive"}
     assert tokens["usage"]["fits"]["auto"]["slope"] == pytest.approx(SLOPE, abs=2e-3)
     assert tokens["usage"]["fits"]["deepseek"]["slope"] > 1.5 * SLOPE  # the raw sum counts the cache twice
+
+
+def plan_mode_session(path: Path, version: str) -> Path:
+    """A prompt in plan mode, three Reads and a plan file written, then an approved exit."""
+    b = TranscriptBuilder(seed=9, version=version)
+    b.user("Plan the tar support first.")
+    for n in range(3):
+        b.tool_call("Read", {"file_path": f"/src/m{n}.py"}, "     1→import zipfile")
+    b.tool_call("Write", {"file_path": "/home/dev/.claude/plans/p.md", "content": "# Plan"}, "File created")
+    b.tool_call("ExitPlanMode", {}, "User has approved your plan. You can now start coding.")
+    b.tool_call("Read", {"file_path": "/src/main.py"}, "     1→import tarfile")
+    path.write_bytes(b.to_bytes())
+    return path
+
+
+def test_plan_mode_reminders_no_line_records_join_the_sent_context_and_stay(tmp_path: Path) -> None:
+    def estimates(version: str) -> list[int]:
+        path = plan_mode_session(tmp_path / f"{version}.jsonl", version)
+        analysis = open_session(path, path.name, AUTO, command="tokens", per_code=1, limits=LIMITS)
+        assert isinstance(analysis, Analysis)
+        return [turn.estimate for turn in sent_turns(analysis)]
+
+    recorded, unrecorded = estimates("2.0.20"), estimates("2.0.55")  # no reminder read before 2.0.26
+    added = [b - a for a, b in zip(recorded, unrecorded, strict=True)]
+    assert added[0] > 500  # the reminder sent with the first request
+    assert added == [added[0] * min(n + 1, 5) for n in range(len(added))]  # five requests in plan mode
