@@ -19,6 +19,7 @@ from typing import Final
 from pipeline.core.index import LineIndex
 from pipeline.core.line_runs import LineRuns
 from pipeline.errors import CompactionError
+from pipeline.formats.claude_code import scan
 from pipeline.vocabulary import CheckpointPolicy, PartitionSet, RecordType
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Partition",
     "PartitionError",
     "checked_partition",
+    "correlated_snapshots_reference",
     "line_digest",
     "partition_lines",
     "select_snapshots",
@@ -99,9 +101,22 @@ def select_snapshots(
     limit: int,
     stop_line: int | None,
 ) -> frozenset[int]:
-    """File-history snapshots whose ids correlate with kept records (the last `limit` of them)."""
+    """File-history snapshots whose ids correlate with kept records (the last `limit` of them):
+    a whole-file pass, in the Rust core where built (`correlated_snapshots_reference` is what it
+    is held to)."""
     if policy is CheckpointPolicy.NONE or limit <= 0:
         return frozenset()
+    last = len(index) if stop_line is None else stop_line - 1
+    if scan.COMPILED:
+        selected = scan.snapshot_lines(index.records, tuple(kept), last)
+    else:
+        selected = correlated_snapshots_reference(index, kept, last)
+    return frozenset(selected[-limit:])
+
+
+def correlated_snapshots_reference(index: LineIndex, kept: Iterable[int], last: int) -> tuple[int, ...]:
+    """The snapshot lines up to `last` (no uuid, no parent) whose message id a kept record
+    carries, from one of the kept records' sessions, in file order; pure Python."""
     active_ids: set[str] = set()
     sessions: set[str] = set()
     records = index.records
@@ -117,7 +132,6 @@ def select_snapshots(
         if record.session:
             sessions.add(record.session)
     selected = []
-    last = len(index) if stop_line is None else stop_line - 1
     for number, record in enumerate(records[: max(last, 0)], 1):
         if record is None or record.type != RecordType.FILE_HISTORY_SNAPSHOT or record.uuid or record.parent:
             continue
@@ -125,7 +139,7 @@ def select_snapshots(
             continue
         if record.snapshot_message_id in active_ids:
             selected.append(number)
-    return frozenset(selected[-limit:])
+    return tuple(selected)
 
 
 def partition_lines(
