@@ -34,6 +34,7 @@ from pipeline.core.topology.strict import (
     strict_verdict,
 )
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.decode import RecordFlag
 from pipeline.reasons import StrictReason, TopologyRefusal
 from pipeline.vocabulary import (
     ChainEnd,
@@ -47,6 +48,8 @@ from pipeline.vocabulary import (
 )
 
 __all__ = ["AUTO", "PROVABLE", "Topology", "TopologyOptions", "resolve_topology"]
+
+_COMPACT_BOUNDARY: Final = RecordFlag.COMPACT_BOUNDARY.value
 
 C = FindingCode
 
@@ -95,6 +98,8 @@ class Topology:
 
 def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> frozenset[int]:
     """History summarized by Claude Code's own compactions: reached only via logicalParentUuid."""
+    if not index.flagged(_COMPACT_BOUNDARY):  # most sessions hold none: one compiled scan, not a chain walk
+        return frozenset()
     seen: set[int] = set()
     pending = [
         line for line in chain if (record := index.record(line)) is not None and record.compact_boundary
@@ -231,7 +236,7 @@ def _resume_safety(
         authority = index.entry(resumed.leaf_line).session
     lineage = analyze_lineage(index, walk, authority)
     duplicated = set(graph.duplicates)
-    if any(index.entry(line).uuid in duplicated for line in chain):
+    if duplicated and any(index.entry(line).uuid in duplicated for line in chain):
         return TopologyRefusal.DUPLICATE_UUID, lineage
     if incompatible:
         findings.append(Finding(C.CHAIN_NON_MONOTONIC, provable_severity, count=incompatible))
