@@ -1,7 +1,7 @@
 """The sweep's whole-file passes the Rust core makes (`rust/src/sweep.rs`) equal their references.
 
-Seed tokens, client versions, the lines of a record type, the correlated file-history snapshots
-and the identity checks' per-line facts, compiled and pure Python, on the corpus, fuzzed damage
+Seed tokens, client versions, the lines of a record type, the correlated file-history snapshots,
+the identity checks' per-line facts and a chain's session runs, compiled and pure Python, on the corpus, fuzzed damage
 and a generated fleet, over the chain the topology selects, every uuid line and a shuffled sample;
 and on hand-made sessions where each fact is known.
 """
@@ -19,6 +19,7 @@ from pipeline.core.graph import build_graph
 from pipeline.core.index import LineIndex, build_index
 from pipeline.core.partition import correlated_snapshots_reference, select_snapshots
 from pipeline.core.topology.select import AUTO, resolve_topology
+from pipeline.core.topology.strict import analyze_lineage, session_runs, session_runs_reference
 from pipeline.core.validate.checks import (
     COMPILED_IDENTITY,
     identity_line_facts,
@@ -52,6 +53,7 @@ def _same_everywhere(name: str, index: LineIndex, kinds: Counter[int]) -> None:
         for last in (len(index), len(index) // 2, 0, -3):
             compiled = scan.snapshot_lines(index.records, chain, last)
             assert compiled == correlated_snapshots_reference(index, chain, last), (name, last)
+        assert session_runs(index, chain) == session_runs_reference(index, chain), name
         facts = identity_line_facts(index, graph, chain)
         assert facts == identity_line_facts_reference(index, graph, frozenset(chain)), name
         kinds.update(kind for kind, _, _ in facts[0])
@@ -133,3 +135,24 @@ def test_snapshots_follow_the_kept_records_message_ids_and_sessions() -> None:
     assert scan.snapshot_lines(index.records, (2,), len(index)) == (1, 5)
     assert index.tokens() == sum(record.tokens for record in index.records if record is not None) > 0
     assert index.typed(RecordType.FILE_HISTORY_SNAPSHOT) == (1, 3, 4, 5)
+
+
+def test_session_runs_follow_the_chain_and_skip_records_without_a_session() -> None:
+    index = _session(
+        _user("a", None, session="s1"),
+        _user("b", "a", session=""),
+        _user("c", "b", session="s1"),
+        _user("d", "c", session="s2"),
+        _user("e", "d", session="s1"),
+    )
+    chain = (1, 2, 3, 4, 5)
+    for runs in (session_runs(index, chain), session_runs_reference(index, chain)):
+        assert runs == ((("s1", 0), ("s2", 3), ("s1", 4)), 4)
+    lineage = analyze_lineage(index, chain, "s1")
+    assert (lineage.ok, lineage.run_count, lineage.current_session, lineage.current_start) == (
+        False,
+        3,
+        "s1",
+        4,
+    )
+    assert session_runs(index, (4, 5)) == ((("s2", 0), ("s1", 1)), 2)

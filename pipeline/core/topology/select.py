@@ -98,12 +98,13 @@ class Topology:
 
 def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> frozenset[int]:
     """History summarized by Claude Code's own compactions: reached only via logicalParentUuid."""
-    if not index.flagged(_COMPACT_BOUNDARY):  # most sessions hold none: one compiled scan, not a chain walk
+    # One compiled scan for the boundaries, then set lookups: a chain walk reading every record
+    # is what this replaced, and most sessions hold no boundary at all.
+    boundaries = frozenset(index.flagged(_COMPACT_BOUNDARY))
+    if not boundaries:
         return frozenset()
     seen: set[int] = set()
-    pending = [
-        line for line in chain if (record := index.record(line)) is not None and record.compact_boundary
-    ]
+    pending = [line for line in chain if line in boundaries]
     while pending:
         boundary = index.record(pending.pop())
         target = graph.line_of.get(boundary.logical_parent or "") if boundary is not None else None
@@ -112,7 +113,7 @@ def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) 
         trace = graph.trace(index, target)
         fresh = [line for line in trace.lines if line not in seen]
         seen.update(fresh)
-        pending.extend(line for line in fresh if (r := index.record(line)) is not None and r.compact_boundary)
+        pending.extend(line for line in fresh if line in boundaries)
     return frozenset(seen - set(chain))
 
 
@@ -121,14 +122,12 @@ def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | 
     pointer = index.record(pointer_line) if pointer_line else None
     if pointer is None or pointer.prompt_key is None:
         return PromptCheck.ABSENT
-    keys = [
-        record.prompt_key
-        for line in chain
-        if (record := index.record(line)) is not None and record.type == RecordType.USER and record.prompt_key
-    ]
-    if not keys:
-        return PromptCheck.NOT_APPLICABLE
-    return PromptCheck.MATCHED if pointer.prompt_key in keys[-1:] else PromptCheck.MISMATCHED
+    # The chain's last human prompt decides: read from the leaf back, it is seldom far.
+    for line in reversed(chain):
+        record = index.record(line)
+        if record is not None and record.type == RecordType.USER and record.prompt_key:
+            return PromptCheck.MATCHED if pointer.prompt_key == record.prompt_key else PromptCheck.MISMATCHED
+    return PromptCheck.NOT_APPLICABLE
 
 
 def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, policy: LeafPolicy) -> Topology:

@@ -50,3 +50,6 @@ def snapshot_lines(records: tuple[Any, ...], kept: tuple[int, ...], last: int, /
 def identity_facts(
     records: tuple[Any, ...], parent_line: bytes, chain: tuple[int, ...], /
 ) -> tuple[tuple[tuple[int, int, bool], ...], int]: ...
+def session_runs(
+    records: tuple[Any, ...], chain: tuple[int, ...], /
+) -> tuple[tuple[tuple[str, int], ...], int]: ...

@@ -27,6 +27,7 @@ __all__ = [
     "PairedTools",
     "ResumeRows",
     "ScannedLines",
+    "SessionRuns",
     "client_versions",
     "flagged_lines",
     "identity_facts",
@@ -37,6 +38,7 @@ __all__ = [
     "recover_rows",
     "resume_rows",
     "scan_line",
+    "session_runs",
     "snapshot_lines",
     "trace_chain",
     "typed_lines",
@@ -216,3 +218,16 @@ def identity_facts(
         raise RuntimeError(NOTICE)
     facts: IdentityFacts = _compiled.identity_facts(records, parent_line, chain)
     return facts
+
+
+SessionRuns = tuple[tuple[tuple[str, int], ...], int]
+"""The runs of equal named sessions along a chain as (session, position), and how many of the
+chain's records name a session (`pipeline.core.topology.strict.analyze_lineage`)."""
+
+
+def session_runs(records: tuple[DecodedRecord | None, ...], chain: tuple[int, ...]) -> SessionRuns:
+    """A chain's session runs, as `strict.session_runs_reference` reads them."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    runs: SessionRuns = _compiled.session_runs(records, chain)
+    return runs

@@ -377,6 +377,16 @@ fn identity_facts<'py>(
     guarded(|| sweep::identity_facts(records, &int64_values(parent_line)?, chain))
 }
 
+/// The runs of equal named sessions along a chain as ((session, position), ...) and how many
+/// of its records name a session.
+#[pyfunction]
+fn session_runs<'py>(
+    records: &Bound<'py, PyTuple>,
+    chain: Vec<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| sweep::session_runs(records, chain))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -394,5 +404,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(typed_lines, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot_lines, m)?)?;
     m.add_function(wrap_pyfunction!(identity_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(session_runs, m)?)?;
     Ok(())
 }

@@ -205,3 +205,34 @@ pub fn identity_facts<'py>(
         .into_pyobject(py)?
         .into_any())
 }
+
+/// `strict.analyze_lineage`'s reading of a chain: the runs of equal named sessions as
+/// ((session, position in the chain), ...) and how many of the chain's records name one.
+pub fn session_runs<'py>(
+    records: &Bound<'py, PyTuple>,
+    chain: Vec<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = records.py();
+    let mut runs: Vec<(Bound<'py, PyAny>, i64)> = Vec::new();
+    let mut named = 0i64;
+    for (position, line) in chain.iter().enumerate() {
+        let Some(record) = record_at(records, *line)? else {
+            continue;
+        };
+        let session = record.getattr(intern!(py, "session"))?;
+        if !session.is_truthy()? {
+            continue;
+        }
+        named += 1;
+        let fresh = match runs.last() {
+            None => true,
+            Some((last, _)) => last.ne(&session)?,
+        };
+        if fresh {
+            runs.push((session, position as i64));
+        }
+    }
+    Ok((PyTuple::new(py, runs)?, named)
+        .into_pyobject(py)?
+        .into_any())
+}
