@@ -42,7 +42,10 @@ class PartitionError(CompactionError):
 
 def line_digest(lines: Iterable[int]) -> str:
     """First 16 hex of SHA-256 over the comma-joined sorted 1-based line numbers."""
-    joined = ",".join(map(str, sorted(lines)))
+    if isinstance(lines, LineRuns):  # already sorted, without repeats: joined a run at a time
+        joined = ",".join(",".join(map(str, run)) for run in lines.runs())
+    else:
+        joined = ",".join(map(str, sorted(lines)))
     return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
 
 
@@ -196,12 +199,21 @@ def checked_partition(sets: Mapping[PartitionSet, frozenset[int]], lines: int) -
     if set(sets) != set(PartitionSet):
         raise PartitionError(f"partition names {sorted(sets)}, not the six sets")
     total = sum(len(members) for members in sets.values())
-    covered = bytearray(lines + 1)  # a byte a line, not a set of them (see `partition_lines`)
-    for members in sets.values():
-        for number in members:
-            if 1 <= number <= lines:
-                covered[number] = 1
-    count = covered.count(1)
+    runs = {name: LineRuns(members) for name, members in sets.items()}
+    count = _covered(runs.values(), lines)
     if total != lines or count != lines:
         raise PartitionError(f"partition covers {count} of {lines} lines with {total} assignments")
-    return Partition({name: LineSet(LineRuns(members)) for name, members in sets.items()})
+    return Partition({name: LineSet(members) for name, members in runs.items()})
+
+
+def _covered(sets: Iterable[LineRuns], lines: int) -> int:
+    """How many of the numbers 1 to `lines` some set holds: the sets' runs clipped and merged,
+    a step a run (never a set, nor a byte a line: see `partition_lines`)."""
+    spans = sorted((max(run.start, 1), min(run.stop, lines + 1)) for runs in sets for run in runs.runs())
+    count, reached = 0, 1
+    for start, stop in spans:
+        fresh = max(start, reached)
+        if stop > fresh:
+            count += stop - fresh
+            reached = stop
+    return count
