@@ -14,6 +14,7 @@ the load of a shared machine moves less than elapsed time. Figures are medians.
     python benchmarks/sweep.py --fleet-mb 256 --corpus-copies 1
     python benchmarks/sweep.py --fleet-mb 0 --corpus-copies 1 --codex   # and the Codex rollouts
     python benchmarks/sweep.py --ccusage PATH/TO/ccusage   # and ccusage 20 (its native binary)
+    python benchmarks/sweep.py --before /tmp/main   # and a reference checkout's code, alternated
 
 ccusage (`ccusage claude session --json --offline`, timed as is, parallel, and `--single-thread`)
 reads the same files through hard links in a `projects` folder of its own (it does not follow
@@ -60,15 +61,23 @@ ENGINES: Final = {
 }
 
 
+BEFORE: Final = "before_"
+"""The engines of `--before`'s checkout are named with this prefix."""
+
+
 def _own(cache: Path) -> Path:
     """This checkout's part of the benchmark cache: the cache may be shared by several checkouts
     (a linked `.cache`), whose sweeps must not replace each other's package trees or reports."""
     return cache / "checkouts" / REPO.name
 
 
-def engine_roots(names: Sequence[str]) -> dict[str, Path]:
+def engine_roots(names: Sequence[str], source: Path = REPO, prefix: str = "") -> dict[str, Path]:
     """A package tree per index engine holding only that engine's compiled module (none for
-    `python`), so one CLI run measures one engine; engines not built here are left out."""
+    `python`), so one CLI run measures one engine; engines not built here are left out.
+
+    `source` is the checkout whose `pipeline` and `config` are measured (this one, or `--before`'s
+    named `before_<engine>`); the compiled module is always this tree's build.
+    """
     here = REPO / "pipeline" / "formats" / "claude_code"
     roots: dict[str, Path] = {}
     for name in names:
@@ -77,15 +86,15 @@ def engine_roots(names: Sequence[str]) -> dict[str, Path]:
         if module and not built:
             print(f"sweep: the {name} index is not built in this tree; left out", file=sys.stderr)
             continue
-        root = _own(CACHE) / "engines" / name
+        root = _own(CACHE) / "engines" / f"{prefix}{name}"
         if root.exists():
             shutil.rmtree(root)
         ignore = shutil.ignore_patterns("*.so", "__pycache__", "rust")
-        shutil.copytree(REPO / "pipeline", root / "pipeline", ignore=ignore)
-        shutil.copytree(REPO / "config", root / "config")
+        shutil.copytree(source / "pipeline", root / "pipeline", ignore=ignore)
+        shutil.copytree(source / "config", root / "config")
         for path in built:
             shutil.copy2(path, root / "pipeline" / "formats" / "claude_code" / path.name)
-        roots[name] = root
+        roots[f"{prefix}{name}"] = root
     return roots
 
 
@@ -114,7 +123,8 @@ def _figures(
 def _ratios(runs: dict[tuple[str, int], list[CliRun]], jobs: list[int]) -> dict[str, float]:
     """Per-round ratios of medians: engine over engine at each --jobs, and --jobs 2 over 1."""
     median = {key: statistics.median(run.seconds for run in measured) for key, measured in runs.items()}
-    engines = sorted({engine for engine, _ in runs}, key=list(ENGINES).index)
+    order = [*ENGINES, *(f"{BEFORE}{name}" for name in ENGINES)]
+    engines = sorted({engine for engine, _ in runs}, key=order.index)
     ratios: dict[str, float] = {}
     for count in jobs:
         for faster, slower in itertools.combinations(engines, 2):
@@ -249,8 +259,16 @@ def main() -> None:
     parser.add_argument(
         "--ccusage", type=Path, help="ccusage 20's native binary, timed on the same files (default: not run)"
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of the reference revision (its pipeline and config), measured in the same "
+        "rounds as this one, with this tree's compiled core (engines named before_<engine>)",
+    )
     args = parser.parse_args()
     engines = engine_roots(args.engines)
+    if args.before is not None:
+        engines |= engine_roots(args.engines, source=args.before, prefix=BEFORE)
     name = f"corpus_x{args.corpus_copies}"
     copies = corpus_copies(args.corpus_copies)
     results = {name: measure(name, copies, args.jobs, args.rounds, engines, args.ccusage)}

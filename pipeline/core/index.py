@@ -58,6 +58,34 @@ class LineIndex:
         records = self.records
         return tuple(n for n, record in enumerate(records, 1) if record is not None and record.flags & mask)
 
+    def tokens(self, lines: tuple[int, ...] | None = None) -> int:
+        """Seed-estimated tokens of some lines' records (None: of every record), summed in the
+        Rust core where built (`tokens_reference` is what it is held to)."""
+        return scan.line_tokens(self.records, lines) if scan.COMPILED else self.tokens_reference(lines)
+
+    def tokens_reference(self, lines: tuple[int, ...] | None = None) -> int:
+        """`tokens` in pure Python."""
+        if lines is None:
+            return sum(record.tokens for record in self.records if record is not None)
+        return sum(record.tokens for line in lines if (record := self.record(line)) is not None)
+
+    def client_versions(self) -> set[str]:
+        """The distinct non-empty `version` texts of the records (a whole-file scan, compiled where built)."""
+        return scan.client_versions(self.records) if scan.COMPILED else self.client_versions_reference()
+
+    def client_versions_reference(self) -> set[str]:
+        """`client_versions` in pure Python."""
+        return {record.version for record in self.records if record is not None and record.version}
+
+    def typed(self, kind: RecordType) -> tuple[int, ...]:
+        """Lines whose record is of one type, in file order (a whole-file scan, compiled where built)."""
+        return scan.typed_lines(self.records, kind.value) if scan.COMPILED else self.typed_reference(kind)
+
+    def typed_reference(self, kind: RecordType) -> tuple[int, ...]:
+        """`typed` in pure Python."""
+        records = self.records
+        return tuple(n for n, record in enumerate(records, 1) if record is not None and record.type == kind)
+
     def raw_line(self, data: bytes, line: int) -> bytes:
         """Exact bytes of a line without its terminator (CR and the file's BOM removed)."""
         start, end = self.span(data, line)

@@ -26,6 +26,9 @@ class LineRuns(Set[int]):
     __slots__ = ("_count", "_starts", "_stops")
 
     def __init__(self, numbers: Iterable[int] = ()) -> None:
+        if isinstance(numbers, Set) and not isinstance(numbers, LineRuns):
+            self._starts, self._stops, self._count = _set_runs(numbers)
+            return
         starts, stops = array("q"), array("q")
         ordered = numbers if isinstance(numbers, range | LineRuns) else sorted(numbers)  # repeats skipped
         for number in ordered:
@@ -67,6 +70,10 @@ class LineRuns(Set[int]):
         )
         return f"LineRuns({runs})"
 
+    def runs(self) -> Iterator[range]:
+        """The runs in order, each a range of consecutive numbers."""
+        return map(range, self._starts, self._stops)
+
     @property
     def first(self) -> int | None:
         """The smallest number (None when empty)."""
@@ -76,3 +83,18 @@ class LineRuns(Set[int]):
     def last(self) -> int | None:
         """The largest number (None when empty)."""
         return self._stops[-1] - 1 if self._stops else None
+
+
+def _set_runs(numbers: Set[int]) -> tuple[array[int], array[int], int]:
+    """Runs of a set of ints (no repeats): a run ends where the next number is not one more.
+
+    Comprehensions over the sorted numbers, not a loop of appends: the partition's six sets hold
+    every line of a session and are made once per report.
+    """
+    ordered = sorted(numbers)
+    if not ordered:
+        return array("q"), array("q"), 0
+    ends = [at for at in range(1, len(ordered)) if ordered[at] != ordered[at - 1] + 1]
+    starts = array("q", [ordered[0], *(ordered[at] for at in ends)])
+    stops = array("q", [*(ordered[at - 1] + 1 for at in ends), ordered[-1] + 1])
+    return starts, stops, len(ordered)

@@ -19,6 +19,7 @@ from typing import Final
 from pipeline.core.index import LineIndex
 from pipeline.core.line_runs import LineRuns
 from pipeline.errors import CompactionError
+from pipeline.formats.claude_code import scan
 from pipeline.vocabulary import CheckpointPolicy, PartitionSet, RecordType
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Partition",
     "PartitionError",
     "checked_partition",
+    "correlated_snapshots_reference",
     "line_digest",
     "partition_lines",
     "select_snapshots",
@@ -40,7 +42,10 @@ class PartitionError(CompactionError):
 
 def line_digest(lines: Iterable[int]) -> str:
     """First 16 hex of SHA-256 over the comma-joined sorted 1-based line numbers."""
-    joined = ",".join(map(str, sorted(lines)))
+    if isinstance(lines, LineRuns):  # already sorted, without repeats: joined a run at a time
+        joined = ",".join(",".join(map(str, run)) for run in lines.runs())
+    else:
+        joined = ",".join(map(str, sorted(lines)))
     return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
 
 
@@ -99,9 +104,22 @@ def select_snapshots(
     limit: int,
     stop_line: int | None,
 ) -> frozenset[int]:
-    """File-history snapshots whose ids correlate with kept records (the last `limit` of them)."""
+    """File-history snapshots whose ids correlate with kept records (the last `limit` of them):
+    a whole-file pass, in the Rust core where built (`correlated_snapshots_reference` is what it
+    is held to)."""
     if policy is CheckpointPolicy.NONE or limit <= 0:
         return frozenset()
+    last = len(index) if stop_line is None else stop_line - 1
+    if scan.COMPILED:
+        selected = scan.snapshot_lines(index.records, tuple(kept), last)
+    else:
+        selected = correlated_snapshots_reference(index, kept, last)
+    return frozenset(selected[-limit:])
+
+
+def correlated_snapshots_reference(index: LineIndex, kept: Iterable[int], last: int) -> tuple[int, ...]:
+    """The snapshot lines up to `last` (no uuid, no parent) whose message id a kept record
+    carries, from one of the kept records' sessions, in file order; pure Python."""
     active_ids: set[str] = set()
     sessions: set[str] = set()
     records = index.records
@@ -117,7 +135,6 @@ def select_snapshots(
         if record.session:
             sessions.add(record.session)
     selected = []
-    last = len(index) if stop_line is None else stop_line - 1
     for number, record in enumerate(records[: max(last, 0)], 1):
         if record is None or record.type != RecordType.FILE_HISTORY_SNAPSHOT or record.uuid or record.parent:
             continue
@@ -125,7 +142,7 @@ def select_snapshots(
             continue
         if record.snapshot_message_id in active_ids:
             selected.append(number)
-    return frozenset(selected[-limit:])
+    return tuple(selected)
 
 
 def partition_lines(
@@ -182,12 +199,21 @@ def checked_partition(sets: Mapping[PartitionSet, frozenset[int]], lines: int) -
     if set(sets) != set(PartitionSet):
         raise PartitionError(f"partition names {sorted(sets)}, not the six sets")
     total = sum(len(members) for members in sets.values())
-    covered = bytearray(lines + 1)  # a byte a line, not a set of them (see `partition_lines`)
-    for members in sets.values():
-        for number in members:
-            if 1 <= number <= lines:
-                covered[number] = 1
-    count = covered.count(1)
+    runs = {name: LineRuns(members) for name, members in sets.items()}
+    count = _covered(runs.values(), lines)
     if total != lines or count != lines:
         raise PartitionError(f"partition covers {count} of {lines} lines with {total} assignments")
-    return Partition({name: LineSet(LineRuns(members)) for name, members in sets.items()})
+    return Partition({name: LineSet(members) for name, members in runs.items()})
+
+
+def _covered(sets: Iterable[LineRuns], lines: int) -> int:
+    """How many of the numbers 1 to `lines` some set holds: the sets' runs clipped and merged,
+    a step a run (never a set, nor a byte a line: see `partition_lines`)."""
+    spans = sorted((max(run.start, 1), min(run.stop, lines + 1)) for runs in sets for run in runs.runs())
+    count, reached = 0, 1
+    for start, stop in spans:
+        fresh = max(start, reached)
+        if stop > fresh:
+            count += stop - fresh
+            reached = stop
+    return count

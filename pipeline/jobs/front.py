@@ -72,12 +72,12 @@ class Analysis:
 
     def session(self) -> SessionSection:
         """The report's `session` section."""
-        versions = (r.version for r in self.index.records if r is not None and r.version)
+        versions = self.index.client_versions()
         return session_section(self.label, self.source, versions, len(self.index), self.format, self.kind)
 
     def tokens_of(self, lines: tuple[int, ...]) -> int:
         """Seed-estimated tokens of some lines."""
-        return sum(record.tokens for line in lines if (record := self.index.record(line)) is not None)
+        return self.index.tokens(lines)
 
 
 def topology_options(sweep: SweepSettings, resume_leaf: str | None) -> TopologyOptions:

@@ -108,7 +108,7 @@ def _report(analysis: Analysis, sweep: SweepSettings, started: float, analyzed: 
         findings=findings_section(findings, per_code=sweep.findings_per_code),
         tokens=SweepTokens(
             estimator="seed",
-            session=sum(record.tokens for record in index.records if record is not None),
+            session=index.tokens(),
             active_chain=analysis.tokens_of(topology.chain),
         ),
         timing_ms=Timing(

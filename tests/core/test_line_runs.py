@@ -31,3 +31,13 @@ def test_a_span_of_consecutive_lines_costs_bytes_not_a_number_object_each() -> N
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert len(runs) == len(lines) and held < 20_000  # a frozenset of them: about 19 MB
+
+
+def test_runs_made_from_a_set_are_those_made_from_its_numbers_one_by_one() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        numbers = {rng.randint(-3, 80) for _ in range(rng.randint(0, 60))}
+        from_set, one_by_one = LineRuns(frozenset(numbers)), LineRuns(sorted(numbers) + sorted(numbers))
+        assert list(from_set.runs()) == list(one_by_one.runs())
+        assert list(from_set) == sorted(numbers) and len(from_set) == len(numbers)
+        assert [n for run in from_set.runs() for n in run] == sorted(numbers)

@@ -11,8 +11,10 @@ import hashlib
 import orjson
 import pytest
 
+from pipeline.core.line_runs import LineRuns
 from pipeline.core.partition import (
     PartitionError,
+    checked_partition,
     control_projection_lines,
     line_digest,
     partition_lines,
@@ -178,3 +180,35 @@ def test_the_digest_is_content_free_and_order_free() -> None:
     assert line_digest([3, 1, 2]) == line_digest({1, 2, 3})
     assert line_digest([1, 2, 3]) == hashlib.sha256(b"1,2,3").hexdigest()[:16]
     assert line_digest([1, 2]) != line_digest([1, 2, 3])
+
+
+def test_a_digest_of_runs_is_the_digest_of_their_numbers() -> None:
+    numbers = frozenset(n for n in range(1, 5_000) if n % 7 and n % 11)
+    assert (
+        line_digest(LineRuns(numbers)) == line_digest(numbers) == line_digest(sorted(numbers, reverse=True))
+    )
+    assert line_digest(LineRuns()) == line_digest(())
+
+
+@pytest.mark.parametrize(
+    ("summary", "raw_keep", "covered"),
+    [
+        ({1, 2}, {3, 4, 5}, True),
+        ({1, 2}, {2, 4, 5}, False),  # line 2 twice, line 3 nowhere
+        ({1, 2}, {4, 5}, False),  # a gap
+        ({0, 1, 2}, {4, 5}, False),  # a line outside the file stands in for line 3
+        ({1, 2, 3}, {4, 5, 6}, False),  # one past the end
+    ],
+)
+def test_the_check_refuses_overlaps_gaps_and_lines_outside_the_file(
+    summary: set[int], raw_keep: set[int], covered: bool
+) -> None:
+    sets = {name: frozenset() for name in PartitionSet} | {
+        PartitionSet.SUMMARY: frozenset(summary),
+        PartitionSet.RAW_KEEP: frozenset(raw_keep),
+    }
+    if covered:
+        assert checked_partition(sets, 5)[PartitionSet.RAW_KEEP].count == len(raw_keep)
+    else:
+        with pytest.raises(PartitionError):
+            checked_partition(sets, 5)

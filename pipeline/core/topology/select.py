@@ -34,6 +34,7 @@ from pipeline.core.topology.strict import (
     strict_verdict,
 )
 from pipeline.findings import Finding
+from pipeline.formats.claude_code.decode import RecordFlag
 from pipeline.reasons import StrictReason, TopologyRefusal
 from pipeline.vocabulary import (
     ChainEnd,
@@ -47,6 +48,8 @@ from pipeline.vocabulary import (
 )
 
 __all__ = ["AUTO", "PROVABLE", "Topology", "TopologyOptions", "resolve_topology"]
+
+_COMPACT_BOUNDARY: Final = RecordFlag.COMPACT_BOUNDARY.value
 
 C = FindingCode
 
@@ -95,10 +98,13 @@ class Topology:
 
 def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> frozenset[int]:
     """History summarized by Claude Code's own compactions: reached only via logicalParentUuid."""
+    # One compiled scan for the boundaries, then set lookups: a chain walk reading every record
+    # is what this replaced, and most sessions hold no boundary at all.
+    boundaries = frozenset(index.flagged(_COMPACT_BOUNDARY))
+    if not boundaries:
+        return frozenset()
     seen: set[int] = set()
-    pending = [
-        line for line in chain if (record := index.record(line)) is not None and record.compact_boundary
-    ]
+    pending = [line for line in chain if line in boundaries]
     while pending:
         boundary = index.record(pending.pop())
         target = graph.line_of.get(boundary.logical_parent or "") if boundary is not None else None
@@ -107,7 +113,7 @@ def _pre_compaction(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) 
         trace = graph.trace(index, target)
         fresh = [line for line in trace.lines if line not in seen]
         seen.update(fresh)
-        pending.extend(line for line in fresh if (r := index.record(line)) is not None and r.compact_boundary)
+        pending.extend(line for line in fresh if line in boundaries)
     return frozenset(seen - set(chain))
 
 
@@ -116,14 +122,12 @@ def _prompt_check(index: LineIndex, chain: tuple[int, ...], pointer_line: int | 
     pointer = index.record(pointer_line) if pointer_line else None
     if pointer is None or pointer.prompt_key is None:
         return PromptCheck.ABSENT
-    keys = [
-        record.prompt_key
-        for line in chain
-        if (record := index.record(line)) is not None and record.type == RecordType.USER and record.prompt_key
-    ]
-    if not keys:
-        return PromptCheck.NOT_APPLICABLE
-    return PromptCheck.MATCHED if pointer.prompt_key in keys[-1:] else PromptCheck.MISMATCHED
+    # The chain's last human prompt decides: read from the leaf back, it is seldom far.
+    for line in reversed(chain):
+        record = index.record(line)
+        if record is not None and record.type == RecordType.USER and record.prompt_key:
+            return PromptCheck.MATCHED if pointer.prompt_key == record.prompt_key else PromptCheck.MISMATCHED
+    return PromptCheck.NOT_APPLICABLE
 
 
 def _from_strict(index: LineIndex, graph: UuidGraph, verdict: StrictVerdict, policy: LeafPolicy) -> Topology:
@@ -231,7 +235,7 @@ def _resume_safety(
         authority = index.entry(resumed.leaf_line).session
     lineage = analyze_lineage(index, walk, authority)
     duplicated = set(graph.duplicates)
-    if any(index.entry(line).uuid in duplicated for line in chain):
+    if duplicated and any(index.entry(line).uuid in duplicated for line in chain):
         return TopologyRefusal.DUPLICATE_UUID, lineage
     if incompatible:
         findings.append(Finding(C.CHAIN_NON_MONOTONIC, provable_severity, count=incompatible))

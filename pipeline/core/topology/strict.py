@@ -15,10 +15,19 @@ from typing import Final
 
 from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
+from pipeline.formats.claude_code import scan
 from pipeline.reasons import LineageReason, StrictReason
 from pipeline.vocabulary import ChainEnd, LeafSource, RecordType, Role, StrictStatus
 
-__all__ = ["Lineage", "StrictVerdict", "analyze_lineage", "count_inversions", "strict_verdict"]
+__all__ = [
+    "Lineage",
+    "StrictVerdict",
+    "analyze_lineage",
+    "count_inversions",
+    "session_runs",
+    "session_runs_reference",
+    "strict_verdict",
+]
 
 _REASON_STATUS: Final = {
     StrictReason.LAST_PROMPT_ABSENT: StrictStatus.ABSENT,
@@ -96,24 +105,16 @@ def count_inversions(index: LineIndex, chain: tuple[int, ...]) -> tuple[int, int
 
 def analyze_lineage(index: LineIndex, chain: tuple[int, ...], authority: str | None) -> Lineage:
     """One-way session lineage check of a root-to-leaf chain against the pointer's session."""
-    sessions = [
-        (position, record.session)
-        for position, line in enumerate(chain)
-        if (record := index.record(line)) is not None and record.session
-    ]
-    if not sessions:
+    runs, named = session_runs(index, chain)
+    if not named:
         return Lineage(True, None, 0, None, 0)
-    runs: list[tuple[str, int]] = []
-    for position, session in sessions:
-        if not runs or runs[-1][0] != session:
-            runs.append((session, position))
     final_session, final_start = runs[-1]
     ids = [session for session, _ in runs]
     reason = None
     if len(runs) == 1:
         if authority and authority != final_session:
             reason = LineageReason.AUTHORITY_MISMATCH
-    elif len(sessions) != len(chain):
+    elif named != len(chain):
         reason = LineageReason.MISSING_SESSION_ID
     elif len(ids) != len(set(ids)):
         reason = LineageReason.RETURNS_TO_EARLIER
@@ -122,6 +123,26 @@ def analyze_lineage(index: LineIndex, chain: tuple[int, ...], authority: str | N
     elif authority != final_session:
         reason = LineageReason.AUTHORITY_NOT_FINAL
     return Lineage(reason is None, reason, len(runs), final_session, final_start)
+
+
+def session_runs(index: LineIndex, chain: tuple[int, ...]) -> scan.SessionRuns:
+    """The runs of equal named sessions along a chain, (session, position) each, and how many of
+    its records name a session: one pass over the chain, in the Rust core where built."""
+    return scan.session_runs(index.records, chain) if scan.COMPILED else session_runs_reference(index, chain)
+
+
+def session_runs_reference(index: LineIndex, chain: tuple[int, ...]) -> scan.SessionRuns:
+    """`session_runs` in pure Python."""
+    runs: list[tuple[str, int]] = []
+    named = 0
+    for position, line in enumerate(chain):
+        record = index.record(line)
+        if record is None or not record.session:
+            continue
+        named += 1
+        if not runs or runs[-1][0] != record.session:
+            runs.append((record.session, position))
+    return tuple(runs), named
 
 
 def _reject(reason: StrictReason, **fields: object) -> StrictVerdict:

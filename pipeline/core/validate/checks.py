@@ -14,6 +14,7 @@ from pipeline.core.graph import UuidGraph
 from pipeline.core.index import LineIndex
 from pipeline.core.validate.pairing import check_pairing
 from pipeline.findings import Finding, LineFacts, reading_findings
+from pipeline.formats.claude_code import scan
 from pipeline.formats.claude_code.decode import RecordFlag
 from pipeline.formats.claude_code.records import (
     CompactMetadataRefs,
@@ -23,11 +24,21 @@ from pipeline.formats.claude_code.records import (
 )
 from pipeline.vocabulary import FindingCode, PointerState, RecordType, Severity
 
-__all__ = ["READING_CODES", "Validation", "read_findings", "validate"]
+__all__ = [
+    "COMPILED_IDENTITY",
+    "READING_CODES",
+    "Validation",
+    "identity_line_facts",
+    "identity_line_facts_reference",
+    "read_findings",
+    "validate",
+]
 
 C = FindingCode
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 _MALFORMED: Final = RecordFlag.UUID_MALFORMED.value | RecordFlag.PARENT_MALFORMED.value  # one test a line
+COMPILED_IDENTITY: Final = (C.MALFORMED_UUID, C.MALFORMED_PARENT, C.DANGLING_PARENT)
+"""The identity facts' kinds, by the index the Rust core gives them (`rust/src/sweep.rs`)."""
 READING_CODES: Final = frozenset({C.LINE_NOT_JSON, C.LINE_NOT_OBJECT, C.LINE_TRUNCATED, C.BLANK_LINE})
 """Lines Claude Code skips as well, so a compaction that leaves them out changes nothing it reads.
 
@@ -53,7 +64,9 @@ def read_findings(index: LineIndex) -> list[Finding]:
     )
 
 
-def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int]) -> list[Finding]:
+def _identity_findings(
+    index: LineIndex, graph: UuidGraph, active: frozenset[int], chain: tuple[int, ...]
+) -> list[Finding]:
     findings: list[Finding] = []
     for uuid in graph.duplicates:
         lines = [n for n in graph.uuid_lines if (r := index.record(n)) is not None and r.uuid == uuid]
@@ -67,6 +80,38 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
                 count=len(lines),
             )
         )
+    facts, cross_session = identity_line_facts(index, graph, chain)
+    findings.extend(_line_finding(kind, line, bit) for kind, line, bit in facts)
+    if cross_session:
+        findings.append(Finding(C.CROSS_SESSION_PARENT, W, count=cross_session))
+    return findings
+
+
+def _line_finding(kind: int, line: int, bit: bool) -> Finding:
+    """The finding of one identity fact; `bit` is "on the chain" for a malformed parent and "a
+    sidechain record" for a dangling one (subagent files point into their parent's by design)."""
+    code = COMPILED_IDENTITY[kind]
+    if code is C.MALFORMED_UUID:
+        return Finding(code, W, line=line)
+    if code is C.MALFORMED_PARENT:
+        return Finding(code, E if bit else W, line=line)
+    return Finding(code, INFO if bit else W, line=line)
+
+
+def identity_line_facts(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...]) -> scan.IdentityFacts:
+    """The identity checks' per-line facts: one whole-file pass, in the Rust core where built
+    (`identity_line_facts_reference` is what it is held to)."""
+    if scan.COMPILED:
+        return scan.identity_facts(index.records, graph.parent_line.tobytes(), chain)
+    return identity_line_facts_reference(index, graph, frozenset(chain))
+
+
+def identity_line_facts_reference(
+    index: LineIndex, graph: UuidGraph, active: frozenset[int]
+) -> scan.IdentityFacts:
+    """`identity_line_facts` in pure Python: (kind, line, bit) in file order, kind indexing
+    `COMPILED_IDENTITY`, and the parent links off the chain that cross sessions."""
+    facts: list[tuple[int, int, bool]] = []
     cross_session = 0
     records, parents = index.records, graph.parent_line  # read directly: this runs for every line
     for number, record in enumerate(records, 1):
@@ -75,30 +120,24 @@ def _identity_findings(index: LineIndex, graph: UuidGraph, active: frozenset[int
         on_chain = number in active
         if record.flags & _MALFORMED:
             if record.uuid_malformed:
-                findings.append(Finding(C.MALFORMED_UUID, W, line=number))
+                facts.append((0, number, False))
             if record.parent_malformed:
-                findings.append(Finding(C.MALFORMED_PARENT, E if on_chain else W, line=number))
+                facts.append((1, number, on_chain))
         parent_line = parents[number - 1]
         if record.parent is not None and parent_line == 0 and not on_chain:
-            # Subagent transcripts point into their parent session's file by design.
-            findings.append(Finding(C.DANGLING_PARENT, INFO if record.sidechain else W, line=number))
+            facts.append((2, number, record.sidechain))
         if parent_line:
             parent = records[parent_line - 1]
             if parent is not None and record.session and parent.session and record.session != parent.session:
                 cross_session += not on_chain
-    if cross_session:
-        findings.append(Finding(C.CROSS_SESSION_PARENT, W, count=cross_session))
-    return findings
+    return tuple(facts), cross_session
 
 
 def _pointer_findings(index: LineIndex, graph: UuidGraph) -> list[Finding]:
     findings: list[Finding] = []
-    for number, record in enumerate(index.records, 1):
-        if (
-            record is None
-            or record.type != RecordType.LAST_PROMPT
-            or record.pointer_state is PointerState.ABSENT
-        ):
+    for number in index.typed(RecordType.LAST_PROMPT):
+        record = index.entry(number)
+        if record.pointer_state is PointerState.ABSENT:
             continue
         if record.pointer_state is PointerState.NULL and record.pointer_explicit:
             continue  # Claude Code's own "nothing to resume" marker (written by /clear and rewinds)
@@ -188,7 +227,7 @@ def validate(index: LineIndex, graph: UuidGraph, chain: tuple[int, ...], data: b
     """Run every check; `chain` is the active chain in logical order (empty when refused)."""
     active = frozenset(chain)
     findings = read_findings(index)
-    findings += _identity_findings(index, graph, active)
+    findings += _identity_findings(index, graph, active, chain)
     findings += _pointer_findings(index, graph)
     findings += _compact_findings(index, graph, active, data)
     pairing = check_pairing(index, graph, chain)

@@ -22,18 +22,26 @@ from pipeline.vocabulary import LineKind, PointerState, RecordType
 __all__ = [
     "COMPILED",
     "NOTICE",
+    "IdentityFacts",
     "LinkedLines",
     "PairedTools",
     "ResumeRows",
     "ScannedLines",
+    "SessionRuns",
+    "client_versions",
     "flagged_lines",
+    "identity_facts",
     "index_lines",
+    "line_tokens",
     "link_lines",
     "pair_tools",
     "recover_rows",
     "resume_rows",
     "scan_line",
+    "session_runs",
+    "snapshot_lines",
     "trace_chain",
+    "typed_lines",
 ]
 
 ScannedLines = tuple[bytes, bytes, tuple[LineKind, ...], tuple[DecodedRecord | None, ...], int, int | None]
@@ -161,3 +169,65 @@ def trace_chain(
         raise RuntimeError(NOTICE)
     walked: tuple[tuple[int, ...], int, int] | None = _compiled.trace_chain(records, parent_line, leaf)
     return walked
+
+
+def line_tokens(records: tuple[DecodedRecord | None, ...], lines: tuple[int, ...] | None = None) -> int:
+    """The sum of the seed estimates of some lines' records (`lines` None: of every record)."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    total: int = _compiled.line_tokens(records, lines)
+    return total
+
+
+def client_versions(records: tuple[DecodedRecord | None, ...]) -> set[str]:
+    """The distinct non-empty `version` texts of the records."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    versions: set[str] = _compiled.client_versions(records)
+    return versions
+
+
+def typed_lines(records: tuple[DecodedRecord | None, ...], name: str) -> tuple[int, ...]:
+    """Lines (1-based) whose record's `type` is `name`, in file order."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    lines: tuple[int, ...] = _compiled.typed_lines(records, name)
+    return lines
+
+
+def snapshot_lines(
+    records: tuple[DecodedRecord | None, ...], kept: tuple[int, ...], last: int
+) -> tuple[int, ...]:
+    """`partition.correlated_snapshots_reference`'s snapshot lines up to line `last`."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    lines: tuple[int, ...] = _compiled.snapshot_lines(records, kept, last)
+    return lines
+
+
+IdentityFacts = tuple[tuple[tuple[int, int, bool], ...], int]
+"""`checks._identity_findings`' per-line facts as (kind, line, bit), kind indexing
+`checks.COMPILED_IDENTITY`, then the cross-session parent links off the chain."""
+
+
+def identity_facts(
+    records: tuple[DecodedRecord | None, ...], parent_line: bytes, chain: tuple[int, ...]
+) -> IdentityFacts:
+    """The identity checks' per-line facts, as `checks.identity_line_facts_reference` finds them."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    facts: IdentityFacts = _compiled.identity_facts(records, parent_line, chain)
+    return facts
+
+
+SessionRuns = tuple[tuple[tuple[str, int], ...], int]
+"""The runs of equal named sessions along a chain as (session, position), and how many of the
+chain's records name a session (`pipeline.core.topology.strict.analyze_lineage`)."""
+
+
+def session_runs(records: tuple[DecodedRecord | None, ...], chain: tuple[int, ...]) -> SessionRuns:
+    """A chain's session runs, as `strict.session_runs_reference` reads them."""
+    if _compiled is None:
+        raise RuntimeError(NOTICE)
+    runs: SessionRuns = _compiled.session_runs(records, chain)
+    return runs

@@ -17,6 +17,7 @@ mod json;
 mod pairing;
 mod record;
 mod recover;
+mod sweep;
 mod text;
 
 use std::sync::{Arc, Mutex};
@@ -336,6 +337,56 @@ fn trace_chain<'py>(
     guarded(|| graph::trace(records, &int64_values(parent_line)?, leaf))
 }
 
+/// The sum of the seed estimates of some lines' records (`lines` None: of every record).
+#[pyfunction]
+#[pyo3(signature = (records, lines=None))]
+fn line_tokens(records: &Bound<'_, PyTuple>, lines: Option<Vec<i64>>) -> PyResult<i64> {
+    guarded(|| sweep::line_tokens(records, lines))
+}
+
+/// The distinct non-empty client versions of the records, as a set.
+#[pyfunction]
+fn client_versions<'py>(records: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| sweep::client_versions(records).map(Bound::into_any))
+}
+
+/// Lines (1-based) whose record's type is `name`, as a tuple.
+#[pyfunction]
+fn typed_lines<'py>(records: &Bound<'py, PyTuple>, name: &str) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| sweep::typed_lines(records, name))
+}
+
+/// The correlated file-history snapshot lines up to `last`, before the sweep's limit.
+#[pyfunction]
+fn snapshot_lines<'py>(
+    records: &Bound<'py, PyTuple>,
+    kept: Vec<i64>,
+    last: i64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(|| sweep::snapshot_lines(records, kept, last))
+}
+
+/// The identity checks' per-line facts as ((kind, line, bit), ...) and the cross-session
+/// parent links off the chain. `parent_line` as native int64 bytes.
+#[pyfunction]
+fn identity_facts<'py>(
+    records: &Bound<'py, PyTuple>,
+    parent_line: &[u8],
+    chain: Vec<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| sweep::identity_facts(records, &int64_values(parent_line)?, chain))
+}
+
+/// The runs of equal named sessions along a chain as ((session, position), ...) and how many
+/// of its records name a session.
+#[pyfunction]
+fn session_runs<'py>(
+    records: &Bound<'py, PyTuple>,
+    chain: Vec<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| sweep::session_runs(records, chain))
+}
+
 /// The compiled Claude Code line index.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -348,5 +399,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resume_rows, m)?)?;
     m.add_function(wrap_pyfunction!(flagged_lines, m)?)?;
     m.add_function(wrap_pyfunction!(trace_chain, m)?)?;
+    m.add_function(wrap_pyfunction!(line_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(client_versions, m)?)?;
+    m.add_function(wrap_pyfunction!(typed_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(identity_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(session_runs, m)?)?;
     Ok(())
 }
