@@ -92,7 +92,11 @@ class CodexSession:
 
     def billed(self) -> BilledSection:
         """Codex's own figures: its running totals at the last token_count, and the last request's input."""
-        events = [e for e in self.analysis.rollout.entries if e is not None and (e.usage or e.total_usage)]
+        events = [
+            e
+            for e in self.analysis.rollout.entries
+            if e is not None and e.kind is RolloutKind.EVENT_MSG and (e.usage or e.total_usage)
+        ]
         total = next((e.total_usage for e in reversed(events) if e.total_usage), None) or (0, 0, 0, 0)
         last = next((e.usage for e in reversed(events) if e.usage), None)
         return BilledSection(
