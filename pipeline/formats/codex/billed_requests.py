@@ -1,0 +1,219 @@
+"""Each model request a rollout billed, beside the context Codex sent with it: a per-turn series.
+
+What was billed: Codex writes the usage of every model response, as `event_msg` `token_count`
+(`info.last_token_usage`; `info` is null before the first response, the same figures are written
+again when only the rate limits changed, so a repeat of the previous event is no new request, and
+a compaction resets them to zero, which is no request either) and, from 0.171, as
+`token_usage_record` (one per response; a rollout holding those is read from them alone). Its
+`input_tokens` is OpenAI's: the whole prompt, cached part included (Codex's own
+`non_cached_input` subtracts the cached part from it).
+
+What was sent: the history Codex held when it made the request, which is the context its resume
+rebuilds from the rollout cut just before the response's own output items (`rebuild_context` over
+that prefix: compactions replace the history, rollbacks drop turns, unanswered calls are answered).
+Versions differ in where the usage lands: up to 0.4x it is written before the response's items,
+later after them; a rollout's own order says which (the items next to its usage events). Codex's
+instructions and tool definitions are sent with every request and are not items: a constant per
+session (per model, since the instructions follow the model), which a fit's intercept absorbs.
+Reasoning items are sent back encrypted: their text here is their summary, and what the model
+reads of them is counted apart (`BilledRequest.carried_reasoning`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import orjson
+
+from pipeline.formats.codex.analysis import RolloutAnalysis
+from pipeline.formats.codex.item_classes import visible_text
+from pipeline.formats.codex.item_types import CALL_TYPES, ItemType
+from pipeline.formats.codex.reconstruct import ContextItem, Rebuilt, rebuild_context
+from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
+from pipeline.formats.codex.rollout_items import payload_of, sent_pairs
+
+__all__ = ["BilledRequest", "billed_requests"]
+
+_MODEL_OUTPUTS: Final = frozenset(
+    {*CALL_TYPES, ItemType.REASONING, ItemType.WEB_SEARCH_CALL, ItemType.IMAGE_GENERATION_CALL}
+)
+_HIDDEN: Final = ("encrypted_content",)  # the model's own state: sent, but not text a tokenizer reads
+
+
+@dataclass(frozen=True, slots=True)
+class BilledRequest:
+    """One billed model request and the items Codex sent with it, counted by one tokenizer."""
+
+    line: int  # the usage record
+    cut: int  # the first line not sent (the response's first item, or the usage record)
+    billed: int  # input tokens, cached ones included
+    cached: int
+    items: int  # items of the history sent
+    tokens: int  # the items' visible text (messages, call arguments and outputs, reasoning summaries)
+    json_tokens: int  # the items' JSON as sent, encrypted reasoning left out
+    reasoning: int  # reasoning tokens the response produced (billed as output)
+    carried_reasoning: int  # reasoning tokens of earlier responses of this user turn, sent back
+    model: str | None  # the model of the turn context in force
+    epoch_start: bool  # the first request, or one after a compaction or a change of model
+
+
+def _is_output(entry: RolloutEntry) -> bool:
+    if not entry.is_item:
+        return False
+    return entry.item in _MODEL_OUTPUTS or (entry.item == ItemType.MESSAGE and entry.role == "assistant")
+
+
+def _usage_lines(rollout: Rollout) -> Iterator[tuple[int, tuple[int, int, int, int]]]:
+    """Each request's usage record: token_usage_record lines if any, else token_count events that
+    are not a repeat of the one before."""
+    records = [n for n in rollout.lines_where(RolloutKind.TOKEN_USAGE_RECORD) if rollout.entries[n - 1]]
+    if records:
+        for number in records:
+            usage = rollout.entries[number - 1].usage  # type: ignore[union-attr]
+            if usage is not None and usage[0] > 0:
+                yield number, usage
+        return
+    previous: tuple[object, object] | None = None
+    for number, entry in enumerate(rollout.entries, 1):
+        if entry is None or entry.item != "token_count" or entry.usage is None:
+            continue
+        if (entry.usage, entry.total_usage) != previous and entry.usage[0] > 0:
+            yield number, entry.usage
+        previous = (entry.usage, entry.total_usage)
+
+
+def _neighbours(rollout: Rollout, line: int) -> tuple[RolloutEntry | None, RolloutEntry | None]:
+    """The response items just before and just after a line (compactions stop the search)."""
+    found: list[RolloutEntry | None] = []
+    for numbers in (range(line - 1, 0, -1), range(line + 1, len(rollout) + 1)):
+        entry = next(
+            (
+                e
+                for e in (rollout.entries[n - 1] for n in numbers)
+                if e is not None and (e.is_item or e.kind is RolloutKind.COMPACTED)
+            ),
+            None,
+        )
+        found.append(entry if entry is not None and entry.is_item else None)
+    return found[0], found[1]
+
+
+def usage_follows_items(rollout: Rollout, lines: list[int]) -> bool:
+    """Whether this writer records a response's usage after its items (else before them)."""
+    after = before = 0
+    for line in lines:
+        previous, following = _neighbours(rollout, line)
+        after += previous is not None and _is_output(previous)
+        before += following is not None and _is_output(following)
+    return after >= before
+
+
+def _cut(rollout: Rollout, line: int, after: bool, floor: int) -> int:
+    """The first line of the response billed at `line`: its output run when it precedes the usage."""
+    if not after:
+        return line
+    cut = line
+    for number in range(line - 1, floor, -1):
+        entry = rollout.entries[number - 1]
+        if entry is None or not entry.is_item:
+            if entry is not None and entry.kind is RolloutKind.COMPACTED:
+                break
+            continue
+        if not _is_output(entry):
+            break
+        cut = number
+    return cut
+
+
+def _prefix(analysis: RolloutAnalysis, cut: int) -> Rebuilt:
+    rollout = analysis.rollout
+    end = cut - 1
+    head = replace(
+        rollout,
+        offsets=rollout.offsets[:end],
+        lengths=rollout.lengths[:end],
+        kinds=rollout.kinds[:end],
+        entries=rollout.entries[:end],
+    )
+    return rebuild_context(head, {line: items for line, items in analysis.replacements.items() if line < cut})
+
+
+def _json_text(item: dict[str, Any]) -> str:
+    return orjson.dumps({k: v for k, v in item.items() if k not in _HIDDEN}).decode()
+
+
+class _ItemCounts:
+    """Each sent item counted once (a request re-sends all earlier ones)."""
+
+    def __init__(self, analysis: RolloutAnalysis, count: Callable[[str], int]) -> None:
+        self._analysis, self._count = analysis, count
+        self._known: dict[ContextItem, tuple[int, int]] = {}
+
+    def totals(self, rebuilt: Rebuilt) -> tuple[int, int, int]:
+        """(items, visible tokens, JSON tokens) of a rebuilt history."""
+        new = tuple(dict.fromkeys(i for i in rebuilt.items if i not in self._known))
+        if new:
+            analysis = self._analysis
+            for reference, item in sent_pairs(analysis.rollout, analysis.data, replace(rebuilt, items=new)):
+                self._known[reference] = (self._count(visible_text(item)), self._count(_json_text(item)))
+        counted = [self._known[i] for i in rebuilt.items if i in self._known]
+        return len(counted), sum(c[0] for c in counted), sum(c[1] for c in counted)
+
+
+def _models(analysis: RolloutAnalysis) -> tuple[list[int], list[str | None]]:
+    """The turn context lines (ascending) and the model each names."""
+    lines = list(analysis.rollout.lines_where(RolloutKind.TURN_CONTEXT))
+    models: list[str | None] = []
+    for line in lines:
+        payload = payload_of(analysis.rollout, analysis.data, line)
+        model = payload.get("model") if isinstance(payload, dict) else None
+        models.append(model if isinstance(model, str) else None)
+    return lines, models
+
+
+def _last_before(lines: list[int], cut: int) -> int:
+    """The last of ascending `lines` before `cut` (0 when none is)."""
+    position = bisect.bisect_left(lines, cut)
+    return lines[position - 1] if position else 0
+
+
+def billed_requests(analysis: RolloutAnalysis, count: Callable[[str], int]) -> tuple[BilledRequest, ...]:
+    """Every billed request of a rollout with the history sent before it, oldest first.
+
+    A request's `carried_reasoning` is what the responses of its own user turn reasoned (since the
+    turn's prompt or the last compaction): Codex sends their reasoning items back encrypted and the
+    model reads them at their full length, while earlier turns' reasoning is dropped from its context
+    (Codex's `tokens_in_context_window` says as much)."""
+    rollout = analysis.rollout
+    if rollout.legacy:
+        return ()
+    usages = list(_usage_lines(rollout))
+    after = usage_follows_items(rollout, [line for line, _ in usages])
+    compactions = list(rollout.lines_where(RolloutKind.COMPACTED))
+    prompts = sorted(
+        {n for n, e in enumerate(rollout.entries, 1) if e is not None and e.user_turn} | {*compactions}
+    )
+    context_lines, models = _models(analysis)
+    counts = _ItemCounts(analysis, count)
+    requests: list[BilledRequest] = []
+    floor = 0
+    for line, usage in usages:
+        cut = _cut(rollout, line, after, floor)
+        position = bisect.bisect_left(context_lines, cut)
+        model = models[position - 1] if position else None
+        last = requests[-1] if requests else None
+        compacted = last is not None and _last_before(compactions, cut) >= last.cut
+        opened = _last_before(prompts, cut)
+        carried = sum(r.reasoning for r in requests if r.cut > opened)
+        items, tokens, json_tokens = counts.totals(_prefix(analysis, cut))
+        start = last is None or compacted or model != last.model
+        requests.append(
+            BilledRequest(
+                line, cut, usage[0], usage[1], items, tokens, json_tokens, usage[3], carried, model, start
+            )
+        )
+        floor = line
+    return tuple(requests)
