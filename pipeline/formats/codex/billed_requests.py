@@ -34,12 +34,16 @@ from pipeline.formats.codex.item_types import CALL_TYPES, ItemType
 from pipeline.formats.codex.reconstruct import ContextItem, Rebuilt, rebuild_context
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
 from pipeline.formats.codex.rollout_items import payload_of, sent_pairs
+from pipeline.formats.context_items import BilledTurn
 
-__all__ = ["BilledRequest", "billed_requests"]
+__all__ = ["ITEM_FRAMING", "BilledRequest", "billed_requests", "billed_turns"]
 
 _MODEL_OUTPUTS: Final = frozenset(
     {*CALL_TYPES, ItemType.REASONING, ItemType.WEB_SEARCH_CALL, ItemType.IMAGE_GENERATION_CALL}
 )
+ITEM_FRAMING: Final = 10
+"""Tokens per sent item the visible text misses (its type and role markers): the grid point of
+`scripts/fit-calibration --codex` on the shared corpus's rollouts (cross-validated there: 0.014)."""
 _HIDDEN: Final = ("encrypted_content",)  # the model's own state: sent, but not text a tokenizer reads
 
 
@@ -217,3 +221,19 @@ def billed_requests(analysis: RolloutAnalysis, count: Callable[[str], int]) -> t
         )
         floor = line
     return tuple(requests)
+
+
+def billed_turns(analysis: RolloutAnalysis, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+    """The series a fit takes: each request's items' visible text, the reasoning of its turn the
+    model reads back, and `ITEM_FRAMING` per item."""
+    return tuple(
+        BilledTurn(
+            r.line,
+            r.billed,
+            r.tokens + r.carried_reasoning + ITEM_FRAMING * r.items,
+            r.items,
+            r.epoch_start,
+            r.model,
+        )
+        for r in billed_requests(analysis, count)
+    )
