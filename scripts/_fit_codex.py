@@ -81,7 +81,7 @@ def collect(root: Path) -> list[Rollout]:
     found: list[Rollout] = []
     for path in sorted(p for p in root.rglob("*.jsonl") if p.is_file()):
         analysis = analyze_rollout(path.read_bytes(), LIMITS)
-        requests = billed_requests(analysis, count)
+        requests = billed_requests(analysis, count, json=True)
         if len(requests) >= MIN_REQUESTS:
             version = analysis.versions[0] if analysis.versions else "unknown"
             found.append(Rollout(path.name, version, _family(requests), requests))

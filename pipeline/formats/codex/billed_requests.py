@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -31,7 +31,7 @@ import orjson
 from pipeline.formats.codex.analysis import RolloutAnalysis
 from pipeline.formats.codex.item_classes import visible_text
 from pipeline.formats.codex.item_types import CALL_TYPES, ItemType
-from pipeline.formats.codex.reconstruct import ContextItem, Rebuilt, rebuild_context
+from pipeline.formats.codex.reconstruct import ContextItem, Rebuilt, contexts_at
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
 from pipeline.formats.codex.rollout_items import payload_of, sent_pairs
 from pipeline.formats.context_items import BilledTurn
@@ -57,7 +57,7 @@ class BilledRequest:
     cached: int
     items: int  # items of the history sent
     tokens: int  # the items' visible text (messages, call arguments and outputs, reasoning summaries)
-    json_tokens: int  # the items' JSON as sent, encrypted reasoning left out
+    json_tokens: int  # the items' JSON as sent, encrypted reasoning left out (when asked for)
     reasoning: int  # reasoning tokens the response produced (billed as output)
     carried_reasoning: int  # reasoning tokens of earlier responses of this user turn, sent back
     model: str | None  # the model of the turn context in force
@@ -132,38 +132,33 @@ def _cut(rollout: Rollout, line: int, after: bool, floor: int) -> int:
     return cut
 
 
-def _prefix(analysis: RolloutAnalysis, cut: int) -> Rebuilt:
-    rollout = analysis.rollout
-    end = cut - 1
-    head = replace(
-        rollout,
-        offsets=rollout.offsets[:end],
-        lengths=rollout.lengths[:end],
-        kinds=rollout.kinds[:end],
-        entries=rollout.entries[:end],
-    )
-    return rebuild_context(head, {line: items for line, items in analysis.replacements.items() if line < cut})
-
-
 def _json_text(item: dict[str, Any]) -> str:
     return orjson.dumps({k: v for k, v in item.items() if k not in _HIDDEN}).decode()
 
 
+def _key(item: ContextItem) -> tuple[object, ...]:
+    """What names an item across rebuilds (a tuple hashes and compares far faster than the item)."""
+    return (item.origin, item.line, item.slot, item.type)
+
+
 class _ItemCounts:
-    """Each sent item counted once (a request re-sends all earlier ones)."""
+    """Each sent item counted once (a request re-sends all earlier ones); its JSON only if asked."""
 
-    def __init__(self, analysis: RolloutAnalysis, count: Callable[[str], int]) -> None:
-        self._analysis, self._count = analysis, count
-        self._known: dict[ContextItem, tuple[int, int]] = {}
+    def __init__(self, analysis: RolloutAnalysis, count: Callable[[str], int], json: bool) -> None:
+        self._analysis, self._count, self._json = analysis, count, json
+        self._known: dict[tuple[object, ...], tuple[int, int]] = {}
 
-    def totals(self, rebuilt: Rebuilt) -> tuple[int, int, int]:
-        """(items, visible tokens, JSON tokens) of a rebuilt history."""
-        new = tuple(dict.fromkeys(i for i in rebuilt.items if i not in self._known))
+    def totals(self, sent: tuple[ContextItem, ...]) -> tuple[int, int, int]:
+        """(items, visible tokens, JSON tokens) of a sent history."""
+        keys = [_key(i) for i in sent]
+        new = tuple({k: i for k, i in zip(keys, sent, strict=True) if k not in self._known}.values())
         if new:
-            analysis = self._analysis
-            for reference, item in sent_pairs(analysis.rollout, analysis.data, replace(rebuilt, items=new)):
-                self._known[reference] = (self._count(visible_text(item)), self._count(_json_text(item)))
-        counted = [self._known[i] for i in rebuilt.items if i in self._known]
+            analysis, count = self._analysis, self._count
+            fresh = Rebuilt(new, None, (), 0, resumable=True)
+            for reference, item in sent_pairs(analysis.rollout, analysis.data, fresh):
+                json = count(_json_text(item)) if self._json else 0
+                self._known[_key(reference)] = (count(visible_text(item)), json)
+        counted = [known for known in map(self._known.get, keys) if known is not None]
         return len(counted), sum(c[0] for c in counted), sum(c[1] for c in counted)
 
 
@@ -184,8 +179,11 @@ def _last_before(lines: list[int], cut: int) -> int:
     return lines[position - 1] if position else 0
 
 
-def billed_requests(analysis: RolloutAnalysis, count: Callable[[str], int]) -> tuple[BilledRequest, ...]:
-    """Every billed request of a rollout with the history sent before it, oldest first.
+def billed_requests(
+    analysis: RolloutAnalysis, count: Callable[[str], int], *, json: bool = False
+) -> tuple[BilledRequest, ...]:
+    """Every billed request of a rollout with the history sent before it, oldest first (`json`:
+    the items' JSON counted too, else `json_tokens` is 0).
 
     A request's `carried_reasoning` is what the responses of its own user turn reasoned (since the
     turn's prompt or the last compaction): Codex sends their reasoning items back encrypted and the
@@ -201,25 +199,25 @@ def billed_requests(analysis: RolloutAnalysis, count: Callable[[str], int]) -> t
         {n for n, e in enumerate(rollout.entries, 1) if e is not None and e.user_turn} | {*compactions}
     )
     context_lines, models = _models(analysis)
-    counts = _ItemCounts(analysis, count)
+    counts = _ItemCounts(analysis, count, json)
+    floors = [0, *(line for line, _ in usages)]  # a response's items follow the usage before it
+    cuts = [_cut(rollout, line, after, floor) for (line, _), floor in zip(usages, floors[:-1], strict=True)]
+    sent = contexts_at(rollout, analysis.replacements, cuts)
     requests: list[BilledRequest] = []
-    floor = 0
-    for line, usage in usages:
-        cut = _cut(rollout, line, after, floor)
+    for (line, usage), cut, history in zip(usages, cuts, sent, strict=True):
         position = bisect.bisect_left(context_lines, cut)
         model = models[position - 1] if position else None
         last = requests[-1] if requests else None
         compacted = last is not None and _last_before(compactions, cut) >= last.cut
         opened = _last_before(prompts, cut)
         carried = sum(r.reasoning for r in requests if r.cut > opened)
-        items, tokens, json_tokens = counts.totals(_prefix(analysis, cut))
+        items, tokens, json_tokens = counts.totals(history)
         start = last is None or compacted or model != last.model
         requests.append(
             BilledRequest(
                 line, cut, usage[0], usage[1], items, tokens, json_tokens, usage[3], carried, model, start
             )
         )
-        floor = line
     return tuple(requests)
 
 
