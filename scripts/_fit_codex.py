@@ -12,11 +12,14 @@ tokens` counts per item) or its JSON as sent (encrypted reasoning left out), eac
 with the reasoning of the request's own user turn at the length the model produced it (Codex
 sends those reasoning items back; earlier turns' reasoning is dropped from the context). Printed
 per view: n, the median |slope - 1| unframed, framed in-sample and cross-validated, with q1/q3/p90,
-per client version (major.minor of `cli_version`), and the worst sessions. Nothing is written.
+per client version (major.minor of `cli_version`), and the worst sessions. With `--held-out DIR2`
+the rollouts of DIR2 (none of DIR's files) are then measured with the framing DIR's give: the
+figure on rollouts the constant was not fitted on. Nothing is written.
 """
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import sys
 from collections.abc import Sequence
@@ -163,8 +166,31 @@ def _detail(session: Sequence[SentTurn], framing: int) -> str:
     )
 
 
-def fit_codex(root: Path) -> int:
-    """Measure every view over the rollouts under `root` and print them."""
+def _digests(root: Path) -> set[str]:
+    return {hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.jsonl") if p.is_file()}
+
+
+def judge_held_out(rollouts: Sequence[Rollout], held: Sequence[Rollout], view: View) -> float:
+    """Measure `held` with the framing fitted on `rollouts` alone; returns the median |slope - 1|."""
+    framing, _ = best_framing([turns(r, view) for r in rollouts])
+    measured = {r.label: v for r in held for v in slopes([turns(r, view)], framing, 0, 1.0)}
+    name = f"codex held-out {view.name} ({framing} per item)"
+    print(f"{name}: {_spread(list(measured.values()))}")
+    versions = {r.label: ".".join(r.version.split(".")[:2]) for r in held}
+    by_version: dict[str, list[float]] = {}
+    for label, value in measured.items():
+        by_version.setdefault(versions[label], []).append(value)
+    for version, values in sorted(by_version.items()):
+        print(f"{name}, client {version}: {_spread(values)}")
+    labelled = {r.label: turns(r, view) for r in held}
+    for label, value in sorted(measured.items(), key=lambda kv: -abs(kv[1] - 1))[:WORST_SHOWN]:
+        print(f"{name} worst: slope {value:.3f} {_detail(labelled[label], framing)} {label[:64]}")
+    return _error(list(measured.values()))
+
+
+def fit_codex(root: Path, held_out: Path | None = None) -> int:
+    """Measure every view over the rollouts under `root` and print them; with `held_out`, measure
+    those rollouts with the framing `root`'s give (refusing a file both hold)."""
     rollouts = collect(root)
     if not rollouts:
         raise SystemExit(f"no rollout with {MIN_REQUESTS} billed requests under {root}")
@@ -173,4 +199,12 @@ def fit_codex(root: Path) -> int:
     print(f"codex: {len(rollouts)} rollouts, family {families[0]}, client versions {', '.join(versions)}")
     for view in VIEWS:
         report(rollouts, view)
+    if held_out is not None:
+        if _digests(root) & _digests(held_out):
+            raise SystemExit("held-out rollouts are also in the rollouts fitted on")
+        held = collect(held_out)
+        named = ", ".join(sorted({r.version for r in held}))
+        print(f"codex held-out: {len(held)} rollouts, client versions {named}")
+        for view in VIEWS:
+            judge_held_out(rollouts, held, view)
     return 0
