@@ -105,7 +105,7 @@ def _neighbours(rollout: Rollout, line: int) -> tuple[RolloutEntry | None, Rollo
     return found[0], found[1]
 
 
-def usage_follows_items(rollout: Rollout, lines: list[int]) -> bool:
+def _usage_follows_items(rollout: Rollout, lines: list[int]) -> bool:
     """Whether this writer records a response's usage after its items (else before them)."""
     after = before = 0
     for line in lines:
@@ -193,7 +193,7 @@ def billed_requests(
     if rollout.legacy:
         return ()
     usages = list(_usage_lines(rollout))
-    after = usage_follows_items(rollout, [line for line, _ in usages])
+    after = _usage_follows_items(rollout, [line for line, _ in usages])
     compactions = list(rollout.lines_where(RolloutKind.COMPACTED))
     prompts = sorted(
         {n for n, e in enumerate(rollout.entries, 1) if e is not None and e.user_turn} | {*compactions}
