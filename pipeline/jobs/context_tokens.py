@@ -9,6 +9,7 @@ The real tokenizer comes from the `tokenizers` extra; without it the report list
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
@@ -87,7 +88,10 @@ def _billed_fit(
     fitted = fit_sent(turns, name)
     if fitted is None:
         return None
-    return BilledFitSection(fit=fitted.usage.to_report(), epochs=fitted.epochs, steps=fitted.steps)
+    family = Counter(turn.family for turn in turns).most_common(1)[0][0]
+    return BilledFitSection(
+        fit=fitted.usage.to_report(), epochs=fitted.epochs, steps=fitted.steps, family=family.value
+    )
 
 
 def tokens_context(agent: ContextFormat, label: str, source: SourceBytes, options: TokensOptions) -> Outcome:

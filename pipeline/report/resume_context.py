@@ -104,6 +104,7 @@ class BilledFitSection(Section, frozen=True, kw_only=True):
     fit: FitEntry
     epochs: int
     steps: int  # bill jumps or drops what was sent does not explain
+    family: str  # the model family of most billed requests: the session's family in `tokens.json`
 
 
 class ContextTokens(Section, frozen=True, kw_only=True):
