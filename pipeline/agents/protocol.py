@@ -33,7 +33,7 @@ from pipeline.core.plan import Plan
 from pipeline.core.topology.select import Topology
 from pipeline.findings import Finding
 from pipeline.formats.bound_rule import BoundRule
-from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.context_items import BilledTurn, ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal, SentEdit
 from pipeline.installed import ResumeJudge
@@ -117,6 +117,11 @@ class ContextSession(Protocol):
 
     def billed(self) -> BilledSection:
         """What the file records of the tokens its requests were billed for."""
+        ...
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """Each billed request beside what was sent before it, counted by `count` (a real
+        tokenizer); empty where the reader does not rebuild a context per request."""
         ...
 
     def plan_tail(self, room: int) -> TailPlan | None:

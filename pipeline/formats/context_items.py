@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ClassTallies", "Key", "SentItem", "TailPlan", "Tally"]
+__all__ = ["BilledTurn", "ClassTallies", "Key", "SentItem", "TailPlan", "Tally"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,19 @@ class TailPlan:
     cut_line: int
     target_met: bool
     at_turn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BilledTurn:
+    """One billed model request and what the client sent before it, counted by a real tokenizer
+    and framed as its format models what the provider reads (the per-turn series of a fit)."""
+
+    line: int  # where the file records the bill
+    billed: int  # the prompt's input tokens, cached ones included
+    estimate: int
+    items: int  # items of the context sent
+    epoch_start: bool  # the first request, or one after a compaction or a change of model
+    model: str | None
 
 
 Key = tuple[str, str | None]

@@ -9,18 +9,21 @@ The real tokenizer comes from the `tokenizers` extra; without it the report list
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from pipeline.agents.protocol import ContextFormat
+from pipeline.agents.protocol import ContextFormat, ContextSession
+from pipeline.estimate.families import ModelFamily, family_of
 from pipeline.estimate.real import EXTRA_HINT, MissingExtra, load_tokenizer
 from pipeline.formats.context_items import ClassTallies, Key, Tally
 from pipeline.formats.line_guard import LineLimits
 from pipeline.jobs.tokens.options import TokensOptions
+from pipeline.jobs.tokens.sent import SentTurn, fit_sent
 from pipeline.read.load import SourceBytes
 from pipeline.report.documents import ContextTokensReport, Counted, Outcome
-from pipeline.report.resume_context import ContextClass, ContextTokens
+from pipeline.report.resume_context import BilledFitSection, ContextClass, ContextTokens
 from pipeline.report.sections import Timing, findings_section, peak_rss_mb, session_section, session_status
 
 __all__ = ["tokens_context"]
@@ -68,6 +71,29 @@ def _classes(tallies: ClassTallies, counters: Sequence[str], per_class: int) -> 
     return classes
 
 
+def _billed_fit(
+    session: ContextSession, tokenizers: Mapping[str, Callable[[str], int]]
+) -> BilledFitSection | None:
+    """The real tokenizer's fit against the bills, request by request (`sent.fit_sent`, the fit
+    `auto` gets on Claude Code), where the session gives a series."""
+    name, count = next(iter(tokenizers.items()), (None, None))
+    if name is None or count is None:
+        return None
+    turns = [
+        SentTurn(
+            t.line, t.billed, family_of(t.model) or ModelFamily.UNKNOWN, t.estimate, t.items, 0, t.epoch_start
+        )
+        for t in session.billed_turns(count)
+    ]
+    fitted = fit_sent(turns, name)
+    if fitted is None:
+        return None
+    family = Counter(turn.family for turn in turns).most_common(1)[0][0]
+    return BilledFitSection(
+        fit=fitted.usage.to_report(), epochs=fitted.epochs, steps=fitted.steps, family=family.value
+    )
+
+
 def tokens_context(agent: ContextFormat, label: str, source: SourceBytes, options: TokensOptions) -> Outcome:
     """Count one session's tokens and build its report."""
     started = time.perf_counter()
@@ -84,6 +110,9 @@ def tokens_context(agent: ContextFormat, label: str, source: SourceBytes, option
         classes=classes,
         billed=session.billed(),
     )
+    fitted = _billed_fit(session, tokenizers)
+    if fitted is not None:
+        measure = msgspec.structs.replace(measure, billed_fit=fitted)
     described = session_section(
         label, source, session.versions, session.line_count, agent.format, session.kind
     )

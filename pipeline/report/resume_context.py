@@ -11,8 +11,10 @@ from __future__ import annotations
 from msgspec import UNSET, UnsetType
 
 from pipeline.report.sections import LineSetSection, Section
+from pipeline.report.tokens import FitEntry
 
 __all__ = [
+    "BilledFitSection",
     "BilledModelSection",
     "BilledSection",
     "ContextClass",
@@ -93,6 +95,18 @@ class BilledSection(Section, frozen=True, kw_only=True):
     by_model: dict[str, BilledModelSection] | UnsetType = UNSET  # by provider/model, where it names them
 
 
+class BilledFitSection(Section, frozen=True, kw_only=True):
+    """The real tokenizer held to the bills request by request: `billed = c_epoch + slope *
+    estimate` over what was sent before each billed request (as the format models what the model
+    reads: Codex, each item's visible text, the turn's reasoning and a framing per item), within
+    epochs (a compaction or a model change starts one), as `auto` is fitted for Claude Code."""
+
+    fit: FitEntry
+    epochs: int
+    steps: int  # bill jumps or drops what was sent does not explain
+    family: str  # the model family of most billed requests: the session's family in `tokens.json`
+
+
 class ContextTokens(Section, frozen=True, kw_only=True):
     """A session's tokens by estimator and content class, and its billed truth."""
 
@@ -102,3 +116,4 @@ class ContextTokens(Section, frozen=True, kw_only=True):
     context: dict[str, int]
     classes: dict[str, ContextClass]
     billed: BilledSection
+    billed_fit: BilledFitSection | UnsetType = UNSET  # with a real tokenizer, where the format has a series

@@ -14,6 +14,7 @@ from pipeline.cli.main import main
 from pipeline.estimate.real import MissingExtra, check_available
 from pipeline.jobs.tokens.charts import ChartsUnavailable
 from pipeline.testing import TranscriptBuilder
+from tests.support.rollout_builder import RolloutBuilder
 
 MARKER = "zebra-quartz-7731"  # appears in every kind of content, and must appear in no output
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -232,3 +233,36 @@ def test_each_family_says_its_spread_its_client_versions_and_whose_constants_aut
     assert any(row["class"] == "2.0.9" and row["name"] == "deepseek" for row in rows)
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "billed-slopes-by-client-version.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_codex_rollout_joins_its_family_by_its_billed_fit(tmp_path: Path) -> None:
+    """A session read through the seam is measured by its per-request fit, as its `auto`: the
+    `openai` figures hold the rollout, `all` holds it beside Claude Code's sessions, and no
+    calibration is claimed for a family whose sessions all frame by their own format's rule."""
+    for tokenizer in ("claude-legacy", "o200k"):
+        try:
+            check_available(tokenizer)
+        except MissingExtra:
+            pytest.skip("the tokenizers extra is not installed")
+    root = tmp_path / "fleet"
+    session(root / "p" / "a.jsonl", seed=1)
+    session(root / "p" / "b.jsonl", seed=2)
+    rollout = RolloutBuilder(seed=35)
+    for step in range(6):  # bills that grow by exactly what was sent
+        rollout.turn(f"task {step}")
+        call_id = rollout.call("exec_command", {"cmd": "cat log"})
+        rollout.tokens(5000 + 3000 * step)
+        rollout.output(call_id, " hello" * 3000)
+    (root / "codex").mkdir()
+    rollout.write(root / "codex" / "rollout-2026-01-01T00-00-00-0.jsonl")
+    code, out, _ = run([root], tmp_path, "--estimators", "auto")
+    summary = json.loads((out / "tokens.json").read_text())
+    assert code == 0
+    by_family = summary["all"]["by_family"]
+    assert by_family["openai"]["estimators"]["auto"]["sessions"] == 1
+    assert abs(by_family["openai"]["estimators"]["auto"]["median_slope"] - 1) < 0.03
+    assert "calibration" not in by_family["openai"]
+    assert (
+        by_family["all"]["estimators"]["auto"]["sessions"]
+        == by_family["claude"]["estimators"]["auto"]["sessions"] + 1
+    )

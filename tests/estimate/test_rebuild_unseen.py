@@ -81,3 +81,45 @@ def test_files_are_read_from_the_pinned_commit_of_a_real_git_directory(
     source = script.Source("o/n", commit, "main", "test/fixtures/transcripts/", "MIT")
     found = list(script.listed(work / ".git", source))
     assert found == [("test/fixtures/transcripts/s.jsonl", claude_lines("s", 3))]
+
+
+def _commit(work: Path, files: dict[str, bytes]) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for path, data in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_bytes(data)
+    if not (work / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    for args in (["add", "."], ["commit", "-q", "-m", "rollouts"]):
+        subprocess.run(["git", *args], cwd=work, check=True, env={**env, "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_a_held_out_rollout_comes_from_its_first_commit_and_never_from_the_corpus(
+    script: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, day = tmp_path / "work", ".codex/sessions/2026/01/01"
+    first = _commit(work, {f"{day}/rollout-A.jsonl": b"a1\n", f"{day}/rollout-B.jsonl": b"b\n"})
+    second = _commit(
+        work, {f"{day}/rollout-A.jsonl": b"a2\n", f"{day}/rollout-C.jsonl": b"c\n", "x.jsonl": b"x\n"}
+    )
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "o+n" / "repo")], check=True)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "o__n__.codex_sessions_2026_01_01_rollout-B.jsonl").write_bytes(b"b\n")
+    sources = tuple(script.Source("o/n", commit, "HEAD", "", "MIT") for commit in (first, second))
+    monkeypatch.setattr(script, "CODEX_SOURCES", (sources,))
+    picked, absent = script.pick_codex(mirrors, corpus)
+    assert [(script.codex_name(p), p.data, p.source.commit) for p in picked] == [
+        ("o__n__.codex_sessions_2026_01_01_rollout-A.jsonl", b"a1\n", first),
+        ("o__n__.codex_sessions_2026_01_01_rollout-C.jsonl", b"c\n", second),
+    ]
+    assert absent == []

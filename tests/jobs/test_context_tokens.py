@@ -69,3 +69,41 @@ def test_every_corpus_rollout_is_counted(codex_files: Path) -> None:
             tokens["session"]["o200k"] > 0
             and tokens["context"]["codex-approx"] <= tokens["session"]["codex-approx"] + 100
         )
+
+
+def _growing(tmp_path: Path, per_token: float) -> dict:  # type: ignore[type-arg]
+    """A rollout whose bills grow by `per_token` for each token of tool output sent before them."""
+    b = RolloutBuilder(seed=33)
+    sent = 0
+    for step in range(6):
+        b.turn(f"task {step}")
+        call_id = b.call("exec_command", {"cmd": "cat log"})
+        b.tokens(5000 + round(per_token * sent))
+        b.output(call_id, " hello" * 3000)  # 3,000 o200k tokens
+        sent += 3000
+    return _tokens(tmp_path, b)
+
+
+def test_the_real_tokenizer_is_held_to_the_bills_request_by_request(tmp_path: Path) -> None:
+    for per_token in (1.0, 1.5):
+        fitted = _growing(tmp_path, per_token)["billed_fit"]
+        assert fitted["fit"]["estimator"] == "o200k" and fitted["fit"]["turns"] == 6
+        assert fitted["epochs"] == 1 and fitted["steps"] == 0
+        # the prompts, calls and framing the steps add besides the output are 2% of what they add
+        assert abs(fitted["fit"]["slope"] - per_token) < 0.03 * per_token
+
+
+def test_fewer_than_three_bills_give_no_fit(tmp_path: Path) -> None:
+    b = RolloutBuilder(seed=34)
+    b.exchange("only task", tools=1)
+    assert "billed_fit" not in _tokens(tmp_path, b)
+
+
+def test_the_corpus_rollouts_report_auto_within_five_percent_at_the_median(codex_files: Path) -> None:
+    errors = []
+    for path in sorted(codex_files.glob("*.jsonl")):
+        tokens = as_json(tokens_session(path, path.name, tokens_options()))["tokens"]
+        if "billed_fit" in tokens:
+            errors.append(abs(tokens["billed_fit"]["fit"]["slope_error"]))
+    assert len(errors) == 14  # all but the 0.2x layout, which no current Codex reads
+    assert sorted(errors)[len(errors) // 2] <= 0.05

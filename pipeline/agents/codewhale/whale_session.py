@@ -14,7 +14,7 @@ from pipeline.findings import Finding
 from pipeline.formats.codewhale.whale_analysis import IMAGE_TOKENS, CodewhaleAnalysis
 from pipeline.formats.codewhale.whale_document import CALLS, RESULTS, Block, BlockKind, Message
 from pipeline.formats.codewhale.whale_markers import is_checkpoint
-from pipeline.formats.context_items import ClassTallies, Key, SentItem, TailPlan, Tally
+from pipeline.formats.context_items import BilledTurn, ClassTallies, Key, SentItem, TailPlan, Tally
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
@@ -159,6 +159,10 @@ class CodewhaleSession:
             reasoning_output=0,
             last_input=None,
         )
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """No per-request series: this reader does not rebuild the context at each request yet."""
+        return ()
 
     def plan_tail(self, room: int) -> TailPlan | None:
         return self.analysis.plan_tail(room)

@@ -11,12 +11,13 @@ from pipeline.agents.codex.evidence import rollout_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
 from pipeline.formats.codex.analysis import RolloutAnalysis, compress_sets, summary_sent
+from pipeline.formats.codex.billed_requests import billed_turns
 from pipeline.formats.codex.checkpoint_records import compose_checkpoint
 from pipeline.formats.codex.item_classes import class_tallies
 from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin
 from pipeline.formats.codex.rollout_decode import RolloutKind
 from pipeline.formats.codex.tail import plan_tail
-from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.context_items import BilledTurn, ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.rewrites import Rewrite, RewriteKind, RewriteRefusal
 from pipeline.report.resume_context import BilledSection, ContextSection
@@ -92,7 +93,11 @@ class CodexSession:
 
     def billed(self) -> BilledSection:
         """Codex's own figures: its running totals at the last token_count, and the last request's input."""
-        events = [e for e in self.analysis.rollout.entries if e is not None and (e.usage or e.total_usage)]
+        events = [
+            e
+            for e in self.analysis.rollout.entries
+            if e is not None and e.kind is RolloutKind.EVENT_MSG and (e.usage or e.total_usage)
+        ]
         total = next((e.total_usage for e in reversed(events) if e.total_usage), None) or (0, 0, 0, 0)
         last = next((e.usage for e in reversed(events) if e.usage), None)
         return BilledSection(
@@ -103,6 +108,10 @@ class CodexSession:
             reasoning_output=total[3],
             last_input=last[0] if last else None,
         )
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """Each billed request beside the history Codex sent before it (`billed_requests`)."""
+        return billed_turns(self.analysis, count)
 
     def plan_tail(self, room: int) -> TailPlan | None:
         references, items = self._measured

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pipeline.agents.gemini_cli.chat_evidence import chat_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
-from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.context_items import BilledTurn, ClassTallies, SentItem, TailPlan
 from pipeline.formats.gemini_cli.billed_tokens import billed_usage
 from pipeline.formats.gemini_cli.chat_analysis import SUBAGENT_KIND, ChatAnalysis, head_length
 from pipeline.formats.gemini_cli.compression_records import (
@@ -111,6 +111,10 @@ class GeminiSession:
             reasoning_output=usage.thoughts,
             last_input=usage.last_input,
         )
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """No per-request series: this reader does not rebuild the context at each request yet."""
+        return ()
 
     def plan_tail(self, room: int) -> TailPlan | None:
         return plan_tail(self.analysis, room)

@@ -12,7 +12,7 @@ import orjson
 from pipeline.agents.pi.pi_evidence import pi_evidence
 from pipeline.agents.protocol import PartitionSets
 from pipeline.findings import Finding
-from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.context_items import BilledTurn, ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.pi.agent_messages import compaction_summary_text
 from pipeline.formats.pi.archive_form import ARCHIVE_SUMMARY_LINE
@@ -131,6 +131,10 @@ class PiContextSession:
                 for model in usage.by_model
             },
         )
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """No per-request series: this reader does not rebuild the context at each request yet."""
+        return ()
 
     def plan_tail(self, room: int) -> TailPlan | None:
         if self.analysis.session.header is None:  # pi would start a new session, not resume this one

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pipeline.agents.protocol import PartitionSets
 from pipeline.agents.qwen_code.qwen_evidence import session_evidence
 from pipeline.findings import Finding
-from pipeline.formats.context_items import ClassTallies, SentItem, TailPlan
+from pipeline.formats.context_items import BilledTurn, ClassTallies, SentItem, TailPlan
 from pipeline.formats.line_guard import LineLimits
 from pipeline.formats.qwen_code.answer_repair import repair_answers
 from pipeline.formats.qwen_code.content_tallies import content_tallies
@@ -97,6 +97,10 @@ class QwenSession:
             reasoning_output=sum(u.thoughts for u in usages),
             last_input=usages[-1].prompt if usages else None,
         )
+
+    def billed_turns(self, count: Callable[[str], int]) -> tuple[BilledTurn, ...]:
+        """No per-request series: this reader does not rebuild the context at each request yet."""
+        return ()
 
     def plan_tail(self, room: int) -> TailPlan | None:
         return self.analysis.plan_tail(room)

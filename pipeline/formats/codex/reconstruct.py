@@ -15,14 +15,15 @@ items when a caller needs them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
 from pipeline.formats.codex.item_types import API_ITEM_TYPES, CALL_OUTPUTS, CALL_TYPES, OUTPUT_TYPES
 from pipeline.formats.codex.rollout_decode import Rollout, RolloutEntry, RolloutKind
 
-__all__ = ["ContextItem", "ItemOrigin", "Rebuilt", "rebuild_context"]
+__all__ = ["ContextItem", "ItemOrigin", "Rebuilt", "contexts_at", "rebuild_context"]
 
 _STARTED: Final = frozenset({"task_started", "turn_started"})
 _COMPLETE: Final = frozenset({"task_complete", "turn_complete"})
@@ -181,18 +182,66 @@ def rebuild_context(rollout: Rollout, replacements: dict[int, tuple[ContextItem,
     for line in replayed:
         entry = rollout.entry(line)
         assert entry is not None  # only record lines are buffered
-        if entry.is_item and _is_api(entry):
-            history.append(
-                ContextItem(
-                    ItemOrigin.LINE, line, None, entry.item, entry.role, entry.call_id, entry.user_turn
-                )
-            )
-        elif entry.kind is RolloutKind.COMPACTED:
-            history = list(replacements[line]) if entry.replacement else _legacy_compaction(history, line)
-        elif entry.kind is RolloutKind.EVENT_MSG and entry.item == "thread_rolled_back":
-            history = _drop_user_turns(history, entry.rollback)
+        history = _replay(history, line, entry, replacements)
     sent, orphans = _for_prompt(history)
     return Rebuilt(sent, scan.base, replayed, scan.rolled_back, resumable=True, orphans=orphans)
+
+
+def _replay(
+    history: list[ContextItem],
+    line: int,
+    entry: RolloutEntry,
+    replacements: dict[int, tuple[ContextItem, ...]],
+) -> list[ContextItem]:
+    """The history after one record: an item appended, a compaction's history installed, or the
+    newest user turns dropped by a rollback."""
+    if entry.is_item and _is_api(entry):
+        history.append(
+            ContextItem(ItemOrigin.LINE, line, None, entry.item, entry.role, entry.call_id, entry.user_turn)
+        )
+    elif entry.kind is RolloutKind.COMPACTED:
+        history = list(replacements[line]) if entry.replacement else _legacy_compaction(history, line)
+    elif entry.kind is RolloutKind.EVENT_MSG and entry.item == "thread_rolled_back":
+        history = _drop_user_turns(history, entry.rollback)
+    return history
+
+
+def _head(rollout: Rollout, cut: int) -> Rollout:
+    """The rollout's lines before `cut`, as a file of their own."""
+    end = cut - 1
+    return replace(
+        rollout,
+        offsets=rollout.offsets[:end],
+        lengths=rollout.lengths[:end],
+        kinds=rollout.kinds[:end],
+        entries=rollout.entries[:end],
+    )
+
+
+def contexts_at(
+    rollout: Rollout, replacements: dict[int, tuple[ContextItem, ...]], cuts: Sequence[int]
+) -> Iterator[tuple[ContextItem, ...]]:
+    """The context Codex sends at each of the ascending `cuts`: what resuming the rollout cut just
+    before it rebuilds. Without a rollback that is the forward replay the rebuild does after its
+    base (the newest compaction installs its history), so one pass gives every cut; with one, a
+    rollback decides which compaction is the base, and each cut is rebuilt on its own."""
+    if rollout.legacy:
+        yield from (() for _ in cuts)
+        return
+    if any(e is not None and e.item == "thread_rolled_back" for e in rollout.entries):
+        for cut in cuts:
+            head = {line: items for line, items in replacements.items() if line < cut}
+            yield rebuild_context(_head(rollout, cut), head).items
+        return
+    history: list[ContextItem] = []
+    replayed = 0  # the lines before this one are in `history`
+    for cut in cuts:
+        for line in range(replayed + 1, cut):
+            entry = rollout.entry(line)
+            if entry is not None:
+                history = _replay(history, line, entry, replacements)
+        replayed = max(replayed, cut - 1)
+        yield _for_prompt(history)[0]
 
 
 def _is_api(entry: RolloutEntry) -> bool:

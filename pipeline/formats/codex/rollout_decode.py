@@ -41,6 +41,7 @@ __all__ = [
 _HEAD = msgspec.json.Decoder(LineHead)
 _CONTENT = msgspec.json.Decoder(list[ContentHead])
 _INFO = msgspec.json.Decoder(TokenInfoHead)
+_USAGE = msgspec.json.Decoder(TokenUsageHead)
 CONTEXTUAL_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -166,6 +167,16 @@ def _usage(info: msgspec.Raw) -> tuple[tuple[int, int, int, int] | None, tuple[i
     return _counts(decoded.last_token_usage), _counts(decoded.total_token_usage)
 
 
+def _record_usage(usage: msgspec.Raw) -> tuple[int, int, int, int] | None:
+    """A `token_usage_record`'s usage (one response), as input, cached, output, reasoning."""
+    if usage == NULL:
+        return None
+    try:
+        return _counts(_USAGE.decode(usage))
+    except msgspec.ValidationError:
+        return None
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -175,6 +186,8 @@ def _payload_entry(kind: RolloutKind, payload: PayloadHead, replaced: bool) -> R
     role = _text(payload.role)
     rollback = payload.num_turns if item == "thread_rolled_back" and isinstance(payload.num_turns, int) else 0
     usage, total = _usage(payload.info) if item == "token_count" else (None, None)
+    if kind is RolloutKind.TOKEN_USAGE_RECORD:
+        usage = _record_usage(payload.usage)
     return RolloutEntry(
         kind=kind,
         item=item,

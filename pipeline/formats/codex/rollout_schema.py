@@ -53,6 +53,7 @@ class PayloadHead(msgspec.Struct, gc=False):
     info: msgspec.Raw = NULL
     replacement_history: msgspec.Raw = NULL
     message: Any = None
+    usage: msgspec.Raw = NULL  # `token_usage_record` (0.171): what one model response billed
 
 
 class LineHead(msgspec.Struct, gc=False):

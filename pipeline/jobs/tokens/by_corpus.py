@@ -17,7 +17,14 @@ from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.formats.content_pieces import ContentClass
-from pipeline.jobs.tokens.by_family import FamilyUsage, by_family, family_counts, family_rows, newest_version
+from pipeline.jobs.tokens.by_family import (
+    FamilyUsage,
+    SlopeSample,
+    by_family,
+    family_counts,
+    family_rows,
+    newest_version,
+)
 from pipeline.jobs.tokens.job import SEED_RECORD
 from pipeline.report.documents import ContextTokensReport, Outcome, TokensReport
 from pipeline.report.fleet import Interrupted, unsupported_by_agent
@@ -256,7 +263,6 @@ def _group(
     needs: Callable[[int], bool],
 ) -> Group:
     measured = [tokens for _, outcome in members if (tokens := _measure(outcome)) is not None]
-    versions = [_client_version(outcome) for _, outcome in members if _measure(outcome) is not None]
     totals: dict[str, dict[str, int]] = {}
     images: dict[str, int] = {}
     classes = {kind.value: _ClassSum() for kind in ContentClass}
@@ -291,8 +297,8 @@ def _group(
             [tokens.active_chain.get(size_estimator, 0) for tokens in measured]
             + [context.context.get(context.estimators[0], 0) for context in contexts]
         ),
-        families=family_counts(measured),
-        by_family=by_family(measured, [*estimators, SEED_RECORD], versions),
+        families=family_counts(samples := _slope_samples(members)),
+        by_family=by_family(samples, [*estimators, SEED_RECORD]),
         need_compaction=sum(_needs(outcome, needs) for _, outcome in members),
     )
 
@@ -300,6 +306,19 @@ def _group(
 def _format(outcome: Outcome) -> str:
     fmt = outcome.report.session.format
     return UNKNOWN_FORMAT if isinstance(fmt, UnsetType) else fmt.value
+
+
+def _slope_samples(members: Sequence[tuple[str, Outcome]]) -> list[SlopeSample]:
+    """Each measured session's billed slopes, with its family and client version."""
+    samples: list[SlopeSample] = []
+    for _, outcome in members:
+        version = _client_version(outcome)
+        if (tokens := _measure(outcome)) is not None:
+            samples.append(SlopeSample.of_chain(tokens, version))
+        elif (context := _context_measure(outcome)) is not None:
+            sample = SlopeSample.of_context(context, version)
+            samples += [sample] if sample is not None else []
+    return samples
 
 
 def _client_version(outcome: Outcome) -> str:

@@ -1,8 +1,11 @@
 """Billed slopes per model family: how each estimator fares on the sessions of each family.
 
-A session belongs to the family its report names (`tokens.models.family`: that of most billed
-turns) and to the client version that wrote its newest lines (the highest `version` its records
-carry). Per family and estimator: how many sessions have a fit, the median slope, the median
+A session belongs to the family its report names (`tokens.models.family`, or a session read
+through the seam `tokens.billed_fit.family`: that of most billed turns) and to the client version
+that wrote its newest lines (the highest `version` its records carry). A session read through the
+seam is measured by its `billed_fit` as its `auto`: its family's tokenizer over what its client
+sent, framed as its format models what the provider reads (Codex's per item, with the turn's
+reasoning). Per family and estimator: how many sessions have a fit, the median slope, the median
 |slope - 1| (the acceptance figure of `auto`, whose fit is over what was sent) and its spread
 (quartiles and 90th percentile), the same per client version, and, with `auto`, whether the
 family's constants were fitted on its own sessions or borrowed (`family_status`).
@@ -14,13 +17,15 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from msgspec import UNSET, UnsetType
 
 from pipeline.estimate.estimators import EstimatorName
 from pipeline.estimate.family_status import FamilyFitReason, fit_status
+from pipeline.report.resume_context import ContextTokens
 from pipeline.report.sections import Section
 from pipeline.report.tokens import TokensMeasure
 
@@ -30,6 +35,7 @@ __all__ = [
     "FamilyCalibration",
     "FamilyFigures",
     "FamilyUsage",
+    "SlopeSample",
     "by_family",
     "family_counts",
     "family_rows",
@@ -78,37 +84,63 @@ def newest_version(versions: Sequence[str]) -> str:
     return max(versions, key=version_key)
 
 
-def family_counts(measured: Sequence[TokensMeasure]) -> dict[str, int]:
+@dataclass(frozen=True, slots=True)
+class SlopeSample:
+    """One session's billed slopes: its family, the client version of its newest lines, and the
+    slope of each estimator fitted against its bills."""
+
+    family: str | None
+    version: str
+    slopes: Mapping[str, float]
+    own_framing: bool = False  # its format fits its own framing (not `auto`'s family constants)
+
+    @classmethod
+    def of_chain(cls, tokens: TokensMeasure, version: str) -> SlopeSample:
+        """An active-chain session: every estimator's fit."""
+        slopes = {name: fit.slope for name, fit in tokens.usage.fits.items()}
+        return cls(tokens.models.family, version, slopes)
+
+    @classmethod
+    def of_context(cls, tokens: ContextTokens, version: str) -> SlopeSample | None:
+        """A session read through the seam: its `billed_fit` as its `auto`; None without one."""
+        fitted = tokens.billed_fit
+        if isinstance(fitted, UnsetType):
+            return None
+        return cls(fitted.family, version, {EstimatorName.AUTO.value: fitted.fit.slope}, own_framing=True)
+
+
+def family_counts(samples: Sequence[SlopeSample]) -> dict[str, int]:
     """Sessions per family (a session naming none is not counted)."""
-    counts = Counter(tokens.models.family for tokens in measured if tokens.models.family is not None)
+    counts = Counter(sample.family for sample in samples if sample.family is not None)
     return dict(sorted(counts.items()))
 
 
-def by_family(
-    measured: Sequence[TokensMeasure], names: Sequence[str], versions: Sequence[str] | None = None
-) -> dict[str, FamilyUsage]:
+def by_family(samples: Sequence[SlopeSample], names: Sequence[str]) -> dict[str, FamilyUsage]:
     """Per family, per estimator (in `names` order): sessions fitted, median slope, |slope - 1| and
-    its spread, overall and per client version (`versions`, one per measured session)."""
-    tagged = list(zip(measured, versions or [UNKNOWN_VERSION] * len(measured), strict=True))
-    members: dict[str, list[tuple[TokensMeasure, str]]] = {}
-    for tokens, version in tagged:
-        if tokens.models.family is not None:
-            members.setdefault(tokens.models.family, []).append((tokens, version))
+    its spread, overall and per client version."""
+    members: dict[str, list[SlopeSample]] = {}
+    for sample in samples:
+        if sample.family is not None:
+            members.setdefault(sample.family, []).append(sample)
     result: dict[str, FamilyUsage] = {}
     if members:
         members[ALL_FAMILIES] = [member for group in members.values() for member in group]
     for family, sessions in sorted(members.items(), key=lambda kv: (kv[0] == ALL_FAMILIES, kv[0])):
-        by_version: dict[str, list[TokensMeasure]] = {}
-        for tokens, version in sessions:
-            by_version.setdefault(version, []).append(tokens)
+        by_version: dict[str, list[SlopeSample]] = {}
+        for sample in sessions:
+            by_version.setdefault(sample.version, []).append(sample)
         result[family] = FamilyUsage(
             sessions=len(sessions),
-            estimators=_figures([tokens for tokens, _ in sessions], names),
+            estimators=_figures(sessions, names),
             client_versions={
                 version: _figures(group, names)
                 for version, group in sorted(by_version.items(), key=lambda kv: version_key(kv[0]))
             },
-            calibration=_calibration(family) if EstimatorName.AUTO.value in names else UNSET,
+            calibration=(  # whose constants `auto` used on the family's active-chain sessions
+                _calibration(family)
+                if EstimatorName.AUTO.value in names and not all(s.own_framing for s in sessions)
+                else UNSET
+            ),
         )
     return result
 
@@ -118,10 +150,10 @@ def version_key(version: str) -> tuple[tuple[int, ...], str]:
     return tuple(int(n) for n in _NUMBERS.findall(version)), version
 
 
-def _figures(sessions: Sequence[TokensMeasure], names: Sequence[str]) -> dict[str, FamilyFigures]:
+def _figures(sessions: Sequence[SlopeSample], names: Sequence[str]) -> dict[str, FamilyFigures]:
     figures: dict[str, FamilyFigures] = {}
     for name in names:
-        slopes = [t.usage.fits[name].slope for t in sessions if name in t.usage.fits]
+        slopes = [s.slopes[name] for s in sessions if name in s.slopes]
         if not slopes:
             continue
         errors = sorted(abs(s - 1) for s in slopes)

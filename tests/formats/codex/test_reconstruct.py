@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from pipeline.formats.codex.reconstruct import ItemOrigin, Rebuilt, rebuild_context
-from pipeline.formats.codex.rollout_decode import decode_rollout
+import pytest
+
+from pipeline.formats.codex.reconstruct import ContextItem, ItemOrigin, Rebuilt, contexts_at, rebuild_context
+from pipeline.formats.codex.rollout_decode import Rollout, decode_rollout
 from pipeline.formats.codex.rollout_items import materialize, replacement_items
 from pipeline.formats.line_guard import LineLimits
 from tests.support.rollout_builder import RolloutBuilder
@@ -123,3 +127,58 @@ def test_the_legacy_layout_is_not_resumable() -> None:
     rebuilt, items = _rebuild(legacy)
     assert not rebuilt.resumable and items == []
     assert _rebuild(b)[0].resumable
+
+
+def _by_prefix(data: bytes, cuts: list[int]) -> list[tuple[ContextItem, ...]]:
+    """The reference: the rollout cut before each line, rebuilt from scratch."""
+    rollout = decode_rollout(data, LIMITS)
+    replacements = replacement_items(rollout, data)[0]
+    contexts = []
+    for cut in cuts:
+        end = cut - 1
+        head: Rollout = replace(
+            rollout,
+            offsets=rollout.offsets[:end],
+            lengths=rollout.lengths[:end],
+            kinds=rollout.kinds[:end],
+            entries=rollout.entries[:end],
+        )
+        contexts.append(rebuild_context(head, {k: v for k, v in replacements.items() if k < cut}).items)
+    return contexts
+
+
+def _in_one_pass(data: bytes, cuts: list[int]) -> list[tuple[ContextItem, ...]]:
+    rollout = decode_rollout(data, LIMITS)
+    return list(contexts_at(rollout, replacement_items(rollout, data)[0], cuts))
+
+
+def _compacting() -> RolloutBuilder:
+    b = RolloutBuilder(seed=7)
+    b.context()
+    b.exchange("one", tools=2)
+    b.compacted("S1", [b.message("user", "one"), b.message("user", "S1")])
+    b.exchange("two", tools=1)
+    b.turn("three")
+    b.call("exec_command", {"cmd": "sleep 9"})  # unanswered when the next compaction comes
+    b.compacted("S2", None)
+    b.exchange("four", tools=1)
+    return b
+
+
+@pytest.mark.parametrize("rolled_back", [False, True])
+def test_the_context_at_every_line_is_what_resuming_there_rebuilds(rolled_back: bool) -> None:
+    b = _compacting()
+    if rolled_back:  # a rollback decides the base: each line rebuilt on its own
+        b.rollback(1)
+        b.exchange("five", tools=1)
+    data = b.to_bytes()
+    cuts = list(range(1, b.lines + 2))
+    assert _in_one_pass(data, cuts) == _by_prefix(data, cuts)
+
+
+def test_the_one_pass_replay_agrees_with_the_rebuild_on_the_corpus(codex_corpus: Path) -> None:
+    for path in sorted(codex_corpus.glob("*.jsonl")):
+        data = path.read_bytes()
+        lines = data.count(b"\n") + 1
+        cuts = sorted({*range(1, lines + 1, 37), lines})  # every 37th line and the end
+        assert _in_one_pass(data, cuts) == _by_prefix(data, cuts), path.name
