@@ -124,6 +124,7 @@ class ComposeInput:
     state_lines: tuple[int, ...] = ()  # summarized attachment records carried after the summary
     written: tuple[WrittenRecord, ...] = ()  # new records (shells, then agents), after the carried ones
     discovered_tools: tuple[str, ...] = ()  # deferred tools the summarized span loaded
+    leaf_line: int | None = None  # the leaf the source's pointer names (`resumed_leaf`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,16 @@ class ComposedTranscript:
     def tail_parent(self) -> str:
         """The uuid the first kept record hangs off: the last record before the raw suffix."""
         return (self.summary_uuid, *self.state_uuids, *self.written_uuids)[-1]
+
+
+def resumed_leaf(index: LineIndex, kept: tuple[int, ...], leaf_line: int | None) -> tuple[str, str | None]:
+    """The uuid (and session) the candidate's pointer names: the leaf the source's own pointer
+    names, when the candidate keeps it, so its client resumes where it resumed the source (the
+    chain may run past that leaf, through results it recovers); else the last kept record's."""
+    record = index.record(leaf_line if leaf_line in kept else kept[-1])
+    if record is None or record.uuid is None:
+        raise ComposeError(ComposeFailure.RAW_SUFFIX_WITHOUT_UUID)
+    return record.uuid, record.session
 
 
 def compose(spec: ComposeInput) -> ComposedTranscript:
@@ -164,6 +175,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         PreservedSegmentStamp(heads[0], ids.summary_uuid, last.uuid),
         list(spec.discovered_tools) if spec.discovered_tools else msgspec.UNSET,
     )
+    leaf, leaf_session = resumed_leaf(index, spec.raw_lines, spec.leaf_line)
     lines = [index.raw_line(data, line) for line in (*spec.control_lines, *spec.side_lines)]
     origins: list[int | None] = [*spec.control_lines, *spec.side_lines]
     lines.append(boundary_line(common, ids.boundary_uuid, spec.logical_parent, ids.timestamp, metadata))
@@ -183,9 +195,9 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         lines.append(replace_parent(raw, parent) if position == 0 else raw)
         origins.append(line)
     if spec.pointer_line is None:
-        lines.append(new_pointer(last.uuid, last.session))
+        lines.append(new_pointer(leaf, leaf_session))
     else:
-        pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
+        pointer = projected_pointer(index.raw_line(data, spec.pointer_line), leaf, leaf_session)
         if pointer is None:
             raise ComposeError(ComposeFailure.POINTER_UNREADABLE)
         lines.append(pointer)
@@ -194,7 +206,7 @@ def compose(spec: ComposeInput) -> ComposedTranscript:
         b"\n".join(lines) + b"\n",
         ids.boundary_uuid,
         ids.summary_uuid,
-        last.uuid,
+        leaf,
         tuple(origins),
         tuple(uid for _, uid in state),
         tuple(record.uuid for record in spec.written),
@@ -213,6 +225,7 @@ class MaskInput:
     pointer_line: int | None
     metadata: ToolMetadata  # declared on the pointer: the cleared outputs have no boundary to live in
     bounded: Mapping[int, bytes] = field(default_factory=dict)  # chain lines with tool outputs cleared
+    leaf_line: int | None = None  # the leaf the source's pointer names (`resumed_leaf`)
 
 
 def compose_masked(spec: MaskInput) -> ComposedTranscript:
@@ -225,13 +238,14 @@ def compose_masked(spec: MaskInput) -> ComposedTranscript:
     last = index.record(spec.chain_lines[-1])
     if last is None or last.uuid is None:
         raise ComposeError(ComposeFailure.RAW_SUFFIX_WITHOUT_UUID)
+    leaf, leaf_session = resumed_leaf(index, spec.chain_lines, spec.leaf_line)
     kept = (*spec.control_lines, *spec.side_lines, *spec.chain_lines)
     lines = [spec.bounded.get(line) or index.raw_line(data, line) for line in kept]
     if spec.pointer_line is None:
-        pointer: bytes | None = new_pointer(last.uuid, last.session)
+        pointer: bytes | None = new_pointer(leaf, leaf_session)
     else:
-        pointer = projected_pointer(index.raw_line(data, spec.pointer_line), last.uuid, last.session)
+        pointer = projected_pointer(index.raw_line(data, spec.pointer_line), leaf, leaf_session)
     if pointer is None:
         raise ComposeError(ComposeFailure.POINTER_UNREADABLE)
     lines.append(declaring_pointer(pointer, spec.metadata))
-    return ComposedTranscript(b"\n".join(lines) + b"\n", "", "", last.uuid, (*kept, None))
+    return ComposedTranscript(b"\n".join(lines) + b"\n", "", "", leaf, (*kept, None))

@@ -2,7 +2,10 @@
 
 Each file is named after what it raised before the fix (`tests/fixtures/fuzz/`, gzip: the deep
 ones are 100,000 brackets): invalid UTF-8 in the seed estimator, nesting in msgspec and in the
-stdlib parser, and a member of the wrong type ahead of a syntax error later in the same line.
+stdlib parser, and a member of the wrong type ahead of a syntax error later in the same line; or
+after the internal error it led compress to (`internalerror`: a pointer on the first of two
+parallel results, the other record of that pair damaged; the candidate's pointer named the last kept
+record, from which the damaged result could not be recovered, where it now names the source's leaf).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ EXPECTED = {
     "unicodedecodeerror": "line-invalid-utf8",
     "recursionerror": "line-nesting-too-deep",
     "jsondecodeerror": "line-not-json",
+    "internalerror": "line-invalid-utf8",
 }
 
 

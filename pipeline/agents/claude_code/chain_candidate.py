@@ -45,7 +45,7 @@ from pipeline.formats.claude_code.tasks import (
     unfinished_agents,
     unfinished_shells,
 )
-from pipeline.vocabulary import PartitionSet
+from pipeline.vocabulary import LeafSource, PartitionSet
 
 __all__ = ["carried_past", "compose_candidate", "compose_masked_candidate", "projected_state"]
 
@@ -159,6 +159,13 @@ def _bounded_kept(cut: ChainCut) -> dict[int, bytes]:
     return {line: lines[line] for line in cut.plan.raw_lines if line in lines}
 
 
+def pointed_leaf(session: ChainSession) -> int | None:
+    """The leaf the source's pointer names, which Claude Code resumed it at (None when another
+    rule chose it: a newest leaf it infers is the chain's last record, as the candidate's is)."""
+    topology = session.topology
+    return topology.leaf_line if topology.leaf_source is LeafSource.LAST_PROMPT else None
+
+
 def compose_candidate(session: ChainSession, cut: ChainCut, summary_text: str) -> ComposedTranscript:
     """The candidate: the compact pair (fresh ids), the carried state and records, the kept tail."""
     ids = fresh_ids()
@@ -193,6 +200,7 @@ def compose_candidate(session: ChainSession, cut: ChainCut, summary_text: str) -
             state_lines=tuple(record.line for record in state),
             written=tuple(record for _, record in (*shells, *agents)),
             discovered_tools=loaded_tools(session, plan),
+            leaf_line=pointed_leaf(session),
         )
     )
 
@@ -210,5 +218,6 @@ def compose_masked_candidate(session: ChainSession, cut: ChainCut) -> ComposedTr
             pointer,
             tool_metadata(session, cut, plan.planned_tokens),
             _bounded_kept(cut),
+            pointed_leaf(session),
         )
     )
