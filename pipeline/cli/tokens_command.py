@@ -30,19 +30,12 @@ from pipeline.estimate.real import MissingExtra, check_available
 from pipeline.execute.seam import RunResult
 from pipeline.execute.session_tasks import BoundJob
 from pipeline.jobs.tokens.auto import auto_tokenizers
-from pipeline.jobs.tokens.by_corpus import (
-    ACTIVE,
-    CSV_COLUMNS,
-    SESSION,
-    Group,
-    TokensSummary,
-    csv_rows,
-    summarize,
-)
+from pipeline.jobs.tokens.by_corpus import ACTIVE, SESSION, Group, TokensSummary, summarize
 from pipeline.jobs.tokens.by_family import FamilyUsage, version_key
 from pipeline.jobs.tokens.charts import ChartData, ChartsUnavailable, write_charts
 from pipeline.jobs.tokens.job import SEED_RECORD, tokens_session
 from pipeline.jobs.tokens.options import TokensOptions
+from pipeline.jobs.tokens.summary_csv import CSV_COLUMNS, csv_rows
 from pipeline.publish.files import write_bytes_atomic
 from pipeline.read.discover import SessionFile
 from pipeline.report.render import json_bytes

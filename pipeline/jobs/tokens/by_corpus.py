@@ -1,16 +1,16 @@
 """The fleet view of a token benchmark: per corpus and overall, from the typed session reports.
 
 Class totals are summed, each estimator's error is measured against every real tokenizer that
-ran, billed-usage slopes are summarized by their median and quartiles, and every figure is also
-flattened into CSV rows. Nothing here reads transcript text or re-parses a report.
+ran, billed-usage slopes are summarized by their median and quartiles (`summary_csv` flattens every
+figure into CSV rows). Nothing here reads transcript text or re-parses a report.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -22,7 +22,6 @@ from pipeline.jobs.tokens.by_family import (
     SlopeSample,
     by_family,
     family_counts,
-    family_rows,
     newest_version,
 )
 from pipeline.jobs.tokens.job import SEED_RECORD
@@ -35,21 +34,23 @@ from pipeline.report.tokens import ClassEntry, FitEntry, ModelsSection, TokensMe
 from pipeline.vocabulary import SessionKind
 
 __all__ = [
-    "CSV_COLUMNS",
+    "ACTIVE",
     "OVERALL",
+    "SESSION",
     "SUMMARY_SCHEMA",
+    "VIEWS",
+    "ClassTotals",
     "Group",
+    "SessionRow",
     "TokensSummary",
-    "csv_rows",
     "reference_of",
     "summarize",
 ]
 
 SUMMARY_SCHEMA: Final = "session-compaction/tokens-summary/v1"
 OVERALL: Final = "all"
-CSV_COLUMNS: Final = ("level", "corpus", "session", "view", "class", "name", "estimator", "figure", "value")
 SESSION, ACTIVE = "session", "active_chain"  # the two views every figure has
-_VIEWS: Final = (SESSION, ACTIVE)
+VIEWS: Final = (SESSION, ACTIVE)
 # The tokenizer errors are charted against: the legacy Claude one first (same family as billing).
 _REFERENCE_ORDER: Final = (
     EstimatorName.CLAUDE_LEGACY,
@@ -401,73 +402,3 @@ def summarize(
         sessions=[_session_row(label, corpora[label], outcome) for label, outcome in members],
         unsupported_by_agent=unsupported_by_agent(outcome.report for _, outcome in members),
     )
-
-
-def _figures(prefix: tuple[str, str, str], group: Group) -> Iterator[tuple[Any, ...]]:
-    level, corpus, session = prefix
-    for view in _VIEWS:
-        for name, value in group.totals.get(view, {}).items():
-            yield level, corpus, session, view, "", "", name, "tokens", value
-        for view_name, record in group.totals.get(SEED_RECORD, {}).items():
-            if view_name == view:
-                yield level, corpus, session, view, "", "", SEED_RECORD, "tokens", record
-    for kind, entry in group.classes.items():
-        yield from _class_figures(prefix, kind, "", entry)
-        for name, named in (entry.names if entry.names is not UNSET else {}).items():
-            yield from _class_figures(prefix, kind, name, named)
-    for reference, per_estimator in group.errors.items():
-        for name, row in per_estimator.items():
-            for kind, error in row.items():
-                yield level, corpus, session, SESSION, kind, "", name, f"error_vs_{reference}", error
-    for name, usage in group.usage.items():
-        for figure, value in msgspec.structs.asdict(usage).items():
-            yield level, corpus, session, ACTIVE, "", "", name, f"billed_{figure}", value
-    yield from family_rows(prefix, group.by_family)
-    yield level, corpus, session, ACTIVE, "", "", SEED_RECORD, "need_compaction", group.need_compaction
-
-
-def _class_figures(
-    prefix: tuple[str, str, str], kind: str, name: str, entry: ClassTotals
-) -> Iterator[tuple[Any, ...]]:
-    level, corpus, session = prefix
-    for view in _VIEWS:
-        counts = getattr(entry, view)
-        for estimator, value in (counts if counts is not UNSET else {}).items():
-            yield level, corpus, session, view, kind, name, estimator, "tokens", value
-        for figure in ("pieces", "bytes"):
-            values = getattr(entry, figure)
-            if values is not UNSET and view in values:
-                yield level, corpus, session, view, kind, name, "", figure, values[view]
-
-
-def _session_figures(row: SessionRow) -> Iterator[tuple[Any, ...]]:
-    prefix = ("session", row.corpus, row.label)
-    if row.session is UNSET or row.active_chain is UNSET or row.classes is UNSET:
-        yield *prefix, "", "", "", "", "status", row.status
-        return
-    for view, values in ((SESSION, row.session), (ACTIVE, row.active_chain)):
-        for name, value in values.items():
-            yield *prefix, view, "", "", name, "tokens", value
-        if row.seed_record is not UNSET and view in row.seed_record:
-            yield *prefix, view, "", "", SEED_RECORD, "tokens", row.seed_record[view]
-    for kind, views in row.classes.items():
-        for view in _VIEWS:
-            for estimator, value in getattr(views, view).items():
-                yield *prefix, view, kind, "", estimator, "tokens", value
-    if row.models is not UNSET and row.models.family is not None:
-        yield *prefix, ACTIVE, "", row.models.family, "", "family_switches", row.models.switches
-    for name, fit in (row.usage.fits if row.usage is not UNSET else {}).items():
-        for figure, value in msgspec.structs.asdict(fit).items():
-            if figure != "estimator":
-                yield *prefix, ACTIVE, "", "", name, f"billed_{figure}", value
-
-
-def csv_rows(summary: TokensSummary) -> Iterator[tuple[Any, ...]]:
-    """Every figure of the summary as one CSV row (see `CSV_COLUMNS`)."""
-    yield from _figures(("overall", OVERALL, ""), summary.overall)
-    for corpus, group in summary.corpora.items():
-        yield from _figures(("corpus", corpus, ""), group)
-    for fmt, group in summary.by_format.items():
-        yield from _figures(("agent", fmt, ""), group)
-    for row in summary.sessions:
-        yield from _session_figures(row)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from msgspec import UNSET, UnsetType
 
@@ -38,7 +38,6 @@ __all__ = [
     "SlopeSample",
     "by_family",
     "family_counts",
-    "family_rows",
     "newest_version",
     "version_key",
 ]
@@ -180,29 +179,3 @@ def _calibration(family: str) -> FamilyCalibration | UnsetType:
         reason=status.reason if status.reason is not None else UNSET,
         borrowed_from=status.borrowed_from if status.borrowed_from is not None else UNSET,
     )
-
-
-def family_rows(prefix: tuple[str, str, str], usage: dict[str, FamilyUsage]) -> Iterator[tuple[Any, ...]]:
-    """CSV rows of the per-family figures (`name` is the family; per client version, `class` is
-    the version)."""
-    level, corpus, session = prefix
-    for family, entry in usage.items():
-        yield level, corpus, session, "active_chain", "", family, "", "family_sessions", entry.sessions
-        if entry.calibration is not UNSET:
-            fitted, auto = entry.calibration, (level, corpus, session, "active_chain", "", family, "auto")
-            yield (*auto, "family_fit_sessions", fitted.fit_sessions)
-            yield (*auto, "family_fitted", int(fitted.fitted))
-        for name, figures in entry.estimators.items():
-            yield from _figure_rows((level, corpus, session, ""), family, name, figures)
-        for version, per_estimator in entry.client_versions.items():
-            for name, figures in per_estimator.items():
-                yield from _figure_rows((level, corpus, session, version), family, name, figures)
-
-
-def _figure_rows(
-    prefix: tuple[str, str, str, str], family: str, name: str, figures: FamilyFigures
-) -> Iterator[tuple[Any, ...]]:
-    level, corpus, session, version = prefix
-    for figure in FamilyFigures.__struct_fields__:
-        value = getattr(figures, figure)
-        yield level, corpus, session, "active_chain", version, family, name, f"family_billed_{figure}", value
